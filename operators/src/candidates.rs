@@ -1,0 +1,106 @@
+//! Candidate sets ("perhaps similar"): pages sharing a fingerprint, joined by union-find.
+//!
+//! Records `(fingerprint, page)` are exchanged by the fingerprint (differential routes a key by
+//! its fixed `Hashable` hash, never `RandomState`), so all pages sharing a fingerprint meet on one
+//! worker. Each group links its pages by star edges to its earliest page (never all pairs); a
+//! fingerprint on more than `max_fingerprint_pages` pages is template-like and is dropped (and
+//! counted). The connected components of these edges, maintained incrementally by label
+//! propagation (differential's `propagate`, a union-find that also handles retractions), are the
+//! candidate sets, each labelled by its earliest page. The set size is bounded later, in verify.
+
+use differential_dataflow::algorithms::graphs::propagate::propagate;
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use serde::{Deserialize, Serialize};
+use timely::progress::Timestamp;
+
+use crate::page::PageId;
+
+/// Settings of the candidate stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CandidateConfig {
+    /// A fingerprint shared by more pages than this is dropped as template-like (and counted).
+    pub max_fingerprint_pages: u32,
+    /// Largest candidate set verified as one; larger sets are cut into chunks of this size
+    /// (pages in length order) and each cut is counted.
+    pub max_set_pages: u32,
+}
+
+impl Default for CandidateConfig {
+    fn default() -> Self {
+        CandidateConfig { max_fingerprint_pages: 1_000, max_set_pages: 1_000 }
+    }
+}
+
+/// Star edges of one fingerprint group (`pages` sorted, distinct); empty when oversized.
+pub fn star_edges(pages: &[PageId], max_fingerprint_pages: u32) -> Vec<(PageId, PageId)> {
+    if pages.len() > max_fingerprint_pages as usize {
+        return Vec::new();
+    }
+    match pages.split_first() {
+        Some((&first, rest)) => rest.iter().map(|&p| (first, p)).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Output of the candidate stage.
+pub struct Candidates<'scope, T: Timestamp> {
+    /// `(page, set label)` for every page; the label is the set's earliest page.
+    pub sets: VecCollection<'scope, T, (PageId, PageId), isize>,
+    /// Fingerprints dropped as oversized, with their page counts.
+    pub oversized_fingerprints: VecCollection<'scope, T, (u64, isize), isize>,
+}
+
+/// The candidate operator.
+pub trait CandidateSets<'scope, T: Timestamp + Lattice> {
+    /// Groups pages by fingerprint and labels each page with its candidate set.
+    fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T>;
+}
+
+impl<'scope, T> CandidateSets<'scope, T> for VecCollection<'scope, T, (u64, PageId), isize>
+where
+    T: Timestamp + Lattice + Ord + std::hash::Hash,
+{
+    fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T> {
+        let max = config.max_fingerprint_pages;
+        let oversized_fingerprints = self
+            .clone()
+            .map(|(fp, _)| fp)
+            .count()
+            .filter(move |&(_, count)| count > max as isize);
+        let edges = self
+            .reduce(move |_fp, group, output| {
+                let members: Vec<PageId> = group.iter().map(|&(p, _)| *p).collect();
+                for edge in star_edges(&members, max) {
+                    output.push((edge, 1isize));
+                }
+            })
+            .map(|(_fp, edge)| edge)
+            .distinct();
+        let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
+        let nodes = pages.map(|p| (p, p));
+        let sets = propagate(symmetric, nodes);
+        Candidates { sets, oversized_fingerprints }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u64) -> PageId {
+        PageId { date: n, hash: n }
+    }
+
+    #[test]
+    fn star_edges_link_to_the_earliest_page() {
+        assert_eq!(star_edges(&[id(1), id(2), id(3)], 10), vec![(id(1), id(2)), (id(1), id(3))]);
+        assert!(star_edges(&[id(1)], 10).is_empty());
+    }
+
+    #[test]
+    fn oversized_groups_give_no_edges() {
+        assert!(star_edges(&[id(1), id(2), id(3)], 2).is_empty());
+    }
+}

@@ -1,0 +1,182 @@
+//! HTML strip: a page's visible text as an ordered list of blocks, plus its title.
+//!
+//! Only visible text is kept (no `script`, `style`, `noscript`, `template`, `svg`, `head`, …).
+//! Block-level elements end a text block, so text of adjacent blocks never runs together; in
+//! `pre`, every line is a block (code lines are the "sentences" of code). Entities are decoded
+//! by the HTML parser; white space is collapsed. Block order is document order: later stages
+//! rely on it (site templates sit at the head and tail of pages).
+
+use ego_tree::iter::Edge;
+use scraper::{Html, Node};
+
+/// The visible text of a page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct StrippedPage {
+    pub title: String,
+    pub blocks: Vec<String>,
+}
+
+fn is_hidden(name: &str) -> bool {
+    matches!(
+        name,
+        "script" | "style" | "noscript" | "template" | "svg" | "math" | "head" | "iframe"
+            | "object" | "canvas" | "select" | "datalist" | "button"
+    )
+}
+
+fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "div" | "li" | "ul" | "ol" | "dl" | "dt" | "dd" | "h1" | "h2" | "h3" | "h4" | "h5"
+            | "h6" | "td" | "th" | "tr" | "table" | "thead" | "tbody" | "tfoot" | "caption"
+            | "br" | "hr" | "pre" | "blockquote" | "section" | "article" | "aside" | "header"
+            | "footer" | "nav" | "main" | "figure" | "figcaption" | "form" | "fieldset"
+            | "legend" | "address" | "details" | "summary" | "body" | "html" | "center"
+            | "menu" | "option" | "textarea" | "label" | "input" | "img" | "video" | "audio"
+    )
+}
+
+struct BlockBuilder {
+    blocks: Vec<String>,
+    current: String,
+    pending_space: bool,
+}
+
+impl BlockBuilder {
+    fn push_text(&mut self, text: &str) {
+        for c in text.chars() {
+            if c.is_whitespace() {
+                self.pending_space = !self.current.is_empty();
+            } else {
+                if self.pending_space {
+                    self.current.push(' ');
+                    self.pending_space = false;
+                }
+                self.current.push(c);
+            }
+        }
+    }
+    fn end_block(&mut self) {
+        if !self.current.is_empty() {
+            self.blocks.push(std::mem::take(&mut self.current));
+        }
+        self.pending_space = false;
+    }
+}
+
+/// Parses an HTML document and returns its visible text blocks and title.
+pub fn strip(html: &str) -> StrippedPage {
+    let document = Html::parse_document(html);
+    let mut builder = BlockBuilder { blocks: Vec::new(), current: String::new(), pending_space: false };
+    let mut title = String::new();
+    let mut hidden_depth = 0usize;
+    let mut pre_depth = 0usize;
+    let mut title_depth = 0usize;
+    for edge in document.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(element) => {
+                    let name = element.name();
+                    if name == "title" {
+                        title_depth += 1;
+                    }
+                    if hidden_depth > 0 || is_hidden(name) {
+                        hidden_depth += 1;
+                    } else if is_block(name) {
+                        builder.end_block();
+                        if name == "pre" {
+                            pre_depth += 1;
+                        }
+                    }
+                }
+                Node::Text(text) => {
+                    if title_depth > 0 {
+                        title.push_str(text);
+                    }
+                    if hidden_depth == 0 {
+                        if pre_depth > 0 {
+                            let mut lines = text.split('\n');
+                            if let Some(first) = lines.next() {
+                                builder.push_text(first);
+                            }
+                            for line in lines {
+                                builder.end_block();
+                                builder.push_text(line);
+                            }
+                        } else {
+                            builder.push_text(text);
+                        }
+                    }
+                }
+                _ => {}
+            },
+            Edge::Close(node) => {
+                if let Node::Element(element) = node.value() {
+                    let name = element.name();
+                    if name == "title" {
+                        title_depth = title_depth.saturating_sub(1);
+                    }
+                    if hidden_depth > 0 {
+                        hidden_depth -= 1;
+                    } else if is_block(name) {
+                        builder.end_block();
+                        if name == "pre" {
+                            pre_depth = pre_depth.saturating_sub(1);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    builder.end_block();
+    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    StrippedPage { title, blocks: builder.blocks }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_visible_text_in_blocks() {
+        let page = strip(
+            "<html><head><title> My  Page </title><style>p{}</style></head><body>\
+             <h1>Head</h1><p>One &amp; <b>two</b></p><div>three<br>four</div>\
+             <script>var x = 1;</script><noscript>no</noscript><ul><li>a</li><li>b</li></ul>\
+             </body></html>",
+        );
+        assert_eq!(page.title, "My Page");
+        assert_eq!(page.blocks, vec!["Head", "One & two", "three", "four", "a", "b"]);
+    }
+
+    #[test]
+    fn adjacent_blocks_never_run_together() {
+        let page = strip("<table><tr><td>left</td><td>right</td></tr></table><p>x</p><p>y</p>");
+        assert_eq!(page.blocks, vec!["left", "right", "x", "y"]);
+    }
+
+    #[test]
+    fn pre_lines_are_blocks() {
+        let page = strip("<pre><code>fn main() {\n    println!(\"hi\");\n}\n</code></pre>");
+        assert_eq!(page.blocks, vec!["fn main() {", "println!(\"hi\");", "}"]);
+    }
+
+    #[test]
+    fn inline_elements_join_with_their_spacing() {
+        let page = strip("<p>a<i>b</i> c <span> d</span></p>");
+        assert_eq!(page.blocks, vec!["ab c d"]);
+    }
+
+    #[test]
+    fn hidden_subtrees_are_dropped_even_with_blocks_inside() {
+        let page = strip("<p>x</p><template><p>hidden</p></template><svg><text>s</text></svg><p>y</p>");
+        assert_eq!(page.blocks, vec!["x", "y"]);
+    }
+
+    #[test]
+    fn garbage_does_not_panic() {
+        for input in ["", "<", "<<<>>>", "</p></div>", "<p", "\u{0}\u{feff}<html>", "<!-- unterminated"] {
+            let _ = strip(input);
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! LCS resemblance of two sentence sequences, with Myers' O(ND) difference algorithm.
+//!
+//! Resemblance is `2·|LCS| / (|A| + |B|)`, sentences weighted by length: a sentence of weight
+//! `w` counts as `w` tokens, so the LCS is taken over the token expansion of both pages. For a
+//! threshold τ the decision is exact: resemblance ≥ τ ⇔ D ≤ (1−τ)(|A|+|B|), with D the edit
+//! (insert/delete) distance. So:
+//! 1. a length filter rejects pairs whose shorter page cannot reach τ;
+//! 2. a fragment filter (Rabin–Karp style: a fragment's fingerprint is its 64-bit sentence key,
+//!    looked up in the other page's key set) drops sentences absent from the other page; each
+//!    dropped unit is one unit of D already spent, so N and the remaining budget both shrink;
+//! 3. Myers' greedy diff runs on what is left and stops as soon as D passes the budget.
+
+use std::collections::HashSet;
+
+use crate::page::Content;
+
+/// Outcome of comparing two pages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verdict {
+    /// Resemblance at or above the threshold (the exact value).
+    Similar(f64),
+    /// Below the threshold (decided without computing the exact value).
+    Dissimilar,
+    /// The diff cost cap (`max_diff_distance`) was hit before a decision: treated as dissimilar.
+    CostCapped,
+}
+
+/// Threshold τ as parts per million, so that the bound is exact integer arithmetic.
+pub fn ppm(tau: f64) -> u64 {
+    (tau.clamp(0.0, 1.0) * 1_000_000.0).round() as u64
+}
+
+/// Largest D for which resemblance ≥ τ, for total weight `total`.
+pub fn max_distance(total: u64, tau_ppm: u64) -> u64 {
+    ((1_000_000 - tau_ppm) as u128 * total as u128 / 1_000_000) as u64
+}
+
+fn expand(sentences: &[(u64, u16)]) -> Vec<(u64, u16)> {
+    let mut tokens = Vec::with_capacity(sentences.iter().map(|&(_, w)| w as usize).sum());
+    for &(key, weight) in sentences {
+        tokens.extend((0..weight).map(|i| (key, i)));
+    }
+    tokens
+}
+
+/// Drops sentences of `a` whose key does not occur in `b`; returns the kept ones and the
+/// dropped weight. Never drops a sentence that `b` has (tested).
+pub fn fragment_filter(a: &[(u64, u16)], b: &[(u64, u16)]) -> (Vec<(u64, u16)>, u64) {
+    let present: HashSet<u64> = b.iter().map(|&(k, _)| k).collect();
+    let mut dropped = 0u64;
+    let kept = a
+        .iter()
+        .copied()
+        .filter(|&(k, w)| {
+            let keep = present.contains(&k);
+            if !keep {
+                dropped += w as u64;
+            }
+            keep
+        })
+        .collect();
+    (kept, dropped)
+}
+
+/// Myers' greedy forward algorithm: the edit distance D between `a` and `b` if D ≤ `max_d`.
+pub fn myers_distance<T: PartialEq>(a: &[T], b: &[T], max_d: u64) -> Option<u64> {
+    let n = a.len() as i64;
+    let m = b.len() as i64;
+    let max_d = max_d.min((n + m) as u64) as i64;
+    let offset = max_d + 1;
+    let mut v = vec![0i64; (2 * max_d + 3) as usize];
+    for d in 0..=max_d {
+        let mut k = -d;
+        while k <= d {
+            let idx = (k + offset) as usize;
+            let mut x = if k == -d || (k != d && v[idx - 1] < v[idx + 1]) { v[idx + 1] } else { v[idx - 1] + 1 };
+            let mut y = x - k;
+            while x < n && y < m && a[x as usize] == b[y as usize] {
+                x += 1;
+                y += 1;
+            }
+            v[idx] = x;
+            if x >= n && y >= m {
+                return Some(d as u64);
+            }
+            k += 2;
+        }
+    }
+    None
+}
+
+/// Compares two pages against threshold `tau_ppm`; `max_diff_distance` caps Myers' D.
+pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -> Verdict {
+    let (wa, wb) = (a.weight(), b.weight());
+    let total = wa + wb;
+    if total == 0 {
+        return Verdict::Similar(1.0);
+    }
+    // Length filter: LCS ≤ min(|A|, |B|).
+    if 2 * wa.min(wb) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
+        return Verdict::Dissimilar;
+    }
+    let budget = max_distance(total, tau_ppm);
+    let (fa, dropped_a) = fragment_filter(&a.sentences, &b.sentences);
+    let (fb, dropped_b) = fragment_filter(&b.sentences, &a.sentences);
+    let spent = dropped_a + dropped_b;
+    if spent > budget {
+        return Verdict::Dissimilar;
+    }
+    let remaining = budget - spent;
+    let capped = remaining > max_diff_distance;
+    let (ta, tb) = (expand(&fa), expand(&fb));
+    match myers_distance(&ta, &tb, remaining.min(max_diff_distance)) {
+        Some(d) => {
+            let lcs = (ta.len() as u64 + tb.len() as u64 - d) / 2;
+            Verdict::Similar(2.0 * lcs as f64 / total as f64)
+        }
+        None if capped => Verdict::CostCapped,
+        None => Verdict::Dissimilar,
+    }
+}
+
+/// Plain dynamic-programming LCS over the token expansion: the oracle for tests and `reference`.
+pub fn dp_resemblance(a: &Content, b: &Content) -> f64 {
+    let total = a.weight() + b.weight();
+    if total == 0 {
+        return 1.0;
+    }
+    let (ta, tb) = (expand(&a.sentences), expand(&b.sentences));
+    let mut prev = vec![0u32; tb.len() + 1];
+    let mut cur = vec![0u32; tb.len() + 1];
+    for x in &ta {
+        for (j, y) in tb.iter().enumerate() {
+            cur[j + 1] = if x == y { prev[j] + 1 } else { prev[j + 1].max(cur[j]) };
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    2.0 * prev[tb.len()] as f64 / total as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn content(keys: &[u64]) -> Content {
+        Content { sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect() }
+    }
+
+    fn plain_lcs(a: &[u8], b: &[u8]) -> usize {
+        let mut t = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+        for i in 0..a.len() {
+            for j in 0..b.len() {
+                t[i + 1][j + 1] = if a[i] == b[j] { t[i][j] + 1 } else { t[i][j + 1].max(t[i + 1][j]) };
+            }
+        }
+        t[a.len()][b.len()]
+    }
+
+    #[test]
+    fn myers_on_the_paper_example() {
+        // Myers 1986: ABCABBA vs CBABAC has D = 5.
+        assert_eq!(myers_distance(b"ABCABBA", b"CBABAC", 10), Some(5));
+        assert_eq!(myers_distance(b"ABCABBA", b"CBABAC", 4), None);
+        assert_eq!(myers_distance::<u8>(b"", b"", 0), Some(0));
+    }
+
+    #[test]
+    fn identical_pages_are_fully_similar() {
+        let a = content(&[1, 2, 3]);
+        assert_eq!(compare(&a, &a, ppm(0.8), 1000), Verdict::Similar(1.0));
+    }
+
+    #[test]
+    fn threshold_is_inclusive() {
+        // 4 unit sentences vs 4 with 1 different: LCS 3, resemblance 6/8 = 0.75.
+        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect() };
+        let (a, b) = (unit(&[1, 2, 3, 4]), unit(&[1, 2, 3, 5]));
+        assert_eq!(compare(&a, &b, ppm(0.75), 1000), Verdict::Similar(0.75));
+        assert_eq!(compare(&a, &b, ppm(0.76), 1000), Verdict::Dissimilar);
+    }
+
+    #[test]
+    fn cost_cap_is_reported() {
+        let a = Content { sentences: (0..50).map(|k| (k, 1)).collect() };
+        let b = Content { sentences: (0..50).rev().map(|k| (k, 1)).collect() };
+        assert_eq!(compare(&a, &b, ppm(0.1), 3), Verdict::CostCapped);
+    }
+
+    proptest! {
+        #[test]
+        fn myers_matches_dynamic_programming(a in proptest::collection::vec(0u8..4, 0..40),
+                                             b in proptest::collection::vec(0u8..4, 0..40)) {
+            let d = myers_distance(&a, &b, 1000).unwrap();
+            prop_assert_eq!(d as usize, a.len() + b.len() - 2 * plain_lcs(&a, &b));
+        }
+
+        #[test]
+        fn fragment_filter_never_removes_a_common_fragment(a in proptest::collection::vec(0u64..20, 0..30),
+                                                           b in proptest::collection::vec(0u64..20, 0..30)) {
+            let (ca, cb) = (content(&a), content(&b));
+            let (kept, dropped) = fragment_filter(&ca.sentences, &cb.sentences);
+            for &(k, _) in &ca.sentences {
+                if b.contains(&k) { prop_assert!(kept.iter().any(|&(x, _)| x == k)); }
+            }
+            prop_assert_eq!(kept.iter().map(|&(_, w)| w as u64).sum::<u64>() + dropped, ca.weight());
+            // and it never changes the LCS
+            let filtered = Content { sentences: kept };
+            let lcs = |x: &Content, y: &Content| dp_resemblance(x, y) * (x.weight() + y.weight()) as f64;
+            prop_assert!((lcs(&ca, &cb) - lcs(&filtered, &cb)).abs() < 1e-9);
+        }
+
+        #[test]
+        fn compare_agrees_with_the_oracle(a in proptest::collection::vec(0u64..12, 0..25),
+                                          b in proptest::collection::vec(0u64..12, 0..25),
+                                          tau in 0.3f64..1.0) {
+            let (ca, cb) = (content(&a), content(&b));
+            let exact = dp_resemblance(&ca, &cb);
+            let tau_ppm = ppm(tau);
+            match compare(&ca, &cb, tau_ppm, 1_000_000) {
+                Verdict::Similar(s) => {
+                    prop_assert!((s - exact).abs() < 1e-9);
+                    prop_assert!(s * 1e6 >= tau_ppm as f64 - 1e-6);
+                }
+                Verdict::Dissimilar => prop_assert!(exact * 1e6 < tau_ppm as f64 + 1e-6),
+                Verdict::CostCapped => prop_assert!(false, "no cap at 1e6"),
+            }
+        }
+
+        #[test]
+        fn resemblance_is_symmetric_and_bounded(a in proptest::collection::vec(0u64..12, 0..25),
+                                                 b in proptest::collection::vec(0u64..12, 0..25)) {
+            let (ca, cb) = (content(&a), content(&b));
+            let (x, y) = (dp_resemblance(&ca, &cb), dp_resemblance(&cb, &ca));
+            prop_assert!((x - y).abs() < 1e-12);
+            prop_assert!((0.0..=1.0).contains(&x));
+            prop_assert_eq!(compare(&ca, &cb, ppm(0.0), 1_000_000), compare(&cb, &ca, ppm(0.0), 1_000_000));
+        }
+    }
+}

@@ -1,0 +1,24 @@
+//! dupflow's pipeline stages, one file per stage.
+//!
+//! Each stage is a pure kernel (plain functions, unit-tested without timely) plus a thin
+//! timely/differential operator around it. `src/dataflow.rs` in the root crate wires them:
+//!
+//! ```text
+//! html::strip → sentence::split → template (per-host df) → fingerprint → candidates
+//!   (exchange by fingerprint, star edges, union-find) → verify (Myers LCS) → clusters
+//! ```
+//!
+//! `reference` is the from-scratch oracle of the whole method: the incremental dataflow must
+//! produce exactly its clusters, whatever the worker count, batch boundaries or input order.
+
+pub mod candidates;
+pub mod fingerprint;
+pub mod html;
+pub mod lcs;
+pub mod page;
+pub mod reference;
+pub mod sentence;
+pub mod template;
+pub mod verify;
+
+pub use page::{Content, Page, PageId, Sentence};

@@ -1,0 +1,70 @@
+//! The page record that flows through the dataflow, and its stable identity.
+//!
+//! A page is kept compact: per sentence only a 64-bit key (from the sentence's MD5), a weight
+//! (its length in word-sized units) and whether it is long enough to be fingerprinted. The
+//! sentence text itself is not kept, so state is ~11 bytes per sentence.
+
+use serde::{Deserialize, Serialize};
+
+/// Stable identity of a page, ordered so that the *earliest* page (by crawl date, then by a
+/// hash of its URL and record id) is the smallest. Cluster ids are the smallest member's id, so
+/// they depend only on the set of pages, never on scheduling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+pub struct PageId {
+    /// Crawl date, seconds since the Unix epoch (0 when unknown).
+    pub date: u64,
+    /// Stable 64-bit hash of URL and WARC record id.
+    pub hash: u64,
+}
+
+impl PageId {
+    /// Builds the id from a crawl date and the page's URL and record id.
+    pub fn new(date: u64, url: &str, record_id: &str) -> Self {
+        let mut hasher = crate::sentence::StableHasher::default();
+        hasher.write(url.as_bytes());
+        hasher.write(&[0]);
+        hasher.write(record_id.as_bytes());
+        PageId { date, hash: hasher.finish() }
+    }
+}
+
+impl std::fmt::Display for PageId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}", self.hash)
+    }
+}
+
+/// One sentence of a page, as the dataflow keeps it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Sentence {
+    /// 64-bit key: the first 8 bytes of the MD5 of the normalized sentence.
+    pub key: u64,
+    /// Length in word-sized units (see `sentence::weight`); at least 1.
+    pub weight: u16,
+    /// Long enough to take part in fingerprints (`min_sentence_units`).
+    pub fingerprinted: bool,
+}
+
+/// A page after ingest: identity, provenance and its ordered sentences.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Page {
+    pub id: PageId,
+    pub url: String,
+    /// Stable hash of the lowercased host name (template statistics are per host).
+    pub host: u64,
+    pub record_id: String,
+    pub sentences: Vec<Sentence>,
+}
+
+/// What verification compares: a page's non-template sentences in document order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+pub struct Content {
+    pub sentences: Vec<(u64, u16)>,
+}
+
+impl Content {
+    /// Total weight: the page's length for the resemblance formula.
+    pub fn weight(&self) -> u64 {
+        self.sentences.iter().map(|&(_, w)| w as u64).sum()
+    }
+}

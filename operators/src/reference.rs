@@ -1,0 +1,153 @@
+//! The reference: the whole method computed from scratch, sequentially, the plain way.
+//!
+//! It is the oracle of the incremental dataflow (Materialize keeps such a module beside every
+//! clever operator): per-host template counts by brute force, fingerprints, groups in a map,
+//! union-find with path halving, and exact LCS by dynamic programming. Given the same pages it
+//! must give exactly the dataflow's clusters.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use serde::{Deserialize, Serialize};
+
+use crate::candidates::{star_edges, CandidateConfig};
+use crate::fingerprint::{fingerprints, FingerprintConfig};
+use crate::lcs::{self, Verdict};
+use crate::page::{Page, PageId};
+use crate::template::{apply, distinct_keys, Filtered, TemplateConfig};
+use crate::verify::{cluster_set, Assignment, VerifyConfig, VerifyStats};
+
+/// All settings of the method (the `[method]`-level sections of pipeline.toml).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct MethodConfig {
+    pub template: TemplateConfig,
+    pub fingerprint: FingerprintConfig,
+    pub candidates: CandidateConfig,
+    pub verify: VerifyConfig,
+}
+
+/// Template-filtered pages, computed from scratch.
+pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<PageId, Filtered> {
+    let mut host_pages: HashMap<u64, u64> = HashMap::new();
+    let mut df: HashMap<(u64, u64), u64> = HashMap::new();
+    for page in pages {
+        *host_pages.entry(page.host).or_default() += 1;
+        for key in distinct_keys(page) {
+            *df.entry((page.host, key)).or_default() += 1;
+        }
+    }
+    let mut templates: HashMap<u64, Vec<u64>> = HashMap::new();
+    for (&(host, key), &count) in &df {
+        if count >= config.threshold(host_pages[&host]) {
+            templates.entry(host).or_default().push(key);
+        }
+    }
+    for keys in templates.values_mut() {
+        keys.sort_unstable();
+    }
+    pages
+        .iter()
+        .map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v))))
+        .collect()
+}
+
+fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {
+    while parent[&x] != x {
+        let grand = parent[&parent[&x]];
+        parent.insert(x, grand);
+        x = grand;
+    }
+    x
+}
+
+/// Clusters of `pages` (ids distinct), from scratch.
+pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
+    let filtered = filter_templates(pages, &config.template);
+    let mut groups: BTreeMap<u64, BTreeSet<PageId>> = BTreeMap::new();
+    for (&id, page) in &filtered {
+        for fp in fingerprints(&page.fingerprint_keys, &config.fingerprint) {
+            groups.entry(fp).or_default().insert(id);
+        }
+    }
+    let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
+    for members in groups.values() {
+        let members: Vec<PageId> = members.iter().copied().collect();
+        for (a, b) in star_edges(&members, config.candidates.max_fingerprint_pages) {
+            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+            if ra != rb {
+                parent.insert(ra.max(rb), ra.min(rb));
+            }
+        }
+    }
+    let mut sets: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
+    for &id in filtered.keys() {
+        let root = find(&mut parent, id);
+        sets.entry(root).or_default().push(id);
+    }
+    let tau_ppm = lcs::ppm(config.verify.threshold);
+    let mut out = BTreeMap::new();
+    for members in sets.values() {
+        let members: Vec<_> = members.iter().map(|id| (*id, &filtered[id].content)).collect();
+        let assignments = cluster_set(
+            &members,
+            config.candidates.max_set_pages as usize,
+            tau_ppm,
+            &mut VerifyStats::default(),
+            |a, b| {
+                let s = lcs::dp_resemblance(a, b);
+                if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 { Verdict::Similar(s) } else { Verdict::Dissimilar }
+            },
+        );
+        out.extend(assignments);
+    }
+    out
+}
+
+/// Checks the reference against itself on a trivially known case.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::Sentence;
+
+    fn page(n: u64, host: u64, keys: &[u64]) -> Page {
+        Page {
+            id: PageId { date: n, hash: n },
+            url: format!("http://h{host}/{n}"),
+            host,
+            record_id: n.to_string(),
+            sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true }).collect(),
+        }
+    }
+
+    #[test]
+    fn near_duplicates_cluster_and_others_stay_alone() {
+        let base: Vec<u64> = (100..130).collect();
+        let mut near = base.clone();
+        near[5] = 999;
+        let other: Vec<u64> = (500..530).collect();
+        let pages = vec![page(1, 1, &base), page(2, 2, &near), page(3, 3, &other)];
+        let out = clusters(&pages, &MethodConfig::default());
+        assert_eq!(out[&pages[0].id].cluster, pages[0].id);
+        assert_eq!(out[&pages[1].id].cluster, pages[0].id);
+        assert_eq!(out[&pages[2].id].cluster, pages[2].id);
+    }
+
+    #[test]
+    fn a_shared_site_template_does_not_make_pages_similar() {
+        let template: Vec<u64> = (1..40).collect();
+        let config = MethodConfig {
+            template: TemplateConfig { min_pages: 3, page_fraction: 0.0 },
+            ..Default::default()
+        };
+        let pages: Vec<Page> = (0..4)
+            .map(|i| {
+                let mut keys = template.clone();
+                keys.extend((0..5).map(|j| 1000 * (i + 1) + j));
+                page(i, 7, &keys)
+            })
+            .collect();
+        let out = clusters(&pages, &config);
+        let distinct: BTreeSet<PageId> = out.values().map(|a| a.cluster).collect();
+        assert_eq!(distinct.len(), 4, "template alone must not cluster pages");
+    }
+}

@@ -1,0 +1,384 @@
+//! Sentence split and normalization: text blocks to hashed, normalized sentences.
+//!
+//! Splitting works on one block (a paragraph, list item, cell, or code line) at a time, so a
+//! sentence never spans two blocks. Sentences end at `. ! ?` followed by white space (not in
+//! `3.14`, not after a common abbreviation or an initial), at the CJK terminators `。！？`
+//! (no space needed), at `;`/`；` once the sentence is long, and at the block's end. Split
+//! never drops a non-space character: the pieces, concatenated, are the block minus white space.
+//!
+//! Normalization for hashing is Unicode NFKC, lowercase, punctuation and symbols removed (or
+//! replaced by `_`, like the seed tool `txtformat`), white space collapsed. It is idempotent.
+
+use md5::{Digest, Md5};
+use serde::{Deserialize, Serialize};
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+use crate::page::Sentence;
+
+/// What normalization does with punctuation and symbols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Punctuation {
+    /// Drop them (the default).
+    #[default]
+    Remove,
+    /// Replace each by `_` (the seed tool `txtformat`).
+    Underscore,
+}
+
+/// Settings of the sentence stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SentenceConfig {
+    /// Sentences shorter than this many units are kept for verification but not fingerprinted.
+    pub min_sentence_units: u32,
+    /// Units a CJK character counts for (a Latin letter counts 1).
+    pub cjk_char_units: u32,
+    /// `;` ends a sentence only once the sentence is at least this many characters long.
+    pub semicolon_split_chars: u32,
+    /// Most sentences kept per page; the rest are dropped and counted.
+    pub max_sentences_per_page: u32,
+    pub punctuation: Punctuation,
+}
+
+impl Default for SentenceConfig {
+    fn default() -> Self {
+        SentenceConfig {
+            min_sentence_units: 20,
+            cjk_char_units: 3,
+            semicolon_split_chars: 80,
+            max_sentences_per_page: 5_000,
+            punctuation: Punctuation::Remove,
+        }
+    }
+}
+
+const ABBREVIATIONS: &[&str] = &[
+    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "no", "fig",
+    "cf", "al", "approx", "dept", "est", "inc", "ltd", "co", "corp", "vol", "p", "pp", "ch",
+    "sec", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+];
+
+/// Whether `c` is a CJK ideograph, kana or hangul syllable (they have no spaces between words).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF
+        | 0xAC00..=0xD7AF | 0x1100..=0x11FF | 0x3130..=0x318F | 0x20000..=0x2FA1F)
+}
+
+/// Splits one block into sentences (trimmed slices of `block`, none empty).
+pub fn split(block: &str, semicolon_split_chars: u32) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0usize;
+    let mut iter = block.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        let end = i + c.len_utf8();
+        let next = iter.peek().map(|&(_, n)| n);
+        let boundary = match c {
+            '。' | '！' | '？' | '．' => true,
+            '.' | '!' | '?' => {
+                // Closing quotes and brackets may stand between the terminator and the space.
+                let after = block[end..].trim_start_matches(is_closing);
+                let followed_by_space = after.chars().next().is_none_or(char::is_whitespace);
+                followed_by_space && !(c == '.' && is_abbreviation(&block[start..i]))
+            }
+            ';' | '；' => {
+                let len = block[start..i].chars().count() as u32;
+                len >= semicolon_split_chars && next.is_none_or(|n| n.is_whitespace() || c == '；')
+            }
+            _ => false,
+        };
+        if boundary {
+            // Keep closing quotes and brackets with the sentence they close.
+            let mut stop = end;
+            while let Some(&(j, n)) = iter.peek() {
+                if is_closing(n) {
+                    stop = j + n.len_utf8();
+                    iter.next();
+                } else {
+                    break;
+                }
+            }
+            push_trimmed(&mut out, &block[start..stop]);
+            start = stop;
+        }
+    }
+    push_trimmed(&mut out, &block[start..]);
+    out
+}
+
+fn is_closing(c: char) -> bool {
+    matches!(c, '"' | '\'' | ')' | ']' | '”' | '’' | '」' | '』' | '）' | '»')
+}
+
+fn push_trimmed<'a>(out: &mut Vec<&'a str>, piece: &'a str) {
+    let piece = piece.trim();
+    if !piece.is_empty() {
+        out.push(piece);
+    }
+}
+
+/// Whether the text before a `.` ends with an abbreviation or a single-letter initial.
+fn is_abbreviation(before: &str) -> bool {
+    let word = before.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("");
+    if word.is_empty() {
+        return false;
+    }
+    let mut chars = word.chars();
+    let first = chars.next().unwrap();
+    if chars.next().is_none() && first.is_alphabetic() && first.is_uppercase() {
+        return true; // "J. R. R. Tolkien"
+    }
+    let lower = word.to_lowercase();
+    ABBREVIATIONS.contains(&lower.as_str())
+}
+
+/// Normalizes a sentence for hashing.
+pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
+    let mut out = normalize_pass(sentence, punctuation);
+    // Removing punctuation can bring a base letter and a combining mark together; one more
+    // pass composes them, so that normalization is idempotent (tested).
+    for _ in 0..2 {
+        if is_nfkc_quick(out.chars()) == IsNormalized::Yes {
+            break;
+        }
+        out = normalize_pass(&out, punctuation);
+    }
+    out
+}
+
+fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
+    let mut out = String::with_capacity(sentence.len());
+    let mut pending_space = false;
+    for c in sentence.nfkc().flat_map(char::to_lowercase) {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        let kept = if c.is_alphanumeric() || is_mark(c) {
+            Some(c)
+        } else {
+            match punctuation {
+                Punctuation::Remove => None,
+                Punctuation::Underscore => Some('_'),
+            }
+        };
+        if let Some(c) = kept {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Combining marks stay: they are part of letters in many scripts (Devanagari, Thai, …).
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x0900..=0x0DFF | 0x0E00..=0x0E7F | 0x3099..=0x309A)
+}
+
+/// Length of a normalized sentence in units: a CJK character counts `cjk_char_units`, any
+/// other non-space character 1.
+pub fn units(normalized: &str, cjk_char_units: u32) -> u32 {
+    normalized
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if is_cjk(c) { cjk_char_units } else { 1 })
+        .sum()
+}
+
+/// Weight of a sentence for LCS resemblance: word-sized units (6 characters each), at least 1.
+pub fn weight(units: u32) -> u16 {
+    (units.div_ceil(6)).clamp(1, u16::MAX as u32) as u16
+}
+
+/// MD5 of a normalized sentence, and the 64-bit key derived from it.
+pub fn hash(normalized: &str) -> (u128, u64) {
+    let digest: [u8; 16] = Md5::digest(normalized.as_bytes()).into();
+    let md5 = u128::from_be_bytes(digest);
+    let key = u64::from_le_bytes(digest[..8].try_into().expect("8 bytes"));
+    (md5, key)
+}
+
+/// A sentence as ingest reports it (text kept for `dupflow sentences` and inspection).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HashedSentence {
+    pub normalized: String,
+    pub md5: u128,
+    pub key: u64,
+    pub units: u32,
+}
+
+/// Result of splitting a page's blocks: its sentences and whether the cap was hit.
+#[derive(Clone, Debug, Default)]
+pub struct SplitPage {
+    pub sentences: Vec<HashedSentence>,
+    pub truncated: bool,
+}
+
+/// Splits and normalizes all blocks of a page. Sentences that normalize to nothing are dropped.
+pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> SplitPage {
+    let mut page = SplitPage::default();
+    for block in blocks {
+        for raw in split(block.as_ref(), config.semicolon_split_chars) {
+            if page.sentences.len() >= config.max_sentences_per_page as usize {
+                page.truncated = true;
+                return page;
+            }
+            let normalized = normalize(raw, config.punctuation);
+            if normalized.is_empty() {
+                continue;
+            }
+            let (md5, key) = hash(&normalized);
+            let units = units(&normalized, config.cjk_char_units);
+            page.sentences.push(HashedSentence { normalized, md5, key, units });
+        }
+    }
+    page
+}
+
+/// The compact form the dataflow keeps.
+pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> Vec<Sentence> {
+    sentences
+        .iter()
+        .map(|s| Sentence {
+            key: s.key,
+            weight: weight(s.units),
+            fingerprinted: s.units >= config.min_sentence_units,
+        })
+        .collect()
+}
+
+/// FNV-1a, 64 bit: a fixed hash for ids and routing (never `RandomState`).
+#[derive(Clone, Debug)]
+pub struct StableHasher(u64);
+
+impl Default for StableHasher {
+    fn default() -> Self {
+        StableHasher(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl StableHasher {
+    pub fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    pub fn finish(&self) -> u64 {
+        mix64(self.0)
+    }
+}
+
+/// A 64-bit finalizer (splitmix64) so that nearby inputs spread over all bits.
+pub fn mix64(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
+/// Stable hash of a string.
+pub fn stable_hash(s: &str) -> u64 {
+    let mut h = StableHasher::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn splits_on_terminators_but_not_numbers_or_abbreviations() {
+        let s = split("Pi is 3.14 today. See e.g. the book! Is it? Yes", 80);
+        assert_eq!(s, vec!["Pi is 3.14 today.", "See e.g. the book!", "Is it?", "Yes"]);
+        let s = split("J. R. R. Tolkien wrote it. Done.", 80);
+        assert_eq!(s, vec!["J. R. R. Tolkien wrote it.", "Done."]);
+    }
+
+    #[test]
+    fn splits_cjk_without_spaces() {
+        let s = split("これはペンです。あれは本です！本当？", 80);
+        assert_eq!(s, vec!["これはペンです。", "あれは本です！", "本当？"]);
+        let s = split("这是一个句子。这是另一个。", 80);
+        assert_eq!(s, vec!["这是一个句子。", "这是另一个。"]);
+    }
+
+    #[test]
+    fn splits_russian_and_korean() {
+        let s = split("Это первое предложение. Это второе! 이것은 문장입니다. 그리고", 80);
+        assert_eq!(s, vec!["Это первое предложение.", "Это второе!", "이것은 문장입니다.", "그리고"]);
+    }
+
+    #[test]
+    fn semicolon_splits_only_long_sentences() {
+        assert_eq!(split("a; b", 80), vec!["a; b"]);
+        let long = format!("{}; rest", "x".repeat(90));
+        assert_eq!(split(&long, 80).len(), 2);
+    }
+
+    #[test]
+    fn closing_quotes_stay_with_their_sentence() {
+        assert_eq!(split("He said \"stop.\" Then left.", 80), vec!["He said \"stop.\"", "Then left."]);
+    }
+
+    #[test]
+    fn normalizes_case_punctuation_width_and_space() {
+        assert_eq!(normalize("  Hello,   WORLD!  ", Punctuation::Remove), "hello world");
+        assert_eq!(normalize("Ｆｕｌｌ　ｗｉｄｔｈ", Punctuation::Remove), "full width");
+        assert_eq!(normalize("a-b, c!", Punctuation::Underscore), "a_b_ c_");
+        assert_eq!(normalize("Привет, Мир!", Punctuation::Remove), "привет мир");
+    }
+
+    #[test]
+    fn units_count_cjk_heavier() {
+        assert_eq!(units("abc", 3), 3);
+        assert_eq!(units("日本語", 3), 9);
+        assert_eq!(units("a b", 3), 2);
+    }
+
+    #[test]
+    fn hash_is_md5() {
+        let (md5, key) = hash("");
+        assert_eq!(format!("{md5:032x}"), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(key, u64::from_le_bytes([0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04]));
+    }
+
+    #[test]
+    fn sentence_cap_is_reported() {
+        let blocks = vec!["One here. Two here. Three here."];
+        let config = SentenceConfig { max_sentences_per_page: 2, ..Default::default() };
+        let page = split_page(&blocks, &config);
+        assert_eq!(page.sentences.len(), 2);
+        assert!(page.truncated);
+    }
+
+    proptest! {
+        #[test]
+        fn split_never_loses_a_non_space_character(block in "\\PC{0,200}") {
+            let pieces = split(&block, 10);
+            let joined: String = pieces.concat().chars().filter(|c| !c.is_whitespace()).collect();
+            let original: String = block.chars().filter(|c| !c.is_whitespace()).collect();
+            prop_assert_eq!(joined, original);
+            prop_assert!(pieces.iter().all(|p| !p.trim().is_empty()));
+        }
+
+        #[test]
+        fn normalization_is_idempotent(s in "\\PC{0,100}") {
+            for mode in [Punctuation::Remove, Punctuation::Underscore] {
+                let once = normalize(&s, mode);
+                prop_assert_eq!(normalize(&once, mode), once.clone());
+            }
+        }
+
+        #[test]
+        fn normalization_is_idempotent_on_scripts(s in "[a-zA-Zа-яА-Я日本語한국어ﬁ①Ⅻ .,!?ß̈İ]{0,60}") {
+            let once = normalize(&s, Punctuation::Remove);
+            prop_assert_eq!(normalize(&once, Punctuation::Remove), once.clone());
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! Template suppression: sentences frequent on one host are that site's template.
+//!
+//! Per host, the document frequency of each sentence key is maintained incrementally; a key on
+//! at least `max(min_pages, ceil(page_fraction · pages on host))` pages of its host is template.
+//! Template sentences take no part in fingerprints and do not count in the LCS weight. A page
+//! that is nothing but template keeps all its sentences (it *is* the template, and its copies
+//! are its duplicates).
+
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use serde::{Deserialize, Serialize};
+use timely::progress::Timestamp;
+
+use crate::page::{Content, Page, PageId};
+
+/// Settings of the template stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TemplateConfig {
+    /// A sentence on fewer pages of a host than this is never template.
+    pub min_pages: u32,
+    /// A sentence on at least this share of a host's pages is template (if also ≥ min_pages).
+    pub page_fraction: f64,
+}
+
+impl Default for TemplateConfig {
+    fn default() -> Self {
+        TemplateConfig { min_pages: 16, page_fraction: 0.005 }
+    }
+}
+
+impl TemplateConfig {
+    /// Pages a sentence must appear on, on a host with `host_pages` pages, to be template.
+    pub fn threshold(&self, host_pages: u64) -> u64 {
+        let by_fraction = (self.page_fraction * host_pages as f64).ceil() as u64;
+        by_fraction.max(self.min_pages as u64).max(2)
+    }
+}
+
+/// A page with its template removed: what fingerprinting and verification see.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+pub struct Filtered {
+    /// Non-template sentences in order (all sentences if the page is pure template).
+    pub content: Content,
+    /// Distinct keys to fingerprint, sorted.
+    pub fingerprint_keys: Vec<u64>,
+}
+
+/// Distinct sentence keys of a page, sorted.
+pub fn distinct_keys(page: &Page) -> Vec<u64> {
+    let mut keys: Vec<u64> = page.sentences.iter().map(|s| s.key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+/// Removes the host's template keys (`templates` sorted) from a page.
+pub fn apply(page: &Page, templates: &[u64]) -> Filtered {
+    let is_template = |key: &u64| templates.binary_search(key).is_ok();
+    let mut content: Vec<(u64, u16)> =
+        page.sentences.iter().filter(|s| !is_template(&s.key)).map(|s| (s.key, s.weight)).collect();
+    let mut keys: Vec<u64> = page
+        .sentences
+        .iter()
+        .filter(|s| s.fingerprinted && !is_template(&s.key))
+        .map(|s| s.key)
+        .collect();
+    if keys.is_empty() {
+        keys = content.iter().map(|&(k, _)| k).collect();
+    }
+    if content.is_empty() {
+        content = page.sentences.iter().map(|s| (s.key, s.weight)).collect();
+        keys = page.sentences.iter().map(|s| s.key).collect();
+    }
+    keys.sort_unstable();
+    keys.dedup();
+    Filtered { content: Content { sentences: content }, fingerprint_keys: keys }
+}
+
+/// The template operator.
+pub trait RemoveTemplates<'scope, T: Timestamp + Lattice> {
+    /// Maintains per-host sentence document frequencies and strips each page's template.
+    /// Returns the filtered pages and the `(host, template key)` collection (for metrics).
+    fn remove_templates(
+        self,
+        config: TemplateConfig,
+    ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>);
+}
+
+impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCollection<'scope, T, (PageId, Page), isize> {
+    fn remove_templates(
+        self,
+        config: TemplateConfig,
+    ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>) {
+        let document_frequency = self
+            .clone()
+            .flat_map(|(_, page)| {
+                let host = page.host;
+                distinct_keys(&page).into_iter().map(move |key| (host, key))
+            })
+            .count();
+        let host_pages = self.clone().map(|(_, page)| page.host).count();
+        let templates = document_frequency
+            .map(|((host, key), count)| (host, (key, count)))
+            .join_map(host_pages, move |&host, &(key, count), &pages| {
+                (host, key, count as u64 >= config.threshold(pages as u64))
+            })
+            .filter(|&(_, _, is_template)| is_template)
+            .map(|(host, key, _)| (host, key));
+        let template_sets = templates.clone().reduce(|_host, keys, output| {
+            output.push((keys.iter().map(|&(key, _)| *key).collect::<Vec<u64>>(), 1isize));
+        });
+        let by_host = self.map(|(id, page)| (page.host, (id, page)));
+        let with_template = by_host
+            .clone()
+            .join_map(template_sets.clone(), |_, (id, page), set| (*id, apply(page, set)));
+        let without_template = by_host
+            .antijoin(template_sets.map(|(host, _)| host))
+            .map(|(_, (id, page))| (id, apply(&page, &[])));
+        (with_template.concat(without_template), templates)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::Sentence;
+
+    fn page(keys: &[u64]) -> Page {
+        Page {
+            id: PageId::default(),
+            url: String::new(),
+            host: 1,
+            record_id: String::new(),
+            sentences: keys.iter().map(|&key| Sentence { key, weight: 2, fingerprinted: key < 100 }).collect(),
+        }
+    }
+
+    #[test]
+    fn threshold_uses_the_larger_bound() {
+        let config = TemplateConfig { min_pages: 4, page_fraction: 0.5 };
+        assert_eq!(config.threshold(2), 4);
+        assert_eq!(config.threshold(20), 10);
+        assert_eq!(TemplateConfig { min_pages: 0, page_fraction: 0.0 }.threshold(5), 2);
+    }
+
+    #[test]
+    fn template_keys_leave_content_and_fingerprints() {
+        let filtered = apply(&page(&[1, 2, 3, 2]), &[2]);
+        assert_eq!(filtered.content.sentences, vec![(1, 2), (3, 2)]);
+        assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
+    }
+
+    #[test]
+    fn short_sentences_fingerprint_only_when_nothing_else_is_left() {
+        let filtered = apply(&page(&[200, 300]), &[]);
+        assert_eq!(filtered.fingerprint_keys, vec![200, 300]);
+        let filtered = apply(&page(&[1, 300]), &[]);
+        assert_eq!(filtered.fingerprint_keys, vec![1]);
+    }
+
+    #[test]
+    fn a_pure_template_page_keeps_everything() {
+        let filtered = apply(&page(&[5, 6]), &[5, 6]);
+        assert_eq!(filtered.content.sentences, vec![(5, 2), (6, 2)]);
+        assert_eq!(filtered.fingerprint_keys, vec![5, 6]);
+    }
+}

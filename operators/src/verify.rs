@@ -1,0 +1,222 @@
+//! LCS verify and clusters: inside each candidate set, the paper's sequential clustering.
+//!
+//! A set's pages are sorted by length (then id). Each page not yet absorbed becomes a leader
+//! and is compared, by LCS resemblance (see `lcs`), with the later pages not yet absorbed; every
+//! page at or above τ is absorbed into the leader's cluster. Sorting by length makes the length
+//! filter a stopping rule: once a later page is too long to reach τ, so are all after it.
+//!
+//! Semantics of a chain A≈B, B≈C, A≉C (sorted A, B, C): A absorbs B; C is compared with A only
+//! (B is absorbed), so C starts its own cluster: {A, B}, {C}. Every member of a cluster is within
+//! τ of its leader. A cluster's id is its earliest page (smallest `PageId`), so it depends only
+//! on the set of pages, never on input order, batching or worker count.
+//!
+//! A set larger than `max_set_pages` is cut, in length order, into chunks of that size, each
+//! clustered on its own (the paper's partial transitivity: no unbounded chain is followed).
+
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use serde::{Deserialize, Serialize};
+use timely::progress::Timestamp;
+
+use crate::lcs::{self, Verdict};
+use crate::page::{Content, PageId};
+
+/// Settings of the verify stage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct VerifyConfig {
+    /// τ: resemblance at or above which two pages are near-duplicates.
+    pub threshold: f64,
+    /// Cap on Myers' D per comparison; a comparison that hits it counts as dissimilar.
+    pub max_diff_distance: u64,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig { threshold: 0.8, max_diff_distance: 50_000 }
+    }
+}
+
+/// Where a page ended up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Assignment {
+    /// The cluster's id: its earliest page.
+    pub cluster: PageId,
+    /// The page it was verified against (itself for a leader).
+    pub leader: PageId,
+    /// Resemblance to the leader, in parts per million.
+    pub similarity_ppm: u32,
+}
+
+/// Counters of one clustering run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerifyStats {
+    pub comparisons: u64,
+    pub accepted: u64,
+    pub rejected: u64,
+    pub cost_capped: u64,
+    pub set_cuts: u64,
+}
+
+/// Clusters one candidate set. `compare` decides a pair (Myers in the dataflow, plain DP in the
+/// reference). Returns an assignment per page, in the input's order of ids.
+pub fn cluster_set<F>(
+    members: &[(PageId, &Content)],
+    max_set_pages: usize,
+    tau_ppm: u64,
+    stats: &mut VerifyStats,
+    mut compare: F,
+) -> Vec<(PageId, Assignment)>
+where
+    F: FnMut(&Content, &Content) -> Verdict,
+{
+    let mut order: Vec<(u64, PageId, &Content)> = members.iter().map(|&(id, c)| (c.weight(), id, c)).collect();
+    order.sort_by_key(|&(weight, id, _)| (weight, id));
+    let mut out = Vec::with_capacity(order.len());
+    let chunk_size = max_set_pages.max(1);
+    if order.len() > chunk_size {
+        stats.set_cuts += 1;
+    }
+    for chunk in order.chunks(chunk_size) {
+        let mut leader_of: Vec<Option<(usize, u32)>> = vec![None; chunk.len()];
+        for i in 0..chunk.len() {
+            if leader_of[i].is_some() {
+                continue;
+            }
+            leader_of[i] = Some((i, 1_000_000));
+            let (wi, _, ci) = chunk[i];
+            for j in i + 1..chunk.len() {
+                if leader_of[j].is_some() {
+                    continue;
+                }
+                let (wj, _, cj) = chunk[j];
+                // Length filter as a stopping rule: 2·wi/(wi+wj) < τ for this and all later j.
+                if (2 * wi as u128) * 1_000_000 < tau_ppm as u128 * (wi + wj) as u128 {
+                    break;
+                }
+                stats.comparisons += 1;
+                match compare(ci, cj) {
+                    Verdict::Similar(s) => {
+                        stats.accepted += 1;
+                        leader_of[j] = Some((i, (s * 1_000_000.0).round() as u32));
+                    }
+                    Verdict::Dissimilar => stats.rejected += 1,
+                    Verdict::CostCapped => {
+                        stats.rejected += 1;
+                        stats.cost_capped += 1;
+                    }
+                }
+            }
+        }
+        // Cluster id: the earliest page among the leader's members.
+        let mut cluster_of_leader: Vec<PageId> = chunk.iter().map(|&(_, id, _)| id).collect();
+        for (j, assigned) in leader_of.iter().enumerate() {
+            let (leader, _) = assigned.expect("every page is assigned");
+            cluster_of_leader[leader] = cluster_of_leader[leader].min(chunk[j].1);
+        }
+        for (j, assigned) in leader_of.iter().enumerate() {
+            let (leader, similarity_ppm) = assigned.expect("every page is assigned");
+            out.push((
+                chunk[j].1,
+                Assignment { cluster: cluster_of_leader[leader], leader: chunk[leader].1, similarity_ppm },
+            ));
+        }
+    }
+    out.sort_by_key(|&(id, _)| id);
+    out
+}
+
+/// The verify operator.
+pub trait VerifyClusters<'scope, T: Timestamp + Lattice> {
+    /// Clusters each candidate set; `self` is `(page, set label)`, `contents` the pages' content.
+    /// `on_stats` sees the counters of every set clustered (for metrics).
+    fn verify_clusters<S>(
+        self,
+        contents: VecCollection<'scope, T, (PageId, Content), isize>,
+        config: VerifyConfig,
+        max_set_pages: u32,
+        on_stats: S,
+    ) -> VecCollection<'scope, T, (PageId, Assignment), isize>
+    where
+        S: FnMut(&VerifyStats) + 'static;
+}
+
+impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecCollection<'scope, T, (PageId, PageId), isize> {
+    fn verify_clusters<S>(
+        self,
+        contents: VecCollection<'scope, T, (PageId, Content), isize>,
+        config: VerifyConfig,
+        max_set_pages: u32,
+        mut on_stats: S,
+    ) -> VecCollection<'scope, T, (PageId, Assignment), isize>
+    where
+        S: FnMut(&VerifyStats) + 'static,
+    {
+        let tau_ppm = lcs::ppm(config.threshold);
+        let max_d = config.max_diff_distance;
+        self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
+            .reduce(move |_set, members, output| {
+                let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
+                let mut stats = VerifyStats::default();
+                let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, &mut stats, |a, b| {
+                    lcs::compare(a, b, tau_ppm, max_d)
+                });
+                on_stats(&stats);
+                for assignment in assignments {
+                    output.push((assignment, 1isize));
+                }
+            })
+            .map(|(_set, assignment)| assignment)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u64) -> PageId {
+        PageId { date: n, hash: 0 }
+    }
+    fn unit(keys: &[u64]) -> Content {
+        Content { sentences: keys.iter().map(|&k| (k, 1)).collect() }
+    }
+
+    fn run(members: &[(PageId, &Content)], tau: f64, max: usize) -> Vec<(PageId, Assignment)> {
+        let tau_ppm = lcs::ppm(tau);
+        cluster_set(members, max, tau_ppm, &mut VerifyStats::default(), |a, b| lcs::compare(a, b, tau_ppm, 1_000))
+    }
+
+    #[test]
+    fn chain_semantics_follow_the_leader() {
+        // A≈B (0.8), B≈C (0.8), A≉C (0.6); all length 5, so order is by id.
+        let a = unit(&[1, 2, 3, 4, 5]);
+        let b = unit(&[1, 2, 3, 4, 6]);
+        let c = unit(&[1, 2, 3, 7, 6]);
+        let out = run(&[(id(1), &a), (id(2), &b), (id(3), &c)], 0.8, 100);
+        assert_eq!(out[0].1.cluster, id(1));
+        assert_eq!(out[1].1, Assignment { cluster: id(1), leader: id(1), similarity_ppm: 800_000 });
+        assert_eq!(out[2].1.cluster, id(3), "C is not within τ of A, the leader");
+    }
+
+    #[test]
+    fn cluster_id_is_the_earliest_member_not_the_leader() {
+        // The later page is shorter, so it leads; the id is still the earliest page.
+        let long = unit(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        let short = unit(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        let out = run(&[(id(1), &long), (id(2), &short)], 0.8, 100);
+        assert_eq!(out[0].1.cluster, id(1));
+        assert_eq!(out[0].1.leader, id(2));
+        assert_eq!(out[1].1.cluster, id(1));
+    }
+
+    #[test]
+    fn oversized_sets_are_cut_and_counted() {
+        let a = unit(&[1, 2, 3]);
+        let members: Vec<(PageId, &Content)> = (0..5).map(|i| (id(i), &a)).collect();
+        let mut stats = VerifyStats::default();
+        let out = cluster_set(&members, 2, lcs::ppm(0.8), &mut stats, |x, y| lcs::compare(x, y, 800_000, 100));
+        assert_eq!(stats.set_cuts, 1);
+        let clusters: std::collections::BTreeSet<PageId> = out.iter().map(|(_, a)| a.cluster).collect();
+        assert_eq!(clusters.len(), 3, "chunks of 2, 2, 1");
+    }
+}
