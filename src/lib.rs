@@ -1,1 +1,14 @@
+//! dupflow: streaming near-duplicate detection for web-crawl WARC output.
+//!
+//! The edges live here (`source` reads WARC, `sink` writes clusters, `metrics` counts), the
+//! stages in the `dupflow-operators` crate, and `dataflow` wires them.
 
+pub mod config;
+pub mod dataflow;
+pub mod metrics;
+pub mod sink;
+pub mod source;
+
+/// The WARC compiled into the binary: `dupflow run` with no input reads it.
+pub const DEFAULT_INPUT: source::Input =
+    source::Input::Embedded { name: "fixtures/default.warc.gz", bytes: include_bytes!("../fixtures/default.warc.gz") };

@@ -1,1 +1,129 @@
-fn main(){}
+//! The `dupflow` command line: parse, run, print the error chain, exit code.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+use dupflow::config::PipelineConfig;
+use dupflow::dataflow::{self, RunOptions};
+use dupflow::metrics::{self, Registry};
+use dupflow::{sink, source};
+
+#[derive(Parser)]
+#[command(name = "dupflow", version, about = "Streaming near-duplicate detection for web-crawl WARC output")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Cluster the pages of WARC inputs (files, directories, globs, `-` for stdin).
+    /// With no input, runs on a small WARC compiled into the binary.
+    Run {
+        inputs: Vec<String>,
+        /// pipeline.toml to use (defaults are built in).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Worker threads per process (default: run.workers of the config).
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Directory for clusters.jsonl, changes.jsonl and revisits.jsonl.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Timely cluster mode: number of processes.
+        #[arg(long, default_value_t = 1)]
+        processes: usize,
+        /// Timely cluster mode: this process's index.
+        #[arg(long, default_value_t = 0)]
+        process: usize,
+        /// Timely cluster mode: file with one `host:port` per process.
+        #[arg(long)]
+        hostfile: Option<PathBuf>,
+    },
+    /// Check a pipeline.toml: unknown keys and invalid values are named.
+    Validate { file: PathBuf },
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    match Cli::parse().command {
+        Command::Validate { file } => {
+            PipelineConfig::load(&file)?;
+            println!("{}: ok", file.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Run { inputs, config, workers, out, processes, process, hostfile } => {
+            let config = match &config {
+                Some(path) => PipelineConfig::load(path)?,
+                None => PipelineConfig::default(),
+            };
+            let inputs = if inputs.is_empty() { vec![dupflow::DEFAULT_INPUT] } else { source::expand(&inputs)? };
+            if processes == 0 || process >= processes {
+                bail!("--process must be below --processes");
+            }
+            let addresses = match (&hostfile, processes) {
+                (_, 1) => Vec::new(),
+                (Some(path), n) => {
+                    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+                    let addresses: Vec<String> =
+                        text.lines().map(str::trim).filter(|l| !l.is_empty()).take(n).map(str::to_string).collect();
+                    if addresses.len() < n {
+                        bail!("{} lists {} addresses, --processes is {n}", path.display(), addresses.len());
+                    }
+                    addresses
+                }
+                (None, n) => (0..n).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect(),
+            };
+            let workers = workers.unwrap_or(config.run.workers);
+            let metrics = Arc::new(Registry::default());
+            let names: Vec<String> = inputs.iter().map(|i| i.name()).collect();
+            let options = RunOptions { inputs, config, workers, processes, process, addresses };
+            let output = dataflow::run(options, metrics.clone())?;
+            if process != 0 {
+                return Ok(ExitCode::SUCCESS);
+            }
+            let rows = sink::final_rows(&output.changes);
+            let summary = match &out {
+                Some(dir) => sink::write_outputs(dir, &output).with_context(|| format!("writing to {}", dir.display()))?,
+                None => sink::summarize(&rows),
+            };
+            let secs = output.elapsed.as_secs_f64();
+            let pages = metrics.get(metrics::PAGES, "");
+            let label = |m| {
+                metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+            };
+            eprintln!("read {} input(s): {}", names.len(), if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) });
+            println!("records:   {} ({})", metrics.total(metrics::RECORDS), label(metrics::RECORDS));
+            println!("pages:     {pages} in {secs:.2} s ({:.0} pages/s), {} revisits", pages as f64 / secs.max(1e-9), metrics.get(metrics::REVISITS, ""));
+            println!(
+                "clusters:  {} ({} with more than one page, holding {} pages; largest {})",
+                summary.clusters, summary.multi_page_clusters, summary.pages_in_multi_page_clusters, summary.largest_cluster
+            );
+            let errors = metrics.total(metrics::RECORD_ERRORS) + metrics.total(metrics::DOCUMENT_ERRORS);
+            if errors > 0 {
+                println!("skipped as damaged: {errors} ({}; {})", label(metrics::RECORD_ERRORS), label(metrics::DOCUMENT_ERRORS));
+            }
+            let caps = label(metrics::CAPS);
+            if !caps.is_empty() {
+                println!("caps hit:  {caps}");
+            }
+            if let Some(dir) = &out {
+                println!("wrote {}/clusters.jsonl, changes.jsonl, revisits.jsonl", dir.display());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -6,8 +6,13 @@
 //! by the HTML parser; white space is collapsed. Block order is document order: later stages
 //! rely on it (site templates sit at the head and tail of pages).
 
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
 use ego_tree::iter::Edge;
 use scraper::{Html, Node};
+use timely::progress::Timestamp;
+
+use crate::page::PageMeta;
 
 /// The visible text of a page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -131,6 +136,31 @@ pub fn strip(html: &str) -> StrippedPage {
     builder.end_block();
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
     StrippedPage { title, blocks: builder.blocks }
+}
+
+/// The HTML strip operator.
+pub trait StripHtml<'scope, T: Timestamp + Lattice> {
+    /// Replaces each document's HTML by its visible text blocks.
+    ///
+    /// # Examples
+    /// ```
+    /// use differential_dataflow::input::Input;
+    /// use dupflow_operators::html::StripHtml;
+    /// use dupflow_operators::{PageId, PageMeta};
+    /// timely::example(|scope| {
+    ///     let meta = PageMeta { id: PageId::default(), url: "u".into(), host: 0, record_id: "r".into() };
+    ///     scope.new_collection_from(vec![(meta, "<p>a</p><p>b</p>".to_string())]).1
+    ///          .strip_html()
+    ///          .inspect(|x| assert_eq!((x.0).1, vec!["a".to_string(), "b".to_string()]));
+    /// });
+    /// ```
+    fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
+}
+
+impl<'scope, T: Timestamp + Lattice> StripHtml<'scope, T> for VecCollection<'scope, T, (PageMeta, String), isize> {
+    fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
+        self.map(|(meta, html)| (meta, strip(&html).blocks))
+    }
 }
 
 #[cfg(test)]

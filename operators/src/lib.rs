@@ -21,4 +21,4 @@ pub mod sentence;
 pub mod template;
 pub mod verify;
 
-pub use page::{Content, Page, PageId, Sentence};
+pub use page::{Content, Page, PageId, PageMeta, Sentence};

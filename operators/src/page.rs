@@ -68,3 +68,13 @@ impl Content {
         self.sentences.iter().map(|&(_, w)| w as u64).sum()
     }
 }
+
+/// Where a page comes from: what the output names it by.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct PageMeta {
+    pub id: PageId,
+    pub url: String,
+    /// Stable hash of the host name.
+    pub host: u64,
+    pub record_id: String,
+}

@@ -9,11 +9,14 @@
 //! Normalization for hashing is Unicode NFKC, lowercase, punctuation and symbols removed (or
 //! replaced by `_`, like the seed tool `txtformat`), white space collapsed. It is idempotent.
 
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
 use md5::{Digest, Md5};
+use timely::progress::Timestamp;
 use serde::{Deserialize, Serialize};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
-use crate::page::Sentence;
+use crate::page::{Page, PageId, PageMeta, Sentence};
 
 /// What normalization does with punctuation and symbols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -285,6 +288,32 @@ pub fn stable_hash(s: &str) -> u64 {
     let mut h = StableHasher::default();
     h.write(s.as_bytes());
     h.finish()
+}
+
+/// The sentence operator.
+pub trait SplitSentences<'scope, T: Timestamp + Lattice> {
+    /// Splits each page's blocks into hashed sentences; `on_truncated` is called for each page
+    /// that hit `max_sentences_per_page`.
+    fn split_sentences<F>(self, config: SentenceConfig, on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    where
+        F: FnMut() + 'static;
+}
+
+impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
+    fn split_sentences<F>(self, config: SentenceConfig, mut on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    where
+        F: FnMut() + 'static,
+    {
+        self.map(move |(meta, blocks)| {
+            let split = split_page(&blocks, &config);
+            if split.truncated {
+                on_truncated();
+            }
+            let sentences = compact(&split.sentences, &config);
+            let page = Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences };
+            (page.id, page)
+        })
+    }
 }
 
 #[cfg(test)]

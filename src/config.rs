@@ -1,0 +1,171 @@
+//! pipeline.toml: the run's configuration, with unknown keys rejected.
+//!
+//! Sections mirror the stages (`source`, `sentence`, `template`, `fingerprint`, `candidates`,
+//! `verify`) plus `run`. Every key has a default, so an empty file is valid; `dupflow validate`
+//! loads a file and checks the values, naming the key that is wrong.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use dupflow_operators::candidates::CandidateConfig;
+use dupflow_operators::fingerprint::FingerprintConfig;
+use dupflow_operators::reference::MethodConfig;
+use dupflow_operators::sentence::SentenceConfig;
+use dupflow_operators::template::TemplateConfig;
+use dupflow_operators::verify::VerifyConfig;
+
+/// Settings of the WARC source.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SourceConfig {
+    /// Records with a longer block are skipped (`record_too_large`).
+    pub max_record_bytes: u64,
+    /// Decoded HTML beyond this is cut off (counted as `page_truncated`).
+    pub max_page_bytes: u64,
+    /// Records buffered between the reader thread and each worker.
+    pub channel_capacity: usize,
+}
+
+impl Default for SourceConfig {
+    fn default() -> Self {
+        SourceConfig { max_record_bytes: 64 << 20, max_page_bytes: 2 << 20, channel_capacity: 256 }
+    }
+}
+
+/// Settings of the run itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunConfig {
+    /// Worker threads per process (`--workers` overrides).
+    pub workers: usize,
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig { workers: 2 }
+    }
+}
+
+/// The whole of pipeline.toml.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineConfig {
+    pub run: RunConfig,
+    pub source: SourceConfig,
+    pub sentence: SentenceConfig,
+    pub template: TemplateConfig,
+    pub fingerprint: FingerprintConfig,
+    pub candidates: CandidateConfig,
+    pub verify: VerifyConfig,
+}
+
+/// A configuration that could not be used.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: {message}")]
+    Parse { path: String, message: String },
+    #[error("{path}: invalid value for `{key}`: {message}")]
+    Invalid { path: String, key: &'static str, message: String },
+}
+
+impl PipelineConfig {
+    /// Loads and validates a file.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: name.clone(), source })?;
+        Self::parse(&text, &name)
+    }
+
+    /// Parses and validates TOML text (`origin` names it in errors).
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ConfigError> {
+        let config: PipelineConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
+        config.validate(origin)?;
+        Ok(config)
+    }
+
+    /// Checks values that parse but make no sense.
+    pub fn validate(&self, origin: &str) -> Result<(), ConfigError> {
+        let invalid = |key: &'static str, message: &str| {
+            Err(ConfigError::Invalid { path: origin.to_string(), key, message: message.to_string() })
+        };
+        let v = &self.verify;
+        if !(v.threshold > 0.0 && v.threshold <= 1.0) {
+            return invalid("verify.threshold", "must be in (0, 1]");
+        }
+        if self.fingerprint.buckets == 0 {
+            return invalid("fingerprint.buckets", "must be at least 1");
+        }
+        if self.fingerprint.hashes_per_bucket == 0 {
+            return invalid("fingerprint.hashes_per_bucket", "must be at least 1");
+        }
+        if self.candidates.max_set_pages < 2 {
+            return invalid("candidates.max_set_pages", "must be at least 2");
+        }
+        if self.candidates.max_fingerprint_pages < 2 {
+            return invalid("candidates.max_fingerprint_pages", "must be at least 2");
+        }
+        if !(0.0..=1.0).contains(&self.template.page_fraction) {
+            return invalid("template.page_fraction", "must be in [0, 1]");
+        }
+        if self.sentence.max_sentences_per_page == 0 {
+            return invalid("sentence.max_sentences_per_page", "must be at least 1");
+        }
+        if self.source.channel_capacity == 0 {
+            return invalid("source.channel_capacity", "must be at least 1");
+        }
+        if self.source.max_page_bytes == 0 || self.source.max_record_bytes == 0 {
+            return invalid("source.max_page_bytes", "caps must be positive");
+        }
+        if self.run.workers == 0 {
+            return invalid("run.workers", "must be at least 1");
+        }
+        Ok(())
+    }
+
+    /// The method's settings, as the operators take them.
+    pub fn method(&self) -> MethodConfig {
+        MethodConfig {
+            template: self.template.clone(),
+            fingerprint: self.fingerprint.clone(),
+            candidates: self.candidates.clone(),
+            verify: self.verify.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_default() {
+        assert_eq!(PipelineConfig::parse("", "t").unwrap(), PipelineConfig::default());
+    }
+
+    #[test]
+    fn the_shipped_pipeline_toml_is_valid_and_is_the_default() {
+        let shipped = PipelineConfig::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/pipeline.toml"))).unwrap();
+        assert_eq!(shipped, PipelineConfig::default(), "pipeline.toml documents the defaults");
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = PipelineConfig::parse("[verify]\nthreshhold = 0.9\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("threshhold"), "{err}");
+        let err = PipelineConfig::parse("[nope]\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("nope"), "{err}");
+    }
+
+    #[test]
+    fn invalid_values_name_their_key() {
+        let err = PipelineConfig::parse("[verify]\nthreshold = 1.5\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("verify.threshold"), "{err}");
+        let err = PipelineConfig::parse("[fingerprint]\nbuckets = 0\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("fingerprint.buckets"), "{err}");
+    }
+}

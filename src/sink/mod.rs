@@ -1,0 +1,157 @@
+//! Sinks: the cluster snapshot and the change stream, written atomically.
+//!
+//! `clusters.jsonl` has one object per page (singletons included), sorted by cluster then URL;
+//! `changes.jsonl` every membership change `{epoch, url, cluster, diff}` in epoch order;
+//! `revisits.jsonl` the revisit records seen. Each file is written to a temporary name in the
+//! same directory and renamed into place, so a reader never sees a half-written file.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use dupflow_operators::PageId;
+
+use crate::dataflow::{ClusterRow, RunOutput};
+
+/// One line of clusters.jsonl.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClusterLine {
+    pub url: String,
+    pub record_id: String,
+    /// Stable cluster id: the hash part of the earliest member's id.
+    pub cluster: String,
+    /// URL of the earliest member (the one the id is taken from).
+    pub cluster_url: String,
+    pub size: usize,
+    /// Resemblance to the page it was verified against (its leader); 1 for a leader.
+    pub similarity: f64,
+    pub leader_url: String,
+}
+
+/// One line of changes.jsonl.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ChangeLine {
+    pub epoch: u64,
+    pub url: String,
+    pub cluster: String,
+    pub diff: isize,
+}
+
+/// Counts over the final clusters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClusterSummary {
+    pub pages: usize,
+    pub clusters: usize,
+    pub multi_page_clusters: usize,
+    pub pages_in_multi_page_clusters: usize,
+    pub largest_cluster: usize,
+}
+
+/// The final state: the rows whose accumulated diff is positive.
+pub fn final_rows(changes: &[(ClusterRow, u64, isize)]) -> Vec<ClusterRow> {
+    let mut net: BTreeMap<&ClusterRow, isize> = BTreeMap::new();
+    for (row, _, diff) in changes {
+        *net.entry(row).or_default() += diff;
+    }
+    net.into_iter().filter(|(_, d)| *d > 0).map(|(r, _)| r.clone()).collect()
+}
+
+/// Lines of clusters.jsonl, sorted by cluster id then URL.
+pub fn cluster_lines(rows: &[ClusterRow]) -> Vec<ClusterLine> {
+    let url_of: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, r.url.as_str())).collect();
+    let mut sizes: HashMap<PageId, usize> = HashMap::new();
+    for row in rows {
+        *sizes.entry(row.assignment.cluster).or_default() += 1;
+    }
+    let mut lines: Vec<(PageId, ClusterLine)> = rows
+        .iter()
+        .map(|row| {
+            let a = row.assignment;
+            (
+                a.cluster,
+                ClusterLine {
+                    url: row.url.clone(),
+                    record_id: row.record_id.clone(),
+                    cluster: a.cluster.to_string(),
+                    cluster_url: url_of.get(&a.cluster).copied().unwrap_or("").to_string(),
+                    size: sizes[&a.cluster],
+                    similarity: (a.similarity_ppm as f64 / 1e6 * 1e4).round() / 1e4,
+                    leader_url: url_of.get(&a.leader).copied().unwrap_or("").to_string(),
+                },
+            )
+        })
+        .collect();
+    lines.sort_by(|a, b| (a.0, &a.1.url).cmp(&(b.0, &b.1.url)));
+    lines.into_iter().map(|(_, l)| l).collect()
+}
+
+pub fn summarize(rows: &[ClusterRow]) -> ClusterSummary {
+    let mut sizes: HashMap<PageId, usize> = HashMap::new();
+    for row in rows {
+        *sizes.entry(row.assignment.cluster).or_default() += 1;
+    }
+    let multi: Vec<usize> = sizes.values().copied().filter(|&s| s > 1).collect();
+    ClusterSummary {
+        pages: rows.len(),
+        clusters: sizes.len(),
+        multi_page_clusters: multi.len(),
+        pages_in_multi_page_clusters: multi.iter().sum(),
+        largest_cluster: sizes.values().copied().max().unwrap_or(0),
+    }
+}
+
+/// Writes `lines` as JSON lines to `path` atomically.
+pub fn write_jsonl<T: Serialize>(path: &Path, lines: &[T]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    {
+        let mut file = io::BufWriter::new(std::fs::File::create(&tmp)?);
+        for line in lines {
+            serde_json::to_writer(&mut file, line)?;
+            file.write_all(b"\n")?;
+        }
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// Writes clusters.jsonl, changes.jsonl and revisits.jsonl into `dir`.
+pub fn write_outputs(dir: &Path, output: &RunOutput) -> io::Result<ClusterSummary> {
+    std::fs::create_dir_all(dir)?;
+    let rows = final_rows(&output.changes);
+    write_jsonl(&dir.join("clusters.jsonl"), &cluster_lines(&rows))?;
+    let mut changes: Vec<ChangeLine> = output
+        .changes
+        .iter()
+        .map(|(row, epoch, diff)| ChangeLine {
+            epoch: *epoch,
+            url: row.url.clone(),
+            cluster: row.assignment.cluster.to_string(),
+            diff: *diff,
+        })
+        .collect();
+    changes.sort_by(|a, b| (a.epoch, &a.url, a.diff, &a.cluster).cmp(&(b.epoch, &b.url, b.diff, &b.cluster)));
+    write_jsonl(&dir.join("changes.jsonl"), &changes)?;
+    #[derive(Serialize)]
+    struct RevisitLine<'a> {
+        url: &'a str,
+        date: &'a str,
+        refers_to_uri: Option<&'a str>,
+        refers_to_date: Option<&'a str>,
+    }
+    let revisits: Vec<RevisitLine> = output
+        .revisits
+        .iter()
+        .map(|r| RevisitLine {
+            url: &r.url,
+            date: &r.date,
+            refers_to_uri: r.refers_to_uri.as_deref(),
+            refers_to_date: r.refers_to_date.as_deref(),
+        })
+        .collect();
+    write_jsonl(&dir.join("revisits.jsonl"), &revisits)?;
+    Ok(summarize(&rows))
+}

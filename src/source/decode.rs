@@ -1,0 +1,338 @@
+//! Decompression of a WARC byte stream, detected by magic bytes (never by file name).
+//!
+//! gzip is read member by member, the way WARC files are written (one member per record): a
+//! corrupt member is reported as a break in the stream and reading resumes at the next gzip
+//! magic; a member cut short ends the stream with `truncated_gzip`. Whole-file gzip is just one
+//! large member. LZ4 frames are read with lz4_flex. Anything else is read as it is.
+
+use std::io::{self, BufRead, BufReader, Read};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+
+use super::RecordErrorKind;
+
+const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+const LZ4_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+const READ_CHUNK: usize = 64 * 1024;
+
+/// The compression a stream was found to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compression {
+    None,
+    Gzip,
+    Lz4,
+}
+
+/// One step of a decoded stream.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Chunk {
+    /// `n` more bytes were appended.
+    Data(usize),
+    /// The stream was damaged here; bytes after this point do not continue what came before.
+    Break(RecordErrorKind),
+    /// The end of the stream (for now, when following a growing file).
+    Eof,
+}
+
+/// Shared count of compressed bytes read from the source (for progress and metrics).
+#[derive(Clone, Default, Debug)]
+pub struct ByteCounter(Arc<AtomicU64>);
+
+impl ByteCounter {
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+struct Counting {
+    inner: Box<dyn Read + Send>,
+    count: ByteCounter,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.0.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+type Source = BufReader<Counting>;
+
+enum State {
+    Plain(Source),
+    Gzip(Box<GzipMembers>),
+    Lz4(Box<lz4_flex::frame::FrameDecoder<Source>>),
+    Done,
+}
+
+/// A decompressed byte stream that reports damage instead of failing.
+pub struct Decoder {
+    state: State,
+    compression: Compression,
+    counter: ByteCounter,
+    scratch: Vec<u8>,
+}
+
+impl Decoder {
+    /// Sniffs the first bytes of `reader` and sets up the matching decoder.
+    pub fn new(reader: Box<dyn Read + Send>) -> io::Result<Self> {
+        let counter = ByteCounter::default();
+        let mut source = BufReader::with_capacity(READ_CHUNK, Counting { inner: reader, count: counter.clone() });
+        let head = source.fill_buf()?;
+        let (state, compression) = if head.starts_with(&GZIP_MAGIC[..2]) {
+            (State::Gzip(Box::new(GzipMembers::new(source))), Compression::Gzip)
+        } else if head.starts_with(&LZ4_MAGIC) {
+            (State::Lz4(Box::new(lz4_flex::frame::FrameDecoder::new(source))), Compression::Lz4)
+        } else {
+            (State::Plain(source), Compression::None)
+        };
+        Ok(Decoder { state, compression, counter, scratch: vec![0; READ_CHUNK] })
+    }
+
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    pub fn counter(&self) -> ByteCounter {
+        self.counter.clone()
+    }
+
+    /// Appends up to 64 KiB of decoded bytes to `out`.
+    pub fn next_chunk(&mut self, out: &mut Vec<u8>) -> io::Result<Chunk> {
+        match &mut self.state {
+            State::Done => Ok(Chunk::Eof),
+            State::Plain(source) => {
+                let n = source.read(&mut self.scratch)?;
+                out.extend_from_slice(&self.scratch[..n]);
+                Ok(if n == 0 { Chunk::Eof } else { Chunk::Data(n) })
+            }
+            State::Lz4(decoder) => match decoder.read(&mut self.scratch) {
+                Ok(0) => Ok(Chunk::Eof),
+                Ok(n) => {
+                    out.extend_from_slice(&self.scratch[..n]);
+                    Ok(Chunk::Data(n))
+                }
+                Err(_) => {
+                    self.state = State::Done;
+                    Ok(Chunk::Break(RecordErrorKind::InvalidLz4))
+                }
+            },
+            State::Gzip(members) => members.next_chunk(out, &mut self.scratch),
+        }
+    }
+}
+
+/// Compressed bytes kept behind the current member's start, so that a damaged member can be
+/// rescanned from its start + 1. Past this, the start is forgotten (resync from where we are).
+const MAX_MEMBER_REWIND: usize = 64 << 20;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum GzState {
+    Between,
+    Header,
+    Body,
+    Trailer,
+}
+
+/// gzip members decoded one by one from our own buffer of compressed bytes, so that the exact
+/// end of each member is known and a damaged member can be skipped without losing the next.
+struct GzipMembers {
+    source: Source,
+    source_eof: bool,
+    cbuf: Vec<u8>,
+    pos: usize,
+    member_start: Option<usize>,
+    state: GzState,
+    inflater: flate2::Decompress,
+    crc: flate2::Crc,
+    /// Bytes before the next magic were skipped (reported once the magic or the end is found).
+    skipped: bool,
+}
+
+impl GzipMembers {
+    fn new(source: Source) -> Self {
+        GzipMembers {
+            source,
+            source_eof: false,
+            cbuf: Vec::with_capacity(2 * READ_CHUNK),
+            pos: 0,
+            member_start: None,
+            state: GzState::Between,
+            inflater: flate2::Decompress::new(false),
+            crc: flate2::Crc::new(),
+            skipped: false,
+        }
+    }
+
+    /// Reads more compressed bytes; false at the end of the source.
+    fn read_more(&mut self) -> io::Result<bool> {
+        if self.source_eof {
+            return Ok(false);
+        }
+        // Drop what is no longer needed before growing the buffer.
+        let keep_from = self.member_start.unwrap_or(self.pos).min(self.pos);
+        let keep_from = if self.pos - keep_from > MAX_MEMBER_REWIND {
+            self.member_start = None;
+            self.pos
+        } else {
+            keep_from
+        };
+        if keep_from > 0 {
+            self.cbuf.drain(..keep_from);
+            self.pos -= keep_from;
+            self.member_start = self.member_start.map(|s| s - keep_from);
+        }
+        let buf = self.source.fill_buf()?;
+        if buf.is_empty() {
+            self.source_eof = true;
+            return Ok(false);
+        }
+        let n = buf.len();
+        self.cbuf.extend_from_slice(buf);
+        self.source.consume(n);
+        Ok(true)
+    }
+
+    /// After damage: rescan from just after the damaged member's start.
+    fn resync(&mut self) -> Chunk {
+        self.pos = self.member_start.map_or(self.pos, |s| s + 1).min(self.cbuf.len());
+        self.member_start = None;
+        self.state = GzState::Between;
+        Chunk::Break(RecordErrorKind::InvalidGzip)
+    }
+
+    fn next_chunk(&mut self, out: &mut Vec<u8>, scratch: &mut [u8]) -> io::Result<Chunk> {
+        loop {
+            match self.state {
+                GzState::Between => {
+                    let avail = &self.cbuf[self.pos..];
+                    if let Some(at) = find(avail, &GZIP_MAGIC) {
+                        self.pos += at;
+                        self.member_start = Some(self.pos);
+                        self.state = GzState::Header;
+                        if at > 0 || std::mem::take(&mut self.skipped) {
+                            return Ok(Chunk::Break(RecordErrorKind::GarbageBetweenRecords));
+                        }
+                        continue;
+                    }
+                    if self.source_eof {
+                        let garbage = !avail.is_empty() || std::mem::take(&mut self.skipped);
+                        self.pos = self.cbuf.len();
+                        return Ok(if garbage { Chunk::Break(RecordErrorKind::GarbageBetweenRecords) } else { Chunk::Eof });
+                    }
+                    // Keep two bytes: a magic may straddle the next read.
+                    let skip = avail.len().saturating_sub(2);
+                    if skip > 0 {
+                        self.pos += skip;
+                        self.skipped = true;
+                    }
+                    self.read_more()?;
+                }
+                GzState::Header => match parse_gzip_header(&self.cbuf[self.pos..]) {
+                    HeaderParse::Complete(len) => {
+                        self.pos += len;
+                        self.inflater.reset(false);
+                        self.crc.reset();
+                        self.state = GzState::Body;
+                    }
+                    HeaderParse::Invalid => return Ok(self.resync()),
+                    HeaderParse::Incomplete => {
+                        if !self.read_more()? {
+                            return Ok(self.truncated());
+                        }
+                    }
+                },
+                GzState::Body => {
+                    let (in_before, out_before) = (self.inflater.total_in(), self.inflater.total_out());
+                    let status = self.inflater.decompress(&self.cbuf[self.pos..], scratch, flate2::FlushDecompress::None);
+                    let consumed = (self.inflater.total_in() - in_before) as usize;
+                    let produced = (self.inflater.total_out() - out_before) as usize;
+                    self.pos += consumed;
+                    out.extend_from_slice(&scratch[..produced]);
+                    self.crc.update(&scratch[..produced]);
+                    match status {
+                        Err(_) => return Ok(self.resync()),
+                        Ok(flate2::Status::StreamEnd) => self.state = GzState::Trailer,
+                        Ok(_) => {}
+                    }
+                    if produced > 0 {
+                        return Ok(Chunk::Data(produced));
+                    }
+                    if consumed == 0 && self.state == GzState::Body && !self.read_more()? {
+                        return Ok(self.truncated());
+                    }
+                }
+                GzState::Trailer => {
+                    if self.cbuf.len() - self.pos < 8 {
+                        if !self.read_more()? {
+                            return Ok(self.truncated());
+                        }
+                        continue;
+                    }
+                    let trailer = &self.cbuf[self.pos..self.pos + 8];
+                    let crc = u32::from_le_bytes(trailer[..4].try_into().expect("4 bytes"));
+                    let size = u32::from_le_bytes(trailer[4..].try_into().expect("4 bytes"));
+                    if crc != self.crc.sum() || size != self.crc.amount() {
+                        return Ok(self.resync());
+                    }
+                    self.pos += 8;
+                    self.member_start = None;
+                    self.state = GzState::Between;
+                }
+            }
+        }
+    }
+
+    fn truncated(&mut self) -> Chunk {
+        self.pos = self.cbuf.len();
+        self.source_eof = true;
+        self.member_start = None;
+        self.state = GzState::Between;
+        Chunk::Break(RecordErrorKind::TruncatedGzip)
+    }
+}
+
+enum HeaderParse {
+    Complete(usize),
+    Incomplete,
+    Invalid,
+}
+
+/// Parses a gzip member header (RFC 1952), including FEXTRA, FNAME, FCOMMENT and FHCRC.
+fn parse_gzip_header(b: &[u8]) -> HeaderParse {
+    if b.len() < 10 {
+        return HeaderParse::Incomplete;
+    }
+    if b[..3] != GZIP_MAGIC || b[3] & 0xe0 != 0 {
+        return HeaderParse::Invalid;
+    }
+    let flags = b[3];
+    let mut at = 10usize;
+    if flags & 0x04 != 0 {
+        if b.len() < at + 2 {
+            return HeaderParse::Incomplete;
+        }
+        at += 2 + u16::from_le_bytes([b[at], b[at + 1]]) as usize;
+    }
+    for flag in [0x08u8, 0x10] {
+        if flags & flag != 0 {
+            match b.get(at..).and_then(|rest| rest.iter().position(|&c| c == 0)) {
+                Some(end) => at += end + 1,
+                None => return if b.len() > 1 << 20 { HeaderParse::Invalid } else { HeaderParse::Incomplete },
+            }
+        }
+    }
+    if flags & 0x02 != 0 {
+        at += 2;
+    }
+    if b.len() < at {
+        return HeaderParse::Incomplete;
+    }
+    HeaderParse::Complete(at)
+}
+
+pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}

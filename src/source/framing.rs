@@ -1,0 +1,374 @@
+//! Record framing: a decoded byte stream to WARC (or ARC) records, resynchronizing after damage.
+//!
+//! The header block of a WARC record is parsed with the `warc` crate's parser; the block is
+//! then taken by its Content-Length, and the record must be followed by its terminator (any run
+//! of CR/LF) and then the next `WARC/` line or the end. When that check fails, the length was
+//! wrong: the record is skipped as `bad_content_length` and reading resumes at the next line
+//! that starts with `WARC/` after the bad record's headers, so a record that swallowed the start
+//! of the next one does not take it with it. Damage reported by the decoder (a corrupt or
+//! truncated gzip member) ends the record in progress with that error, and reading resumes
+//! after the damage. Every skipped stretch is one counted error; nothing after it is lost.
+//!
+//! ARC files (`filedesc://` first) are read too: one header line per record, the length last.
+
+use super::decode::{find, Chunk, Decoder};
+use super::{RawRecord, RecordError, RecordErrorKind};
+
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// Look-ahead after a record's block: enough for the terminator and the next `WARC/`.
+const LOOKAHEAD: usize = 16;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Format {
+    Unknown,
+    Warc,
+    Arc,
+}
+
+/// Frames records out of a decoded stream.
+pub struct Framer {
+    decoder: Decoder,
+    buf: Vec<u8>,
+    /// Start of unconsumed bytes in `buf`.
+    start: usize,
+    /// Offset in the decoded stream of `buf[0]`.
+    base: u64,
+    eof: bool,
+    /// Position in `buf` where the decoder reported damage, and what it was.
+    damage: Option<(usize, RecordErrorKind)>,
+    format: Format,
+    max_record_bytes: u64,
+    /// Bytes of an oversized block still to discard.
+    discarding: u64,
+}
+
+impl Framer {
+    pub fn new(decoder: Decoder, max_record_bytes: u64) -> Self {
+        Framer {
+            decoder,
+            buf: Vec::with_capacity(256 * 1024),
+            start: 0,
+            base: 0,
+            eof: false,
+            damage: None,
+            format: Format::Unknown,
+            max_record_bytes,
+            discarding: 0,
+        }
+    }
+
+    pub fn decoder(&self) -> &Decoder {
+        &self.decoder
+    }
+
+    /// Reads more decoded bytes; false when nothing more can come before the damage mark or end.
+    fn fill(&mut self) -> Result<bool, RecordError> {
+        if self.eof || self.damage.is_some() {
+            return Ok(false);
+        }
+        if self.start > 0 && self.start >= self.buf.len() / 2 {
+            self.buf.drain(..self.start);
+            self.base += self.start as u64;
+            self.start = 0;
+        }
+        match self.decoder.next_chunk(&mut self.buf) {
+            Ok(Chunk::Data(_)) => Ok(true),
+            Ok(Chunk::Eof) => {
+                self.eof = true;
+                Ok(false)
+            }
+            Ok(Chunk::Break(kind)) => {
+                self.damage = Some((self.buf.len(), kind));
+                Ok(false)
+            }
+            Err(e) => {
+                self.eof = true;
+                Err(RecordError::new(RecordErrorKind::Io, self.offset(), e.to_string()))
+            }
+        }
+    }
+
+    fn offset(&self) -> u64 {
+        self.base + self.start as u64
+    }
+
+    fn available(&self) -> &[u8] {
+        let end = self.damage.map_or(self.buf.len(), |(at, _)| at);
+        &self.buf[self.start..end]
+    }
+
+    /// At a damage mark with nothing before it: report it once and step over it.
+    fn take_damage(&mut self) -> Option<RecordError> {
+        let (at, kind) = self.damage?;
+        if self.start >= at || self.available().iter().all(|b| b.is_ascii_whitespace()) {
+            let offset = self.offset();
+            self.start = at.max(self.start);
+            self.damage = None;
+            return Some(RecordError::new(kind, offset, "the compressed stream is damaged here".into()));
+        }
+        None
+    }
+
+    /// Ends the record in progress at the damage mark (if any) or at the end of the stream.
+    fn cut_short(&mut self, offset: u64) -> RecordError {
+        match self.damage.take() {
+            Some((at, kind)) => {
+                self.start = at;
+                RecordError::new(kind, offset, "record cut by damaged compressed data".into())
+            }
+            None => {
+                self.start = self.buf.len();
+                RecordError::new(RecordErrorKind::TruncatedRecord, offset, "the stream ends inside this record".into())
+            }
+        }
+    }
+
+    /// The next record, or an error for a skipped stretch; `None` at the end.
+    pub fn next_record(&mut self) -> Option<Result<RawRecord, RecordError>> {
+        loop {
+            if self.discarding > 0 {
+                let n = (self.available().len() as u64).min(self.discarding);
+                self.start += n as usize;
+                self.discarding -= n;
+                if self.discarding > 0 {
+                    match self.fill() {
+                        Ok(true) => continue,
+                        Ok(false) => {
+                            self.discarding = 0;
+                            if let Some(e) = self.take_damage() {
+                                return Some(Err(e));
+                            }
+                            continue;
+                        }
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+            }
+            // Skip white space between records.
+            let skip = self.available().iter().take_while(|b| b.is_ascii_whitespace()).count();
+            self.start += skip;
+            if self.available().len() < 12 {
+                match self.fill() {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(e) => return Some(Err(e)),
+                }
+                if let Some(e) = self.take_damage() {
+                    return Some(Err(e));
+                }
+                if self.available().is_empty() {
+                    return None;
+                }
+            }
+            if self.format == Format::Unknown {
+                self.format = if self.available().starts_with(b"filedesc://") { Format::Arc } else { Format::Warc };
+                if self.available().starts_with(b"PK\x03\x04") {
+                    let offset = self.offset();
+                    self.start = self.buf.len();
+                    self.eof = true;
+                    return Some(Err(RecordError::new(
+                        RecordErrorKind::UnsupportedFormat,
+                        offset,
+                        "a ZIP archive (WACZ?): unpack it and read the WARC files inside".into(),
+                    )));
+                }
+            }
+            let result = match self.format {
+                Format::Arc => self.next_arc(),
+                _ => self.next_warc(),
+            };
+            match result {
+                Step::Record(r) => return Some(Ok(r)),
+                Step::Error(e) => return Some(Err(e)),
+                Step::NeedMore if self.eof || self.damage.is_some() => {
+                    let offset = self.offset();
+                    return Some(Err(self.cut_short(offset)));
+                }
+                Step::NeedMore => {
+                    if let Err(e) = self.fill() {
+                        return Some(Err(e));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Skips to the next line that starts with `WARC/` at or after `from` (an index in `buf`),
+    /// reading on as far as needed; stops at damage or the end.
+    fn skip_to_next_warc(&mut self, mut from: usize) {
+        loop {
+            let end = self.damage.map_or(self.buf.len(), |(at, _)| at);
+            let from_clamped = from.min(end);
+            if let Some(at) = find(&self.buf[from_clamped..end], b"\nWARC/") {
+                self.start = from_clamped + at + 1;
+                return;
+            }
+            // Keep a tail in case the marker straddles the next read.
+            self.start = end.saturating_sub(5).max(from_clamped).max(self.start);
+            match self.fill() {
+                Ok(true) => from = self.start,
+                _ => {
+                    self.start = self.damage.map_or(self.buf.len(), |(at, _)| at);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn next_warc(&mut self) -> Step {
+        let offset = self.offset();
+        let avail = self.available();
+        if !avail.starts_with(b"WARC/") {
+            // Garbage: skip to the next record, however far it is, as one error.
+            self.skip_to_next_warc(self.start);
+            return Step::Error(RecordError::new(
+                RecordErrorKind::GarbageBetweenRecords,
+                offset,
+                "bytes that are not a WARC record were skipped".into(),
+            ));
+        }
+        let header_len = match header_end(avail) {
+            Some(n) => n,
+            None if avail.len() > MAX_HEADER_BYTES => {
+                self.skip_to_next_warc(self.start + 1);
+                return Step::Error(RecordError::new(RecordErrorKind::InvalidHeader, offset, "no end of the header block".into()));
+            }
+            None => return Step::NeedMore,
+        };
+        let parsed = parse_headers(&avail[..header_len]);
+        let (version, headers, content_length) = match parsed {
+            Ok(p) => p,
+            Err((kind, message)) => {
+                self.skip_to_next_warc(self.start + 1);
+                return Step::Error(RecordError::new(kind, offset, message));
+            }
+        };
+        if content_length > self.max_record_bytes {
+            self.start += header_len;
+            self.discarding = content_length;
+            return Step::Error(RecordError::new(
+                RecordErrorKind::RecordTooLarge,
+                offset,
+                format!("record of {content_length} bytes is over max_record_bytes"),
+            ));
+        }
+        let content_length = content_length as usize;
+        let needed = header_len + content_length;
+        if avail.len() < needed + LOOKAHEAD && !(self.eof || self.damage.is_some()) {
+            return Step::NeedMore;
+        }
+        if avail.len() < needed {
+            return Step::Error(self.cut_short(offset));
+        }
+        // The terminator, then the next record or the end.
+        let after = &avail[needed..];
+        let ws = after.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        let rest = &after[ws..];
+        let finished = self.eof || self.damage.is_some();
+        if !(rest.starts_with(b"WARC/") || (rest.is_empty() && finished)) {
+            if !finished && rest.len() < 5 && b"WARC/".starts_with(rest) {
+                return Step::NeedMore;
+            }
+            self.skip_to_next_warc(self.start + header_len);
+            return Step::Error(RecordError::new(
+                RecordErrorKind::BadContentLength,
+                offset,
+                format!("Content-Length {content_length} does not end at a record boundary"),
+            ));
+        }
+        let block = avail[header_len..needed].to_vec();
+        self.start += needed + ws;
+        Step::Record(RawRecord { version, headers, block, offset })
+    }
+
+    fn next_arc(&mut self) -> Step {
+        let offset = self.offset();
+        let avail = self.available();
+        let Some(line_end) = avail.iter().position(|&b| b == b'\n') else {
+            if avail.len() > MAX_HEADER_BYTES {
+                self.start = self.buf.len();
+                return Step::Error(RecordError::new(RecordErrorKind::InvalidHeader, offset, "ARC header line too long".into()));
+            }
+            return Step::NeedMore;
+        };
+        let line = String::from_utf8_lossy(&avail[..line_end]).trim_end().to_string();
+        let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
+        let length = fields.last().and_then(|l| l.parse::<u64>().ok());
+        let (Some(length), true) = (length, fields.len() >= 5) else {
+            self.start += line_end + 1;
+            return Step::Error(RecordError::new(
+                RecordErrorKind::InvalidHeader,
+                offset,
+                format!("ARC header line without a valid length: {line:.120}"),
+            ));
+        };
+        if length > self.max_record_bytes {
+            self.start += line_end + 1;
+            self.discarding = length;
+            return Step::Error(RecordError::new(RecordErrorKind::RecordTooLarge, offset, "ARC record over max_record_bytes".into()));
+        }
+        let needed = line_end + 1 + length as usize;
+        if avail.len() < needed {
+            return Step::NeedMore;
+        }
+        let url = fields[0].to_string();
+        let date = fields[2];
+        let block = avail[line_end + 1..needed].to_vec();
+        self.start += needed;
+        let warc_type = if url.starts_with("filedesc:") { "warcinfo" } else { "response" };
+        let mut headers = vec![
+            ("WARC-Type".to_string(), warc_type.to_string()),
+            ("WARC-Target-URI".to_string(), url),
+            ("WARC-Record-ID".to_string(), format!("<urn:arc-offset:{offset}>")),
+            ("Content-Length".to_string(), length.to_string()),
+        ];
+        if let Some(iso) = arc_date(date) {
+            headers.push(("WARC-Date".to_string(), iso));
+        }
+        headers.push(("Content-Type".to_string(), "application/http; msgtype=response".to_string()));
+        Step::Record(RawRecord { version: "ARC".to_string(), headers, block, offset })
+    }
+}
+
+enum Step {
+    Record(RawRecord),
+    Error(RecordError),
+    NeedMore,
+}
+
+/// Length of the header block including its blank line (CRLF or, leniently, LF only).
+fn header_end(buf: &[u8]) -> Option<usize> {
+    let crlf = find(buf, b"\r\n\r\n").map(|i| i + 4);
+    let lf = find(buf, b"\n\n").map(|i| i + 2);
+    match (crlf, lf) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+type Headers = (String, Vec<(String, String)>, u64);
+
+/// Parses a header block with the `warc` crate's parser.
+fn parse_headers(block: &[u8]) -> Result<Headers, (RecordErrorKind, String)> {
+    let (_, (version, fields, content_length)) = warc::parser::headers(block)
+        .map_err(|e| (RecordErrorKind::InvalidHeader, format!("WARC header block rejected: {e:?}").chars().take(200).collect()))?;
+    let mut headers = Vec::with_capacity(fields.len());
+    let mut has_length = false;
+    for (name, value) in fields {
+        has_length |= name.eq_ignore_ascii_case("content-length");
+        headers.push((name.to_string(), String::from_utf8_lossy(value).trim().to_string()));
+    }
+    if !has_length {
+        return Err((RecordErrorKind::MissingContentLength, "no Content-Length header".into()));
+    }
+    Ok((version.to_string(), headers, content_length as u64))
+}
+
+/// `20140301000000` → `2014-03-01T00:00:00Z`.
+fn arc_date(date: &str) -> Option<String> {
+    if date.len() < 14 || !date.bytes().take(14).all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let d = &date[..14];
+    Some(format!("{}-{}-{}T{}:{}:{}Z", &d[0..4], &d[4..6], &d[6..8], &d[8..10], &d[10..12], &d[12..14]))
+}

@@ -1,0 +1,393 @@
+//! From a WARC record to an HTML document: HTTP status and headers, chunking, content
+//! encoding, the HTML check and the charset.
+//!
+//! Only 2xx HTML responses (and `resource` records with an HTML type) become documents;
+//! `revisit` records are reported as such; everything else is skipped with a reason. Broken
+//! chunking falls back to the raw body (counted as a quirk); an undecodable content encoding
+//! skips the record with an error. The charset comes from the HTTP header, then `<meta>`, then a
+//! BOM, then UTF-8 with replacement characters.
+
+use std::io::Read;
+
+use encoding_rs::Encoding;
+use thiserror::Error;
+
+use super::RawRecord;
+
+/// A decoded HTML document, ready for HTML strip.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Document {
+    pub url: String,
+    /// Lowercased host name without port.
+    pub host: String,
+    /// WARC-Date as written.
+    pub date: String,
+    /// WARC-Date in seconds since the Unix epoch (0 if missing or unreadable).
+    pub date_secs: u64,
+    pub record_id: String,
+    pub html: String,
+    /// The charset the text was decoded with.
+    pub charset: &'static str,
+}
+
+/// A revisit record: "same content as an earlier capture".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Revisit {
+    pub url: String,
+    pub date: String,
+    pub refers_to_uri: Option<String>,
+    pub refers_to_date: Option<String>,
+}
+
+/// What a record turned out to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Page(Document),
+    Revisit(Revisit),
+    /// Not a page, by design (a request, an image, a 404, …); the reason is the metric label.
+    Skipped(&'static str),
+}
+
+/// Non-fatal oddities met while decoding (counted, the record goes on).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Quirks {
+    pub broken_chunking: bool,
+    pub missing_date: bool,
+    pub page_truncated: bool,
+}
+
+/// Why a record that should have been a page was skipped.
+#[derive(Clone, Debug, Error, PartialEq, Eq)]
+pub enum DocumentError {
+    #[error("invalid_http: {0}")]
+    InvalidHttp(String),
+    #[error("invalid_content_encoding: {0}")]
+    InvalidContentEncoding(String),
+}
+
+impl DocumentError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            DocumentError::InvalidHttp(_) => "invalid_http",
+            DocumentError::InvalidContentEncoding(_) => "invalid_content_encoding",
+        }
+    }
+}
+
+struct HttpResponse<'a> {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: &'a [u8],
+}
+
+fn parse_http(block: &[u8]) -> Result<HttpResponse<'_>, DocumentError> {
+    let head_end = super::decode::find(block, b"\r\n\r\n")
+        .map(|i| (i, i + 4))
+        .into_iter()
+        .chain(super::decode::find(block, b"\n\n").map(|i| (i, i + 2)))
+        .min_by_key(|&(i, _)| i);
+    let (head, body) = match head_end {
+        Some((i, j)) => (&block[..i], &block[j..]),
+        None => (block, &block[block.len()..]),
+    };
+    let head = String::from_utf8_lossy(head);
+    let mut lines = head.lines();
+    let status_line = lines.next().unwrap_or("");
+    let mut parts = status_line.split_whitespace();
+    let version = parts.next().unwrap_or("");
+    if !version.starts_with("HTTP/") {
+        return Err(DocumentError::InvalidHttp(format!("status line {:?}", status_line.chars().take(60).collect::<String>())));
+    }
+    let status = parts
+        .next()
+        .and_then(|s| s.parse::<u16>().ok())
+        .ok_or_else(|| DocumentError::InvalidHttp(format!("no status code in {status_line:?}")))?;
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Ok(HttpResponse { status, headers, body })
+}
+
+/// Removes chunked transfer encoding; `None` if the chunking is broken.
+pub fn dechunk(body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len());
+    let mut rest = body;
+    loop {
+        let line_end = rest.iter().position(|&b| b == b'\n')?;
+        let line = std::str::from_utf8(&rest[..line_end]).ok()?.trim();
+        let size_text = line.split(';').next()?.trim();
+        let size = usize::from_str_radix(size_text, 16).ok()?;
+        rest = &rest[line_end + 1..];
+        if size == 0 {
+            return Some(out);
+        }
+        if rest.len() < size {
+            // Truncated last chunk: keep what is there.
+            out.extend_from_slice(rest);
+            return Some(out);
+        }
+        out.extend_from_slice(&rest[..size]);
+        rest = &rest[size..];
+        // CRLF after the chunk data.
+        while rest.first().is_some_and(|&b| b == b'\r' || b == b'\n') {
+            rest = &rest[1..];
+        }
+        if rest.is_empty() {
+            return Some(out);
+        }
+    }
+}
+
+fn decode_content(body: &[u8], encoding: &str, limit: u64) -> Result<Vec<u8>, DocumentError> {
+    let mut out = Vec::new();
+    let result = match encoding.trim().to_ascii_lowercase().as_str() {
+        "" | "identity" | "none" => return Ok(body.to_vec()),
+        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(body).take(limit).read_to_end(&mut out),
+        "deflate" => {
+            let zlib = flate2::read::ZlibDecoder::new(body).take(limit).read_to_end(&mut out);
+            if zlib.is_err() {
+                out.clear();
+                flate2::read::DeflateDecoder::new(body).take(limit).read_to_end(&mut out)
+            } else {
+                zlib
+            }
+        }
+        "br" => brotli_decompressor::Decompressor::new(body, 4096).take(limit).read_to_end(&mut out),
+        other => return Err(DocumentError::InvalidContentEncoding(format!("unknown encoding {other:?}"))),
+    };
+    match result {
+        Ok(_) => Ok(out),
+        // A body cut short still gives its decoded prefix; a body that gives nothing is an error.
+        Err(_) if !out.is_empty() => Ok(out),
+        Err(e) => Err(DocumentError::InvalidContentEncoding(format!("{encoding}: {e}"))),
+    }
+}
+
+fn mime_of(content_type: Option<&str>) -> String {
+    content_type.unwrap_or("").split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+}
+
+fn charset_param(content_type: Option<&str>) -> Option<String> {
+    let ct = content_type?;
+    ct.split(';').skip(1).find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim().eq_ignore_ascii_case("charset").then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    })
+}
+
+/// Whether the start of a body looks like HTML.
+pub fn sniff_html(body: &[u8]) -> bool {
+    let head = &body[..body.len().min(1024)];
+    let lower = head.to_ascii_lowercase();
+    super::decode::find(&lower, b"<html").is_some() || super::decode::find(&lower, b"<!doctype html").is_some()
+}
+
+/// The charset declared in `<meta charset>` or `<meta http-equiv content="…charset=…">`.
+pub fn meta_charset(body: &[u8]) -> Option<String> {
+    let head = &body[..body.len().min(4096)];
+    let lower = head.to_ascii_lowercase();
+    let mut from = 0;
+    while let Some(at) = super::decode::find(&lower[from..], b"<meta") {
+        let tag_start = from + at;
+        let tag_end = lower[tag_start..].iter().position(|&b| b == b'>').map_or(lower.len(), |e| tag_start + e);
+        let tag = &lower[tag_start..tag_end];
+        if let Some(c) = super::decode::find(tag, b"charset") {
+            let rest = &tag[c + 7..];
+            let rest = rest.iter().skip_while(|b| b.is_ascii_whitespace() || **b == b'=' || **b == b'"' || **b == b'\'');
+            let value: Vec<u8> = rest
+                .take_while(|b| !(b.is_ascii_whitespace() || matches!(**b, b'"' | b'\'' | b';' | b'/' | b'>')))
+                .copied()
+                .collect();
+            if !value.is_empty() {
+                return Some(String::from_utf8_lossy(&value).to_string());
+            }
+        }
+        from = tag_end.max(tag_start + 5);
+    }
+    None
+}
+
+/// Decodes a body to text: header charset, then `<meta>`, then BOM, then UTF-8.
+pub fn decode_text(body: &[u8], header_charset: Option<&str>) -> (String, &'static str) {
+    let declared = header_charset
+        .and_then(|c| Encoding::for_label(c.as_bytes()))
+        .or_else(|| meta_charset(body).and_then(|c| Encoding::for_label(c.as_bytes())));
+    let encoding = match declared {
+        Some(e) => e,
+        None => Encoding::for_bom(body).map_or(encoding_rs::UTF_8, |(e, _)| e),
+    };
+    // A meta tag in a UTF-16 page cannot be right; `decode_with_bom_removal` handles the BOM.
+    let (text, _) = encoding.decode_with_bom_removal(body);
+    (text.into_owned(), encoding.name())
+}
+
+/// Host of a URL, lowercased, without user info or port.
+pub fn host_of(url: &str) -> String {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme.split(['/', '?', '#']).next().unwrap_or("");
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = if host_port.starts_with('[') {
+        host_port.split_inclusive(']').next().unwrap_or(host_port)
+    } else {
+        host_port.split(':').next().unwrap_or(host_port)
+    };
+    host.to_ascii_lowercase()
+}
+
+/// `2014-03-25T12:12:25Z` (or with fractions) to seconds since the epoch.
+pub fn parse_warc_date(date: &str) -> Option<u64> {
+    let b = date.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b' ') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| date.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
+}
+
+/// Interprets a record. `max_page_bytes` caps the decoded HTML (cut at a character boundary).
+pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome, Quirks), DocumentError> {
+    use warc::RecordType;
+    let mut quirks = Quirks::default();
+    let url = record.header("WARC-Target-URI").unwrap_or("").trim_matches(['<', '>']).to_string();
+    let date = record.header("WARC-Date").unwrap_or("").to_string();
+    let (status, headers, body): (u16, Vec<(String, String)>, &[u8]) = match record.warc_type() {
+        RecordType::Revisit => {
+            return Ok((
+                Outcome::Revisit(Revisit {
+                    url,
+                    date,
+                    refers_to_uri: record.header("WARC-Refers-To-Target-URI").map(str::to_string),
+                    refers_to_date: record.header("WARC-Refers-To-Date").map(str::to_string),
+                }),
+                quirks,
+            ))
+        }
+        RecordType::Response if !record.block.starts_with(b"HTTP/") => {
+            if !url.starts_with("http") {
+                return Ok((Outcome::Skipped("not_http"), quirks)); // dns:, ftp:, …
+            }
+            return Err(DocumentError::InvalidHttp("response block does not start with HTTP/".into()));
+        }
+        RecordType::Response => {
+            let response = parse_http(&record.block)?;
+            (response.status, response.headers, response.body)
+        }
+        RecordType::Resource => {
+            (200, vec![("Content-Type".to_string(), record.header("Content-Type").unwrap_or("").to_string())], &record.block[..])
+        }
+        _ => return Ok((Outcome::Skipped("not_a_capture"), quirks)),
+    };
+    if !(200..300).contains(&status) {
+        return Ok((Outcome::Skipped("not_2xx"), quirks));
+    }
+    let header = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+    let content_type = header("Content-Type");
+    let mime = mime_of(content_type);
+    let html_mime = matches!(mime.as_str(), "text/html" | "application/xhtml+xml");
+    let unknown_mime = matches!(mime.as_str(), "" | "application/octet-stream" | "unk" | "unknown" | "no-type");
+    // Cheap check before any decoding: skip what is declared as something else.
+    if !html_mime && !unknown_mime {
+        return Ok((Outcome::Skipped("not_html"), quirks));
+    }
+    let mut payload: Vec<u8>;
+    let mut body: &[u8] = body;
+    if header("Transfer-Encoding").is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
+        match dechunk(body) {
+            Some(d) => {
+                payload = d;
+                body = &payload;
+            }
+            None => quirks.broken_chunking = true,
+        }
+    }
+    let limit = (max_page_bytes as u64).saturating_mul(8).max(1 << 20);
+    if let Some(encoding) = header("Content-Encoding") {
+        payload = decode_content(body, encoding, limit)?;
+        body = &payload;
+    }
+    if !html_mime && !sniff_html(body) {
+        return Ok((Outcome::Skipped("not_html"), quirks));
+    }
+    let (mut html, charset) = decode_text(body, charset_param(content_type).as_deref());
+    if html.len() > max_page_bytes {
+        let mut cut = max_page_bytes;
+        while !html.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        html.truncate(cut);
+        quirks.page_truncated = true;
+    }
+    let date_secs = match parse_warc_date(&date) {
+        Some(s) => s,
+        None => {
+            quirks.missing_date = true;
+            0
+        }
+    };
+    let record_id = record.header("WARC-Record-ID").unwrap_or("").to_string();
+    let host = host_of(&url);
+    Ok((Outcome::Page(Document { url, host, date, date_secs, record_id, html, charset }), quirks))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dechunks_and_detects_broken_chunking() {
+        assert_eq!(dechunk(b"4\r\nWiki\r\n5\r\npedia\r\n0\r\n\r\n").unwrap(), b"Wikipedia");
+        assert_eq!(dechunk(b"4;ext=1\r\nWiki\r\n0\r\n\r\n").unwrap(), b"Wiki");
+        assert!(dechunk(b"<html>not chunked</html>").is_none());
+    }
+
+    #[test]
+    fn finds_meta_charsets() {
+        assert_eq!(meta_charset(b"<head><meta charset=\"euc-jp\">").as_deref(), Some("euc-jp"));
+        assert_eq!(
+            meta_charset(b"<META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=windows-1251\">").as_deref(),
+            Some("windows-1251")
+        );
+        assert_eq!(meta_charset(b"<meta name=x>"), None);
+    }
+
+    #[test]
+    fn decodes_by_header_meta_bom_then_utf8() {
+        let latin1 = b"caf\xe9";
+        assert_eq!(decode_text(latin1, Some("iso-8859-1")).0, "café");
+        let meta = b"<meta charset=windows-1251>\xcf\xf0\xe8\xe2\xe5\xf2";
+        assert!(decode_text(meta, None).0.ends_with("Привет"));
+        let bom = b"\xef\xbb\xbfhi";
+        assert_eq!(decode_text(bom, None), ("hi".to_string(), "UTF-8"));
+        assert_eq!(decode_text(b"a\xffb", None).0, "a\u{fffd}b");
+    }
+
+    #[test]
+    fn parses_dates_and_hosts() {
+        assert_eq!(parse_warc_date("1970-01-02T00:00:00Z"), Some(86_400));
+        assert_eq!(parse_warc_date("2014-03-25T12:12:25Z"), Some(1_395_749_545));
+        assert_eq!(parse_warc_date("2008-10-294T05:21:46-0700"), None);
+        assert_eq!(host_of("http://User@Example.COM:8080/a?b"), "example.com");
+        assert_eq!(host_of("https://[::1]:80/"), "[::1]");
+    }
+
+    #[test]
+    fn status_line_without_reason_phrase() {
+        let r = parse_http(b"HTTP/1.1 200\r\nContent-Type: text/html\r\n\r\n<html>").unwrap();
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body, b"<html>");
+    }
+}
