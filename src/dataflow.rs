@@ -141,6 +141,9 @@ fn read_inputs(
                     return;
                 };
                 metrics.inc(metrics::RECORDS, &record.type_name());
+                if record.lenient_length {
+                    metrics.inc(metrics::QUIRKS, "content_length_mismatch");
+                }
                 use warc::RecordType::*;
                 match record.warc_type() {
                     Response | Resource | Revisit => {
@@ -181,6 +184,9 @@ fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, re
         Ok((outcome, quirks)) => {
             if quirks.broken_chunking {
                 metrics.inc(metrics::QUIRKS, "broken_chunking");
+            }
+            if quirks.content_encoding_mismatch {
+                metrics.inc(metrics::QUIRKS, "content_encoding_mismatch");
             }
             if quirks.missing_date {
                 metrics.inc(metrics::QUIRKS, "missing_date");

@@ -109,7 +109,16 @@ impl Decoder {
                 Ok(if n == 0 { Chunk::Eof } else { Chunk::Data(n) })
             }
             State::Lz4(decoder) => match decoder.read(&mut self.scratch) {
-                Ok(0) => Ok(Chunk::Eof),
+                Ok(0) => {
+                    // One frame per record is common: go on with the next frame, if any.
+                    let State::Lz4(decoder) = std::mem::replace(&mut self.state, State::Done) else { unreachable!() };
+                    let mut source = decoder.into_inner();
+                    if source.fill_buf()?.is_empty() {
+                        return Ok(Chunk::Eof);
+                    }
+                    self.state = State::Lz4(Box::new(lz4_flex::frame::FrameDecoder::new(source)));
+                    self.next_chunk(out)
+                }
                 Ok(n) => {
                     out.extend_from_slice(&self.scratch[..n]);
                     Ok(Chunk::Data(n))
@@ -149,6 +158,8 @@ struct GzipMembers {
     crc: flate2::Crc,
     /// Bytes before the next magic were skipped (reported once the magic or the end is found).
     skipped: bool,
+    /// Rescanning after a damaged member.
+    in_damage: bool,
 }
 
 impl GzipMembers {
@@ -163,6 +174,7 @@ impl GzipMembers {
             inflater: flate2::Decompress::new(false),
             crc: flate2::Crc::new(),
             skipped: false,
+            in_damage: false,
         }
     }
 
@@ -200,6 +212,9 @@ impl GzipMembers {
         self.pos = self.member_start.map_or(self.pos, |s| s + 1).min(self.cbuf.len());
         self.member_start = None;
         self.state = GzState::Between;
+        // The bytes up to the next magic are the rest of the damaged member: same error.
+        self.skipped = false;
+        self.in_damage = true;
         Chunk::Break(RecordErrorKind::InvalidGzip)
     }
 
@@ -212,13 +227,15 @@ impl GzipMembers {
                         self.pos += at;
                         self.member_start = Some(self.pos);
                         self.state = GzState::Header;
-                        if at > 0 || std::mem::take(&mut self.skipped) {
+                        let garbage = at > 0 || std::mem::take(&mut self.skipped);
+                        if garbage && !std::mem::take(&mut self.in_damage) {
                             return Ok(Chunk::Break(RecordErrorKind::GarbageBetweenRecords));
                         }
                         continue;
                     }
                     if self.source_eof {
-                        let garbage = !avail.is_empty() || std::mem::take(&mut self.skipped);
+                        let garbage = (!avail.is_empty() || std::mem::take(&mut self.skipped))
+                            && !std::mem::take(&mut self.in_damage);
                         self.pos = self.cbuf.len();
                         return Ok(if garbage { Chunk::Break(RecordErrorKind::GarbageBetweenRecords) } else { Chunk::Eof });
                     }

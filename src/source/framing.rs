@@ -16,7 +16,7 @@ use super::{RawRecord, RecordError, RecordErrorKind};
 
 const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// Look-ahead after a record's block: enough for the terminator and the next `WARC/`.
-const LOOKAHEAD: usize = 16;
+const LOOKAHEAD: usize = 32;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Format {
@@ -193,18 +193,18 @@ impl Framer {
         }
     }
 
-    /// Skips to the next line that starts with `WARC/` at or after `from` (an index in `buf`),
+    /// Skips to the next `WARC/` version line at or after `from` (an index in `buf`),
     /// reading on as far as needed; stops at damage or the end.
     fn skip_to_next_warc(&mut self, mut from: usize) {
         loop {
             let end = self.damage.map_or(self.buf.len(), |(at, _)| at);
             let from_clamped = from.min(end);
-            if let Some(at) = find(&self.buf[from_clamped..end], b"\nWARC/") {
-                self.start = from_clamped + at + 1;
+            if let Some(at) = find_version_line(&self.buf[from_clamped..end]) {
+                self.start = from_clamped + at;
                 return;
             }
             // Keep a tail in case the marker straddles the next read.
-            self.start = end.saturating_sub(5).max(from_clamped).max(self.start);
+            self.start = end.saturating_sub(6).max(from_clamped).max(self.start);
             match self.fill() {
                 Ok(true) => from = self.start,
                 _ => {
@@ -265,8 +265,23 @@ impl Framer {
         let ws = after.iter().take_while(|b| b.is_ascii_whitespace()).count();
         let rest = &after[ws..];
         let finished = self.eof || self.damage.is_some();
-        if !(rest.starts_with(b"WARC/") || (rest.is_empty() && finished)) {
-            if !finished && rest.len() < 5 && b"WARC/".starts_with(rest) {
+        // A proper terminator ends the record, whatever follows (garbage is the next step's
+        // business) — unless the block itself holds a terminator and a `WARC/` line: then the
+        // length ran into the next record. A few stray bytes before the next record (a length
+        // off by a little, as some old tools wrote) are tolerated and counted.
+        let block = &avail[header_len..needed];
+        let ran_into_next = find(block, b"\r\n\r\nWARC/").is_some() || find(block, b"\n\nWARC/").is_some();
+        let terminated = after.starts_with(b"\r\n\r\n") || after.starts_with(b"\n\n");
+        let near_next = find_version_line(&after[..after.len().min(LOOKAHEAD)]);
+        let mut lenient_length = false;
+        let consumed;
+        if !ran_into_next && (terminated || rest.starts_with(b"WARC/") || (rest.is_empty() && finished)) {
+            consumed = needed + ws;
+        } else if let (false, Some(next)) = (ran_into_next, near_next) {
+            lenient_length = true;
+            consumed = needed + next;
+        } else {
+            if !finished && after.len() < LOOKAHEAD {
                 return Step::NeedMore;
             }
             self.skip_to_next_warc(self.start + header_len);
@@ -276,9 +291,9 @@ impl Framer {
                 format!("Content-Length {content_length} does not end at a record boundary"),
             ));
         }
-        let block = avail[header_len..needed].to_vec();
-        self.start += needed + ws;
-        Step::Record(RawRecord { version, headers, block, offset })
+        let block = block.to_vec();
+        self.start += consumed;
+        Step::Record(RawRecord { version, headers, block, offset, lenient_length })
     }
 
     fn next_arc(&mut self) -> Step {
@@ -326,7 +341,7 @@ impl Framer {
             headers.push(("WARC-Date".to_string(), iso));
         }
         headers.push(("Content-Type".to_string(), "application/http; msgtype=response".to_string()));
-        Step::Record(RawRecord { version: "ARC".to_string(), headers, block, offset })
+        Step::Record(RawRecord { version: "ARC".to_string(), headers, block, offset, lenient_length: false })
     }
 }
 
@@ -336,20 +351,48 @@ enum Step {
     NeedMore,
 }
 
-/// Length of the header block including its blank line (CRLF or, leniently, LF only).
-fn header_end(buf: &[u8]) -> Option<usize> {
-    let crlf = find(buf, b"\r\n\r\n").map(|i| i + 4);
-    let lf = find(buf, b"\n\n").map(|i| i + 2);
-    match (crlf, lf) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+/// Position of the next `WARC/0.` or `WARC/1.`: where a record starts (garbage may stand
+/// right before it, without a line break).
+fn find_version_line(buf: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = find(&buf[from..], b"WARC/") {
+        let pos = from + at;
+        match buf.get(pos + 5..pos + 7) {
+            Some([b'0' | b'1', b'.']) => return Some(pos),
+            None => return None,
+            _ => from = pos + 1,
+        }
     }
+    None
+}
+
+/// Length of the header block including its blank line. Lines end in CRLF or, leniently, LF
+/// alone or CR CR LF (all seen in the wild).
+fn header_end(buf: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = buf[from..].iter().position(|&b| b == b'\n') {
+        let line_end = from + at + 1;
+        let blank = buf[line_end..].iter().take_while(|&&b| b == b'\r').count();
+        if buf.get(line_end + blank) == Some(&b'\n') {
+            return Some(line_end + blank + 1);
+        }
+        from = line_end;
+    }
+    None
 }
 
 type Headers = (String, Vec<(String, String)>, u64);
 
 /// Parses a header block with the `warc` crate's parser.
 fn parse_headers(block: &[u8]) -> Result<Headers, (RecordErrorKind, String)> {
+    // The `warc` parser takes CRLF or LF; fold CR CR LF (and longer CR runs) first.
+    let folded;
+    let block = if find(block, b"\r\r").is_some() {
+        folded = fold_carriage_returns(block);
+        &folded[..]
+    } else {
+        block
+    };
     let (_, (version, fields, content_length)) = warc::parser::headers(block)
         .map_err(|e| (RecordErrorKind::InvalidHeader, format!("WARC header block rejected: {e:?}").chars().take(200).collect()))?;
     let mut headers = Vec::with_capacity(fields.len());
@@ -362,6 +405,17 @@ fn parse_headers(block: &[u8]) -> Result<Headers, (RecordErrorKind, String)> {
         return Err((RecordErrorKind::MissingContentLength, "no Content-Length header".into()));
     }
     Ok((version.to_string(), headers, content_length as u64))
+}
+
+fn fold_carriage_returns(block: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(block.len());
+    for (i, &b) in block.iter().enumerate() {
+        if b == b'\r' && block.get(i + 1) == Some(&b'\r') {
+            continue;
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// `20140301000000` → `2014-03-01T00:00:00Z`.

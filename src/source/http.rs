@@ -54,6 +54,7 @@ pub struct Quirks {
     pub broken_chunking: bool,
     pub missing_date: bool,
     pub page_truncated: bool,
+    pub content_encoding_mismatch: bool,
 }
 
 /// Why a record that should have been a page was skipped.
@@ -316,8 +317,15 @@ pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome, 
     }
     let limit = (max_page_bytes as u64).saturating_mul(8).max(1 << 20);
     if let Some(encoding) = header("Content-Encoding") {
-        payload = decode_content(body, encoding, limit)?;
-        body = &payload;
+        match decode_content(body, encoding, limit) {
+            Ok(decoded) => {
+                payload = decoded;
+                body = &payload;
+            }
+            // Some crawlers stored the decoded body and kept the header (ClueWeb09 did).
+            Err(_) if sniff_html(body) => quirks.content_encoding_mismatch = true,
+            Err(e) => return Err(e),
+        }
     }
     if !html_mime && !sniff_html(body) {
         return Ok((Outcome::Skipped("not_html"), quirks));

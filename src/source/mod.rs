@@ -87,6 +87,8 @@ pub struct RawRecord {
     pub block: Vec<u8>,
     /// Offset of the record in the decompressed stream.
     pub offset: u64,
+    /// The block did not end exactly at its terminator: a few stray bytes were skipped.
+    pub lenient_length: bool,
 }
 
 impl RawRecord {
