@@ -4,8 +4,8 @@
 //! by value (`key mod m`); in each bucket the `k` smallest keys are combined into one bucket
 //! fingerprint. A bucket with fewer than `k` keys emits nothing. Two pages that share most
 //! sentences share the `k` smallest of most buckets, so they share fingerprints; a page with too
-//! few sentences to fill any bucket emits one whole-page fingerprint instead (it then only meets
-//! pages with exactly its sentences).
+//! few sentences to fill most buckets also emits one fingerprint per sentence (see
+//! [`fingerprints`]).
 
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
@@ -33,31 +33,45 @@ impl Default for FingerprintConfig {
 
 /// Computes a page's fingerprints from its sentence keys (any order, duplicates allowed).
 /// The result is sorted and free of duplicates.
+///
+/// A short page (fewer than `2·m·k` distinct keys) cannot fill most of `m` buckets, and one
+/// changed sentence changes most of what it can fill. So it also gets one fingerprint per
+/// sentence key (tagged): short pages meet when they share any sentence, and verification
+/// decides. Keys shared by too many pages are dropped later as template-like.
 pub fn fingerprints(keys: &[u64], config: &FingerprintConfig) -> Vec<u64> {
     let m = config.buckets.max(1) as u64;
     let k = config.hashes_per_bucket.max(1) as usize;
     let mut sorted = keys.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
+    let mut out = level_fingerprints(&sorted, m, k, m);
+    if (sorted.len() as u64) < 2 * m * k as u64 {
+        out.extend(sorted.iter().map(|&key| combine(SHORT_PAGE_TAG, &[key])));
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+const SHORT_PAGE_TAG: u64 = u64::MAX - 1;
+
+/// Bucket fingerprints with `m` buckets (`sorted` ascending, distinct); tagged by level
+/// unless `m` is the configured one (so the main level's values do not depend on the tag).
+fn level_fingerprints(sorted: &[u64], m: u64, k: usize, configured: u64) -> Vec<u64> {
     let mut buckets: Vec<Vec<u64>> = vec![Vec::with_capacity(k); m as usize];
-    for &key in &sorted {
+    for &key in sorted {
         let bucket = &mut buckets[(key % m) as usize];
         if bucket.len() < k {
             bucket.push(key);
         }
     }
-    let mut out: Vec<u64> = buckets
+    let tag = if m == configured { 0 } else { m << 32 };
+    buckets
         .iter()
         .enumerate()
         .filter(|(_, b)| b.len() == k)
-        .map(|(i, b)| combine(i as u64, b))
-        .collect();
-    if out.is_empty() && !sorted.is_empty() {
-        out.push(combine(u64::MAX, &sorted));
-    }
-    out.sort_unstable();
-    out.dedup();
-    out
+        .map(|(i, b)| combine(tag | i as u64, b))
+        .collect()
 }
 
 fn combine(bucket: u64, keys: &[u64]) -> u64 {
@@ -101,20 +115,22 @@ mod tests {
 
     #[test]
     fn a_bucket_needs_k_hashes() {
-        // m = 2: bucket 0 gets {2, 4, 6, 8}, bucket 1 gets {1, 3}.
-        let fps = fingerprints(&[1, 2, 3, 4, 6, 8], &config(2, 3));
-        assert_eq!(fps.len(), 1, "only the even bucket has 3 hashes");
-        assert_eq!(fps, vec![combine(0, &[2, 4, 6])]);
+        // m = 2, k = 3, 14 keys (not short): bucket 0 gets the evens, bucket 1 only {1, 3}.
+        let mut keys: Vec<u64> = (0..12).map(|i| 2 * i).collect();
+        keys.extend([1, 3]);
+        assert_eq!(fingerprints(&keys, &config(2, 3)), vec![combine(0, &[0, 2, 4])]);
     }
 
     #[test]
     fn only_the_k_smallest_count() {
-        // Adding a larger key to a full bucket changes nothing.
-        let a = fingerprints(&[2, 4, 6, 1, 3, 5], &config(2, 3));
-        let b = fingerprints(&[2, 4, 6, 1, 3, 5, 100, 99], &config(2, 3));
-        assert_eq!(a, b);
+        let base: Vec<u64> = (0..12).map(|i| i * 10 + i % 2).collect();
+        let mut more = base.clone();
+        more.push(1000);
+        assert_eq!(fingerprints(&base, &config(2, 3)), fingerprints(&more, &config(2, 3)));
         // A smaller key changes its bucket's fingerprint only.
-        let c = fingerprints(&[0, 2, 4, 6, 1, 3, 5], &config(2, 3));
+        let mut smaller = base.clone();
+        smaller.push(2);
+        let (a, c) = (fingerprints(&base, &config(2, 3)), fingerprints(&smaller, &config(2, 3)));
         assert_eq!(a.iter().filter(|f| c.contains(f)).count(), 1);
     }
 
@@ -124,10 +140,15 @@ mod tests {
     }
 
     #[test]
-    fn too_few_sentences_give_one_whole_page_fingerprint() {
+    fn short_pages_get_a_fingerprint_per_sentence() {
         let fps = fingerprints(&[7, 9], &config(4, 3));
-        assert_eq!(fps, vec![combine(u64::MAX, &[7, 9])]);
+        let mut expected = vec![combine(SHORT_PAGE_TAG, &[7]), combine(SHORT_PAGE_TAG, &[9])];
+        expected.sort();
+        assert_eq!(fps, expected);
         assert!(fingerprints(&[], &config(4, 3)).is_empty());
+        // Two short pages sharing one sentence meet.
+        let (a, b) = (fingerprints(&[1, 2, 3], &config(8, 3)), fingerprints(&[3, 4, 5], &config(8, 3)));
+        assert_eq!(a.iter().filter(|f| b.contains(f)).count(), 1);
     }
 
     #[test]

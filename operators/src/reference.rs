@@ -47,7 +47,7 @@ pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<Pag
     }
     pages
         .iter()
-        .map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v))))
+        .map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config.min_content_share)))
         .collect()
 }
 
@@ -136,13 +136,13 @@ mod tests {
     fn a_shared_site_template_does_not_make_pages_similar() {
         let template: Vec<u64> = (1..40).collect();
         let config = MethodConfig {
-            template: TemplateConfig { min_pages: 3, page_fraction: 0.0 },
+            template: TemplateConfig { min_pages: 3, page_fraction: 0.0, ..Default::default() },
             ..Default::default()
         };
         let pages: Vec<Page> = (0..4)
             .map(|i| {
                 let mut keys = template.clone();
-                keys.extend((0..5).map(|j| 1000 * (i + 1) + j));
+                keys.extend((0..20).map(|j| 1000 * (i + 1) + j));
                 page(i, 7, &keys)
             })
             .collect();

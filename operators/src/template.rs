@@ -14,18 +14,21 @@ use timely::progress::Timestamp;
 use crate::page::{Content, Page, PageId};
 
 /// Settings of the template stage.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TemplateConfig {
     /// A sentence on fewer pages of a host than this is never template.
     pub min_pages: u32,
     /// A sentence on at least this share of a host's pages is template (if also ≥ min_pages).
     pub page_fraction: f64,
+    /// A page whose non-template sentences weigh less than this share of the page is
+    /// template-dominated (a stub, a redirect notice): it keeps all its sentences.
+    pub min_content_share: f64,
 }
 
 impl Default for TemplateConfig {
     fn default() -> Self {
-        TemplateConfig { min_pages: 16, page_fraction: 0.005 }
+        TemplateConfig { min_pages: 16, page_fraction: 0.005, min_content_share: 0.25 }
     }
 }
 
@@ -55,22 +58,28 @@ pub fn distinct_keys(page: &Page) -> Vec<u64> {
 }
 
 /// Removes the host's template keys (`templates` sorted) from a page.
-pub fn apply(page: &Page, templates: &[u64]) -> Filtered {
+///
+/// A page left with less than `min_content_share` of its weight is template-dominated (a stub,
+/// a redirect notice: its main text is shared with its siblings). It keeps everything after its
+/// leading run of template sentences (menus and sidebars come first in document order), so that
+/// its siblings are compared on that shared text; a page that is template from end to end
+/// keeps everything.
+pub fn apply(page: &Page, templates: &[u64], min_content_share: f64) -> Filtered {
     let is_template = |key: &u64| templates.binary_search(key).is_ok();
-    let mut content: Vec<(u64, u16)> =
-        page.sentences.iter().filter(|s| !is_template(&s.key)).map(|s| (s.key, s.weight)).collect();
-    let mut keys: Vec<u64> = page
-        .sentences
-        .iter()
-        .filter(|s| s.fingerprinted && !is_template(&s.key))
-        .map(|s| s.key)
-        .collect();
+    let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
+    let kept: u64 = page.sentences.iter().filter(|s| !is_template(&s.key)).map(|s| s.weight as u64).sum();
+    let dominated = kept == 0 || (kept as f64) < min_content_share * total as f64;
+    let selected: Vec<&crate::page::Sentence> = if dominated {
+        let head = page.sentences.iter().take_while(|s| is_template(&s.key)).count();
+        let head = if head == page.sentences.len() { 0 } else { head };
+        page.sentences[head..].iter().collect()
+    } else {
+        page.sentences.iter().filter(|s| !is_template(&s.key)).collect()
+    };
+    let content: Vec<(u64, u16)> = selected.iter().map(|s| (s.key, s.weight)).collect();
+    let mut keys: Vec<u64> = selected.iter().filter(|s| s.fingerprinted).map(|s| s.key).collect();
     if keys.is_empty() {
         keys = content.iter().map(|&(k, _)| k).collect();
-    }
-    if content.is_empty() {
-        content = page.sentences.iter().map(|s| (s.key, s.weight)).collect();
-        keys = page.sentences.iter().map(|s| s.key).collect();
     }
     keys.sort_unstable();
     keys.dedup();
@@ -110,13 +119,14 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
         let template_sets = templates.clone().reduce(|_host, keys, output| {
             output.push((keys.iter().map(|&(key, _)| *key).collect::<Vec<u64>>(), 1isize));
         });
+        let share = config.min_content_share;
         let by_host = self.map(|(id, page)| (page.host, (id, page)));
         let with_template = by_host
             .clone()
-            .join_map(template_sets.clone(), |_, (id, page), set| (*id, apply(page, set)));
+            .join_map(template_sets.clone(), move |_, (id, page), set| (*id, apply(page, set, share)));
         let without_template = by_host
             .antijoin(template_sets.map(|(host, _)| host))
-            .map(|(_, (id, page))| (id, apply(&page, &[])));
+            .map(move |(_, (id, page))| (id, apply(&page, &[], share)));
         (with_template.concat(without_template), templates)
     }
 }
@@ -138,31 +148,37 @@ mod tests {
 
     #[test]
     fn threshold_uses_the_larger_bound() {
-        let config = TemplateConfig { min_pages: 4, page_fraction: 0.5 };
+        let config = TemplateConfig { min_pages: 4, page_fraction: 0.5, ..Default::default() };
         assert_eq!(config.threshold(2), 4);
         assert_eq!(config.threshold(20), 10);
-        assert_eq!(TemplateConfig { min_pages: 0, page_fraction: 0.0 }.threshold(5), 2);
+        assert_eq!(TemplateConfig { min_pages: 0, page_fraction: 0.0, ..Default::default() }.threshold(5), 2);
     }
 
     #[test]
     fn template_keys_leave_content_and_fingerprints() {
-        let filtered = apply(&page(&[1, 2, 3, 2]), &[2]);
+        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], 0.25);
         assert_eq!(filtered.content.sentences, vec![(1, 2), (3, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
     }
 
     #[test]
     fn short_sentences_fingerprint_only_when_nothing_else_is_left() {
-        let filtered = apply(&page(&[200, 300]), &[]);
+        let filtered = apply(&page(&[200, 300]), &[], 0.25);
         assert_eq!(filtered.fingerprint_keys, vec![200, 300]);
-        let filtered = apply(&page(&[1, 300]), &[]);
+        let filtered = apply(&page(&[1, 300]), &[], 0.25);
         assert_eq!(filtered.fingerprint_keys, vec![1]);
     }
 
     #[test]
     fn a_pure_template_page_keeps_everything() {
-        let filtered = apply(&page(&[5, 6]), &[5, 6]);
+        let filtered = apply(&page(&[5, 6]), &[5, 6], 0.25);
         assert_eq!(filtered.content.sentences, vec![(5, 2), (6, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![5, 6]);
+        // One sentence of five left (20% < 25%): template-dominated, keeps all after the
+        // leading template run.
+        let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], 0.25);
+        assert_eq!(filtered.content.sentences, vec![(1, 2), (7, 2), (8, 2)]);
+        let filtered = apply(&page(&[1, 2, 6, 7, 8]), &[6, 7, 8], 0.25);
+        assert_eq!(filtered.content.sentences.len(), 2);
     }
 }
