@@ -60,11 +60,10 @@ fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {
     x
 }
 
-/// Clusters of `pages` (ids distinct), from scratch.
-pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
-    let filtered = filter_templates(pages, &config.template);
+/// Candidate-set label (the set's earliest page) of every page, from scratch.
+pub fn candidate_sets(filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, PageId> {
     let mut groups: BTreeMap<u64, BTreeSet<PageId>> = BTreeMap::new();
-    for (&id, page) in &filtered {
+    for (&id, page) in filtered {
         for fp in fingerprints(&page.fingerprint_keys, &config.fingerprint) {
             groups.entry(fp).or_default().insert(id);
         }
@@ -79,10 +78,15 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
             }
         }
     }
+    filtered.keys().map(|&id| (id, find(&mut parent, id))).collect()
+}
+
+/// Clusters of `pages` (ids distinct), from scratch.
+pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
+    let filtered = filter_templates(pages, &config.template);
     let mut sets: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
-    for &id in filtered.keys() {
-        let root = find(&mut parent, id);
-        sets.entry(root).or_default().push(id);
+    for (id, label) in candidate_sets(&filtered, config) {
+        sets.entry(label).or_default().push(id);
     }
     let tau_ppm = lcs::ppm(config.verify.threshold);
     let mut out = BTreeMap::new();
@@ -126,7 +130,8 @@ mod tests {
         near[5] = 999;
         let other: Vec<u64> = (500..530).collect();
         let pages = vec![page(1, 1, &base), page(2, 2, &near), page(3, 3, &other)];
-        let out = clusters(&pages, &MethodConfig::default());
+        let config = MethodConfig { verify: VerifyConfig { threshold: 0.8, ..Default::default() }, ..Default::default() };
+        let out = clusters(&pages, &config);
         assert_eq!(out[&pages[0].id].cluster, pages[0].id);
         assert_eq!(out[&pages[1].id].cluster, pages[0].id);
         assert_eq!(out[&pages[2].id].cluster, pages[2].id);

@@ -33,7 +33,7 @@ pub struct VerifyConfig {
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { threshold: 0.8, max_diff_distance: 50_000 }
+        VerifyConfig { threshold: 0.4, max_diff_distance: 50_000 }
     }
 }
 

@@ -1,0 +1,227 @@
+//! Incremental equals from-scratch: every stage of the method, maintained by the dataflow over
+//! rounds of random insertions, re-crawls and retractions, equals `reference` (computed from
+//! scratch on the pages alive in that round), at 1, 2 and 4 workers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use differential_dataflow::input::Input;
+use dupflow::metrics::Registry;
+use dupflow_operators::candidates::{CandidateConfig, CandidateSets};
+use dupflow_operators::fingerprint::{Fingerprint, FingerprintConfig};
+use dupflow_operators::reference::{self, MethodConfig};
+use dupflow_operators::template::{Filtered, RemoveTemplates, TemplateConfig};
+use dupflow_operators::verify::{Assignment, VerifyConfig};
+use dupflow_operators::{Page, PageId, Sentence};
+use timely::dataflow::operators::{Inspect, Probe};
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Small settings so that every cap and corner is reached: templates at 3 pages, fingerprints
+/// on more than 6 pages dropped, candidate sets cut at 5 pages.
+fn config() -> MethodConfig {
+    MethodConfig {
+        template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25 },
+        fingerprint: FingerprintConfig { buckets: 4, hashes_per_bucket: 2 },
+        candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5 },
+        verify: VerifyConfig { threshold: 0.6, max_diff_distance: 10_000 },
+    }
+}
+
+/// Rounds of updates: `(round, page, diff)`.
+fn workload(seed: u64) -> Vec<(u64, Page, isize)> {
+    let mut rng = Rng(seed);
+    let templates: Vec<Vec<u64>> = (0..3).map(|_| (0..6).map(|_| rng.next()).collect()).collect();
+    let mut bases: Vec<Vec<u64>> = Vec::new();
+    let mut alive: Vec<Page> = Vec::new();
+    let mut updates = Vec::new();
+    let mut counter = 0u64;
+    for round in 0..6u64 {
+        let inserts = if round == 0 { 24 } else { 6 };
+        for _ in 0..inserts {
+            let host = rng.below(3);
+            let content: Vec<u64> = if !bases.is_empty() && rng.below(3) > 0 {
+                // A variant of an earlier page: replace, drop or add a few sentences.
+                let mut c = bases[rng.below(bases.len() as u64) as usize].clone();
+                for _ in 0..rng.below(4) {
+                    let at = rng.below(c.len() as u64) as usize;
+                    match rng.below(3) {
+                        0 => c[at] = rng.next(),
+                        1 if c.len() > 1 => {
+                            c.remove(at);
+                        }
+                        _ => c.insert(at, rng.next()),
+                    }
+                }
+                c
+            } else {
+                let len = [2, 4, 8, 14, 24][rng.below(5) as usize];
+                let c: Vec<u64> = (0..len).map(|_| rng.next()).collect();
+                bases.push(c.clone());
+                c
+            };
+            let mut keys: Vec<u64> = templates[host as usize][..3].to_vec();
+            keys.extend(content);
+            keys.extend(&templates[host as usize][3..]);
+            counter += 1;
+            let page = Page {
+                id: PageId { date: rng.below(4), hash: counter },
+                url: format!("http://h{host}/{counter}"),
+                host,
+                record_id: counter.to_string(),
+                sentences: keys
+                    .iter()
+                    .map(|&key| Sentence { key, weight: (key % 5 + 1) as u16, fingerprinted: key % 5 != 0 })
+                    .collect(),
+            };
+            alive.push(page.clone());
+            updates.push((round, page, 1));
+        }
+        if round > 0 {
+            for _ in 0..4 {
+                let at = rng.below(alive.len() as u64) as usize;
+                let page = alive.remove(at);
+                updates.push((round, page, -1));
+            }
+        }
+    }
+    updates
+}
+
+fn alive_at(updates: &[(u64, Page, isize)], round: u64) -> Vec<Page> {
+    let mut count: BTreeMap<&Page, isize> = BTreeMap::new();
+    for (t, page, diff) in updates {
+        if *t <= round {
+            *count.entry(page).or_default() += diff;
+        }
+    }
+    count.into_iter().filter(|(_, c)| *c > 0).map(|(p, _)| p.clone()).collect()
+}
+
+/// The collection's contents at `round`, from its captured updates (must be a function).
+fn state_at<K: Ord + Clone + std::fmt::Debug, V: Ord + Clone + std::fmt::Debug>(
+    captured: &[((K, V), u64, isize)],
+    round: u64,
+) -> BTreeMap<K, V> {
+    let mut count: BTreeMap<(K, V), isize> = BTreeMap::new();
+    for ((k, v), t, d) in captured {
+        if *t <= round {
+            *count.entry((k.clone(), v.clone())).or_default() += d;
+        }
+    }
+    let mut out = BTreeMap::new();
+    for ((k, v), c) in count {
+        assert!(c == 0 || c == 1, "multiplicity {c} for {k:?} -> {v:?}");
+        if c == 1 {
+            assert!(out.insert(k.clone(), v).is_none(), "two values for {k:?}");
+        }
+    }
+    out
+}
+
+type Captured<T> = Arc<Mutex<Vec<(T, u64, isize)>>>;
+
+fn run(updates: Vec<(u64, Page, isize)>, workers: usize) -> (Vec<((PageId, Filtered), u64, isize)>, Vec<((PageId, PageId), u64, isize)>, Vec<((PageId, Assignment), u64, isize)>) {
+    let filtered: Captured<(PageId, Filtered)> = Arc::default();
+    let sets: Captured<(PageId, PageId)> = Arc::default();
+    let clusters: Captured<(PageId, Assignment)> = Arc::default();
+    let (f, s, c) = (filtered.clone(), sets.clone(), clusters.clone());
+    let rounds = updates.iter().map(|u| u.0).max().unwrap() + 1;
+    timely::execute(timely::Config::process(workers), move |worker| {
+        let (f, s, c) = (f.clone(), s.clone(), c.clone());
+        let config = config();
+        let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
+            let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
+            let (stage_filtered, _) = pages.clone().remove_templates(config.template);
+            stage_filtered.clone().consolidate().inner.inspect(move |x| f.lock().unwrap().push(x.clone()));
+            let candidates = stage_filtered
+                .map(|(id, page)| (id, page.fingerprint_keys))
+                .fingerprints(config.fingerprint.clone())
+                .candidate_sets(pages.clone().map(|(id, _)| id), config.candidates.clone());
+            candidates.sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(x.clone()));
+            let (probe, _) = dupflow::dataflow::clusters(pages, &config, Arc::new(Registry::default()))
+                .consolidate()
+                .inner
+                .inspect(move |x| c.lock().unwrap().push(x.clone()))
+                .probe();
+            (input, probe)
+        });
+        for round in 0..rounds {
+            if worker.index() == 0 {
+                for (t, page, diff) in &updates {
+                    if *t == round {
+                        input.update((page.id, page.clone()), *diff);
+                    }
+                }
+            }
+            input.advance_to(round + 1);
+            input.flush();
+            while probe.less_than(&(round + 1)) {
+                worker.step();
+            }
+        }
+    })
+    .expect("timely runs");
+    fn take<T>(captured: Captured<T>) -> Vec<(T, u64, isize)> {
+        std::mem::take(&mut *captured.lock().unwrap())
+    }
+    (take(filtered), take(sets), take(clusters))
+}
+
+fn check(seed: u64, workers: usize) {
+    let updates = workload(seed);
+    let config = config();
+    let (filtered, sets, clusters) = run(updates.clone(), workers);
+    for round in 0..6 {
+        let pages = alive_at(&updates, round);
+        let expected_filtered = reference::filter_templates(&pages, &config.template);
+        assert_eq!(state_at(&filtered, round), expected_filtered, "templates, seed {seed}, round {round}, {workers} workers");
+        assert_eq!(
+            state_at(&sets, round),
+            reference::candidate_sets(&expected_filtered, &config),
+            "candidate sets, seed {seed}, round {round}, {workers} workers"
+        );
+        assert_eq!(
+            state_at(&clusters, round),
+            reference::clusters(&pages, &config),
+            "clusters, seed {seed}, round {round}, {workers} workers"
+        );
+    }
+    // The workload really exercised the method: some multi-page clusters, some retractions.
+    let last = reference::clusters(&alive_at(&updates, 5), &config);
+    let ids: BTreeSet<PageId> = last.values().map(|a| a.cluster).collect();
+    assert!(ids.len() < last.len(), "seed {seed}: no duplicates at all");
+    assert!(updates.iter().any(|u| u.2 < 0));
+}
+
+#[test]
+fn incremental_equals_reference_1_worker() {
+    for seed in [1, 2, 3] {
+        check(seed * 0x9e37_79b9, 1);
+    }
+}
+
+#[test]
+fn incremental_equals_reference_2_workers() {
+    for seed in [1, 2, 3] {
+        check(seed * 0x9e37_79b9, 2);
+    }
+}
+
+#[test]
+fn incremental_equals_reference_4_workers() {
+    for seed in [1, 2, 3] {
+        check(seed * 0x9e37_79b9, 4);
+    }
+}
