@@ -1,0 +1,148 @@
+//! End to end through the `dupflow` binary: the default input's clusters (golden), determinism
+//! over worker counts and input order, 2 processes equal 1, `validate`, and clear errors.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dupflow() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dupflow"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// url → (cluster id, size) from clusters.jsonl.
+fn clusters(dir: &Path) -> BTreeMap<String, (String, u64)> {
+    std::fs::read_to_string(dir.join("clusters.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["url"].as_str().unwrap().to_string(), (v["cluster"].as_str().unwrap().to_string(), v["size"].as_u64().unwrap()))
+        })
+        .collect()
+}
+
+fn run(args: &[&str], out: &Path) -> String {
+    let output = dupflow().arg("run").args(args).arg("--out").arg(out).output().unwrap();
+    assert!(output.status.success(), "dupflow failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn default_input_gives_the_documented_clusters() {
+    let out = temp_dir("default");
+    let stdout = run(&[], &out);
+    assert!(stdout.contains("pages:     8"), "{stdout}");
+    let got = clusters(&out);
+    let expected: BTreeMap<String, Vec<String>> = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.expected.json")).unwrap(),
+    )
+    .unwrap();
+    // Same grouping, and the id of each group is that of its earliest page.
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (url, (cluster, _)) in &got {
+        groups.entry(cluster.clone()).or_default().push(url.clone());
+    }
+    let mut got_groups: Vec<Vec<String>> = groups.into_values().collect();
+    got_groups.sort();
+    let mut expected_groups: Vec<Vec<String>> = expected.into_values().collect();
+    expected_groups.iter_mut().for_each(|g| g.sort());
+    expected_groups.sort();
+    assert_eq!(got_groups, expected_groups);
+    // No temporary files are left behind; revisits are written.
+    let names: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+    assert_eq!(std::fs::read_to_string(out.join("revisits.jsonl")).unwrap().lines().count(), 1);
+    let changes = std::fs::read_to_string(out.join("changes.jsonl")).unwrap();
+    assert_eq!(changes.lines().count(), 8, "one insertion per page");
+}
+
+#[test]
+fn clusters_do_not_depend_on_workers_or_input_order() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/malformed");
+    let a = fixtures.join("bad-content-length.warc.gz");
+    let b = fixtures.join("garbage-between.warc");
+    let default_out = temp_dir("order-0");
+    run(&[], &default_out);
+    let baseline = clusters(&default_out);
+    for workers in ["1", "2", "4"] {
+        let out = temp_dir(&format!("workers-{workers}"));
+        run(&["--workers", workers], &out);
+        assert_eq!(clusters(&out), baseline, "{workers} workers");
+    }
+    let forward = temp_dir("order-1");
+    run(&[a.to_str().unwrap(), b.to_str().unwrap(), "--workers", "2"], &forward);
+    let backward = temp_dir("order-2");
+    run(&[b.to_str().unwrap(), a.to_str().unwrap(), "--workers", "3"], &backward);
+    assert_eq!(clusters(&forward), clusters(&backward));
+}
+
+#[test]
+fn two_processes_give_the_same_clusters_as_one() {
+    let single = temp_dir("single");
+    run(&["--workers", "1"], &single);
+    let dir = temp_dir("cluster");
+    // Free ports: bind, read the port, release.
+    let ports: Vec<u16> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
+        .collect();
+    let hostfile = dir.join("hosts");
+    std::fs::write(&hostfile, format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1])).unwrap();
+    let out = dir.join("out");
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            dupflow()
+                .args(["run", "--workers", "1", "--processes", "2", "--process", &i.to_string()])
+                .arg("--hostfile")
+                .arg(&hostfile)
+                .arg("--out")
+                .arg(&out)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "process failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    assert_eq!(clusters(&out), clusters(&single));
+}
+
+#[test]
+fn validate_names_the_wrong_key() {
+    let dir = temp_dir("validate");
+    let ok = Path::new(env!("CARGO_MANIFEST_DIR")).join("pipeline.toml");
+    let output = dupflow().arg("validate").arg(&ok).output().unwrap();
+    assert!(output.status.success());
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, "[verify]\nthreshold = 0.5\ncolour = 3\n").unwrap();
+    let output = dupflow().arg("validate").arg(&bad).output().unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("colour"), "{stderr}");
+}
+
+#[test]
+fn a_missing_input_is_a_clear_error() {
+    let output = dupflow().args(["run", "/nonexistent/crawl.warc.gz"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("no such input: /nonexistent/crawl.warc.gz"), "{stderr}");
+}
+
+#[test]
+fn damaged_records_are_counted_and_the_rest_clustered() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/malformed/bad-content-length.warc");
+    let out = temp_dir("damaged");
+    let stdout = run(&[file.to_str().unwrap()], &out);
+    assert!(stdout.contains("bad_content_length 2"), "{stdout}");
+    assert_eq!(clusters(&out).len(), 3);
+}
