@@ -69,9 +69,59 @@ impl BlockBuilder {
     }
 }
 
+/// Elements whose content is raw text that is never visible: cut out before parsing, since
+/// they are half the bytes of a typical page and the tokenizer walks them char by char.
+const RAW_TEXT_ELEMENTS: [&[u8]; 3] = [b"script", b"style", b"svg"];
+
+/// Removes `<script>`, `<style>` and `<svg>` elements (start tag to end tag) from the raw
+/// HTML. An element without an end tag is left for the parser.
+pub fn drop_raw_text_elements(html: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
+        let open = at + found;
+        let name = RAW_TEXT_ELEMENTS.iter().find(|name| {
+            let end = open + 1 + name.len();
+            end < bytes.len()
+                && bytes[open + 1..end].eq_ignore_ascii_case(name)
+                && matches!(bytes[end], b' ' | b'>' | b'/' | b'\t' | b'\n' | b'\r' | b'\x0c')
+        });
+        let Some(name) = name else {
+            at = open + 1;
+            continue;
+        };
+        let Some(close) = find_end_tag(bytes, open + 1 + name.len(), name) else { break };
+        out.push_str(&html[copied..open]);
+        copied = close;
+        at = close;
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(html);
+    }
+    out.push_str(&html[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Index just past `</name ...>` at or after `from`, case-insensitively.
+fn find_end_tag(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+    let mut at = from;
+    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
+        let open = at + found;
+        let end = open + 2 + name.len();
+        if end <= bytes.len() && bytes[open + 1] == b'/' && bytes[open + 2..end].eq_ignore_ascii_case(name) {
+            return memchr::memchr(b'>', &bytes[end..]).map(|gt| end + gt + 1);
+        }
+        at = open + 1;
+    }
+    None
+}
+
 /// Parses an HTML document and returns its visible text blocks and title.
 pub fn strip(html: &str) -> StrippedPage {
-    let document = Html::parse_document(html);
+    let html = drop_raw_text_elements(html);
+    let document = Html::parse_document(&html);
     let mut builder = BlockBuilder { blocks: Vec::new(), current: String::new(), pending_space: false };
     let mut title = String::new();
     let mut hidden_depth = 0usize;
@@ -201,6 +251,15 @@ mod tests {
     fn hidden_subtrees_are_dropped_even_with_blocks_inside() {
         let page = strip("<p>x</p><template><p>hidden</p></template><svg><text>s</text></svg><p>y</p>");
         assert_eq!(page.blocks, vec!["x", "y"]);
+    }
+
+    #[test]
+    fn raw_text_elements_are_cut_before_parsing() {
+        let html = "<p>a</p><SCRIPT type=x>if (a < b) { x = '</p>'; }</script ><p>b</p><style>p{}</style>\
+                    <svg viewBox='0'><text>t</text></svg><p>c<scripts>d</scripts></p><script>never closed";
+        assert_eq!(drop_raw_text_elements(html), "<p>a</p><p>b</p><p>c<scripts>d</scripts></p><script>never closed");
+        assert_eq!(strip(html).blocks, vec!["a", "b", "cd"]);
+        assert!(matches!(drop_raw_text_elements("<p>plain</p>"), std::borrow::Cow::Borrowed(_)));
     }
 
     #[test]

@@ -151,6 +151,9 @@ pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
 }
 
 fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
+    if sentence.is_ascii() {
+        return normalize_ascii(sentence, punctuation);
+    }
     let mut out = String::with_capacity(sentence.len());
     let mut pending_space = false;
     for c in sentence.nfkc().flat_map(char::to_lowercase) {
@@ -160,6 +163,34 @@ fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
         }
         let kept = if c.is_alphanumeric() || is_mark(c) {
             Some(c)
+        } else {
+            match punctuation {
+                Punctuation::Remove => None,
+                Punctuation::Underscore => Some('_'),
+            }
+        };
+        if let Some(c) = kept {
+            if pending_space {
+                out.push(' ');
+                pending_space = false;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The same for ASCII text, where NFKC is the identity: a byte loop (most web text).
+fn normalize_ascii(sentence: &str, punctuation: Punctuation) -> String {
+    let mut out = String::with_capacity(sentence.len());
+    let mut pending_space = false;
+    for &b in sentence.as_bytes() {
+        if (b as char).is_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        let kept = if b.is_ascii_alphanumeric() {
+            Some(b.to_ascii_lowercase() as char)
         } else {
             match punctuation {
                 Punctuation::Remove => None,
@@ -401,6 +432,20 @@ mod tests {
             for mode in [Punctuation::Remove, Punctuation::Underscore] {
                 let once = normalize(&s, mode);
                 prop_assert_eq!(normalize(&once, mode), once.clone());
+            }
+        }
+
+        #[test]
+        fn ascii_fast_path_equals_the_general_path(s in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,80}") {
+            for mode in [Punctuation::Remove, Punctuation::Underscore] {
+                let mut general = String::new();
+                let mut pending = false;
+                for c in s.nfkc().flat_map(char::to_lowercase) {
+                    if c.is_whitespace() { pending = !general.is_empty(); continue; }
+                    let kept = if c.is_alphanumeric() { Some(c) } else if mode == Punctuation::Underscore { Some('_') } else { None };
+                    if let Some(c) = kept { if pending { general.push(' '); pending = false; } general.push(c); }
+                }
+                prop_assert_eq!(normalize_ascii(&s, mode), general);
             }
         }
 

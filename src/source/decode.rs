@@ -350,6 +350,7 @@ fn parse_gzip_header(b: &[u8]) -> HeaderParse {
     HeaderParse::Complete(at)
 }
 
+/// Position of `needle` in `haystack` (SIMD substring search).
 pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(haystack, needle)
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use dupflow::source::{self, http, Input, RecordErrorKind};
 
 /// `../shared` beside the checkout, or a clear message why a test cannot run.
+#[allow(dead_code)]
 pub fn shared_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
     if dir.is_dir() {

@@ -1,0 +1,103 @@
+//! Per-stage throughput (criterion), on pages from the dev benchmark file
+//! (../shared/bench/docs-dev.warc.gz) or, when it is absent, on the embedded default input.
+//!
+//! `cargo bench --bench stages` — reports bytes/s (decompressed WARC bytes for reading, HTML
+//! bytes for strip, text bytes for sentence split) on one core.
+
+use std::path::Path;
+
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use dupflow::source::{self, http, Input};
+use dupflow_operators::sentence::{self, SentenceConfig};
+use dupflow_operators::{html, lcs, Content};
+
+fn input() -> Input {
+    let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/docs-dev.warc.gz");
+    if dev.exists() {
+        Input::File(dev)
+    } else {
+        eprintln!("../shared/bench/docs-dev.warc.gz is absent: benchmarking the embedded default input");
+        dupflow::DEFAULT_INPUT
+    }
+}
+
+/// Decoded HTML of the first `n` pages.
+fn pages(n: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    source::read_records(&input(), 64 << 20, |item| {
+        if out.len() >= n {
+            return;
+        }
+        if let Ok(record) = item {
+            if let Ok((http::Outcome::Page(doc), _)) = http::interpret(&record, 2 << 20) {
+                out.push(doc.html);
+            }
+        }
+    })
+    .expect("input opens");
+    out
+}
+
+fn read_and_decompress(c: &mut Criterion) {
+    let input = input();
+    let mut decoded = 0u64;
+    let mut records = 0u64;
+    source::read_records(&input, 64 << 20, |item| {
+        if let Ok(r) = item {
+            decoded += r.block.len() as u64;
+            records += 1;
+        }
+    })
+    .unwrap();
+    let mut group = c.benchmark_group("read");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(decoded));
+    group.bench_function(format!("frame+gunzip {records} records"), |b| {
+        b.iter(|| {
+            let mut n = 0u64;
+            source::read_records(&input, 64 << 20, |item| n += item.is_ok() as u64).unwrap();
+            n
+        })
+    });
+    group.finish();
+}
+
+fn strip_and_split(c: &mut Criterion) {
+    let docs = pages(300);
+    let html_bytes: u64 = docs.iter().map(|d| d.len() as u64).sum();
+    let mut group = c.benchmark_group("ingest");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(html_bytes));
+    group.bench_function(format!("html strip {} pages", docs.len()), |b| {
+        b.iter(|| docs.iter().map(|d| html::strip(d).blocks.len()).sum::<usize>())
+    });
+    let stripped: Vec<Vec<String>> = docs.iter().map(|d| html::strip(d).blocks).collect();
+    let text_bytes: u64 = stripped.iter().flatten().map(|b| b.len() as u64).sum();
+    group.throughput(Throughput::Bytes(text_bytes));
+    let config = SentenceConfig::default();
+    group.bench_function(format!("sentence split+normalize+md5 {} pages", docs.len()), |b| {
+        b.iter(|| stripped.iter().map(|blocks| sentence::split_page(blocks, &config).sentences.len()).sum::<usize>())
+    });
+    group.finish();
+}
+
+fn verify(c: &mut Criterion) {
+    let page = |seed: u64, n: u64| Content { sentences: (0..n).map(|i| (sentence::mix64(seed ^ i), 12)).collect() };
+    let a = page(1, 300);
+    let mut b = a.clone();
+    for i in (0..300).step_by(10) {
+        b.sentences[i].0 ^= 1;
+    }
+    let other = page(2, 300);
+    let mut group = c.benchmark_group("verify");
+    group.bench_function("myers lcs, 300 sentences, 10% changed", |bench| {
+        bench.iter_batched(|| (), |_| lcs::compare(&a, &b, lcs::ppm(0.4), 50_000), BatchSize::SmallInput)
+    });
+    group.bench_function("myers lcs, 300 sentences, unrelated (filter rejects)", |bench| {
+        bench.iter(|| lcs::compare(&a, &other, lcs::ppm(0.4), 50_000))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, read_and_decompress, strip_and_split, verify);
+criterion_main!(benches);
