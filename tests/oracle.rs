@@ -11,7 +11,7 @@ use dupflow_operators::candidates::{CandidateConfig, CandidateSets};
 use dupflow_operators::fingerprint::{Fingerprint, FingerprintConfig};
 use dupflow_operators::reference::{self, MethodConfig};
 use dupflow_operators::template::{Filtered, RemoveTemplates, TemplateConfig};
-use dupflow_operators::verify::{Assignment, VerifyConfig};
+use dupflow_operators::verify::{Assignment, Clustering, VerifyConfig};
 use dupflow_operators::{Page, PageId, Sentence};
 use timely::dataflow::operators::{Inspect, Probe};
 
@@ -30,12 +30,12 @@ impl Rng {
 
 /// Small settings so that every cap and corner is reached: templates at 3 pages, fingerprints
 /// on more than 6 pages dropped, candidate sets cut at 5 pages.
-fn config() -> MethodConfig {
+fn config(clustering: Clustering) -> MethodConfig {
     MethodConfig {
         template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25 },
         fingerprint: FingerprintConfig { buckets: 4, hashes_per_bucket: 2 },
         candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5 },
-        verify: VerifyConfig { threshold: 0.6, max_diff_distance: 10_000 },
+        verify: VerifyConfig { threshold: 0.6, max_diff_distance: 10_000, clustering },
     }
 }
 
@@ -132,7 +132,7 @@ fn state_at<K: Ord + Clone + std::fmt::Debug, V: Ord + Clone + std::fmt::Debug>(
 
 type Captured<T> = Arc<Mutex<Vec<(T, u64, isize)>>>;
 
-fn run(updates: Vec<(u64, Page, isize)>, workers: usize) -> (Vec<((PageId, Filtered), u64, isize)>, Vec<((PageId, PageId), u64, isize)>, Vec<((PageId, Assignment), u64, isize)>) {
+fn run(updates: Vec<(u64, Page, isize)>, workers: usize, clustering: Clustering) -> (Vec<((PageId, Filtered), u64, isize)>, Vec<((PageId, PageId), u64, isize)>, Vec<((PageId, Assignment), u64, isize)>) {
     let filtered: Captured<(PageId, Filtered)> = Arc::default();
     let sets: Captured<(PageId, PageId)> = Arc::default();
     let clusters: Captured<(PageId, Assignment)> = Arc::default();
@@ -140,7 +140,7 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize) -> (Vec<((PageId, Filte
     let rounds = updates.iter().map(|u| u.0).max().unwrap() + 1;
     timely::execute(timely::Config::process(workers), move |worker| {
         let (f, s, c) = (f.clone(), s.clone(), c.clone());
-        let config = config();
+        let config = config(clustering);
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
             let (stage_filtered, _) = pages.clone().remove_templates(config.template);
@@ -180,9 +180,15 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize) -> (Vec<((PageId, Filte
 }
 
 fn check(seed: u64, workers: usize) {
+    for clustering in [Clustering::Leader, Clustering::Connected] {
+        check_with(seed, workers, clustering);
+    }
+}
+
+fn check_with(seed: u64, workers: usize, clustering: Clustering) {
     let updates = workload(seed);
-    let config = config();
-    let (filtered, sets, clusters) = run(updates.clone(), workers);
+    let config = config(clustering);
+    let (filtered, sets, clusters) = run(updates.clone(), workers, clustering);
     for round in 0..6 {
         let pages = alive_at(&updates, round);
         let expected_filtered = reference::filter_templates(&pages, &config.template);
@@ -195,7 +201,7 @@ fn check(seed: u64, workers: usize) {
         assert_eq!(
             state_at(&clusters, round),
             reference::clusters(&pages, &config),
-            "clusters, seed {seed}, round {round}, {workers} workers"
+            "clusters ({clustering:?}), seed {seed}, round {round}, {workers} workers"
         );
     }
     // The workload really exercised the method: some multi-page clusters, some retractions.

@@ -96,6 +96,7 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
             &members,
             config.candidates.max_set_pages as usize,
             tau_ppm,
+            config.verify.clustering,
             &mut VerifyStats::default(),
             |a, b| {
                 let s = lcs::dp_resemblance(a, b);

@@ -21,6 +21,18 @@ use timely::progress::Timestamp;
 use crate::lcs::{self, Verdict};
 use crate::page::{Content, PageId};
 
+/// How verified pairs become clusters inside a candidate set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Clustering {
+    /// The paper's: each cluster is a leader and the pages within τ of it.
+    #[default]
+    Leader,
+    /// Every pair (within the length filter) is compared; clusters are the connected
+    /// components of the pairs within τ (A≈B, B≈C gives {A, B, C}).
+    Connected,
+}
+
 /// Settings of the verify stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -29,11 +41,12 @@ pub struct VerifyConfig {
     pub threshold: f64,
     /// Cap on Myers' D per comparison; a comparison that hits it counts as dissimilar.
     pub max_diff_distance: u64,
+    pub clustering: Clustering,
 }
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { threshold: 0.4, max_diff_distance: 50_000 }
+        VerifyConfig { threshold: 0.45, max_diff_distance: 50_000, clustering: Clustering::Connected }
     }
 }
 
@@ -42,9 +55,10 @@ impl Default for VerifyConfig {
 pub struct Assignment {
     /// The cluster's id: its earliest page.
     pub cluster: PageId,
-    /// The page it was verified against (itself for a leader).
+    /// The earlier page (in length order) it was first verified against and joined through;
+    /// itself for a page that joined through none (a leader).
     pub leader: PageId,
-    /// Resemblance to the leader, in parts per million.
+    /// Resemblance to `leader`, in parts per million.
     pub similarity_ppm: u32,
 }
 
@@ -64,6 +78,7 @@ pub fn cluster_set<F>(
     members: &[(PageId, &Content)],
     max_set_pages: usize,
     tau_ppm: u64,
+    clustering: Clustering,
     stats: &mut VerifyStats,
     mut compare: F,
 ) -> Vec<(PageId, Assignment)>
@@ -79,14 +94,25 @@ where
     }
     for chunk in order.chunks(chunk_size) {
         let mut leader_of: Vec<Option<(usize, u32)>> = vec![None; chunk.len()];
+        // Connected: union-find over accepted pairs (root = smallest index, the shortest page).
+        let mut root: Vec<usize> = (0..chunk.len()).collect();
+        fn find(root: &mut [usize], mut x: usize) -> usize {
+            while root[x] != x {
+                root[x] = root[root[x]];
+                x = root[x];
+            }
+            x
+        }
         for i in 0..chunk.len() {
-            if leader_of[i].is_some() {
+            if clustering == Clustering::Leader && leader_of[i].is_some() {
                 continue;
             }
-            leader_of[i] = Some((i, 1_000_000));
+            if leader_of[i].is_none() {
+                leader_of[i] = Some((i, 1_000_000));
+            }
             let (wi, _, ci) = chunk[i];
             for j in i + 1..chunk.len() {
-                if leader_of[j].is_some() {
+                if clustering == Clustering::Leader && leader_of[j].is_some() {
                     continue;
                 }
                 let (wj, _, cj) = chunk[j];
@@ -94,11 +120,18 @@ where
                 if (2 * wi as u128) * 1_000_000 < tau_ppm as u128 * (wi + wj) as u128 {
                     break;
                 }
+                if clustering == Clustering::Connected && find(&mut root, i) == find(&mut root, j) {
+                    continue;
+                }
                 stats.comparisons += 1;
                 match compare(ci, cj) {
                     Verdict::Similar(s) => {
                         stats.accepted += 1;
-                        leader_of[j] = Some((i, (s * 1_000_000.0).round() as u32));
+                        if leader_of[j].is_none() {
+                            leader_of[j] = Some((i, (s * 1_000_000.0).round() as u32));
+                        }
+                        let (ri, rj) = (find(&mut root, i), find(&mut root, j));
+                        root[ri.max(rj)] = ri.min(rj);
                     }
                     Verdict::Dissimilar => stats.rejected += 1,
                     Verdict::CostCapped => {
@@ -108,18 +141,16 @@ where
                 }
             }
         }
-        // Cluster id: the earliest page among the leader's members.
-        let mut cluster_of_leader: Vec<PageId> = chunk.iter().map(|&(_, id, _)| id).collect();
-        for (j, assigned) in leader_of.iter().enumerate() {
-            let (leader, _) = assigned.expect("every page is assigned");
-            cluster_of_leader[leader] = cluster_of_leader[leader].min(chunk[j].1);
+        // Cluster id: the earliest page of each group (a leader's members, or a component).
+        let mut cluster_of_root: Vec<PageId> = chunk.iter().map(|&(_, id, _)| id).collect();
+        for j in 0..chunk.len() {
+            let r = find(&mut root, j);
+            cluster_of_root[r] = cluster_of_root[r].min(chunk[j].1);
         }
         for (j, assigned) in leader_of.iter().enumerate() {
             let (leader, similarity_ppm) = assigned.expect("every page is assigned");
-            out.push((
-                chunk[j].1,
-                Assignment { cluster: cluster_of_leader[leader], leader: chunk[leader].1, similarity_ppm },
-            ));
+            let r = find(&mut root, j);
+            out.push((chunk[j].1, Assignment { cluster: cluster_of_root[r], leader: chunk[leader].1, similarity_ppm }));
         }
     }
     out.sort_by_key(|&(id, _)| id);
@@ -154,11 +185,12 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
     {
         let tau_ppm = lcs::ppm(config.threshold);
         let max_d = config.max_diff_distance;
+        let clustering = config.clustering;
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
             .reduce(move |_set, members, output| {
                 let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
                 let mut stats = VerifyStats::default();
-                let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, &mut stats, |a, b| {
+                let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, clustering, &mut stats, |a, b| {
                     lcs::compare(a, b, tau_ppm, max_d)
                 });
                 on_stats(&stats);
@@ -183,7 +215,7 @@ mod tests {
 
     fn run(members: &[(PageId, &Content)], tau: f64, max: usize) -> Vec<(PageId, Assignment)> {
         let tau_ppm = lcs::ppm(tau);
-        cluster_set(members, max, tau_ppm, &mut VerifyStats::default(), |a, b| lcs::compare(a, b, tau_ppm, 1_000))
+        cluster_set(members, max, tau_ppm, Clustering::Leader, &mut VerifyStats::default(), |a, b| lcs::compare(a, b, tau_ppm, 1_000))
     }
 
     #[test]
@@ -196,6 +228,20 @@ mod tests {
         assert_eq!(out[0].1.cluster, id(1));
         assert_eq!(out[1].1, Assignment { cluster: id(1), leader: id(1), similarity_ppm: 800_000 });
         assert_eq!(out[2].1.cluster, id(3), "C is not within τ of A, the leader");
+    }
+
+    #[test]
+    fn chain_semantics_when_connected() {
+        let a = unit(&[1, 2, 3, 4, 5]);
+        let b = unit(&[1, 2, 3, 4, 6]);
+        let c = unit(&[1, 2, 3, 7, 6]);
+        let tau_ppm = lcs::ppm(0.8);
+        let out = cluster_set(&[(id(1), &a), (id(2), &b), (id(3), &c)], 100, tau_ppm, Clustering::Connected, &mut VerifyStats::default(), |x, y| {
+            lcs::compare(x, y, tau_ppm, 1_000)
+        });
+        assert!(out.iter().all(|(_, a)| a.cluster == id(1)), "A≈B, B≈C: one cluster {{A, B, C}}");
+        assert_eq!(out[2].1.leader, id(2), "C names the page it was verified against");
+        assert_eq!(out[2].1.similarity_ppm, 800_000);
     }
 
     #[test]
@@ -214,7 +260,7 @@ mod tests {
         let a = unit(&[1, 2, 3]);
         let members: Vec<(PageId, &Content)> = (0..5).map(|i| (id(i), &a)).collect();
         let mut stats = VerifyStats::default();
-        let out = cluster_set(&members, 2, lcs::ppm(0.8), &mut stats, |x, y| lcs::compare(x, y, 800_000, 100));
+        let out = cluster_set(&members, 2, lcs::ppm(0.8), Clustering::Leader, &mut stats, |x, y| lcs::compare(x, y, 800_000, 100));
         assert_eq!(stats.set_cuts, 1);
         let clusters: std::collections::BTreeSet<PageId> = out.iter().map(|(_, a)| a.cluster).collect();
         assert_eq!(clusters.len(), 3, "chunks of 2, 2, 1");
