@@ -88,13 +88,17 @@ fn verify(c: &mut Criterion) {
     for i in (0..300).step_by(10) {
         b.sentences[i].0 ^= 1;
     }
-    let other = page(2, 300);
+    let shuffled = Content { sentences: a.sentences.iter().rev().copied().collect() };
+    let other = page(1 << 40, 300);
     let mut group = c.benchmark_group("verify");
     group.bench_function("myers lcs, 300 sentences, 10% changed", |bench| {
         bench.iter_batched(|| (), |_| lcs::compare(&a, &b, lcs::ppm(0.4), 50_000), BatchSize::SmallInput)
     });
-    group.bench_function("myers lcs, 300 sentences, unrelated (filter rejects)", |bench| {
+    group.bench_function("myers lcs, 300 sentences, unrelated (fragment filter rejects)", |bench| {
         bench.iter(|| lcs::compare(&a, &other, lcs::ppm(0.4), 50_000))
+    });
+    group.bench_function("myers lcs, 300 sentences, same sentences reversed (worst case)", |bench| {
+        bench.iter(|| lcs::compare(&a, &shuffled, lcs::ppm(0.4), 50_000))
     });
     group.finish();
 }

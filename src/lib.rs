@@ -5,6 +5,7 @@
 
 pub mod config;
 pub mod dataflow;
+pub mod eval;
 pub mod metrics;
 pub mod sink;
 pub mod source;

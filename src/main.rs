@@ -46,6 +46,16 @@ enum Command {
     },
     /// Check a pipeline.toml: unknown keys and invalid values are named.
     Validate { file: PathBuf },
+    /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
+    /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
+    Eval {
+        #[arg(long)]
+        truth: PathBuf,
+        clusters: PathBuf,
+        /// Pairwise figures per section (the URL's 4th path component).
+        #[arg(long)]
+        by_section: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -60,6 +70,12 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode> {
     match Cli::parse().command {
+        Command::Eval { truth, clusters, by_section } => {
+            let truth = dupflow::eval::Truth::load(&truth)?;
+            let clusters = dupflow::eval::load_clusters(&clusters)?;
+            print!("{}", dupflow::eval::score(&truth, &clusters, by_section));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Validate { file } => {
             PipelineConfig::load(&file)?;
             println!("{}: ok", file.display());

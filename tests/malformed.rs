@@ -62,7 +62,12 @@ fn arbitrary_bytes_never_panic_the_reader() {
                 _ => bytes.insert(at, (state >> 16) as u8),
             }
         }
-        let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-        let _ = common::read_all(&Input::Embedded { name: "mutated", bytes: leaked }, 1 << 20);
+        let decoder = dupflow::source::Decoder::new(Box::new(std::io::Cursor::new(bytes))).unwrap();
+        let mut framer = dupflow::source::Framer::new(decoder, 1 << 20);
+        while let Some(item) = framer.next_record() {
+            if let Ok(record) = item {
+                let _ = dupflow::source::http::interpret(&record, 1 << 16);
+            }
+        }
     }
 }
