@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use dupflow_operators::candidates::CandidateConfig;
-use dupflow_operators::fingerprint::FingerprintConfig;
-use dupflow_operators::reference::MethodConfig;
+use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::sentence::SentenceConfig;
 use dupflow_operators::template::TemplateConfig;
 use dupflow_operators::verify::VerifyConfig;
@@ -56,7 +55,7 @@ pub struct PipelineConfig {
     pub source: SourceConfig,
     pub sentence: SentenceConfig,
     pub template: TemplateConfig,
-    pub fingerprint: FingerprintConfig,
+    pub fingerprint: Fingerprinting,
     pub candidates: CandidateConfig,
     pub verify: VerifyConfig,
 }
@@ -97,11 +96,31 @@ impl PipelineConfig {
         if !(v.threshold > 0.0 && v.threshold <= 1.0) {
             return invalid("verify.threshold", "must be in (0, 1]");
         }
-        if self.fingerprint.buckets == 0 {
-            return invalid("fingerprint.buckets", "must be at least 1");
-        }
-        if self.fingerprint.hashes_per_bucket == 0 {
-            return invalid("fingerprint.hashes_per_bucket", "must be at least 1");
+        match &self.fingerprint {
+            Fingerprinting::Sentence(f) => {
+                if f.buckets == 0 {
+                    return invalid("fingerprint.buckets", "must be at least 1");
+                }
+                if f.hashes_per_bucket == 0 {
+                    return invalid("fingerprint.hashes_per_bucket", "must be at least 1");
+                }
+            }
+            Fingerprinting::Minhash(m) => {
+                if m.shingle_words == 0 {
+                    return invalid("fingerprint.shingle_words", "must be at least 1");
+                }
+                if m.bands == 0 || m.rows == 0 {
+                    return invalid("fingerprint.bands", "bands and rows must be at least 1");
+                }
+            }
+            Fingerprinting::Simhash(h) => {
+                if h.shingle_words == 0 {
+                    return invalid("fingerprint.shingle_words", "must be at least 1");
+                }
+                if h.max_distance > 16 {
+                    return invalid("fingerprint.max_distance", "must be at most 16");
+                }
+            }
         }
         if self.candidates.max_set_pages < 2 {
             return invalid("candidates.max_set_pages", "must be at least 2");
@@ -165,7 +184,19 @@ mod tests {
     fn invalid_values_name_their_key() {
         let err = PipelineConfig::parse("[verify]\nthreshold = 1.5\n", "p.toml").unwrap_err().to_string();
         assert!(err.contains("verify.threshold"), "{err}");
-        let err = PipelineConfig::parse("[fingerprint]\nbuckets = 0\n", "p.toml").unwrap_err().to_string();
+        let err = PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nbuckets = 0\n", "p.toml").unwrap_err().to_string();
         assert!(err.contains("fingerprint.buckets"), "{err}");
+    }
+
+    #[test]
+    fn fingerprint_types_take_their_own_keys() {
+        let config = PipelineConfig::parse("[fingerprint]\ntype = \"minhash\"\nbands = 20\n", "p.toml").unwrap();
+        assert!(matches!(config.fingerprint, Fingerprinting::Minhash(ref m) if m.bands == 20 && m.rows == 8));
+        let err = PipelineConfig::parse("[fingerprint]\ntype = \"simhash\"\nbands = 20\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("bands"), "{err}");
+        let err = PipelineConfig::parse("[fingerprint]\ntype = \"bloom\"\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("bloom"), "{err}");
+        let config = PipelineConfig::parse("[verify]\ntype = \"jaccard\"\n", "p.toml").unwrap();
+        assert_eq!(config.verify.method, dupflow_operators::verify::VerifyMethod::Jaccard);
     }
 }

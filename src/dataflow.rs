@@ -27,12 +27,14 @@ use thiserror::Error;
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
 use timely::{CommunicationConfig, WorkerConfig};
 
-use dupflow_operators::candidates::CandidateSets;
+use dupflow_operators::candidates::{components, CandidateSets};
 use dupflow_operators::fingerprint::Fingerprint;
+use dupflow_operators::minhash::MinhashBands;
+use dupflow_operators::simhash::{simhash, SimhashEdges};
 use dupflow_operators::html::StripHtml;
-use dupflow_operators::reference::MethodConfig;
+use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::sentence::{stable_hash, SplitSentences};
-use dupflow_operators::template::RemoveTemplates;
+use dupflow_operators::template::{Filtered, RemoveTemplates};
 use dupflow_operators::verify::{Assignment, VerifyClusters};
 use dupflow_operators::{Page, PageId, PageMeta};
 
@@ -57,21 +59,13 @@ pub fn clusters<'scope>(
     method: &MethodConfig,
     metrics: Arc<Registry>,
 ) -> VecCollection<'scope, u64, (PageId, Assignment), isize> {
-    let (filtered, templates) = pages.clone().remove_templates(method.template.clone());
+    let (filtered, templates) = pages.clone().remove_templates(method.template);
     let template_gauge = metrics.clone();
     templates.inspect(move |(_, _, diff)| template_gauge.add(metrics::TEMPLATE_SENTENCES, "", *diff as i64));
-    let fingerprints = filtered
-        .clone()
-        .map(|(id, page)| (id, page.fingerprint_keys))
-        .fingerprints(method.fingerprint.clone());
-    let candidates = fingerprints.candidate_sets(pages.map(|(id, _)| id), method.candidates.clone());
-    let oversized = metrics.clone();
-    candidates
-        .oversized_fingerprints
-        .inspect(move |(_, _, diff)| oversized.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
+    let sets = candidate_sets(pages, filtered.clone(), method, metrics.clone());
     let contents = filtered.map(|(id, page)| (id, page.content));
     let verify_metrics = metrics;
-    candidates.sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
+    sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
         verify_metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
         verify_metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
         if stats.cost_capped > 0 {
@@ -81,6 +75,34 @@ pub fn clusters<'scope>(
             verify_metrics.add(metrics::CAPS, "max_set_pages", stats.set_cuts as i64);
         }
     })
+}
+
+/// Candidate sets by the configured fingerprints: `(page, set label)` for every page.
+pub fn candidate_sets<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+    method: &MethodConfig,
+    metrics: Arc<Registry>,
+) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
+    let page_ids = pages.clone().map(|(id, _)| id);
+    let fingerprints = match &method.fingerprint {
+        Fingerprinting::Sentence(config) => {
+            filtered.map(|(id, page)| (id, page.fingerprint_keys)).fingerprints(config.clone())
+        }
+        Fingerprinting::Minhash(config) => pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone()),
+        Fingerprinting::Simhash(config) => {
+            // Edges straight from the block tables: only pairs within the Hamming distance.
+            let edges = pages
+                .map(|(id, page)| (id, simhash(&page.shingles)))
+                .simhash_edges(config.max_distance, method.candidates.max_fingerprint_pages);
+            return components(edges, page_ids);
+        }
+    };
+    let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
+    candidates
+        .oversized_fingerprints
+        .inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
+    candidates.sets
 }
 
 /// What a run was asked to do.
@@ -271,7 +293,7 @@ pub fn run(options: RunOptions, metrics: Arc<Registry>) -> Result<RunOutput, Run
             let cap_metrics = metrics.clone();
             let pages = documents
                 .strip_html()
-                .split_sentences(sentence, move || cap_metrics.inc(metrics::CAPS, "max_sentences_per_page"));
+                .split_sentences(sentence, method.shingle_words(), move || cap_metrics.inc(metrics::CAPS, "max_sentences_per_page"));
             let assignments = clusters(pages.clone(), &method, metrics.clone());
             let rows = pages
                 .map(|(id, page)| (id, (page.url, page.record_id)))

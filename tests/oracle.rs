@@ -7,11 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use differential_dataflow::input::Input;
 use dupflow::metrics::Registry;
-use dupflow_operators::candidates::{CandidateConfig, CandidateSets};
-use dupflow_operators::fingerprint::{Fingerprint, FingerprintConfig};
-use dupflow_operators::reference::{self, MethodConfig};
+use dupflow_operators::candidates::CandidateConfig;
+use dupflow_operators::fingerprint::FingerprintConfig;
+use dupflow_operators::minhash::MinhashConfig;
+use dupflow_operators::simhash::SimhashConfig;
+use dupflow_operators::reference::{self, Fingerprinting, MethodConfig};
 use dupflow_operators::template::{Filtered, RemoveTemplates, TemplateConfig};
-use dupflow_operators::verify::{Assignment, Clustering, VerifyConfig};
+use dupflow_operators::verify::{Assignment, Clustering, VerifyConfig, VerifyMethod};
 use dupflow_operators::{Page, PageId, Sentence};
 use timely::dataflow::operators::{Inspect, Probe};
 
@@ -30,13 +32,37 @@ impl Rng {
 
 /// Small settings so that every cap and corner is reached: templates at 3 pages, fingerprints
 /// on more than 6 pages dropped, candidate sets cut at 5 pages.
-fn config(clustering: Clustering) -> MethodConfig {
+#[derive(Clone, Copy, Debug)]
+enum Variant {
+    SentenceLeader,
+    SentenceConnected,
+    MinhashJaccard,
+    SimhashNone,
+}
+
+fn config(variant: Variant) -> MethodConfig {
+    let (fingerprint, method, clustering) = match variant {
+        Variant::SentenceLeader => (sentence(), VerifyMethod::Lcs, Clustering::Leader),
+        Variant::SentenceConnected => (sentence(), VerifyMethod::Lcs, Clustering::Connected),
+        Variant::MinhashJaccard => (
+            Fingerprinting::Minhash(MinhashConfig { shingle_words: 2, bands: 6, rows: 2 }),
+            VerifyMethod::Jaccard,
+            Clustering::Connected,
+        ),
+        Variant::SimhashNone => {
+            (Fingerprinting::Simhash(SimhashConfig { shingle_words: 2, max_distance: 6 }), VerifyMethod::None, Clustering::Connected)
+        }
+    };
     MethodConfig {
         template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25 },
-        fingerprint: FingerprintConfig { buckets: 4, hashes_per_bucket: 2 },
+        fingerprint,
         candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5 },
-        verify: VerifyConfig { threshold: 0.6, max_diff_distance: 10_000, clustering },
+        verify: VerifyConfig { method, threshold: 0.6, max_diff_distance: 10_000, clustering },
     }
+}
+
+fn sentence() -> Fingerprinting {
+    Fingerprinting::Sentence(FingerprintConfig { buckets: 4, hashes_per_bucket: 2 })
 }
 
 /// Rounds of updates: `(round, page, diff)`.
@@ -84,7 +110,11 @@ fn workload(seed: u64) -> Vec<(u64, Page, isize)> {
                     .iter()
                     .map(|&key| Sentence { key, weight: (key % 5 + 1) as u16, fingerprinted: key % 5 != 0 })
                     .collect(),
+                shingles: Vec::new(),
             };
+            // Shingles as the sentence stage would make them: word pairs across sentences.
+            let mut page = page;
+            page.shingles = keys.windows(2).map(|w| w[0].rotate_left(7) ^ w[1]).collect();
             alive.push(page.clone());
             updates.push((round, page, 1));
         }
@@ -132,7 +162,7 @@ fn state_at<K: Ord + Clone + std::fmt::Debug, V: Ord + Clone + std::fmt::Debug>(
 
 type Captured<T> = Arc<Mutex<Vec<(T, u64, isize)>>>;
 
-fn run(updates: Vec<(u64, Page, isize)>, workers: usize, clustering: Clustering) -> (Vec<((PageId, Filtered), u64, isize)>, Vec<((PageId, PageId), u64, isize)>, Vec<((PageId, Assignment), u64, isize)>) {
+fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> (Vec<((PageId, Filtered), u64, isize)>, Vec<((PageId, PageId), u64, isize)>, Vec<((PageId, Assignment), u64, isize)>) {
     let filtered: Captured<(PageId, Filtered)> = Arc::default();
     let sets: Captured<(PageId, PageId)> = Arc::default();
     let clusters: Captured<(PageId, Assignment)> = Arc::default();
@@ -140,16 +170,13 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, clustering: Clustering)
     let rounds = updates.iter().map(|u| u.0).max().unwrap() + 1;
     timely::execute(timely::Config::process(workers), move |worker| {
         let (f, s, c) = (f.clone(), s.clone(), c.clone());
-        let config = config(clustering);
+        let config = config(variant);
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
             let (stage_filtered, _) = pages.clone().remove_templates(config.template);
             stage_filtered.clone().consolidate().inner.inspect(move |x| f.lock().unwrap().push(x.clone()));
-            let candidates = stage_filtered
-                .map(|(id, page)| (id, page.fingerprint_keys))
-                .fingerprints(config.fingerprint.clone())
-                .candidate_sets(pages.clone().map(|(id, _)| id), config.candidates.clone());
-            candidates.sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(x.clone()));
+            let sets = dupflow::dataflow::candidate_sets(pages.clone(), stage_filtered, &config, Arc::new(Registry::default()));
+            sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(x.clone()));
             let (probe, _) = dupflow::dataflow::clusters(pages, &config, Arc::new(Registry::default()))
                 .consolidate()
                 .inner
@@ -180,34 +207,34 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, clustering: Clustering)
 }
 
 fn check(seed: u64, workers: usize) {
-    for clustering in [Clustering::Leader, Clustering::Connected] {
-        check_with(seed, workers, clustering);
+    for variant in [Variant::SentenceLeader, Variant::SentenceConnected, Variant::MinhashJaccard, Variant::SimhashNone] {
+        check_with(seed, workers, variant);
     }
 }
 
-fn check_with(seed: u64, workers: usize, clustering: Clustering) {
+fn check_with(seed: u64, workers: usize, variant: Variant) {
     let updates = workload(seed);
-    let config = config(clustering);
-    let (filtered, sets, clusters) = run(updates.clone(), workers, clustering);
+    let config = config(variant);
+    let (filtered, sets, clusters) = run(updates.clone(), workers, variant);
     for round in 0..6 {
         let pages = alive_at(&updates, round);
         let expected_filtered = reference::filter_templates(&pages, &config.template);
         assert_eq!(state_at(&filtered, round), expected_filtered, "templates, seed {seed}, round {round}, {workers} workers");
         assert_eq!(
             state_at(&sets, round),
-            reference::candidate_sets(&expected_filtered, &config),
-            "candidate sets, seed {seed}, round {round}, {workers} workers"
+            reference::candidate_sets(&pages, &expected_filtered, &config),
+            "candidate sets ({variant:?}), seed {seed}, round {round}, {workers} workers"
         );
         assert_eq!(
             state_at(&clusters, round),
             reference::clusters(&pages, &config),
-            "clusters ({clustering:?}), seed {seed}, round {round}, {workers} workers"
+            "clusters ({variant:?}), seed {seed}, round {round}, {workers} workers"
         );
     }
     // The workload really exercised the method: some multi-page clusters, some retractions.
     let last = reference::clusters(&alive_at(&updates, 5), &config);
     let ids: BTreeSet<PageId> = last.values().map(|a| a.cluster).collect();
-    assert!(ids.len() < last.len(), "seed {seed}: no duplicates at all");
+    assert!(ids.len() < last.len(), "seed {seed} ({variant:?}): no duplicates at all");
     assert!(updates.iter().any(|u| u.2 < 0));
 }
 

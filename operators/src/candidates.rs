@@ -78,11 +78,21 @@ where
             })
             .map(|(_fp, edge)| edge)
             .distinct();
-        let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
-        let nodes = pages.map(|p| (p, p));
-        let sets = propagate(symmetric, nodes);
-        Candidates { sets, oversized_fingerprints }
+        Candidates { sets: components(edges, pages), oversized_fingerprints }
     }
+}
+
+/// Connected components of `edges` over `pages`, each page labelled by its component's smallest
+/// page: an incremental union-find (differential's label propagation), retractions included.
+pub fn components<'scope, T>(
+    edges: VecCollection<'scope, T, (PageId, PageId), isize>,
+    pages: VecCollection<'scope, T, PageId, isize>,
+) -> VecCollection<'scope, T, (PageId, PageId), isize>
+where
+    T: Timestamp + Lattice + Ord + std::hash::Hash,
+{
+    let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
+    propagate(symmetric, pages.map(|p| (p, p)))
 }
 
 #[cfg(test)]

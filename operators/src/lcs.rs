@@ -144,7 +144,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn content(keys: &[u64]) -> Content {
-        Content { sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect() }
+        Content { sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect(), shingles: Vec::new() }
     }
 
     fn plain_lcs(a: &[u8], b: &[u8]) -> usize {
@@ -174,7 +174,7 @@ mod tests {
     #[test]
     fn threshold_is_inclusive() {
         // 4 unit sentences vs 4 with 1 different: LCS 3, resemblance 6/8 = 0.75.
-        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect() };
+        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new() };
         let (a, b) = (unit(&[1, 2, 3, 4]), unit(&[1, 2, 3, 5]));
         assert_eq!(compare(&a, &b, ppm(0.75), 1000), Verdict::Similar(0.75));
         assert_eq!(compare(&a, &b, ppm(0.76), 1000), Verdict::Dissimilar);
@@ -182,8 +182,8 @@ mod tests {
 
     #[test]
     fn cost_cap_is_reported() {
-        let a = Content { sentences: (0..50).map(|k| (k, 1)).collect() };
-        let b = Content { sentences: (0..50).rev().map(|k| (k, 1)).collect() };
+        let a = Content { sentences: (0..50).map(|k| (k, 1)).collect(), shingles: Vec::new() };
+        let b = Content { sentences: (0..50).rev().map(|k| (k, 1)).collect(), shingles: Vec::new() };
         assert_eq!(compare(&a, &b, ppm(0.1), 3), Verdict::CostCapped);
     }
 
@@ -205,7 +205,7 @@ mod tests {
             }
             prop_assert_eq!(kept.iter().map(|&(_, w)| w as u64).sum::<u64>() + dropped, ca.weight());
             // and it never changes the LCS
-            let filtered = Content { sentences: kept };
+            let filtered = Content { sentences: kept, shingles: Vec::new() };
             let lcs = |x: &Content, y: &Content| dp_resemblance(x, y) * (x.weight() + y.weight()) as f64;
             prop_assert!((lcs(&ca, &cb) - lcs(&filtered, &cb)).abs() < 1e-9);
         }

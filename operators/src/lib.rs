@@ -15,9 +15,11 @@ pub mod candidates;
 pub mod fingerprint;
 pub mod html;
 pub mod lcs;
+pub mod minhash;
 pub mod page;
 pub mod reference;
 pub mod sentence;
+pub mod simhash;
 pub mod template;
 pub mod verify;
 

@@ -54,12 +54,17 @@ pub struct Page {
     pub host: u64,
     pub record_id: String,
     pub sentences: Vec<Sentence>,
+    /// Hashes of word n-gram shingles, in order (only for the MinHash and SimHash methods).
+    #[serde(default)]
+    pub shingles: Vec<u64>,
 }
 
 /// What verification compares: a page's non-template sentences in document order.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct Content {
     pub sentences: Vec<(u64, u16)>,
+    /// Distinct shingle hashes, sorted (only when verification is by Jaccard).
+    pub shingles: Vec<u64>,
 }
 
 impl Content {

@@ -11,19 +11,51 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidates::{star_edges, CandidateConfig};
 use crate::fingerprint::{fingerprints, FingerprintConfig};
+use crate::minhash::{band_keys, MinhashConfig};
+use crate::simhash::{block_keys, hamming, simhash, SimhashConfig};
 use crate::lcs::{self, Verdict};
 use crate::page::{Page, PageId};
 use crate::template::{apply, distinct_keys, Filtered, TemplateConfig};
-use crate::verify::{cluster_set, Assignment, VerifyConfig, VerifyStats};
+use crate::verify::{cluster_set, Assignment, VerifyConfig, VerifyMethod, VerifyStats};
 
-/// All settings of the method (the `[method]`-level sections of pipeline.toml).
+/// Which fingerprints feed the candidate stage (`[fingerprint] type = …`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Fingerprinting {
+    /// Huang et al.'s bucketed sentence fingerprints (the default).
+    Sentence(FingerprintConfig),
+    /// MinHash of word shingles, LSH bands exchanged as keys.
+    Minhash(MinhashConfig),
+    /// SimHash of weighted word shingles, Hamming distance ≤ k through block tables.
+    Simhash(SimhashConfig),
+}
+
+impl Default for Fingerprinting {
+    fn default() -> Self {
+        Fingerprinting::Sentence(FingerprintConfig::default())
+    }
+}
+
+/// All settings of the method (the method's sections of pipeline.toml).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct MethodConfig {
     pub template: TemplateConfig,
-    pub fingerprint: FingerprintConfig,
+    pub fingerprint: Fingerprinting,
     pub candidates: CandidateConfig,
     pub verify: VerifyConfig,
+}
+
+impl MethodConfig {
+    /// Words per shingle the sentence stage must compute (0: none needed).
+    pub fn shingle_words(&self) -> usize {
+        match (&self.fingerprint, self.verify.method) {
+            (Fingerprinting::Minhash(m), _) => m.shingle_words as usize,
+            (Fingerprinting::Simhash(s), _) => s.shingle_words as usize,
+            (Fingerprinting::Sentence(_), VerifyMethod::Jaccard) => 5,
+            (Fingerprinting::Sentence(_), _) => 0,
+        }
+    }
 }
 
 /// Template-filtered pages, computed from scratch.
@@ -61,21 +93,53 @@ fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {
 }
 
 /// Candidate-set label (the set's earliest page) of every page, from scratch.
-pub fn candidate_sets(filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, PageId> {
+pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, PageId> {
     let mut groups: BTreeMap<u64, BTreeSet<PageId>> = BTreeMap::new();
-    for (&id, page) in filtered {
-        for fp in fingerprints(&page.fingerprint_keys, &config.fingerprint) {
-            groups.entry(fp).or_default().insert(id);
+    let mut edges: Vec<(PageId, PageId)> = Vec::new();
+    let max = config.candidates.max_fingerprint_pages;
+    match &config.fingerprint {
+        Fingerprinting::Sentence(f) => {
+            for (&id, page) in filtered {
+                for fp in fingerprints(&page.fingerprint_keys, f) {
+                    groups.entry(fp).or_default().insert(id);
+                }
+            }
+        }
+        Fingerprinting::Minhash(m) => {
+            for page in pages {
+                for key in band_keys(&page.shingles, m) {
+                    groups.entry(key).or_default().insert(page.id);
+                }
+            }
+        }
+        Fingerprinting::Simhash(s) => {
+            let mut blocks: BTreeMap<u64, Vec<(PageId, u64)>> = BTreeMap::new();
+            for page in pages {
+                let hash = simhash(&page.shingles);
+                for key in block_keys(hash, s.max_distance) {
+                    blocks.entry(key).or_default().push((page.id, hash));
+                }
+            }
+            for group in blocks.values().filter(|g| g.len() <= max as usize) {
+                for (i, &(a, ha)) in group.iter().enumerate() {
+                    for &(b, hb) in &group[i + 1..] {
+                        if hamming(ha, hb) <= s.max_distance {
+                            edges.push((a, b));
+                        }
+                    }
+                }
+            }
         }
     }
-    let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
     for members in groups.values() {
         let members: Vec<PageId> = members.iter().copied().collect();
-        for (a, b) in star_edges(&members, config.candidates.max_fingerprint_pages) {
-            let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-            if ra != rb {
-                parent.insert(ra.max(rb), ra.min(rb));
-            }
+        edges.extend(star_edges(&members, max));
+    }
+    let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
+    for (a, b) in edges {
+        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
+        if ra != rb {
+            parent.insert(ra.max(rb), ra.min(rb));
         }
     }
     filtered.keys().map(|&id| (id, find(&mut parent, id))).collect()
@@ -85,7 +149,7 @@ pub fn candidate_sets(filtered: &BTreeMap<PageId, Filtered>, config: &MethodConf
 pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
     let filtered = filter_templates(pages, &config.template);
     let mut sets: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
-    for (id, label) in candidate_sets(&filtered, config) {
+    for (id, label) in candidate_sets(pages, &filtered, config) {
         sets.entry(label).or_default().push(id);
     }
     let tau_ppm = lcs::ppm(config.verify.threshold);
@@ -96,11 +160,16 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
             &members,
             config.candidates.max_set_pages as usize,
             tau_ppm,
+            config.verify.method,
             config.verify.clustering,
             &mut VerifyStats::default(),
-            |a, b| {
-                let s = lcs::dp_resemblance(a, b);
-                if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 { Verdict::Similar(s) } else { Verdict::Dissimilar }
+            |a, b| match config.verify.method {
+                // Plain dynamic programming instead of Myers and its filters.
+                VerifyMethod::Lcs => {
+                    let s = lcs::dp_resemblance(a, b);
+                    if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 { Verdict::Similar(s) } else { Verdict::Dissimilar }
+                }
+                method => crate::verify::compare(method, a, b, tau_ppm, 0),
             },
         );
         out.extend(assignments);
@@ -121,6 +190,7 @@ mod tests {
             host,
             record_id: n.to_string(),
             sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true }).collect(),
+            shingles: Vec::new(),
         }
     }
 

@@ -321,17 +321,52 @@ pub fn stable_hash(s: &str) -> u64 {
     h.finish()
 }
 
+/// Hashes of the word `n`-grams of a page's normalized sentences, in order. Words are split at
+/// white space; a CJK character is a word of its own. A page with fewer than `n` words has one
+/// shingle of all of them.
+pub fn shingles(sentences: &[HashedSentence], n: usize) -> Vec<u64> {
+    let mut words: Vec<u64> = Vec::new();
+    for sentence in sentences {
+        let mut start = None;
+        let text = &sentence.normalized;
+        for (i, c) in text.char_indices() {
+            if c.is_whitespace() || is_cjk(c) {
+                if let Some(s) = start.take() {
+                    words.push(stable_hash(&text[s..i]));
+                }
+                if is_cjk(c) {
+                    words.push(stable_hash(&text[i..i + c.len_utf8()]));
+                }
+            } else if start.is_none() {
+                start = Some(i);
+            }
+        }
+        if let Some(s) = start {
+            words.push(stable_hash(&text[s..]));
+        }
+    }
+    let n = n.max(1);
+    if words.is_empty() {
+        return Vec::new();
+    }
+    if words.len() < n {
+        return vec![words.iter().fold(0u64, |acc, &w| mix64(acc ^ w))];
+    }
+    words.windows(n).map(|w| w.iter().fold(0u64, |acc, &x| mix64(acc ^ x))).collect()
+}
+
 /// The sentence operator.
 pub trait SplitSentences<'scope, T: Timestamp + Lattice> {
     /// Splits each page's blocks into hashed sentences; `on_truncated` is called for each page
     /// that hit `max_sentences_per_page`.
-    fn split_sentences<F>(self, config: SentenceConfig, on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    /// `shingle_words` > 0 also computes the page's word shingles (MinHash and SimHash need them).
+    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
         F: FnMut() + 'static;
 }
 
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
-    fn split_sentences<F>(self, config: SentenceConfig, mut on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, mut on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
         F: FnMut() + 'static,
     {
@@ -341,7 +376,8 @@ impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection
                 on_truncated();
             }
             let sentences = compact(&split.sentences, &config);
-            let page = Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences };
+            let shingles = if shingle_words > 0 { shingles(&split.sentences, shingle_words) } else { Vec::new() };
+            let page = Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles };
             (page.id, page)
         })
     }
@@ -406,6 +442,17 @@ mod tests {
         let (md5, key) = hash("");
         assert_eq!(format!("{md5:032x}"), "d41d8cd98f00b204e9800998ecf8427e");
         assert_eq!(key, u64::from_le_bytes([0xd4, 0x1d, 0x8c, 0xd9, 0x8f, 0x00, 0xb2, 0x04]));
+    }
+
+    #[test]
+    fn shingles_are_word_ngrams_and_cjk_characters_are_words() {
+        let config = SentenceConfig::default();
+        let page = split_page(&["one two three four"], &config);
+        assert_eq!(shingles(&page.sentences, 2).len(), 3);
+        assert_eq!(shingles(&page.sentences, 9).len(), 1);
+        let cjk = split_page(&["日本語です"], &config);
+        assert_eq!(shingles(&cjk.sentences, 1).len(), 5);
+        assert!(shingles(&[], 3).is_empty());
     }
 
     #[test]

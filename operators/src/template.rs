@@ -83,7 +83,10 @@ pub fn apply(page: &Page, templates: &[u64], min_content_share: f64) -> Filtered
     }
     keys.sort_unstable();
     keys.dedup();
-    Filtered { content: Content { sentences: content }, fingerprint_keys: keys }
+    let mut shingles = page.shingles.clone();
+    shingles.sort_unstable();
+    shingles.dedup();
+    Filtered { content: Content { sentences: content, shingles }, fingerprint_keys: keys }
 }
 
 /// The template operator.
@@ -143,6 +146,7 @@ mod tests {
             host: 1,
             record_id: String::new(),
             sentences: keys.iter().map(|&key| Sentence { key, weight: 2, fingerprinted: key < 100 }).collect(),
+            shingles: Vec::new(),
         }
     }
 

@@ -33,10 +33,25 @@ pub enum Clustering {
     Connected,
 }
 
+/// What decides that two candidates are near-duplicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifyMethod {
+    /// LCS resemblance of the sentence sequences (the paper's).
+    #[default]
+    Lcs,
+    /// Exact Jaccard similarity of the shingle sets (MinHash and SimHash methods).
+    Jaccard,
+    /// No verification: a candidate set is a cluster (what MinHash pipelines do).
+    None,
+}
+
 /// Settings of the verify stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct VerifyConfig {
+    #[serde(rename = "type")]
+    pub method: VerifyMethod,
     /// τ: resemblance at or above which two pages are near-duplicates.
     pub threshold: f64,
     /// Cap on Myers' D per comparison; a comparison that hits it counts as dissimilar.
@@ -46,7 +61,7 @@ pub struct VerifyConfig {
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { threshold: 0.45, max_diff_distance: 50_000, clustering: Clustering::Connected }
+        VerifyConfig { method: VerifyMethod::Lcs, threshold: 0.45, max_diff_distance: 50_000, clustering: Clustering::Connected }
     }
 }
 
@@ -78,6 +93,7 @@ pub fn cluster_set<F>(
     members: &[(PageId, &Content)],
     max_set_pages: usize,
     tau_ppm: u64,
+    method: VerifyMethod,
     clustering: Clustering,
     stats: &mut VerifyStats,
     mut compare: F,
@@ -85,7 +101,18 @@ pub fn cluster_set<F>(
 where
     F: FnMut(&Content, &Content) -> Verdict,
 {
-    let mut order: Vec<(u64, PageId, &Content)> = members.iter().map(|&(id, c)| (c.weight(), id, c)).collect();
+    // Length: sentence weight for LCS, shingle count for Jaccard; both bound the similarity by
+    // the shorter over the longer, so a sorted set can stop the scan early.
+    let length = |c: &Content| match method {
+        VerifyMethod::Jaccard => c.shingles.len() as u64,
+        _ => c.weight(),
+    };
+    let too_long = |wi: u64, wj: u64| match method {
+        VerifyMethod::Lcs => (2 * wi as u128) * 1_000_000 < tau_ppm as u128 * (wi + wj) as u128,
+        VerifyMethod::Jaccard => (wi as u128) * 1_000_000 < tau_ppm as u128 * wj as u128,
+        VerifyMethod::None => false,
+    };
+    let mut order: Vec<(u64, PageId, &Content)> = members.iter().map(|&(id, c)| (length(c), id, c)).collect();
     order.sort_by_key(|&(weight, id, _)| (weight, id));
     let mut out = Vec::with_capacity(order.len());
     let chunk_size = max_set_pages.max(1);
@@ -116,8 +143,8 @@ where
                     continue;
                 }
                 let (wj, _, cj) = chunk[j];
-                // Length filter as a stopping rule: 2·wi/(wi+wj) < τ for this and all later j.
-                if (2 * wi as u128) * 1_000_000 < tau_ppm as u128 * (wi + wj) as u128 {
+                // Length filter as a stopping rule: below τ for this and all later j.
+                if too_long(wi, wj) {
                     break;
                 }
                 if clustering == Clustering::Connected && find(&mut root, i) == find(&mut root, j) {
@@ -157,6 +184,18 @@ where
     out
 }
 
+/// Decides a pair by the configured method.
+pub fn compare(method: VerifyMethod, a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -> Verdict {
+    match method {
+        VerifyMethod::Lcs => lcs::compare(a, b, tau_ppm, max_diff_distance),
+        VerifyMethod::Jaccard => {
+            let j = crate::minhash::jaccard(&a.shingles, &b.shingles);
+            if j * 1_000_000.0 >= tau_ppm as f64 { Verdict::Similar(j) } else { Verdict::Dissimilar }
+        }
+        VerifyMethod::None => Verdict::Similar(1.0),
+    }
+}
+
 /// The verify operator.
 pub trait VerifyClusters<'scope, T: Timestamp + Lattice> {
     /// Clusters each candidate set; `self` is `(page, set label)`, `contents` the pages' content.
@@ -186,12 +225,13 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         let tau_ppm = lcs::ppm(config.threshold);
         let max_d = config.max_diff_distance;
         let clustering = config.clustering;
+        let method = config.method;
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
             .reduce(move |_set, members, output| {
                 let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
                 let mut stats = VerifyStats::default();
-                let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, clustering, &mut stats, |a, b| {
-                    lcs::compare(a, b, tau_ppm, max_d)
+                let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
+                    compare(method, a, b, tau_ppm, max_d)
                 });
                 on_stats(&stats);
                 for assignment in assignments {
@@ -210,12 +250,12 @@ mod tests {
         PageId { date: n, hash: 0 }
     }
     fn unit(keys: &[u64]) -> Content {
-        Content { sentences: keys.iter().map(|&k| (k, 1)).collect() }
+        Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new() }
     }
 
     fn run(members: &[(PageId, &Content)], tau: f64, max: usize) -> Vec<(PageId, Assignment)> {
         let tau_ppm = lcs::ppm(tau);
-        cluster_set(members, max, tau_ppm, Clustering::Leader, &mut VerifyStats::default(), |a, b| lcs::compare(a, b, tau_ppm, 1_000))
+        cluster_set(members, max, tau_ppm, VerifyMethod::Lcs, Clustering::Leader, &mut VerifyStats::default(), |a, b| lcs::compare(a, b, tau_ppm, 1_000))
     }
 
     #[test]
@@ -236,7 +276,7 @@ mod tests {
         let b = unit(&[1, 2, 3, 4, 6]);
         let c = unit(&[1, 2, 3, 7, 6]);
         let tau_ppm = lcs::ppm(0.8);
-        let out = cluster_set(&[(id(1), &a), (id(2), &b), (id(3), &c)], 100, tau_ppm, Clustering::Connected, &mut VerifyStats::default(), |x, y| {
+        let out = cluster_set(&[(id(1), &a), (id(2), &b), (id(3), &c)], 100, tau_ppm, VerifyMethod::Lcs, Clustering::Connected, &mut VerifyStats::default(), |x, y| {
             lcs::compare(x, y, tau_ppm, 1_000)
         });
         assert!(out.iter().all(|(_, a)| a.cluster == id(1)), "A≈B, B≈C: one cluster {{A, B, C}}");
@@ -260,7 +300,7 @@ mod tests {
         let a = unit(&[1, 2, 3]);
         let members: Vec<(PageId, &Content)> = (0..5).map(|i| (id(i), &a)).collect();
         let mut stats = VerifyStats::default();
-        let out = cluster_set(&members, 2, lcs::ppm(0.8), Clustering::Leader, &mut stats, |x, y| lcs::compare(x, y, 800_000, 100));
+        let out = cluster_set(&members, 2, lcs::ppm(0.8), VerifyMethod::Lcs, Clustering::Leader, &mut stats, |x, y| lcs::compare(x, y, 800_000, 100));
         assert_eq!(stats.set_cuts, 1);
         let clusters: std::collections::BTreeSet<PageId> = out.iter().map(|(_, a)| a.cluster).collect();
         assert_eq!(clusters.len(), 3, "chunks of 2, 2, 1");
