@@ -26,6 +26,8 @@ pub struct Truth {
     pub sims: HashMap<(usize, usize), f64>,
     pub dup: f64,
     pub non: f64,
+    /// Pairs absent from `sims` are unjudged (a pair file), not "not duplicates" (the JSON).
+    pub judged_only: bool,
 }
 
 fn read(path: &Path) -> Result<String, EvalError> {
@@ -56,7 +58,7 @@ impl Truth {
             }
             let dup = v["dup"].as_f64().unwrap_or(0.8);
             let non = v["non"].as_f64().unwrap_or(0.5);
-            return Ok(Truth { urls, sims, dup, non });
+            return Ok(Truth { urls, sims, dup, non, judged_only: false });
         }
         // Pair file.
         let mut index: BTreeMap<String, usize> = BTreeMap::new();
@@ -85,7 +87,7 @@ impl Truth {
             let (a, b) = (id(fields[0]), id(fields[1]));
             sims.insert((a.min(b), a.max(b)), label);
         }
-        Ok(Truth { urls, sims, dup: 1.0, non: 0.5 })
+        Ok(Truth { urls, sims, dup: 1.0, non: 0.5, judged_only: true })
     }
 }
 
@@ -145,7 +147,11 @@ pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool
             for y in x + 1..members.len() {
                 let (a, b) = (members[x], members[y]);
                 predicted.insert((a, b));
-                let s = truth.sims.get(&(a, b)).copied().unwrap_or(0.0);
+                let s = match truth.sims.get(&(a, b)) {
+                    Some(&s) => s,
+                    None if truth.judged_only => continue,
+                    None => 0.0,
+                };
                 let counter = if host(&truth.urls[a]) == host(&truth.urls[b]) { &mut same } else { &mut cross };
                 if s >= truth.dup {
                     *tp.entry(section(a)).or_default() += 1;
@@ -180,7 +186,10 @@ pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool
         let m = mates.get(&i).unwrap_or(&empty);
         let t = true_mates.get(&i).unwrap_or(&empty);
         let amb = ambiguous.get(&i).unwrap_or(&empty);
-        let judged: BTreeSet<usize> = m.difference(amb).copied().collect();
+        let mut judged: BTreeSet<usize> = m.difference(amb).copied().collect();
+        if truth.judged_only {
+            judged.retain(|j| truth.sims.contains_key(&(i.min(*j), i.max(*j))));
+        }
         if !judged.is_empty() {
             ps.push(judged.intersection(t).count() as f64 / judged.len() as f64);
         }

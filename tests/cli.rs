@@ -146,3 +146,72 @@ fn damaged_records_are_counted_and_the_rest_clustered() {
     assert!(stdout.contains("bad_content_length 2"), "{stdout}");
     assert_eq!(clusters(&out).len(), 3);
 }
+
+/// Each fingerprint type runs end to end on the default input, and finds the river family
+/// (three edited copies of one article on one site).
+#[test]
+fn every_fingerprint_type_runs_end_to_end() {
+    let river = [
+        "http://gazette.example/news/river-rises",
+        "http://gazette.example/news/river-rises?print=1",
+        "http://gazette.example/archive/2026/river",
+    ];
+    for (name, toml) in [
+        ("sentence", "[fingerprint]\ntype = \"sentence\"\n"),
+        ("minhash", "[fingerprint]\ntype = \"minhash\"\nbands = 20\nrows = 2\n[verify]\ntype = \"jaccard\"\nthreshold = 0.5\n"),
+        ("simhash", "[fingerprint]\ntype = \"simhash\"\nmax_distance = 12\n[verify]\ntype = \"lcs\"\n"),
+    ] {
+        let dir = temp_dir(&format!("method-{name}"));
+        let config = dir.join("p.toml");
+        std::fs::write(&config, toml).unwrap();
+        let out = dir.join("out");
+        run(&["--config", config.to_str().unwrap()], &out);
+        let got = clusters(&out);
+        assert_eq!(got.len(), 8, "{name}");
+        let ids: std::collections::BTreeSet<&String> = river.iter().map(|u| &got[*u].0).collect();
+        assert_eq!(ids.len(), 1, "{name}: the river family is one cluster: {got:?}");
+        assert_eq!(got["http://gazette.example/news/chess"].1, 1, "{name}: chess stays alone");
+    }
+}
+
+/// `dupflow eval` prints exactly what ../shared/bench/score.py prints (its lines), on a truth
+/// fixture made for it.
+#[test]
+fn eval_agrees_with_score_py() {
+    let Some(score_py) = [Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/score.py")].into_iter().find(|p| p.exists())
+    else {
+        eprintln!("SKIPPED: ../shared/bench/score.py is absent (the shared folder is not beside the checkout)");
+        return;
+    };
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
+    for by_section in [false, true] {
+        let mut args = vec![fixtures.join("truth.json"), fixtures.join("clusters.jsonl")];
+        let mut ours = dupflow();
+        ours.arg("eval").arg("--truth").arg(&args[0]).arg(&args[1]);
+        if by_section {
+            ours.arg("--by-section");
+            args.push(PathBuf::from("--by-section"));
+        }
+        let ours = String::from_utf8(ours.output().unwrap().stdout).unwrap();
+        let theirs = match Command::new("python3").arg(&score_py).args(&args).output() {
+            Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
+            _ => {
+                eprintln!("SKIPPED: python3 could not run score.py");
+                return;
+            }
+        };
+        let ours_common: Vec<&str> = ours.lines().filter(|l| !l.starts_with("pairwise precision by host")).collect();
+        assert_eq!(ours_common, theirs.lines().collect::<Vec<_>>(), "by_section {by_section}");
+        assert!(ours.contains("same-host"), "{ours}");
+    }
+}
+
+#[test]
+fn eval_reads_pair_files() {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
+    let output = dupflow().arg("eval").arg("--truth").arg(fixtures.join("pairs.txt")).arg(fixtures.join("clusters.jsonl")).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    // 3 judged duplicate pairs, 2 predicted; 1 judged non-duplicate pair, predicted together.
+    assert!(text.contains("all: precision 0.6667 recall 0.6667"), "{text}");
+}
