@@ -39,11 +39,31 @@ impl Default for SourceConfig {
 pub struct RunConfig {
     /// Worker threads per process (`--workers` overrides).
     pub workers: usize,
+    /// An epoch closes after this many records…
+    pub epoch_records: u64,
+    /// …or this many milliseconds after its first record, whichever comes first.
+    pub epoch_ms: u64,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { workers: 2 }
+        RunConfig { workers: 2, epoch_records: 10_000, epoch_ms: 1_000 }
+    }
+}
+
+/// Settings of the metrics endpoint and dashboard.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Address of `/metrics`, `/` and `/api/...` (`--metrics-address` overrides); empty: off.
+    pub address: String,
+    /// The dashboard raises an alarm for a cluster with more pages than this.
+    pub cluster_alarm_pages: usize,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig { address: String::new(), cluster_alarm_pages: 1_000 }
     }
 }
 
@@ -52,6 +72,7 @@ impl Default for RunConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct PipelineConfig {
     pub run: RunConfig,
+    pub metrics: MetricsConfig,
     pub source: SourceConfig,
     pub sentence: SentenceConfig,
     pub template: TemplateConfig,
@@ -142,6 +163,9 @@ impl PipelineConfig {
         }
         if self.run.workers == 0 {
             return invalid("run.workers", "must be at least 1");
+        }
+        if self.run.epoch_records == 0 {
+            return invalid("run.epoch_records", "must be at least 1");
         }
         Ok(())
     }

@@ -39,6 +39,7 @@ use dupflow_operators::verify::{Assignment, VerifyClusters};
 use dupflow_operators::{Page, PageId, PageMeta};
 
 use crate::config::PipelineConfig;
+use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::source::http::{self, Outcome, Revisit};
 use crate::source::{self, Input, RawRecord};
@@ -66,6 +67,9 @@ pub fn clusters<'scope>(
     let contents = filtered.map(|(id, page)| (id, page.content));
     let verify_metrics = metrics;
     sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
+        verify_metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
+        verify_metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
+        verify_metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
         verify_metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
         verify_metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
         if stats.cost_capped > 0 {
@@ -106,7 +110,7 @@ pub fn candidate_sets<'scope>(
 }
 
 /// What a run was asked to do.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct RunOptions {
     pub inputs: Vec<Input>,
     pub config: PipelineConfig,
@@ -116,6 +120,8 @@ pub struct RunOptions {
     pub processes: usize,
     pub process: usize,
     pub addresses: Vec<String>,
+    /// The live view (dashboard, gauges); the sink applies every output update to it.
+    pub live: Arc<Live>,
 }
 
 /// What a run produced (on process 0; other processes return an empty one).
@@ -137,11 +143,22 @@ pub enum RunError {
 
 enum Message {
     Record(Box<RawRecord>),
+    /// Close the current epoch: later records belong to this one.
+    Epoch(u64),
     End,
 }
 
+/// When the reader closes epochs.
+#[derive(Clone, Copy, Debug)]
+struct EpochPolicy {
+    records: u64,
+    max_age: Duration,
+}
+
 /// Reads all inputs on this thread, handing records to this process's workers round-robin over
-/// all workers of all processes (each process reads everything and keeps its share).
+/// all workers of all processes (each process reads everything and keeps its share), and closing
+/// epochs (broadcast to every worker) by record count or age.
+#[allow(clippy::too_many_arguments)]
 fn read_inputs(
     inputs: Vec<Input>,
     senders: Vec<Sender<Message>>,
@@ -149,51 +166,91 @@ fn read_inputs(
     peers: usize,
     max_record_bytes: u64,
     report_errors: bool,
-    metrics: Arc<Registry>,
+    epochs: EpochPolicy,
+    live: Arc<Live>,
 ) {
+    let metrics = live.registry.clone();
     let mut index = 0usize;
     let mut printed = 0usize;
+    let mut epoch = 0u64;
+    let mut in_epoch = 0u64;
+    let mut epoch_started = Instant::now();
+    let close_epoch = |senders: &[Sender<Message>], epoch: &mut u64, in_epoch: &mut u64| {
+        *epoch += 1;
+        *in_epoch = 0;
+        live.epoch_closed.lock().expect("epochs").insert(*epoch - 1, Instant::now());
+        for sender in senders {
+            let _ = sender.send(Message::Epoch(*epoch));
+        }
+        metrics.set(metrics::EPOCHS_CLOSED, "", *epoch as i64);
+    };
     for input in inputs {
         let name = input.name();
-        let result = source::read_records(&input, max_record_bytes, |item| match item {
-            Ok(record) => {
-                let target = index % peers;
-                index += 1;
-                let Some(local) = target.checked_sub(first_worker).filter(|l| *l < senders.len()) else {
-                    return;
-                };
-                metrics.inc(metrics::RECORDS, &record.type_name());
-                if record.lenient_length {
-                    metrics.inc(metrics::QUIRKS, "content_length_mismatch");
-                }
-                use warc::RecordType::*;
-                match record.warc_type() {
-                    Response | Resource | Revisit => {
-                        // Blocks when the worker is behind: backpressure, no unbounded buffer.
-                        let _ = senders[local].send(Message::Record(Box::new(record)));
-                    }
-                    other => metrics.inc(metrics::SKIPPED, &other.to_string()),
-                }
-            }
+        let decoder = match input.open() {
+            Ok(d) => d,
             Err(error) => {
                 if report_errors {
-                    metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
-                    if printed < 20 {
-                        eprintln!("warning: {name}: skipped {error}");
-                        printed += 1;
+                    metrics.inc(metrics::RECORD_ERRORS, "open_failed");
+                    tracing::error!("{error}");
+                }
+                continue;
+            }
+        };
+        let counter = decoder.counter();
+        let mut counted = 0u64;
+        let mut framer = source::Framer::new(decoder, max_record_bytes);
+        while let Some(item) = framer.next_record() {
+            match item {
+                Ok(record) => {
+                    let target = index % peers;
+                    index += 1;
+                    if let Some(local) = target.checked_sub(first_worker).filter(|l| *l < senders.len()) {
+                        metrics.inc(metrics::RECORDS, &record.type_name());
+                        if record.lenient_length {
+                            metrics.inc(metrics::QUIRKS, "content_length_mismatch");
+                        }
+                        use warc::RecordType::*;
+                        match record.warc_type() {
+                            Response | Resource | Revisit => {
+                                // Blocks when the worker is behind: backpressure, no unbounded buffer.
+                                let _ = senders[local].send(Message::Record(Box::new(record)));
+                            }
+                            other => metrics.inc(metrics::SKIPPED, &other.to_string()),
+                        }
+                    }
+                    if in_epoch == 0 {
+                        epoch_started = Instant::now();
+                    }
+                    in_epoch += 1;
+                }
+                Err(error) => {
+                    if report_errors {
+                        metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
+                        if printed < 20 {
+                            tracing::warn!("{name}: skipped {error}");
+                            printed += 1;
+                        } else if printed == 20 {
+                            tracing::warn!("further skipped records are counted, not printed");
+                            printed += 1;
+                        }
                     }
                 }
             }
-        });
-        if let Err(error) = result {
-            if report_errors {
-                metrics.inc(metrics::RECORD_ERRORS, "open_failed");
-                eprintln!("error: {error}");
+            if in_epoch >= epochs.records || (in_epoch > 0 && epoch_started.elapsed() >= epochs.max_age) {
+                close_epoch(&senders, &mut epoch, &mut in_epoch);
+            }
+            let read = counter.get();
+            if report_errors && read > counted {
+                metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
+                counted = read;
             }
         }
+        if report_errors {
+            metrics.add(metrics::BYTES_READ, "", (counter.get() - counted) as i64);
+        }
     }
-    if printed >= 20 && report_errors {
-        eprintln!("warning: further skipped records are counted, not printed");
+    if in_epoch > 0 {
+        close_epoch(&senders, &mut epoch, &mut in_epoch);
     }
     for sender in senders {
         let _ = sender.send(Message::End);
@@ -202,7 +259,10 @@ fn read_inputs(
 
 /// Turns a record into a document for the dataflow (or counts why not).
 fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, revisits: &mut Vec<Revisit>) -> Option<(PageMeta, String)> {
-    match http::interpret(record, max_page_bytes) {
+    let started = Instant::now();
+    let outcome = http::interpret(record, max_page_bytes);
+    metrics.observe(metrics::STAGE_SECONDS, "decode", started.elapsed().as_secs_f64());
+    match outcome {
         Ok((outcome, quirks)) => {
             if quirks.broken_chunking {
                 metrics.inc(metrics::QUIRKS, "broken_chunking");
@@ -246,7 +306,8 @@ fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, re
 }
 
 /// Runs the pipeline over the inputs to the end and returns process 0's output.
-pub fn run(options: RunOptions, metrics: Arc<Registry>) -> Result<RunOutput, RunError> {
+pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
+    let metrics = options.live.registry.clone();
     let started = Instant::now();
     let workers = options.workers.max(1);
     let peers = workers * options.processes.max(1);
@@ -268,17 +329,26 @@ pub fn run(options: RunOptions, metrics: Arc<Registry>) -> Result<RunOutput, Run
 
     let (senders, receivers): (Vec<_>, Vec<_>) =
         (0..workers).map(|_| bounded::<Message>(options.config.source.channel_capacity)).unzip();
+    let watched: Vec<Receiver<Message>> = receivers.clone();
+    *options.live.channel_depth.lock().expect("live lock") = Some(Box::new(move || watched.iter().map(|r| r.len()).sum()));
     let receivers: Arc<Mutex<Vec<Option<Receiver<Message>>>>> = Arc::new(Mutex::new(receivers.into_iter().map(Some).collect()));
-    let reader_metrics = metrics.clone();
+    let reader_live = options.live.clone();
     let source_config = options.config.source.clone();
     let report_errors = options.process == 0;
     let inputs = options.inputs.clone();
+    metrics.set(metrics::INPUT_BYTES, "", inputs.iter().filter_map(Input::len).sum::<u64>() as i64);
+    metrics.set(metrics::CHANNEL_CAPACITY, "", (source_config.channel_capacity * workers) as i64);
+    let epochs = EpochPolicy {
+        records: options.config.run.epoch_records.max(1),
+        max_age: Duration::from_millis(options.config.run.epoch_ms),
+    };
     let reader = std::thread::Builder::new()
         .name("dupflow-reader".into())
         .spawn(move || {
-            read_inputs(inputs, senders, first_worker, peers, source_config.max_record_bytes, report_errors, reader_metrics)
+            read_inputs(inputs, senders, first_worker, peers, source_config.max_record_bytes, report_errors, epochs, reader_live)
         })
         .map_err(|e| RunError::Timely(e.to_string()))?;
+    let live = options.live.clone();
 
     let pipeline = options.config.clone();
     let guards = timely::execute(config, move |worker| {
@@ -288,12 +358,24 @@ pub fn run(options: RunOptions, metrics: Arc<Registry>) -> Result<RunOutput, Run
         let method = pipeline.method();
         let sentence = pipeline.sentence.clone();
         let metrics = metrics.clone();
+        let live = live.clone();
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, documents) = scope.new_collection::<(PageMeta, String), isize>();
             let cap_metrics = metrics.clone();
+            let strip_metrics = metrics.clone();
             let pages = documents
-                .strip_html()
-                .split_sentences(sentence, method.shingle_words(), move || cap_metrics.inc(metrics::CAPS, "max_sentences_per_page"));
+                .strip_html_timed(move |elapsed| {
+                    strip_metrics.observe(metrics::STAGE_SECONDS, "strip", elapsed.as_secs_f64());
+                    strip_metrics.inc(metrics::STAGE_PAGES, "strip");
+                })
+                .split_sentences(sentence, method.shingle_words(), move |elapsed, truncated, sentences| {
+                    cap_metrics.observe(metrics::STAGE_SECONDS, "split", elapsed.as_secs_f64());
+                    cap_metrics.inc(metrics::STAGE_PAGES, "split");
+                    cap_metrics.add(metrics::SENTENCES, "", sentences as i64);
+                    if truncated {
+                        cap_metrics.inc(metrics::CAPS, "max_sentences_per_page");
+                    }
+                });
             let assignments = clusters(pages.clone(), &method, metrics.clone());
             let rows = pages
                 .map(|(id, page)| (id, (page.url, page.record_id)))
@@ -304,17 +386,37 @@ pub fn run(options: RunOptions, metrics: Arc<Registry>) -> Result<RunOutput, Run
                     assignment: *assignment,
                 });
             let sink = collected.clone();
+            let sink_live = live.clone();
             let (probe, _) = rows
                 .consolidate()
                 .inner
                 .exchange(|_| 0)
-                .inspect(move |update: &(ClusterRow, u64, isize)| sink.borrow_mut().push(update.clone()))
+                .inspect_core(move |event: Result<(_, &Vec<(ClusterRow, u64, isize)>), _>| {
+                    if let Ok((_, updates)) = event {
+                        sink_live.apply(updates);
+                        sink.borrow_mut().extend_from_slice(updates);
+                    }
+                })
                 .probe();
             (input, probe)
         });
 
         let max_page_bytes = pipeline.source.max_page_bytes as usize;
         let mut revisits = Vec::new();
+        let mut epoch = 0u64;
+        let mut completed = 0u64;
+        // Epochs below `completed` are done at the sink: record their latency (worker 0).
+        let note_progress = |probe: &timely::dataflow::operators::probe::Handle<u64>, completed: &mut u64, epoch: u64| {
+            while !probe.less_than(&(*completed + 1)) && *completed < epoch {
+                if index == 0 {
+                    if let Some(closed) = live.epoch_closed.lock().expect("epochs").remove(completed) {
+                        metrics.observe(metrics::EPOCH_SECONDS, "", closed.elapsed().as_secs_f64());
+                    }
+                    metrics.set(metrics::EPOCHS_DONE, "", *completed as i64 + 1);
+                }
+                *completed += 1;
+            }
+        };
         'feed: loop {
             let mut taken = 0;
             loop {
@@ -328,6 +430,12 @@ pub fn run(options: RunOptions, metrics: Arc<Registry>) -> Result<RunOutput, Run
                             break;
                         }
                     }
+                    Ok(Message::Epoch(next)) => {
+                        epoch = next;
+                        input.advance_to(next);
+                        taken += 1;
+                        break;
+                    }
                     Ok(Message::End) | Err(TryRecvError::Disconnected) => break 'feed,
                     Err(TryRecvError::Empty) => break,
                 }
@@ -338,13 +446,17 @@ pub fn run(options: RunOptions, metrics: Arc<Registry>) -> Result<RunOutput, Run
                 input.flush();
                 worker.step();
             }
+            note_progress(&probe, &mut completed, epoch);
         }
-        input.advance_to(1);
+        epoch += 1;
+        input.advance_to(epoch);
         input.flush();
         drop(input);
-        while probe.less_than(&1) {
+        while probe.less_than(&epoch) {
             worker.step_or_park(Some(Duration::from_millis(1)));
+            note_progress(&probe, &mut completed, epoch);
         }
+        note_progress(&probe, &mut completed, epoch);
         let changes = std::mem::take(&mut *collected.borrow_mut());
         (changes, revisits)
     })

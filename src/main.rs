@@ -9,7 +9,8 @@ use clap::{Parser, Subcommand};
 
 use dupflow::config::PipelineConfig;
 use dupflow::dataflow::{self, RunOptions};
-use dupflow::metrics::{self, Registry};
+use dupflow::metrics::live::Live;
+use dupflow::metrics::{self, progress, server, Registry};
 use dupflow::{sink, source};
 
 #[derive(Parser)]
@@ -43,6 +44,16 @@ enum Command {
         /// Timely cluster mode: file with one `host:port` per process.
         #[arg(long)]
         hostfile: Option<PathBuf>,
+        /// Serve /metrics, the dashboard (/) and /api/... on this address (e.g. 127.0.0.1:9464;
+        /// port 0 picks a free one, printed on stderr).
+        #[arg(long)]
+        metrics_address: Option<String>,
+        /// Keep serving the endpoint this many seconds after the run ends.
+        #[arg(long, default_value_t = 0)]
+        linger: u64,
+        /// No progress output.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Check a pipeline.toml: unknown keys and invalid values are named.
     Validate { file: PathBuf },
@@ -59,6 +70,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Logs go to stderr; DUPFLOW_LOG (e.g. `debug`, `dupflow=trace`) sets the level.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("DUPFLOW_LOG").unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
     match real_main() {
         Ok(code) => code,
         Err(error) => {
@@ -81,7 +101,7 @@ fn real_main() -> Result<ExitCode> {
             println!("{}: ok", file.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { inputs, config, workers, out, processes, process, hostfile } => {
+        Command::Run { inputs, config, workers, out, processes, process, hostfile, metrics_address, linger, quiet } => {
             let config = match &config {
                 Some(path) => PipelineConfig::load(path)?,
                 None => PipelineConfig::default(),
@@ -105,10 +125,18 @@ fn real_main() -> Result<ExitCode> {
             };
             let workers = workers.unwrap_or(config.run.workers);
             let metrics = Arc::new(Registry::default());
+            let live = Arc::new(Live::new(metrics.clone(), config.metrics.cluster_alarm_pages));
+            let address = metrics_address.unwrap_or_else(|| config.metrics.address.clone());
+            if !address.is_empty() && process == 0 {
+                let bound = server::serve(&address, live.clone())?;
+                tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
+            }
+            let sampler = progress::start(live.clone(), quiet || process != 0);
             let names: Vec<String> = inputs.iter().map(|i| i.name()).collect();
-            let options = RunOptions { inputs, config, workers, processes, process, addresses };
-            let output = dataflow::run(options, metrics.clone())?;
+            let options = RunOptions { inputs, config, workers, processes, process, addresses, live: live.clone() };
+            let output = dataflow::run(options)?;
             if process != 0 {
+                sampler.stop();
                 return Ok(ExitCode::SUCCESS);
             }
             let rows = sink::final_rows(&output.changes);
@@ -121,7 +149,7 @@ fn real_main() -> Result<ExitCode> {
             let label = |m| {
                 metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
             };
-            eprintln!("read {} input(s): {}", names.len(), if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) });
+            tracing::info!("read {} input(s): {}", names.len(), if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) });
             println!("records:   {} ({})", metrics.total(metrics::RECORDS), label(metrics::RECORDS));
             println!("pages:     {pages} in {secs:.2} s ({:.0} pages/s), {} revisits", pages as f64 / secs.max(1e-9), metrics.get(metrics::REVISITS, ""));
             println!(
@@ -139,6 +167,13 @@ fn real_main() -> Result<ExitCode> {
             if let Some(dir) = &out {
                 println!("wrote {}/clusters.jsonl, changes.jsonl, revisits.jsonl", dir.display());
             }
+            // Outputs are on disk: the live view says "finished".
+            live.finish();
+            if linger > 0 && !address.is_empty() {
+                tracing::info!("serving for {linger} more seconds");
+                std::thread::sleep(std::time::Duration::from_secs(linger));
+            }
+            sampler.stop();
             Ok(ExitCode::SUCCESS)
         }
     }

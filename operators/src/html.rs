@@ -205,11 +205,23 @@ pub trait StripHtml<'scope, T: Timestamp + Lattice> {
     /// });
     /// ```
     fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
+
+    /// The same, calling `on_page` with the time each page took (for metrics).
+    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(self, on_page: F) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
 }
 
 impl<'scope, T: Timestamp + Lattice> StripHtml<'scope, T> for VecCollection<'scope, T, (PageMeta, String), isize> {
     fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
-        self.map(|(meta, html)| (meta, strip(&html).blocks))
+        self.strip_html_timed(|_| {})
+    }
+
+    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(self, mut on_page: F) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
+        self.map(move |(meta, html)| {
+            let started = std::time::Instant::now();
+            let blocks = strip(&html).blocks;
+            on_page(started.elapsed());
+            (meta, blocks)
+        })
     }
 }
 

@@ -360,24 +360,24 @@ pub trait SplitSentences<'scope, T: Timestamp + Lattice> {
     /// Splits each page's blocks into hashed sentences; `on_truncated` is called for each page
     /// that hit `max_sentences_per_page`.
     /// `shingle_words` > 0 also computes the page's word shingles (MinHash and SimHash need them).
-    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    /// `on_page(elapsed, truncated, sentences)` is called for every page (for metrics).
+    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
-        F: FnMut() + 'static;
+        F: FnMut(std::time::Duration, bool, usize) + 'static;
 }
 
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
-    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, mut on_truncated: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, mut on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
-        F: FnMut() + 'static,
+        F: FnMut(std::time::Duration, bool, usize) + 'static,
     {
         self.map(move |(meta, blocks)| {
+            let started = std::time::Instant::now();
             let split = split_page(&blocks, &config);
-            if split.truncated {
-                on_truncated();
-            }
             let sentences = compact(&split.sentences, &config);
             let shingles = if shingle_words > 0 { shingles(&split.sentences, shingle_words) } else { Vec::new() };
             let page = Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles };
+            on_page(started.elapsed(), split.truncated, page.sentences.len());
             (page.id, page)
         })
     }

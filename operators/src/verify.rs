@@ -85,6 +85,9 @@ pub struct VerifyStats {
     pub rejected: u64,
     pub cost_capped: u64,
     pub set_cuts: u64,
+    /// Pages in the set and time spent on it (filled by the operator).
+    pub pages: u64,
+    pub nanos: u64,
 }
 
 /// Clusters one candidate set. `compare` decides a pair (Myers in the dataflow, plain DP in the
@@ -229,10 +232,12 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
             .reduce(move |_set, members, output| {
                 let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
-                let mut stats = VerifyStats::default();
+                let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
+                let started = std::time::Instant::now();
                 let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
                     compare(method, a, b, tau_ppm, max_d)
                 });
+                stats.nanos = started.elapsed().as_nanos() as u64;
                 on_stats(&stats);
                 for assignment in assignments {
                     output.push((assignment, 1isize));

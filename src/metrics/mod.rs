@@ -1,56 +1,102 @@
-//! Metric definitions and the in-process registry the pipeline updates.
+//! Metric definitions, the in-process registry, and the HTTP endpoint (`server`).
 //!
-//! Every metric is defined once below, with its help text; names follow
+//! Every metric is defined once below, with its kind and help text; names follow
 //! `dupflow_<name>_<unit>` with `_total` on counters, and labels are short codes
-//! (`kind="invalid_gzip"`), never raw messages. Workers and the reader update the registry per
-//! record or per batch; the summary (and later the `/metrics` endpoint) reads it.
+//! (`kind="invalid_gzip"`), never raw messages. The reader, the workers and the sink update the
+//! registry per record or per batch; the summary, `/metrics` and the dashboard read it.
+
+pub mod live;
+pub mod progress;
+pub mod server;
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::Mutex;
 
+/// How a metric behaves.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Counter,
+    Gauge,
+    /// Observations in seconds (or counts), with the bucket bounds given.
+    Histogram(&'static [f64]),
+}
+
 /// A metric's definition.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Metric {
     pub name: &'static str,
+    pub kind: Kind,
     pub help: &'static str,
     /// Label name, if the metric is split by one.
     pub label: Option<&'static str>,
 }
 
+const SECONDS: &[f64] = &[0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1.0, 5.0, 10.0];
+const SIZES: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 1024.0];
+
 macro_rules! metrics {
-    ($($ident:ident = $name:literal, $label:expr, $help:literal;)*) => {
-        $(pub const $ident: Metric = Metric { name: $name, help: $help, label: $label };)*
+    ($($ident:ident = $name:literal, $kind:expr, $label:expr, $help:literal;)*) => {
+        $(pub const $ident: Metric = Metric { name: $name, kind: $kind, help: $help, label: $label };)*
         /// All metrics, in definition order.
         pub const ALL: &[Metric] = &[$($ident),*];
     };
 }
 
+use Kind::{Counter, Gauge, Histogram};
+
 metrics! {
-    RECORDS = "dupflow_records_total", Some("type"), "WARC/ARC records read, by record type.";
-    BYTES_READ = "dupflow_read_bytes_total", None, "Bytes read from the inputs (compressed).";
-    RECORD_ERRORS = "dupflow_record_errors_total", Some("kind"), "Stretches of input skipped as damaged, by kind.";
-    DOCUMENT_ERRORS = "dupflow_document_errors_total", Some("kind"), "Records that should have been pages but could not be decoded, by kind.";
-    SKIPPED = "dupflow_skipped_records_total", Some("reason"), "Records that are not pages by design (requests, non-HTML, non-2xx), by reason.";
-    REVISITS = "dupflow_revisits_total", None, "Revisit records (same content as an earlier capture).";
-    PAGES = "dupflow_pages_total", None, "HTML pages sent into the dataflow.";
-    QUIRKS = "dupflow_quirks_total", Some("kind"), "Oddities tolerated without skipping (broken chunking, missing date).";
-    CAPS = "dupflow_caps_hit_total", Some("cap"), "Times a size or cost cap was hit, by cap.";
-    VERIFICATIONS = "dupflow_verifications_total", Some("outcome"), "LCS verifications, by outcome (accepted, rejected).";
-    OVERSIZED_FINGERPRINTS = "dupflow_oversized_fingerprints", None, "Fingerprints shared by more than max_fingerprint_pages pages (dropped).";
-    TEMPLATE_SENTENCES = "dupflow_template_sentences", None, "Sentence keys currently counted as site template.";
+    RECORDS = "dupflow_records_total", Counter, Some("type"), "WARC/ARC records read, by record type.";
+    BYTES_READ = "dupflow_read_bytes_total", Counter, None, "Bytes read from the inputs (compressed).";
+    INPUT_BYTES = "dupflow_input_bytes", Gauge, None, "Total size of the inputs, where known (for progress).";
+    RECORD_ERRORS = "dupflow_record_errors_total", Counter, Some("kind"), "Stretches of input skipped as damaged, by kind.";
+    DOCUMENT_ERRORS = "dupflow_document_errors_total", Counter, Some("kind"), "Records that should have been pages but could not be decoded, by kind.";
+    SKIPPED = "dupflow_skipped_records_total", Counter, Some("reason"), "Records that are not pages by design (requests, non-HTML, non-2xx), by reason.";
+    REVISITS = "dupflow_revisits_total", Counter, None, "Revisit records (same content as an earlier capture).";
+    PAGES = "dupflow_pages_total", Counter, None, "HTML pages sent into the dataflow.";
+    SENTENCES = "dupflow_sentences_total", Counter, None, "Sentences of the pages split.";
+    STAGE_PAGES = "dupflow_stage_pages_total", Counter, Some("stage"), "Pages through each stage (strip, split, clustered).";
+    QUIRKS = "dupflow_quirks_total", Counter, Some("kind"), "Oddities tolerated without skipping (broken chunking, missing date).";
+    CAPS = "dupflow_caps_hit_total", Counter, Some("cap"), "Times a size or cost cap was hit, by cap.";
+    VERIFICATIONS = "dupflow_verifications_total", Counter, Some("outcome"), "Pair verifications, by outcome (accepted, rejected).";
+    OVERSIZED_FINGERPRINTS = "dupflow_oversized_fingerprints", Gauge, None, "Fingerprints shared by more than max_fingerprint_pages pages (dropped).";
+    TEMPLATE_SENTENCES = "dupflow_template_sentences", Gauge, None, "Sentence keys currently counted as site template.";
+    STAGE_SECONDS = "dupflow_stage_seconds", Histogram(SECONDS), Some("stage"), "Time per page (decode, strip, split) or per candidate set (verify).";
+    SET_PAGES = "dupflow_candidate_set_pages", Histogram(SIZES), None, "Pages per candidate set verified.";
+    EPOCH_SECONDS = "dupflow_epoch_latency_seconds", Histogram(SECONDS), None, "From an epoch's close at the reader to its cluster changes at the sink.";
+    CHANNEL_DEPTH = "dupflow_channel_depth_records", Gauge, None, "Records waiting between the reader and the workers (backpressure when full).";
+    CHANNEL_CAPACITY = "dupflow_channel_capacity_records", Gauge, None, "Capacity of the reader-to-worker channels.";
+    EPOCHS_CLOSED = "dupflow_epochs_closed", Gauge, None, "Epochs closed by the reader.";
+    EPOCHS_DONE = "dupflow_epochs_completed", Gauge, None, "Epochs whose cluster changes reached the sink.";
+    EPOCH_LAG = "dupflow_epoch_lag_epochs", Gauge, None, "Epochs closed by the reader but not yet complete at the sink.";
+    PAGES_HELD = "dupflow_pages_held", Gauge, None, "Pages currently in the clusters.";
+    CLUSTERS = "dupflow_clusters", Gauge, None, "Clusters (singletons included).";
+    DUPLICATE_PAGES = "dupflow_duplicate_pages", Gauge, None, "Pages in clusters of more than one page.";
+    DUPLICATE_RATIO = "dupflow_duplicate_ratio", Gauge, None, "Share of pages in clusters of more than one page.";
+    LARGEST_CLUSTER = "dupflow_largest_cluster_pages", Gauge, None, "Pages in the largest cluster.";
+    STATE_BYTES = "dupflow_state_bytes", Gauge, None, "Estimated bytes of page state held by the dataflow.";
+    RSS_BYTES = "dupflow_process_resident_memory_bytes", Gauge, None, "Resident memory of the process.";
 }
 
-/// The registry: counters by (metric, label value).
+#[derive(Debug, Clone, Default)]
+struct HistogramValue {
+    buckets: Vec<u64>,
+    count: u64,
+    sum: f64,
+}
+
+/// The registry: values by (metric, label value).
 #[derive(Debug, Default)]
 pub struct Registry {
-    values: Mutex<BTreeMap<(&'static str, String), i64>>,
+    values: Mutex<BTreeMap<(&'static str, String), f64>>,
+    histograms: Mutex<BTreeMap<(&'static str, String), HistogramValue>>,
 }
 
 impl Registry {
-    /// Adds `n` to a counter.
+    /// Adds `n` to a counter (or moves a gauge by `n`).
     pub fn add(&self, metric: Metric, label: &str, n: i64) {
         let mut values = self.values.lock().expect("metrics lock");
-        *values.entry((metric.name, label.to_string())).or_default() += n;
+        *values.entry((metric.name, label.to_string())).or_default() += n as f64;
     }
 
     pub fn inc(&self, metric: Metric, label: &str) {
@@ -59,12 +105,43 @@ impl Registry {
 
     /// Sets a gauge.
     pub fn set(&self, metric: Metric, label: &str, value: i64) {
+        self.set_f64(metric, label, value as f64);
+    }
+
+    /// Sets a gauge to a fractional value.
+    pub fn set_f64(&self, metric: Metric, label: &str, value: f64) {
         self.values.lock().expect("metrics lock").insert((metric.name, label.to_string()), value);
+    }
+
+    /// Records an observation of a histogram.
+    pub fn observe(&self, metric: Metric, label: &str, value: f64) {
+        let Kind::Histogram(bounds) = metric.kind else { return };
+        let mut histograms = self.histograms.lock().expect("metrics lock");
+        let h = histograms.entry((metric.name, label.to_string())).or_default();
+        if h.buckets.is_empty() {
+            h.buckets = vec![0; bounds.len()];
+        }
+        for (i, &bound) in bounds.iter().enumerate() {
+            if value <= bound {
+                h.buckets[i] += 1;
+            }
+        }
+        h.count += 1;
+        h.sum += value;
     }
 
     /// One value (0 if never set).
     pub fn get(&self, metric: Metric, label: &str) -> i64 {
-        self.values.lock().expect("metrics lock").get(&(metric.name, label.to_string())).copied().unwrap_or(0)
+        self.values.lock().expect("metrics lock").get(&(metric.name, label.to_string())).copied().unwrap_or(0.0) as i64
+    }
+
+    /// Observations of a histogram: (count, sum).
+    pub fn histogram(&self, metric: Metric, label: &str) -> (u64, f64) {
+        self.histograms
+            .lock()
+            .expect("metrics lock")
+            .get(&(metric.name, label.to_string()))
+            .map_or((0, 0.0), |h| (h.count, h.sum))
     }
 
     /// All values of a metric by label.
@@ -74,12 +151,97 @@ impl Registry {
             .expect("metrics lock")
             .iter()
             .filter(|((name, _), _)| *name == metric.name)
-            .map(|((_, label), v)| (label.clone(), *v))
+            .map(|((_, label), v)| (label.clone(), *v as i64))
             .collect()
     }
 
     /// Sum over labels.
     pub fn total(&self, metric: Metric) -> i64 {
         self.by_label(metric).values().sum()
+    }
+
+    /// The Prometheus text exposition format (version 0.0.4).
+    pub fn render(&self) -> String {
+        let values = self.values.lock().expect("metrics lock").clone();
+        let histograms = self.histograms.lock().expect("metrics lock").clone();
+        let mut out = String::new();
+        for metric in ALL {
+            let kind = match metric.kind {
+                Kind::Counter => "counter",
+                Kind::Gauge => "gauge",
+                Kind::Histogram(_) => "histogram",
+            };
+            let _ = writeln!(out, "# HELP {} {}", metric.name, metric.help);
+            let _ = writeln!(out, "# TYPE {} {kind}", metric.name);
+            let labels = |label: &str, extra: Option<String>| -> String {
+                let mut parts = Vec::new();
+                if let Some(name) = metric.label {
+                    parts.push(format!("{name}=\"{}\"", escape(label)));
+                }
+                parts.extend(extra);
+                if parts.is_empty() { String::new() } else { format!("{{{}}}", parts.join(",")) }
+            };
+            match metric.kind {
+                Kind::Histogram(bounds) => {
+                    for ((name, label), h) in histograms.iter().filter(|((n, _), _)| *n == metric.name) {
+                        for (bound, count) in bounds.iter().zip(&h.buckets) {
+                            let _ = writeln!(out, "{name}_bucket{} {count}", labels(label, Some(format!("le=\"{bound}\""))));
+                        }
+                        let _ = writeln!(out, "{name}_bucket{} {}", labels(label, Some("le=\"+Inf\"".into())), h.count);
+                        let _ = writeln!(out, "{name}_sum{} {}", labels(label, None), h.sum);
+                        let _ = writeln!(out, "{name}_count{} {}", labels(label, None), h.count);
+                    }
+                }
+                _ => {
+                    let mut any = false;
+                    for ((name, label), v) in values.iter().filter(|((n, _), _)| *n == metric.name) {
+                        let _ = writeln!(out, "{name}{} {v}", labels(label, None));
+                        any = true;
+                    }
+                    if !any && metric.label.is_none() {
+                        let _ = writeln!(out, "{} 0", metric.name);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// Resident memory of this process, from /proc (0 where unavailable).
+pub fn resident_bytes() -> i64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: i64 = statm.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+    pages * 4096
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_every_metric_with_help_and_type() {
+        let registry = Registry::default();
+        registry.inc(RECORDS, "response");
+        registry.observe(STAGE_SECONDS, "strip", 0.002);
+        let text = registry.render();
+        for metric in ALL {
+            assert!(text.contains(&format!("# HELP {} ", metric.name)), "{}", metric.name);
+        }
+        assert!(text.contains("dupflow_records_total{type=\"response\"} 1"));
+        assert!(text.contains("dupflow_stage_seconds_bucket{stage=\"strip\",le=\"0.005\"} 1"));
+        assert!(text.contains("dupflow_stage_seconds_count{stage=\"strip\"} 1"));
+    }
+
+    #[test]
+    fn names_follow_the_convention() {
+        for metric in ALL {
+            assert!(metric.name.starts_with("dupflow_"), "{}", metric.name);
+            assert_eq!(metric.kind == Kind::Counter, metric.name.ends_with("_total"), "{}", metric.name);
+        }
     }
 }

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 
 use dupflow::source::{self, http, Input, RecordErrorKind};
 
+#[allow(dead_code)]
+pub mod serve;
+
 /// `../shared` beside the checkout, or a clear message why a test cannot run.
 #[allow(dead_code)]
 pub fn shared_dir() -> Option<PathBuf> {
@@ -23,6 +26,7 @@ pub fn shared_dir() -> Option<PathBuf> {
 
 /// What reading one input gave: record types, pages (by URL), revisits and errors by code.
 #[derive(Debug, Default)]
+#[allow(dead_code)]
 pub struct ReadResult {
     pub types: BTreeMap<String, usize>,
     pub page_urls: Vec<String>,
@@ -31,6 +35,7 @@ pub struct ReadResult {
     pub document_errors: BTreeMap<&'static str, usize>,
 }
 
+#[allow(dead_code)]
 pub fn read_all(input: &Input, max_record_bytes: u64) -> ReadResult {
     let mut result = ReadResult::default();
     source::read_records(input, max_record_bytes, |item| match item {

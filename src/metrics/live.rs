@@ -1,0 +1,240 @@
+//! The live view of a run: cluster membership as the sink receives it, a time series, and the
+//! JSON documents behind the dashboard (`/api/...`).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{json, Value};
+
+use dupflow_operators::PageId;
+
+use super::{Registry, CLUSTERS, DUPLICATE_PAGES, DUPLICATE_RATIO, LARGEST_CLUSTER, PAGES_HELD};
+use crate::dataflow::ClusterRow;
+
+/// One sample of the time series.
+#[derive(Clone, Debug)]
+struct Sample {
+    secs: f64,
+    pages: i64,
+    duplicate_ratio: f64,
+}
+
+#[derive(Default)]
+struct Inner {
+    net: HashMap<ClusterRow, isize>,
+    /// cluster → members (url, page, similarity ppm, leader)
+    members: HashMap<PageId, BTreeMap<(String, PageId), (u32, PageId)>>,
+    urls: HashMap<PageId, String>,
+    series: VecDeque<Sample>,
+    finished: bool,
+}
+
+/// Shared between the sink (worker 0), the sampler and the HTTP server.
+pub struct Live {
+    inner: Mutex<Inner>,
+    pub registry: Arc<Registry>,
+    pub started: Instant,
+    /// A cluster larger than this raises the alarm.
+    pub alarm_pages: usize,
+    /// When each epoch was closed by the reader (for the epoch latency).
+    pub epoch_closed: Mutex<HashMap<u64, Instant>>,
+    /// Records waiting in the reader-to-worker channels (set by the dataflow).
+    pub channel_depth: Mutex<Option<Box<dyn Fn() -> usize + Send>>>,
+    finished_secs: Mutex<Option<f64>>,
+}
+
+const SERIES_LEN: usize = 600;
+
+impl Live {
+    pub fn new(registry: Arc<Registry>, alarm_pages: usize) -> Self {
+        Live {
+            inner: Mutex::default(),
+            registry,
+            started: Instant::now(),
+            alarm_pages,
+            epoch_closed: Mutex::default(),
+            channel_depth: Mutex::new(None),
+            finished_secs: Mutex::new(None),
+        }
+    }
+
+    /// Applies output updates from the dataflow.
+    pub fn apply(&self, updates: &[(ClusterRow, u64, isize)]) {
+        let mut inner = self.inner.lock().expect("live lock");
+        for (row, _, diff) in updates {
+            let before = inner.net.get(row).copied().unwrap_or(0);
+            let after = before + diff;
+            if after == 0 {
+                inner.net.remove(row);
+            } else {
+                inner.net.insert(row.clone(), after);
+            }
+            let a = row.assignment;
+            if before <= 0 && after > 0 {
+                inner.urls.insert(row.page, row.url.clone());
+                inner.members.entry(a.cluster).or_default().insert((row.url.clone(), row.page), (a.similarity_ppm, a.leader));
+            } else if before > 0 && after <= 0 {
+                if let Some(m) = inner.members.get_mut(&a.cluster) {
+                    m.remove(&(row.url.clone(), row.page));
+                    if m.is_empty() {
+                        inner.members.remove(&a.cluster);
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn finish(&self) {
+        self.sample();
+        *self.finished_secs.lock().expect("live lock") = Some(self.started.elapsed().as_secs_f64());
+        self.inner.lock().expect("live lock").finished = true;
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.inner.lock().expect("live lock").finished
+    }
+
+    /// Seconds of the run: until now, or until it finished.
+    fn run_secs(&self) -> f64 {
+        self.finished_secs.lock().expect("live lock").unwrap_or_else(|| self.started.elapsed().as_secs_f64())
+    }
+
+    /// Updates the cluster gauges and appends to the time series (called about once a second).
+    pub fn sample(&self) {
+        let mut inner = self.inner.lock().expect("live lock");
+        let pages: usize = inner.members.values().map(|m| m.len()).sum();
+        let duplicates: usize = inner.members.values().map(|m| m.len()).filter(|&n| n > 1).sum();
+        let largest = inner.members.values().map(|m| m.len()).max().unwrap_or(0);
+        let ratio = if pages > 0 { duplicates as f64 / pages as f64 } else { 0.0 };
+        let r = &self.registry;
+        r.set(CLUSTERS, "", inner.members.len() as i64);
+        r.set(PAGES_HELD, "", pages as i64);
+        r.set(DUPLICATE_PAGES, "", duplicates as i64);
+        r.set_f64(DUPLICATE_RATIO, "", ratio);
+        r.set(LARGEST_CLUSTER, "", largest as i64);
+        r.set(super::RSS_BYTES, "", super::resident_bytes());
+        r.set(super::EPOCH_LAG, "", (r.get(super::EPOCHS_CLOSED, "") - r.get(super::EPOCHS_DONE, "")).max(0));
+        if let Some(depth) = self.channel_depth.lock().expect("live lock").as_ref() {
+            r.set(super::CHANNEL_DEPTH, "", depth() as i64);
+        }
+        // Page state: 16 bytes per sentence (key, weight, flag) in about three arrangements
+        // (pages by host, filtered content, candidate members), plus ~200 bytes of URL and ids.
+        let split = r.get(super::STAGE_PAGES, "split").max(1);
+        let per_page = 3 * 16 * r.get(super::SENTENCES, "") / split + 200;
+        r.set(super::STATE_BYTES, "", pages as i64 * per_page);
+        let secs = self.started.elapsed().as_secs_f64();
+        let pages_read = r.get(super::PAGES, "");
+        inner.series.push_back(Sample { secs, pages: pages_read, duplicate_ratio: ratio });
+        while inner.series.len() > SERIES_LEN {
+            inner.series.pop_front();
+        }
+    }
+
+    /// Clusters by size, largest first: (cluster, size, first URLs).
+    fn largest(inner: &Inner, limit: usize) -> Vec<Value> {
+        let mut clusters: Vec<(&PageId, &BTreeMap<(String, PageId), (u32, PageId)>)> = inner.members.iter().collect();
+        clusters.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+        clusters
+            .into_iter()
+            .take(limit)
+            .map(|(id, m)| {
+                json!({
+                    "cluster": id.to_string(),
+                    "size": m.len(),
+                    "cluster_url": inner.urls.get(id).cloned().unwrap_or_default(),
+                    "sample_urls": m.keys().take(5).map(|(u, _)| u.clone()).collect::<Vec<_>>(),
+                })
+            })
+            .collect()
+    }
+
+    /// `/api/summary`: everything the dashboard shows.
+    pub fn summary(&self) -> Value {
+        let r = &self.registry;
+        let inner = self.inner.lock().expect("live lock");
+        let pages = r.get(super::PAGES, "");
+        let secs = self.run_secs();
+        let series: Vec<Value> = inner
+            .series
+            .iter()
+            .zip(inner.series.iter().skip(1))
+            .map(|(a, b)| {
+                let rate = (b.pages - a.pages) as f64 / (b.secs - a.secs).max(1e-9);
+                json!({"t": (b.secs * 10.0).round() / 10.0, "pages_per_sec": rate.round(), "duplicate_ratio": b.duplicate_ratio})
+            })
+            .collect();
+        let mut hosts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for m in inner.members.values() {
+            for (url, _) in m.keys() {
+                let h = hosts.entry(crate::source::http::host_of(url)).or_default();
+                h.0 += 1;
+                h.1 += (m.len() > 1) as usize;
+            }
+        }
+        let mut hosts: Vec<(String, (usize, usize))> = hosts.into_iter().collect();
+        hosts.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(b.1 .0.cmp(&a.1 .0)));
+        let stages: BTreeMap<&str, f64> = ["decode", "strip", "split", "verify"]
+            .into_iter()
+            .map(|s| {
+                let (count, sum) = r.histogram(super::STAGE_SECONDS, s);
+                (s, if count > 0 { sum / count as f64 * 1000.0 } else { 0.0 })
+            })
+            .collect();
+        let largest = Self::largest(&inner, 20);
+        let alarms: Vec<&Value> = largest.iter().filter(|c| c["size"].as_u64().unwrap_or(0) as usize > self.alarm_pages).collect();
+        let page_count: usize = inner.members.values().map(|m| m.len()).sum();
+        let duplicates: usize = inner.members.values().map(|m| m.len()).filter(|&n| n > 1).sum();
+        json!({
+            "finished": inner.finished,
+            "elapsed_secs": (secs * 10.0).round() / 10.0,
+            "records": r.total(super::RECORDS),
+            "pages": pages,
+            "pages_per_sec": (pages as f64 / secs.max(1e-9)).round(),
+            "bytes_read": r.get(super::BYTES_READ, ""),
+            "input_bytes": r.get(super::INPUT_BYTES, ""),
+            "revisits": r.get(super::REVISITS, ""),
+            "errors": r.by_label(super::RECORD_ERRORS).into_iter().chain(r.by_label(super::DOCUMENT_ERRORS)).collect::<BTreeMap<_, _>>(),
+            "skipped": r.by_label(super::SKIPPED),
+            "caps": r.by_label(super::CAPS),
+            "clusters": inner.members.len(),
+            "pages_held": page_count,
+            "duplicate_pages": duplicates,
+            "duplicate_ratio": if page_count > 0 { duplicates as f64 / page_count as f64 } else { 0.0 },
+            "largest_clusters": largest,
+            "alarm_pages": self.alarm_pages,
+            "alarms": alarms,
+            "stage_ms": stages,
+            "channel_depth": r.get(super::CHANNEL_DEPTH, ""),
+            "epoch_lag": r.get(super::EPOCH_LAG, ""),
+            "rss_bytes": r.get(super::RSS_BYTES, ""),
+            "hosts": hosts.into_iter().take(20).map(|(h, (n, d))| json!({"host": h, "pages": n, "duplicate_pages": d})).collect::<Vec<_>>(),
+            "series": series,
+        })
+    }
+
+    /// `/api/clusters?limit=N`.
+    pub fn clusters(&self, limit: usize) -> Value {
+        let inner = self.inner.lock().expect("live lock");
+        json!({ "clusters": Self::largest(&inner, limit) })
+    }
+
+    /// `/api/clusters/ID`: the members of one cluster.
+    pub fn cluster(&self, id: &str) -> Option<Value> {
+        let inner = self.inner.lock().expect("live lock");
+        let (cluster, members) = inner.members.iter().find(|(c, _)| c.to_string() == id)?;
+        let list: Vec<Value> = members
+            .iter()
+            .map(|((url, _), (ppm, leader))| {
+                json!({"url": url, "similarity": *ppm as f64 / 1e6, "leader_url": inner.urls.get(leader).cloned().unwrap_or_default()})
+            })
+            .collect();
+        Some(json!({"cluster": cluster.to_string(), "size": list.len(), "members": list}))
+    }
+
+    /// All clusters as (cluster, size) for tests and summaries.
+    pub fn sizes(&self) -> BTreeSet<(String, usize)> {
+        let inner = self.inner.lock().expect("live lock");
+        inner.members.iter().map(|(c, m)| (c.to_string(), m.len())).collect()
+    }
+}
