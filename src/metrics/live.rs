@@ -22,7 +22,10 @@ struct Sample {
 
 #[derive(Default)]
 struct Inner {
-    net: HashMap<ClusterRow, isize>,
+    /// Each page's output rows with their accumulated counts (several while a change is in flight).
+    rows_of: HashMap<PageId, BTreeMap<ClusterRow, isize>>,
+    /// The row each page is shown with.
+    current: HashMap<PageId, ClusterRow>,
     /// cluster → members (url, page, similarity ppm, leader)
     members: HashMap<PageId, BTreeMap<(String, PageId), (u32, PageId)>>,
     urls: HashMap<PageId, String>,
@@ -59,28 +62,45 @@ impl Live {
         }
     }
 
-    /// Applies output updates from the dataflow.
+    /// Applies output updates from the dataflow. Updates of one page may arrive in any order
+    /// (the new row before the old one's retraction), so membership follows each page's row with
+    /// a positive count, not the order of arrival.
     pub fn apply(&self, updates: &[(ClusterRow, u64, isize)]) {
         let mut inner = self.inner.lock().expect("live lock");
+        let mut touched = BTreeSet::new();
         for (row, _, diff) in updates {
-            let before = inner.net.get(row).copied().unwrap_or(0);
-            let after = before + diff;
-            if after == 0 {
-                inner.net.remove(row);
-            } else {
-                inner.net.insert(row.clone(), after);
+            let rows = inner.rows_of.entry(row.page).or_default();
+            let count = rows.entry(row.clone()).or_default();
+            *count += diff;
+            if *count == 0 {
+                rows.remove(row);
             }
-            let a = row.assignment;
-            if before <= 0 && after > 0 {
-                inner.urls.insert(row.page, row.url.clone());
-                inner.members.entry(a.cluster).or_default().insert((row.url.clone(), row.page), (a.similarity_ppm, a.leader));
-            } else if before > 0 && after <= 0 {
-                if let Some(m) = inner.members.get_mut(&a.cluster) {
-                    m.remove(&(row.url.clone(), row.page));
+            touched.insert(row.page);
+        }
+        for page in touched {
+            let now = inner.rows_of.get(&page).and_then(|rows| rows.iter().filter(|(_, c)| **c > 0).map(|(r, _)| r.clone()).next_back());
+            if inner.rows_of.get(&page).is_some_and(|rows| rows.is_empty()) {
+                inner.rows_of.remove(&page);
+            }
+            let before = inner.current.get(&page).cloned();
+            if before == now {
+                continue;
+            }
+            if let Some(old) = before {
+                let cluster = old.assignment.cluster;
+                if let Some(m) = inner.members.get_mut(&cluster) {
+                    m.remove(&(old.url.clone(), page));
                     if m.is_empty() {
-                        inner.members.remove(&a.cluster);
+                        inner.members.remove(&cluster);
                     }
                 }
+                inner.current.remove(&page);
+            }
+            if let Some(row) = now {
+                let a = row.assignment;
+                inner.urls.insert(page, row.url.clone());
+                inner.members.entry(a.cluster).or_default().insert((row.url.clone(), page), (a.similarity_ppm, a.leader));
+                inner.current.insert(page, row);
             }
         }
     }

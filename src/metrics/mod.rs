@@ -88,15 +88,23 @@ struct HistogramValue {
 /// The registry: values by (metric, label value).
 #[derive(Debug, Default)]
 pub struct Registry {
-    values: Mutex<BTreeMap<(&'static str, String), f64>>,
-    histograms: Mutex<BTreeMap<(&'static str, String), HistogramValue>>,
+    values: Mutex<BTreeMap<&'static str, BTreeMap<String, f64>>>,
+    histograms: Mutex<BTreeMap<&'static str, BTreeMap<String, HistogramValue>>>,
+}
+
+/// The entry of `label` in `map`, allocating the label only the first time (hot path).
+fn entry<'a, V: Default>(map: &'a mut BTreeMap<String, V>, label: &str) -> &'a mut V {
+    if !map.contains_key(label) {
+        map.insert(label.to_string(), V::default());
+    }
+    map.get_mut(label).expect("just inserted")
 }
 
 impl Registry {
     /// Adds `n` to a counter (or moves a gauge by `n`).
     pub fn add(&self, metric: Metric, label: &str, n: i64) {
         let mut values = self.values.lock().expect("metrics lock");
-        *values.entry((metric.name, label.to_string())).or_default() += n as f64;
+        *entry(values.entry(metric.name).or_default(), label) += n as f64;
     }
 
     pub fn inc(&self, metric: Metric, label: &str) {
@@ -110,14 +118,14 @@ impl Registry {
 
     /// Sets a gauge to a fractional value.
     pub fn set_f64(&self, metric: Metric, label: &str, value: f64) {
-        self.values.lock().expect("metrics lock").insert((metric.name, label.to_string()), value);
+        *entry(self.values.lock().expect("metrics lock").entry(metric.name).or_default(), label) = value;
     }
 
     /// Records an observation of a histogram.
     pub fn observe(&self, metric: Metric, label: &str, value: f64) {
         let Kind::Histogram(bounds) = metric.kind else { return };
         let mut histograms = self.histograms.lock().expect("metrics lock");
-        let h = histograms.entry((metric.name, label.to_string())).or_default();
+        let h = entry(histograms.entry(metric.name).or_default(), label);
         if h.buckets.is_empty() {
             h.buckets = vec![0; bounds.len()];
         }
@@ -132,7 +140,7 @@ impl Registry {
 
     /// One value (0 if never set).
     pub fn get(&self, metric: Metric, label: &str) -> i64 {
-        self.values.lock().expect("metrics lock").get(&(metric.name, label.to_string())).copied().unwrap_or(0.0) as i64
+        self.values.lock().expect("metrics lock").get(metric.name).and_then(|m| m.get(label)).copied().unwrap_or(0.0) as i64
     }
 
     /// Observations of a histogram: (count, sum).
@@ -140,7 +148,8 @@ impl Registry {
         self.histograms
             .lock()
             .expect("metrics lock")
-            .get(&(metric.name, label.to_string()))
+            .get(metric.name)
+            .and_then(|m| m.get(label))
             .map_or((0, 0.0), |h| (h.count, h.sum))
     }
 
@@ -149,10 +158,9 @@ impl Registry {
         self.values
             .lock()
             .expect("metrics lock")
-            .iter()
-            .filter(|((name, _), _)| *name == metric.name)
-            .map(|((_, label), v)| (label.clone(), *v as i64))
-            .collect()
+            .get(metric.name)
+            .map(|m| m.iter().map(|(label, v)| (label.clone(), *v as i64)).collect())
+            .unwrap_or_default()
     }
 
     /// Sum over labels.
@@ -183,7 +191,8 @@ impl Registry {
             };
             match metric.kind {
                 Kind::Histogram(bounds) => {
-                    for ((name, label), h) in histograms.iter().filter(|((n, _), _)| *n == metric.name) {
+                    let name = metric.name;
+                    for (label, h) in histograms.get(name).into_iter().flatten() {
                         for (bound, count) in bounds.iter().zip(&h.buckets) {
                             let _ = writeln!(out, "{name}_bucket{} {count}", labels(label, Some(format!("le=\"{bound}\""))));
                         }
@@ -194,7 +203,8 @@ impl Registry {
                 }
                 _ => {
                     let mut any = false;
-                    for ((name, label), v) in values.iter().filter(|((n, _), _)| *n == metric.name) {
+                    let name = metric.name;
+                    for (label, v) in values.get(name).into_iter().flatten() {
                         let _ = writeln!(out, "{name}{} {v}", labels(label, None));
                         any = true;
                     }
