@@ -258,3 +258,35 @@ impl Live {
         inner.members.iter().map(|(c, m)| (c.to_string(), m.len())).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dupflow_operators::verify::Assignment;
+
+    fn row(page: u64, cluster: u64, leader: u64) -> ClusterRow {
+        let id = |n| PageId { date: n, hash: n };
+        ClusterRow {
+            page: id(page),
+            url: format!("http://h/{page}"),
+            record_id: page.to_string(),
+            assignment: Assignment { cluster: id(cluster), leader: id(leader), similarity_ppm: 1_000_000 },
+        }
+    }
+
+    #[test]
+    fn a_new_row_before_the_old_ones_retraction_keeps_the_page() {
+        let live = Live::new(Arc::new(Registry::default()), 10);
+        live.apply(&[(row(1, 1, 1), 0, 1), (row(2, 1, 1), 0, 1)]);
+        // Page 2 changes leader within cluster 1: the insertion arrives first.
+        live.apply(&[(row(2, 1, 2), 1, 1)]);
+        live.apply(&[(row(2, 1, 1), 1, -1)]);
+        // Page 2 moves to its own cluster, retraction first this time.
+        live.apply(&[(row(2, 1, 2), 2, -1)]);
+        live.apply(&[(row(2, 2, 2), 2, 1)]);
+        let sizes: Vec<usize> = live.sizes().into_iter().map(|(_, n)| n).collect();
+        assert_eq!(sizes, vec![1, 1]);
+        live.sample();
+        assert_eq!(live.registry.get(super::super::PAGES_HELD, ""), 2);
+    }
+}
