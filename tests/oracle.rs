@@ -35,6 +35,7 @@ impl Rng {
 #[derive(Clone, Copy, Debug)]
 enum Variant {
     SentenceLeader,
+    SentenceCentral,
     SentenceConnected,
     MinhashJaccard,
     SimhashNone,
@@ -42,7 +43,7 @@ enum Variant {
 
 fn config(variant: Variant) -> MethodConfig {
     let (fingerprint, method, clustering) = match variant {
-        Variant::SentenceLeader => (sentence(), VerifyMethod::Lcs, Clustering::Leader),
+        Variant::SentenceLeader | Variant::SentenceCentral => (sentence(), VerifyMethod::Lcs, Clustering::Leader),
         Variant::SentenceConnected => (sentence(), VerifyMethod::Lcs, Clustering::Connected),
         Variant::MinhashJaccard => (
             Fingerprinting::Minhash(MinhashConfig { shingle_words: 2, bands: 6, rows: 2 }),
@@ -57,7 +58,13 @@ fn config(variant: Variant) -> MethodConfig {
         template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25 },
         fingerprint,
         candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5 },
-        verify: VerifyConfig { method, threshold: 0.6, max_diff_distance: 10_000, clustering },
+        verify: VerifyConfig {
+            method,
+            threshold: 0.6,
+            max_diff_distance: 10_000,
+            clustering,
+            central_trim_share: if matches!(variant, Variant::SentenceCentral) { 0.3 } else { 0.0 },
+        },
     }
 }
 
@@ -207,7 +214,7 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> (V
 }
 
 fn check(seed: u64, workers: usize) {
-    for variant in [Variant::SentenceLeader, Variant::SentenceConnected, Variant::MinhashJaccard, Variant::SimhashNone] {
+    for variant in [Variant::SentenceLeader, Variant::SentenceCentral, Variant::SentenceConnected, Variant::MinhashJaccard, Variant::SimhashNone] {
         check_with(seed, workers, variant);
     }
 }

@@ -120,6 +120,34 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
     }
 }
 
+/// The paper's refinement against template left in the LCS: template sits at the head and tail
+/// of pages, so the similarity may use the central part. Strips the sentences the two pages
+/// share at their very start and very end (as long as each stripped run stays within
+/// `max_share` of its page's weight) and returns the middles.
+pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
+    let (sa, sb) = (&a.sentences, &b.sentences);
+    let limit = |c: &Content| (c.weight() as f64 * max_share) as u64;
+    let (la, lb) = (limit(a), limit(b));
+    let (mut head, mut wa, mut wb) = (0usize, 0u64, 0u64);
+    while head < sa.len() && head < sb.len() && sa[head].0 == sb[head].0 && wa + sa[head].1 as u64 <= la && wb + sb[head].1 as u64 <= lb {
+        wa += sa[head].1 as u64;
+        wb += sb[head].1 as u64;
+        head += 1;
+    }
+    let (mut tail, mut ta, mut tb) = (0usize, 0u64, 0u64);
+    while tail < sa.len() - head && tail < sb.len() - head {
+        let (x, y) = (sa[sa.len() - 1 - tail], sb[sb.len() - 1 - tail]);
+        if x.0 != y.0 || ta + x.1 as u64 > la || tb + y.1 as u64 > lb {
+            break;
+        }
+        ta += x.1 as u64;
+        tb += y.1 as u64;
+        tail += 1;
+    }
+    let middle = |c: &Content, s: &[(u64, u16)]| Content { sentences: s[head..s.len() - tail].to_vec(), shingles: c.shingles.clone() };
+    (middle(a, sa), middle(b, sb))
+}
+
 /// Plain dynamic-programming LCS over the token expansion: the oracle for tests and `reference`.
 pub fn dp_resemblance(a: &Content, b: &Content) -> f64 {
     let total = a.weight() + b.weight();
@@ -185,6 +213,19 @@ mod tests {
         let a = Content { sentences: (0..50).map(|k| (k, 1)).collect(), shingles: Vec::new() };
         let b = Content { sentences: (0..50).rev().map(|k| (k, 1)).collect(), shingles: Vec::new() };
         assert_eq!(compare(&a, &b, ppm(0.1), 3), Verdict::CostCapped);
+    }
+
+    #[test]
+    fn central_part_strips_shared_head_and_tail_within_the_share() {
+        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new() };
+        let (a, b) = (unit(&[1, 2, 3, 4, 5, 6, 7, 8]), unit(&[1, 2, 30, 40, 50, 60, 7, 8]));
+        let (ca, cb) = central(&a, &b, 0.25);
+        assert_eq!(ca.sentences.len(), 4, "two shared sentences off each end (25% of 8)");
+        assert_eq!(cb.sentences.iter().map(|s| s.0).collect::<Vec<_>>(), vec![30, 40, 50, 60]);
+        let (ca, _) = central(&a, &b, 0.1);
+        assert_eq!(ca.sentences.len(), 8, "nothing may be stripped at 10% (less than one sentence)");
+        let (ca, cb) = central(&a, &a, 0.5);
+        assert!(ca.sentences.is_empty() && cb.sentences.is_empty());
     }
 
     proptest! {

@@ -166,10 +166,15 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
             |a, b| match config.verify.method {
                 // Plain dynamic programming instead of Myers and its filters.
                 VerifyMethod::Lcs => {
-                    let s = lcs::dp_resemblance(a, b);
+                    let (a, b) = if config.verify.central_trim_share > 0.0 {
+                        lcs::central(a, b, config.verify.central_trim_share)
+                    } else {
+                        (a.clone(), b.clone())
+                    };
+                    let s = lcs::dp_resemblance(&a, &b);
                     if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 { Verdict::Similar(s) } else { Verdict::Dissimilar }
                 }
-                method => crate::verify::compare(method, a, b, tau_ppm, 0),
+                _ => crate::verify::compare(&config.verify, a, b, tau_ppm),
             },
         );
         out.extend(assignments);

@@ -57,11 +57,20 @@ pub struct VerifyConfig {
     /// Cap on Myers' D per comparison; a comparison that hits it counts as dissimilar.
     pub max_diff_distance: u64,
     pub clustering: Clustering,
+    /// The paper's central-part refinement (LCS only): strip sentences the two pages share at
+    /// their very head and tail, up to this share of each page, before comparing. 0: off.
+    pub central_trim_share: f64,
 }
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { method: VerifyMethod::Lcs, threshold: 0.45, max_diff_distance: 50_000, clustering: Clustering::Connected }
+        VerifyConfig {
+            method: VerifyMethod::Lcs,
+            threshold: 0.45,
+            max_diff_distance: 50_000,
+            clustering: Clustering::Connected,
+            central_trim_share: 0.0,
+        }
     }
 }
 
@@ -188,8 +197,13 @@ where
 }
 
 /// Decides a pair by the configured method.
-pub fn compare(method: VerifyMethod, a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -> Verdict {
-    match method {
+pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) -> Verdict {
+    let max_diff_distance = config.max_diff_distance;
+    match config.method {
+        VerifyMethod::Lcs if config.central_trim_share > 0.0 => {
+            let (ca, cb) = lcs::central(a, b, config.central_trim_share);
+            lcs::compare(&ca, &cb, tau_ppm, max_diff_distance)
+        }
         VerifyMethod::Lcs => lcs::compare(a, b, tau_ppm, max_diff_distance),
         VerifyMethod::Jaccard => {
             let j = crate::minhash::jaccard(&a.shingles, &b.shingles);
@@ -226,7 +240,6 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         S: FnMut(&VerifyStats) + 'static,
     {
         let tau_ppm = lcs::ppm(config.threshold);
-        let max_d = config.max_diff_distance;
         let clustering = config.clustering;
         let method = config.method;
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
@@ -235,7 +248,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
                 let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
                 let started = std::time::Instant::now();
                 let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
-                    compare(method, a, b, tau_ppm, max_d)
+                    compare(&config, a, b, tau_ppm)
                 });
                 stats.nanos = started.elapsed().as_nanos() as u64;
                 on_stats(&stats);
