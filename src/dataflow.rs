@@ -62,7 +62,9 @@ pub fn clusters<'scope>(
 ) -> VecCollection<'scope, u64, (PageId, Assignment), isize> {
     let (filtered, templates) = pages.clone().remove_templates(method.template);
     let template_gauge = metrics.clone();
-    templates.inspect(move |(_, _, diff)| template_gauge.add(metrics::TEMPLATE_SENTENCES, "", *diff as i64));
+    templates.inspect(move |((host, _), _, diff)| {
+        template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(*host), *diff as i64)
+    });
     let sets = candidate_sets(pages, filtered.clone(), method, metrics.clone());
     let contents = filtered.map(|(id, page)| (id, page.content));
     let verify_metrics = metrics;
@@ -279,9 +281,11 @@ fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, re
             match outcome {
                 Outcome::Page(doc) => {
                     metrics.inc(metrics::PAGES, "");
+                    let host = stable_hash(&doc.host);
+                    metrics.name_host(host, &doc.host);
                     let meta = PageMeta {
                         id: PageId::new(doc.date_secs, &doc.url, &doc.record_id),
-                        host: stable_hash(&doc.host),
+                        host,
                         url: doc.url,
                         record_id: doc.record_id,
                     };

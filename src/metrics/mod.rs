@@ -60,7 +60,7 @@ metrics! {
     CAPS = "dupflow_caps_hit_total", Counter, Some("cap"), "Times a size or cost cap was hit, by cap.";
     VERIFICATIONS = "dupflow_verifications_total", Counter, Some("outcome"), "Pair verifications, by outcome (accepted, rejected).";
     OVERSIZED_FINGERPRINTS = "dupflow_oversized_fingerprints", Gauge, None, "Fingerprints shared by more than max_fingerprint_pages pages (dropped).";
-    TEMPLATE_SENTENCES = "dupflow_template_sentences", Gauge, None, "Sentence keys currently counted as site template.";
+    TEMPLATE_SENTENCES = "dupflow_template_sentences", Gauge, Some("host"), "Sentence keys currently counted as site template, by host.";
     STAGE_SECONDS = "dupflow_stage_seconds", Histogram(SECONDS), Some("stage"), "Time per page (decode, strip, split) or per candidate set (verify).";
     SET_PAGES = "dupflow_candidate_set_pages", Histogram(SIZES), None, "Pages per candidate set verified.";
     EPOCH_SECONDS = "dupflow_epoch_latency_seconds", Histogram(SECONDS), None, "From an epoch's close at the reader to its cluster changes at the sink.";
@@ -90,6 +90,8 @@ struct HistogramValue {
 pub struct Registry {
     values: Mutex<BTreeMap<&'static str, BTreeMap<String, f64>>>,
     histograms: Mutex<BTreeMap<&'static str, BTreeMap<String, HistogramValue>>>,
+    /// Host names by their stable hash (the dataflow carries hashes), for labels.
+    host_names: Mutex<std::collections::HashMap<u64, String>>,
 }
 
 /// The entry of `label` in `map`, allocating the label only the first time (hot path).
@@ -105,6 +107,19 @@ impl Registry {
     pub fn add(&self, metric: Metric, label: &str, n: i64) {
         let mut values = self.values.lock().expect("metrics lock");
         *entry(values.entry(metric.name).or_default(), label) += n as f64;
+    }
+
+    /// Remembers the name behind a host hash.
+    pub fn name_host(&self, hash: u64, name: &str) {
+        let mut names = self.host_names.lock().expect("metrics lock");
+        if !names.contains_key(&hash) {
+            names.insert(hash, name.to_string());
+        }
+    }
+
+    /// The name of a host hash (its hex when unknown, e.g. seen by another process).
+    pub fn host_name(&self, hash: u64) -> String {
+        self.host_names.lock().expect("metrics lock").get(&hash).cloned().unwrap_or_else(|| format!("{hash:016x}"))
     }
 
     pub fn inc(&self, metric: Metric, label: &str) {
