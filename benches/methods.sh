@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # The method table: every fingerprint × verifier on the dev benchmark file, with page-averaged
 # P/R/F1, pages/s (2 workers) and peak RSS.   bash benches/methods.sh
-set -euo pipefail
-cd "$(dirname "$0")/.."
-bench=../shared/bench
-[ -f "$bench/docs-dev.warc.gz" ] || { echo "$bench/docs-dev.warc.gz is absent" >&2; exit 1; }
-cargo build --release --locked -q
-dir=$(mktemp -d)
+source "$(dirname "$0")/lib.sh"
 echo "| fingerprint | verify | P | R | F1 | same-host P / cross-host P | pages/s | peak RSS |"
 echo "|---|---|---|---|---|---|---|---|"
 run() {  # label-fingerprint label-verify toml
@@ -29,4 +24,3 @@ run "simhash 3-shingles k=3" "none" '[fingerprint]\ntype = "simhash"\n[verify]\n
 run "simhash 3-shingles k=3" "jaccard 0.8" '[fingerprint]\ntype = "simhash"\n[verify]\ntype = "jaccard"\nthreshold = 0.8\n'
 run "simhash 3-shingles k=3" "lcs τ 0.45" '[fingerprint]\ntype = "simhash"\n'
 run "simhash 3-shingles k=6" "none" '[fingerprint]\ntype = "simhash"\nmax_distance = 6\n[verify]\ntype = "none"\n'
-rm -rf "$dir"

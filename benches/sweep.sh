@@ -1,22 +1,15 @@
 #!/usr/bin/env bash
 # Parameter sweep on the dev benchmark: page-averaged P/R/F1 for each setting.
 #   bash benches/sweep.sh            (prints a Markdown table)
-set -euo pipefail
-cd "$(dirname "$0")/.."
-bench=../shared/bench
-[ -f "$bench/docs-dev.warc.gz" ] || { echo "$bench/docs-dev.warc.gz is absent" >&2; exit 1; }
-cargo build --release --locked -q
-dir=$(mktemp -d)
+source "$(dirname "$0")/lib.sh"
 echo "| clustering | tau | template.min_pages | fingerprint m×k | P | R | F1 | pages/s |"
 echo "|---|---|---|---|---|---|---|---|"
 run() {  # clustering tau min_pages buckets k
   printf '[verify]\nclustering = "%s"\nthreshold = %s\n[template]\nmin_pages = %s\n[fingerprint]\nbuckets = %s\nhashes_per_bucket = %s\n' "$@" > "$dir/p.toml"
   speed=$(./target/release/dupflow run "$bench/docs-dev.warc.gz" --workers 2 --config "$dir/p.toml" --out "$dir/out" 2>/dev/null | sed -n 's/.*(\([0-9]*\) pages\/s).*/\1/p')
-  score=$(python3 "$bench/score.py" "$bench/docs-dev.truth.json" "$dir/out/clusters.jsonl" | sed -n 1p)
-  read -r p r f <<< "$(echo "$score" | sed 's/.*precision \([0-9.]*\) recall \([0-9.]*\) f1 \([0-9.]*\).*/\1 \2 \3/')"
+  read -r p r f <<< "$(score_line "$dir/out/clusters.jsonl")"
   echo "| $1 | $2 | $3 | $4×$5 | $p | $r | $f | $speed |"
 }
 for c in connected leader; do for t in 0.3 0.4 0.45 0.5 0.6 0.8; do run "$c" "$t" 4 8 3; done; done
 for mp in 2 8 16 32; do run connected 0.45 "$mp" 8 3; done
 for mk in "4 2" "8 2" "16 3" "8 4"; do run connected 0.45 4 $mk; done
-rm -rf "$dir"

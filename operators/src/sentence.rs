@@ -151,61 +151,48 @@ pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
 }
 
 fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
+    let mut out = Collapsed::new(sentence.len(), punctuation);
     if sentence.is_ascii() {
-        return normalize_ascii(sentence, punctuation);
+        // NFKC is the identity on ASCII: skip it (most web text).
+        sentence.bytes().for_each(|b| out.push(b.to_ascii_lowercase() as char));
+    } else {
+        sentence.nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
     }
-    let mut out = String::with_capacity(sentence.len());
-    let mut pending_space = false;
-    for c in sentence.nfkc().flat_map(char::to_lowercase) {
-        if c.is_whitespace() {
-            pending_space = !out.is_empty();
-            continue;
-        }
-        let kept = if c.is_alphanumeric() || is_mark(c) {
-            Some(c)
-        } else {
-            match punctuation {
-                Punctuation::Remove => None,
-                Punctuation::Underscore => Some('_'),
-            }
-        };
-        if let Some(c) = kept {
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            out.push(c);
-        }
-    }
-    out
+    out.text
 }
 
-/// The same for ASCII text, where NFKC is the identity: a byte loop (most web text).
-fn normalize_ascii(sentence: &str, punctuation: Punctuation) -> String {
-    let mut out = String::with_capacity(sentence.len());
-    let mut pending_space = false;
-    for &b in sentence.as_bytes() {
-        if (b as char).is_whitespace() {
-            pending_space = !out.is_empty();
-            continue;
+/// Builds normalized text: letters, digits and marks kept; punctuation and symbols dropped
+/// (or `_`); runs of white space collapsed to one space, none at the ends.
+struct Collapsed {
+    text: String,
+    pending_space: bool,
+    punctuation: Punctuation,
+}
+
+impl Collapsed {
+    fn new(capacity: usize, punctuation: Punctuation) -> Self {
+        Collapsed { text: String::with_capacity(capacity), pending_space: false, punctuation }
+    }
+
+    fn push(&mut self, c: char) {
+        if c.is_whitespace() {
+            self.pending_space = !self.text.is_empty();
+            return;
         }
-        let kept = if b.is_ascii_alphanumeric() {
-            Some(b.to_ascii_lowercase() as char)
+        let kept = if c.is_alphanumeric() || is_mark(c) {
+            c
         } else {
-            match punctuation {
-                Punctuation::Remove => None,
-                Punctuation::Underscore => Some('_'),
+            match self.punctuation {
+                Punctuation::Remove => return,
+                Punctuation::Underscore => '_',
             }
         };
-        if let Some(c) = kept {
-            if pending_space {
-                out.push(' ');
-                pending_space = false;
-            }
-            out.push(c);
+        if self.pending_space {
+            self.text.push(' ');
+            self.pending_space = false;
         }
+        self.text.push(kept);
     }
-    out
 }
 
 /// Combining marks stay: they are part of letters in many scripts (Devanagari, Thai, …).
@@ -492,7 +479,7 @@ mod tests {
                     let kept = if c.is_alphanumeric() { Some(c) } else if mode == Punctuation::Underscore { Some('_') } else { None };
                     if let Some(c) = kept { if pending { general.push(' '); pending = false; } general.push(c); }
                 }
-                prop_assert_eq!(normalize_ascii(&s, mode), general);
+                prop_assert_eq!(normalize_pass(&s, mode), general);
             }
         }
 
