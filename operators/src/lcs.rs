@@ -10,8 +10,6 @@
 //!    dropped unit is one unit of D already spent, so N and the remaining budget both shrink;
 //! 3. Myers' greedy diff runs on what is left and stops as soon as D passes the budget.
 
-use std::collections::HashSet;
-
 use crate::page::Content;
 
 /// Outcome of comparing two pages.
@@ -46,13 +44,24 @@ fn expand(sentences: &[(u64, u16)]) -> Vec<(u64, u16)> {
 /// Drops sentences of `a` whose key does not occur in `b`; returns the kept ones and the
 /// dropped weight. Never drops a sentence that `b` has (tested).
 pub fn fragment_filter(a: &[(u64, u16)], b: &[(u64, u16)]) -> (Vec<(u64, u16)>, u64) {
-    let present: HashSet<u64> = b.iter().map(|&(k, _)| k).collect();
+    fragment_filter_sorted(a, &sorted_keys(b))
+}
+
+/// The distinct keys of a sentence sequence, sorted (the other page's "fingerprint table").
+fn sorted_keys(sentences: &[(u64, u16)]) -> Vec<u64> {
+    let mut keys: Vec<u64> = sentences.iter().map(|&(k, _)| k).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
+fn fragment_filter_sorted(a: &[(u64, u16)], present: &[u64]) -> (Vec<(u64, u16)>, u64) {
     let mut dropped = 0u64;
     let kept = a
         .iter()
         .copied()
         .filter(|&(k, w)| {
-            let keep = present.contains(&k);
+            let keep = present.binary_search(&k).is_ok();
             if !keep {
                 dropped += w as u64;
             }
@@ -100,9 +109,12 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
     if 2 * wa.min(wb) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
         return Verdict::Dissimilar;
     }
+    if a.sentences == b.sentences {
+        return Verdict::Similar(1.0);
+    }
     let budget = max_distance(total, tau_ppm);
-    let (fa, dropped_a) = fragment_filter(&a.sentences, &b.sentences);
-    let (fb, dropped_b) = fragment_filter(&b.sentences, &a.sentences);
+    let (fa, dropped_a) = fragment_filter_sorted(&a.sentences, &sorted_keys(&b.sentences));
+    let (fb, dropped_b) = fragment_filter_sorted(&b.sentences, &sorted_keys(&a.sentences));
     let spent = dropped_a + dropped_b;
     if spent > budget {
         return Verdict::Dissimilar;
