@@ -5,7 +5,7 @@ source "$(dirname "$0")/lib.sh"
 echo "| clustering | tau | template.min_pages | fingerprint m×k | P | R | F1 | pages/s |"
 echo "|---|---|---|---|---|---|---|---|"
 run() {  # clustering tau min_pages buckets k
-  printf '[verify]\nclustering = "%s"\nthreshold = %s\n[template]\nmin_pages = %s\n[fingerprint]\nbuckets = %s\nhashes_per_bucket = %s\n' "$@" > "$dir/p.toml"
+  printf '[verify]\nclustering = "%s"\nthreshold = %s\n[template]\nmin_pages = %s\n[fingerprint]\ntype = "sentence"\nbuckets = %s\nhashes_per_bucket = %s\n' "$@" > "$dir/p.toml"
   speed=$(./target/release/dupflow run "$bench/docs-dev.warc.gz" --workers 2 --config "$dir/p.toml" --out "$dir/out" 2>/dev/null | sed -n 's/.*(\([0-9]*\) pages\/s).*/\1/p')
   read -r p r f <<< "$(score_line "$dir/out/clusters.jsonl")"
   echo "| $1 | $2 | $3 | $4×$5 | $p | $r | $f | $speed |"
