@@ -140,10 +140,10 @@ fn real_main() -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let rows = sink::final_rows(&output.changes);
-            let summary = match &out {
-                Some(dir) => sink::write_outputs(dir, &output).with_context(|| format!("writing to {}", dir.display()))?,
-                None => sink::summarize(&rows),
-            };
+            if let Some(dir) = &out {
+                sink::write_outputs(dir, &output, &rows).with_context(|| format!("writing to {}", dir.display()))?;
+            }
+            let summary = sink::summarize(&rows);
             let secs = output.elapsed.as_secs_f64();
             let pages = metrics.get(metrics::PAGES, "");
             let label = |m| {

@@ -118,11 +118,11 @@ pub fn write_jsonl<T: Serialize>(path: &Path, lines: &[T]) -> io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Writes clusters.jsonl, changes.jsonl and revisits.jsonl into `dir`.
-pub fn write_outputs(dir: &Path, output: &RunOutput) -> io::Result<ClusterSummary> {
+/// Writes clusters.jsonl (from `rows`, the final state), changes.jsonl and revisits.jsonl into
+/// `dir`.
+pub fn write_outputs(dir: &Path, output: &RunOutput, rows: &[ClusterRow]) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let rows = final_rows(&output.changes);
-    write_jsonl(&dir.join("clusters.jsonl"), &cluster_lines(&rows))?;
+    write_jsonl(&dir.join("clusters.jsonl"), &cluster_lines(rows))?;
     let mut changes: Vec<ChangeLine> = output
         .changes
         .iter()
@@ -152,6 +152,5 @@ pub fn write_outputs(dir: &Path, output: &RunOutput) -> io::Result<ClusterSummar
             refers_to_date: r.refers_to_date.as_deref(),
         })
         .collect();
-    write_jsonl(&dir.join("revisits.jsonl"), &revisits)?;
-    Ok(summarize(&rows))
+    write_jsonl(&dir.join("revisits.jsonl"), &revisits)
 }
