@@ -28,7 +28,7 @@ pub struct TemplateConfig {
 
 impl Default for TemplateConfig {
     fn default() -> Self {
-        TemplateConfig { min_pages: 4, page_fraction: 0.005, min_content_share: 0.25 }
+        TemplateConfig { min_pages: 4, page_fraction: 0.02, min_content_share: 0.25 }
     }
 }
 
