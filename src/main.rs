@@ -4,6 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use std::io::Write as _;
+
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
@@ -57,6 +59,15 @@ enum Command {
     },
     /// Check a pipeline.toml: unknown keys and invalid values are named.
     Validate { file: PathBuf },
+    /// Print the pipeline's normalized sentences of the HTML pages of WARC inputs, one per line
+    /// (input for record-level tools such as similarity joins).
+    Sentences {
+        #[arg(required = true)]
+        inputs: Vec<String>,
+        /// pipeline.toml whose [source] and [sentence] settings to use.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
     /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
     Eval {
@@ -95,6 +106,36 @@ fn real_main() -> Result<ExitCode> {
             let clusters = dupflow::eval::load_clusters(&clusters)?;
             print!("{}", dupflow::eval::score(&truth, &clusters, by_section));
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Sentences { inputs, config } => {
+            let config = match &config {
+                Some(path) => PipelineConfig::load(path)?,
+                None => PipelineConfig::default(),
+            };
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            let mut failure = None;
+            for input in source::expand(&inputs)? {
+                source::read_records(&input, config.source.max_record_bytes, |item| {
+                    let Ok(record) = item else { return };
+                    let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
+                        return;
+                    };
+                    let blocks = dupflow_operators::html::strip(&doc.html).blocks;
+                    for sentence in dupflow_operators::sentence::split_page(&blocks, &config.sentence).sentences {
+                        if failure.is_none() {
+                            if let Err(e) = writeln!(stdout, "{}", sentence.normalized) {
+                                failure = Some(e);
+                            }
+                        }
+                    }
+                })?;
+            }
+            stdout.flush()?;
+            match failure {
+                Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+                Some(e) => Err(e.into()),
+                None => Ok(ExitCode::SUCCESS),
+            }
         }
         Command::Validate { file } => {
             PipelineConfig::load(&file)?;

@@ -215,3 +215,12 @@ fn eval_reads_pair_files() {
     // 3 judged duplicate pairs, 2 predicted; 1 judged non-duplicate pair, predicted together.
     assert!(text.contains("all: precision 0.6667 recall 0.6667"), "{text}");
 }
+
+#[test]
+fn sentences_prints_normalized_sentences() {
+    let output = dupflow().args(["sentences", "fixtures/default.warc.gz"]).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.lines().any(|l| l == "the river rose three feet overnight after a week of steady rain in the northern hills"), "{text}");
+    assert!(text.lines().all(|l| !l.is_empty() && l == l.to_lowercase()));
+}
