@@ -6,6 +6,7 @@
 pub mod config;
 pub mod dataflow;
 pub mod eval;
+pub mod join;
 pub mod metrics;
 pub mod sink;
 pub mod source;

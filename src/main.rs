@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use std::io::Write as _;
+use std::io::Write;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -68,6 +68,59 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Normalize records (one a line) as the similarity joins expect: NFKC, case folded,
+    /// punctuation and symbols turned into `_`, white space collapsed.
+    Normalize {
+        /// Input file (`-`: stdin).
+        input: PathBuf,
+        /// Output file (`-`: stdout).
+        output: PathBuf,
+        #[arg(long, value_enum, default_value_t = dupflow::join::text::Case::Lower)]
+        case: dupflow::join::text::Case,
+    },
+    /// Drop exact duplicate lines, keeping the first of each.
+    ExactDedup {
+        /// Input file (`-`: stdin).
+        input: PathBuf,
+        /// Output file (`-`: stdout).
+        output: PathBuf,
+    },
+    /// Exact similarity self-join of the lines of a file: prints `line_x line_y value` (x > y,
+    /// 1-based) for every pair at or above the threshold (set measures) or within the edit
+    /// distance; statistics on stderr.
+    Join {
+        /// Input file (`-`: stdin), one record a line.
+        input: PathBuf,
+        /// Set measure: records are sets of words (a word repeated k times is k tokens).
+        #[arg(long, value_enum, default_value_t = JoinMeasure::Jaccard)]
+        measure: JoinMeasure,
+        /// Similarity threshold (for `overlap`: the number of shared tokens).
+        #[arg(long, required_unless_present = "edit_distance")]
+        threshold: Option<String>,
+        /// allpairs | ppjoin | ppjoinplus (set measures, default ppjoinplus);
+        /// allpairs-ed | edjoin-l | edjoin (edit distance, default edjoin).
+        #[arg(long)]
+        algorithm: Option<String>,
+        /// PPJoin+ suffix filter depth.
+        #[arg(long, default_value_t = 2)]
+        max_depth: u32,
+        /// Join by edit distance at most TAU over characters instead of a set measure.
+        #[arg(long, value_name = "TAU", conflicts_with = "threshold")]
+        edit_distance: Option<usize>,
+        /// q-gram length for the edit-distance join.
+        #[arg(long, default_value_t = 3)]
+        q: usize,
+        /// Edit distance: skip strings shorter than this (default q(TAU + 1), the shortest
+        /// strings prefix filtering can handle; shorter ones are then compared directly).
+        #[arg(long)]
+        min_length: Option<usize>,
+        /// Threads (default: one per core). The output does not depend on it.
+        #[arg(long, default_value_t = 0)]
+        threads: usize,
+        /// Write the pairs here instead of stdout.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
     /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
     /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
     Eval {
@@ -78,6 +131,47 @@ enum Command {
         #[arg(long)]
         by_section: bool,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum JoinMeasure {
+    Jaccard,
+    Cosine,
+    Overlap,
+    Dice,
+}
+
+fn read_text(path: &std::path::Path) -> Result<String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).context("reading stdin")?;
+        Ok(text)
+    } else {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        // Records are text; invalid UTF-8 bytes become U+FFFD rather than an error.
+        Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+}
+
+fn open_output(path: Option<&std::path::Path>) -> Result<Box<dyn Write>> {
+    Ok(match path {
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        Some(p) if p.as_os_str() == "-" => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)),
+    })
+}
+
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l))
+}
+
+/// Writes lines, treating a closed pipe (`| head`) as the end, not an error.
+fn finish_output(result: std::io::Result<()>) -> Result<ExitCode> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
 }
 
 fn main() -> ExitCode {
@@ -136,6 +230,73 @@ fn real_main() -> Result<ExitCode> {
                 Some(e) => Err(e.into()),
                 None => Ok(ExitCode::SUCCESS),
             }
+        }
+        Command::Normalize { input, output, case } => {
+            let text = read_text(&input)?;
+            let mut out = open_output(Some(&output))?;
+            finish_output((|| {
+                for line in lines(&text) {
+                    writeln!(out, "{}", dupflow::join::text::normalize_line(line, case))?;
+                }
+                out.flush()
+            })())
+        }
+        Command::ExactDedup { input, output } => {
+            let text = read_text(&input)?;
+            let (kept, dropped) = dupflow::join::text::exact_dedup(lines(&text));
+            eprintln!("kept {} lines, dropped {dropped} exact duplicates", kept.len());
+            let mut out = open_output(Some(&output))?;
+            finish_output((|| {
+                for line in kept {
+                    writeln!(out, "{line}")?;
+                }
+                out.flush()
+            })())
+        }
+        Command::Join { input, measure, threshold, algorithm, max_depth, edit_distance, q, min_length, threads, output } => {
+            use dupflow::join::{edit, set, with_threads};
+            let text = read_text(&input)?;
+            let started = std::time::Instant::now();
+            let (pairs, stats, prepared, label, integer) = if let Some(tau) = edit_distance {
+                let algorithm = edit::EdAlgorithm::parse(algorithm.as_deref().unwrap_or("edjoin"))?;
+                let params = edit::EdParams::new(tau, q, min_length, algorithm)?;
+                let (pairs, stats, prepared) = with_threads(threads, || {
+                    let strings = edit::Strings::from_lines(lines(&text), &params);
+                    let prepared = started.elapsed();
+                    let (pairs, stats) = edit::join(&strings, &params);
+                    (pairs, stats, prepared)
+                })?;
+                (pairs, stats, prepared, format!("{algorithm} edit distance <= {tau}, q = {q}, min length {}", params.min_length), true)
+            } else {
+                let measure = match measure {
+                    JoinMeasure::Jaccard => set::Measure::Jaccard,
+                    JoinMeasure::Cosine => set::Measure::Cosine,
+                    JoinMeasure::Overlap => set::Measure::Overlap,
+                    JoinMeasure::Dice => set::Measure::Dice,
+                };
+                let text_threshold = threshold.unwrap_or_default();
+                let t = set::Threshold::parse(measure, &text_threshold)?;
+                let algorithm = set::Algorithm::parse(algorithm.as_deref().unwrap_or("ppjoinplus"), max_depth)?;
+                let (pairs, stats, prepared) = with_threads(threads, || {
+                    let records = set::Records::from_lines(lines(&text));
+                    let prepared = started.elapsed();
+                    let (pairs, stats) = set::join(&records, t, algorithm);
+                    (pairs, stats, prepared)
+                })?;
+                (pairs, stats, prepared, format!("{algorithm} {} >= {text_threshold}", measure.name()), false)
+            };
+            eprintln!("{label}: {}", stats.line(prepared, started.elapsed() - prepared));
+            let mut out = open_output(output.as_deref())?;
+            finish_output((|| {
+                for p in &pairs {
+                    if integer {
+                        writeln!(out, "{} {} {}", p.x, p.y, p.value)?;
+                    } else {
+                        writeln!(out, "{} {} {:.3}", p.x, p.y, p.value)?;
+                    }
+                }
+                out.flush()
+            })())
         }
         Command::Validate { file } => {
             PipelineConfig::load(&file)?;

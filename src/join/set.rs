@@ -1,0 +1,452 @@
+//! Set-similarity self-join: All-Pairs, PPJoin, PPJoin+.
+//!
+//! A record is the multiset of its whitespace-separated words; the k-th occurrence of a word is
+//! its own token, so a record is a set. Tokens are ranked by ascending document frequency
+//! (ties: by word, then occurrence), records sorted by (size, line), and a pair `(x, y)` with `y`
+//! before `x` must share a token within the probe prefix of `x` and the index prefix of `y`.
+//!
+//! Thresholds are exact rationals (`0.8` is 8/10), so "similarity exactly at the threshold" is
+//! decided in integers, never lost to rounding: every bound below is the smallest overlap `o`
+//! with `sim(o, |x|, |y|) >= t`.
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::{JoinError, Pair, Stats};
+
+/// The similarity measure of a set join.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// |x ∩ y| / |x ∪ y|
+    Jaccard,
+    /// |x ∩ y| / sqrt(|x| |y|)
+    Cosine,
+    /// 2 |x ∩ y| / (|x| + |y|)
+    Dice,
+    /// |x ∩ y|, the threshold being a number of shared tokens
+    Overlap,
+}
+
+impl Measure {
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Jaccard => "jaccard",
+            Measure::Cosine => "cosine",
+            Measure::Dice => "dice",
+            Measure::Overlap => "overlap",
+        }
+    }
+}
+
+/// The algorithm of a set join.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Algorithm {
+    /// Prefix, size filtering (Bayardo et al.).
+    AllPairs,
+    /// + positional filtering.
+    PpJoin,
+    /// + suffix filtering to the given depth.
+    PpJoinPlus { max_depth: u32 },
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Algorithm::AllPairs => write!(f, "allpairs"),
+            Algorithm::PpJoin => write!(f, "ppjoin"),
+            Algorithm::PpJoinPlus { max_depth } => write!(f, "ppjoinplus (depth {max_depth})"),
+        }
+    }
+}
+
+impl Algorithm {
+    pub const NAMES: &'static str = "allpairs, ppjoin, ppjoinplus";
+
+    pub fn parse(name: &str, max_depth: u32) -> Result<Algorithm, JoinError> {
+        match name {
+            "allpairs" => Ok(Algorithm::AllPairs),
+            "ppjoin" => Ok(Algorithm::PpJoin),
+            "ppjoinplus" | "ppjoin+" => Ok(Algorithm::PpJoinPlus { max_depth }),
+            other => Err(JoinError::BadAlgorithm(other.to_string(), Self::NAMES)),
+        }
+    }
+}
+
+/// A measure with its threshold as the exact fraction `num / den`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threshold {
+    pub measure: Measure,
+    num: u64,
+    den: u64,
+}
+
+impl Threshold {
+    /// Parses a decimal threshold (`0.8`, `.85`, `1`, `3` for overlap) exactly.
+    pub fn parse(measure: Measure, text: &str) -> Result<Threshold, JoinError> {
+        let bad = || JoinError::BadThreshold(text.to_string());
+        let t = text.trim();
+        let (int, frac) = t.split_once('.').unwrap_or((t, ""));
+        if (int.is_empty() && frac.is_empty()) || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+            return Err(bad());
+        }
+        let den = 10u64.pow(frac.len() as u32);
+        let int: u64 = if int.is_empty() { 0 } else { int.parse().map_err(|_| bad())? };
+        let frac_value: u64 = if frac.is_empty() { 0 } else { frac.parse().map_err(|_| bad())? };
+        let num = int.checked_mul(den).and_then(|v| v.checked_add(frac_value)).ok_or_else(bad)?;
+        let g = gcd(num.max(1), den);
+        let (num, den) = (num / g, den / g);
+        let range = |expected| JoinError::ThresholdRange { value: text.to_string(), measure: measure.name(), expected };
+        match measure {
+            Measure::Overlap if den != 1 || num == 0 || num > u32::MAX as u64 => Err(range("a whole number of shared tokens, at least 1")),
+            Measure::Overlap => Ok(Threshold { measure, num, den }),
+            _ if num == 0 || num > den => Err(range("above 0 and at most 1")),
+            _ => Ok(Threshold { measure, num, den }),
+        }
+    }
+
+    /// The smallest overlap of sets of sizes `a` and `b` that meets the threshold (at least 1).
+    pub fn required_overlap(&self, a: usize, b: usize) -> usize {
+        let (p, q, a, b) = (self.num as u128, self.den as u128, a as u128, b as u128);
+        let o = match self.measure {
+            // o / (a + b - o) >= p / q  <=>  o (p + q) >= p (a + b)
+            Measure::Jaccard => (p * (a + b)).div_ceil(p + q),
+            // 2 o / (a + b) >= p / q  <=>  2 q o >= p (a + b)
+            Measure::Dice => (p * (a + b)).div_ceil(2 * q),
+            // o / sqrt(a b) >= p / q  <=>  (q o)^2 >= p^2 a b
+            Measure::Cosine => {
+                let target = p * p * a * b;
+                let mut o = ((p as f64) * ((a * b) as f64).sqrt() / (q as f64)) as u128;
+                while o > 0 && (q * (o - 1)) * (q * (o - 1)) >= target {
+                    o -= 1;
+                }
+                while (q * o) * (q * o) < target {
+                    o += 1;
+                }
+                o
+            }
+            Measure::Overlap => p,
+        };
+        o.max(1) as usize
+    }
+
+    /// Whether sets of sizes `a`, `b` sharing `o` tokens meet the threshold.
+    pub fn passes(&self, o: usize, a: usize, b: usize) -> bool {
+        o >= self.required_overlap(a, b)
+    }
+
+    /// The similarity value, for printing.
+    pub fn value(&self, o: usize, a: usize, b: usize) -> f64 {
+        let (o, a, b) = (o as f64, a as f64, b as f64);
+        match self.measure {
+            Measure::Jaccard => o / (a + b - o),
+            Measure::Dice => 2.0 * o / (a + b),
+            Measure::Cosine => o / (a * b).sqrt(),
+            Measure::Overlap => o,
+        }
+    }
+
+    /// The smallest size `b <= a` a set can have and still meet the threshold with a set of
+    /// size `a`, or `None` when even `b = a` cannot.
+    pub fn min_size(&self, a: usize) -> Option<usize> {
+        if a == 0 || self.required_overlap(a, a) > a {
+            return None;
+        }
+        // `required_overlap(a, b) <= b` is monotone in b for every measure.
+        let (mut lo, mut hi) = (1, a);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.required_overlap(a, mid) <= mid {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        Some(lo)
+    }
+
+    /// Probe prefix length of a record of size `a` (against smaller or equal records).
+    pub fn probe_prefix(&self, a: usize) -> usize {
+        match self.min_size(a) {
+            Some(b) => a + 1 - self.required_overlap(a, b).min(a),
+            None => 0,
+        }
+    }
+
+    /// Index prefix length of a record of size `a` (probed by larger or equal records).
+    pub fn index_prefix(&self, a: usize) -> usize {
+        match self.min_size(a) {
+            Some(_) => a + 1 - self.required_overlap(a, a).min(a),
+            None => 0,
+        }
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Records as sorted token ranks, with their 1-based line numbers.
+#[derive(Clone, Debug, Default)]
+pub struct Records {
+    /// Line number of each record (1-based).
+    pub lines: Vec<u32>,
+    /// Token ranks of each record, ascending (rarest first).
+    pub tokens: Vec<Vec<u32>>,
+}
+
+impl Records {
+    /// Tokenizes lines into words (split on white space); the k-th occurrence of a word in a
+    /// line is a token of its own. Lines without a word are left out (they join nothing).
+    pub fn from_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Records {
+        let mut ids: HashMap<(&'a str, u32), u32> = HashMap::new();
+        let mut keys: Vec<(&'a str, u32)> = Vec::new();
+        let mut df: Vec<u32> = Vec::new();
+        let mut raw: Vec<(u32, Vec<u32>)> = Vec::new();
+        let mut seen: HashMap<&'a str, u32> = HashMap::new();
+        for (n, line) in lines.into_iter().enumerate() {
+            seen.clear();
+            let mut record = Vec::new();
+            for word in line.split_whitespace() {
+                let k = seen.entry(word).or_insert(0);
+                *k += 1;
+                let key = (word, *k);
+                let id = *ids.entry(key).or_insert_with(|| {
+                    keys.push(key);
+                    df.push(0);
+                    (keys.len() - 1) as u32
+                });
+                df[id as usize] += 1;
+                record.push(id);
+            }
+            if !record.is_empty() {
+                raw.push((n as u32 + 1, record));
+            }
+        }
+        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+        order.sort_unstable_by(|&a, &b| (df[a as usize], keys[a as usize]).cmp(&(df[b as usize], keys[b as usize])));
+        let mut rank = vec![0u32; keys.len()];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        let mut records = Records::default();
+        for (line, mut tokens) in raw {
+            tokens.iter_mut().for_each(|t| *t = rank[*t as usize]);
+            tokens.sort_unstable();
+            records.lines.push(line);
+            records.tokens.push(tokens);
+        }
+        records
+    }
+}
+
+/// Size of the intersection of two ascending token lists.
+pub fn overlap(x: &[u32], y: &[u32]) -> usize {
+    let (mut i, mut j, mut o) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        match x[i].cmp(&y[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                o += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    o
+}
+
+/// A lower bound of the Hamming distance |x Δ y| of two ascending token lists, found by
+/// splitting both at the middle token of `y` and recursing to `max_depth` (PPJoin+'s suffix
+/// filter). Stops early once the bound exceeds `hmax`.
+pub fn suffix_filter(x: &[u32], y: &[u32], hmax: i64, depth: u32, max_depth: u32) -> i64 {
+    let (lx, ly) = (x.len() as i64, y.len() as i64);
+    if x.is_empty() || y.is_empty() {
+        return lx + ly;
+    }
+    if depth > max_depth {
+        return (lx - ly).abs();
+    }
+    let mid = y.len() / 2;
+    let w = y[mid];
+    let (yl, yr) = (&y[..mid], &y[mid + 1..]);
+    let p = x.partition_point(|&t| t < w);
+    let (xl, xr, diff) = if p < x.len() && x[p] == w { (&x[..p], &x[p + 1..], 0) } else { (&x[..p], &x[p..], 1) };
+    let right = (xr.len() as i64 - yr.len() as i64).abs();
+    let h = (xl.len() as i64 - yl.len() as i64).abs() + right + diff;
+    if h > hmax {
+        return h;
+    }
+    let hl = suffix_filter(xl, yl, hmax - right - diff, depth + 1, max_depth);
+    let h = hl + right + diff;
+    if h > hmax {
+        return h;
+    }
+    let hr = suffix_filter(xr, yr, hmax - hl - diff, depth + 1, max_depth);
+    hl + hr + diff
+}
+
+const PRUNED: i32 = -1;
+
+/// The self-join of `records`: every pair meeting `threshold`, sorted by `(x, y)`.
+pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (Vec<Pair>, Stats) {
+    // Processing order: by size, then line.
+    let mut order: Vec<u32> = (0..records.tokens.len() as u32).collect();
+    order.sort_unstable_by_key(|&r| (records.tokens[r as usize].len(), records.lines[r as usize]));
+    let tokens: Vec<&[u32]> = order.iter().map(|&r| records.tokens[r as usize].as_slice()).collect();
+    let lines: Vec<u32> = order.iter().map(|&r| records.lines[r as usize]).collect();
+    let sizes: Vec<u32> = tokens.iter().map(|t| t.len() as u32).collect();
+
+    // Inverted index of index prefixes: token → (record position in `order`, token position),
+    // ascending by record, hence by size.
+    let universe = tokens.iter().flat_map(|t| t.iter()).max().map_or(0, |&m| m as usize + 1);
+    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); universe];
+    for (r, t) in tokens.iter().enumerate() {
+        for (pos, &tok) in t[..threshold.index_prefix(t.len())].iter().enumerate() {
+            index[tok as usize].push((r as u32, pos as u32));
+        }
+    }
+
+    let n = tokens.len();
+    let (mut pairs, mut stats) = (0..n)
+        .into_par_iter()
+        .map_init(
+            || (vec![0i32; n], Vec::<u32>::new()),
+            |(counts, touched), x| probe(x, &tokens, &sizes, &lines, &index, threshold, algorithm, counts, touched),
+        )
+        .reduce(
+            || (Vec::new(), Stats::default()),
+            |(mut pa, mut sa), (pb, sb)| {
+                pa.extend(pb);
+                sa += sb;
+                (pa, sa)
+            },
+        );
+    stats.records = n as u64;
+    super::sort_pairs(&mut pairs);
+    (pairs, stats)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn probe(
+    x: usize,
+    tokens: &[&[u32]],
+    sizes: &[u32],
+    lines: &[u32],
+    index: &[Vec<(u32, u32)>],
+    threshold: Threshold,
+    algorithm: Algorithm,
+    counts: &mut [i32],
+    touched: &mut Vec<u32>,
+) -> (Vec<Pair>, Stats) {
+    let tx = tokens[x];
+    let a = tx.len();
+    let mut stats = Stats::default();
+    let mut out = Vec::new();
+    let Some(min_size) = threshold.min_size(a) else { return (out, stats) };
+    for (px, &tok) in tx[..threshold.probe_prefix(a)].iter().enumerate() {
+        let list = &index[tok as usize];
+        let lo = list.partition_point(|&(r, _)| (sizes[r as usize] as usize) < min_size);
+        let hi = list.partition_point(|&(r, _)| (r as usize) < x);
+        for &(y, py) in list.get(lo..hi).unwrap_or(&[]) {
+            let c = counts[y as usize];
+            if c == PRUNED {
+                continue;
+            }
+            let b = sizes[y as usize] as usize;
+            let keep = match algorithm {
+                Algorithm::AllPairs => true,
+                Algorithm::PpJoin | Algorithm::PpJoinPlus { .. } => {
+                    let alpha = threshold.required_overlap(a, b);
+                    let ubound = 1 + (a - px - 1).min(b - py as usize - 1);
+                    let mut keep = c as usize + ubound >= alpha;
+                    if let (true, 0, Algorithm::PpJoinPlus { max_depth }) = (keep, c, algorithm) {
+                        let hmax = (a + b) as i64 - 2 * alpha as i64 - (px + py as usize) as i64;
+                        let ty = tokens[y as usize];
+                        keep = hmax >= 0 && suffix_filter(&tx[px + 1..], &ty[py as usize + 1..], hmax, 1, max_depth) <= hmax;
+                    }
+                    keep
+                }
+            };
+            if c == 0 {
+                touched.push(y);
+            }
+            counts[y as usize] = if keep { c + 1 } else { PRUNED };
+        }
+    }
+    for &y in touched.iter() {
+        if counts[y as usize] > 0 {
+            stats.candidates += 1;
+            stats.verifications += 1;
+            let ty = tokens[y as usize];
+            let o = overlap(tx, ty);
+            if threshold.passes(o, a, ty.len()) {
+                stats.results += 1;
+                out.push(Pair::new(lines[x], lines[y as usize], threshold.value(o, a, ty.len())));
+            }
+        }
+        counts[y as usize] = 0;
+    }
+    touched.clear();
+    (out, stats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(measure: Measure, s: &str) -> Threshold {
+        Threshold::parse(measure, s).unwrap()
+    }
+
+    #[test]
+    fn thresholds_are_exact() {
+        // 4 of 5 tokens shared by sets of 5: Jaccard 4/6, Dice 0.8, cosine 0.8, all exact.
+        assert!(t(Measure::Dice, "0.8").passes(4, 5, 5));
+        assert!(t(Measure::Cosine, "0.8").passes(4, 5, 5));
+        assert!(!t(Measure::Cosine, "0.8000001").passes(4, 5, 5));
+        assert!(t(Measure::Jaccard, "0.5").passes(2, 3, 3)); // 2/4
+        assert!(!t(Measure::Jaccard, "0.51").passes(2, 3, 3));
+        assert_eq!(t(Measure::Jaccard, "0.8").required_overlap(10, 10), 9); // 9/11 >= 0.8 > 8/12
+        assert_eq!(t(Measure::Overlap, "3").required_overlap(10, 4), 3);
+        assert!(Threshold::parse(Measure::Overlap, "2.5").is_err());
+        assert!(Threshold::parse(Measure::Jaccard, "1.2").is_err());
+        assert!(Threshold::parse(Measure::Jaccard, "0").is_err());
+        assert!(Threshold::parse(Measure::Jaccard, "abc").is_err());
+        assert_eq!(t(Measure::Jaccard, ".85"), t(Measure::Jaccard, "0.850"));
+    }
+
+    #[test]
+    fn size_bounds() {
+        let j = t(Measure::Jaccard, "0.8");
+        assert_eq!(j.min_size(10), Some(8));
+        assert_eq!(j.probe_prefix(10), 3); // 10 - ceil(0.8 * 10) + 1
+        assert_eq!(j.index_prefix(10), 2); // 10 - ceil(2 * 0.8 / 1.8 * 10) + 1
+        let o = t(Measure::Overlap, "3");
+        assert_eq!(o.min_size(2), None);
+        assert_eq!(o.min_size(5), Some(3));
+    }
+
+    #[test]
+    fn suffix_filter_is_a_lower_bound() {
+        let x = [1, 2, 3, 5, 8, 9];
+        let y = [2, 3, 4, 8, 10];
+        let exact = (x.len() + y.len() - 2 * overlap(&x, &y)) as i64;
+        for depth in 0..4 {
+            assert!(suffix_filter(&x, &y, 100, 1, depth) <= exact);
+        }
+        assert_eq!(suffix_filter(&x, &y, 100, 1, 10), exact);
+    }
+
+    #[test]
+    fn repeated_words_are_distinct_tokens() {
+        let r = Records::from_lines(["a a b", "a b", ""]);
+        assert_eq!(r.lines, vec![1, 2]);
+        assert_eq!(r.tokens[0].len(), 3);
+        assert_eq!(overlap(&r.tokens[0], &r.tokens[1]), 2);
+    }
+}
