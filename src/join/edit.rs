@@ -102,11 +102,12 @@ impl Strings {
     /// `params.min_length` characters are left out.
     pub fn from_lines<'a>(lines: impl IntoIterator<Item = &'a str>, params: &EdParams) -> Strings {
         let q = params.q;
-        let mut ids: HashMap<(u64, u32), u32> = HashMap::new();
+        let mut ids: HashMap<(u64, u32), u32, MixState> = HashMap::default();
         let mut df: Vec<u32> = Vec::new();
         let mut keys: Vec<(u64, u32)> = Vec::new();
         let mut items = Vec::new();
-        let mut seen: HashMap<u64, u32> = HashMap::new();
+        let mut seen: HashMap<u64, u32, MixState> = HashMap::default();
+        let mut occurrence: HashMap<u64, u32, MixState> = HashMap::default();
         for (n, line) in lines.into_iter().enumerate() {
             let chars: Vec<char> = line.chars().collect();
             if chars.len() < params.min_length {
@@ -117,7 +118,7 @@ impl Strings {
             for &g in &grams {
                 *seen.entry(g).or_insert(0) += 1;
             }
-            let mut occurrence: HashMap<u64, u32> = HashMap::new();
+            occurrence.clear();
             let mut tokens = Vec::with_capacity(grams.len());
             for (loc, &g) in grams.iter().enumerate() {
                 let k = occurrence.entry(g).or_insert(0);
@@ -145,6 +146,36 @@ impl Strings {
             s.prefix = prefix_length(&s.tokens, params);
         }
         Strings { items }
+    }
+}
+
+/// Hash-map state for keys that are already hashes: a multiply-mix instead of SipHash.
+#[derive(Clone, Copy, Default)]
+struct MixState;
+
+impl std::hash::BuildHasher for MixState {
+    type Hasher = MixHasher;
+    fn build_hasher(&self) -> MixHasher {
+        MixHasher(0)
+    }
+}
+
+struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        dupflow_operators::sentence::mix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
     }
 }
 
