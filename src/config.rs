@@ -25,11 +25,19 @@ pub struct SourceConfig {
     pub max_page_bytes: u64,
     /// Records buffered between the reader thread and each worker.
     pub channel_capacity: usize,
+    /// A re-crawl of a URL: `replace` (the newest capture is the page) or `keep` (every capture
+    /// is a page).
+    pub recrawls: crate::source::current::Recrawls,
 }
 
 impl Default for SourceConfig {
     fn default() -> Self {
-        SourceConfig { max_record_bytes: 64 << 20, max_page_bytes: 2 << 20, channel_capacity: 256 }
+        SourceConfig {
+            max_record_bytes: 64 << 20,
+            max_page_bytes: 2 << 20,
+            channel_capacity: 256,
+            recrawls: crate::source::current::Recrawls::Replace,
+        }
     }
 }
 
@@ -43,11 +51,16 @@ pub struct RunConfig {
     pub epoch_records: u64,
     /// …or this many milliseconds after its first record, whichever comes first.
     pub epoch_ms: u64,
+    /// Retention window in seconds of crawl date (0: keep everything): pages crawled this long
+    /// before the newest record seen are retracted, as if deleted.
+    pub retention_secs: u64,
+    /// With `--checkpoint DIR`, save a checkpoint every this many epochs (and at the end).
+    pub checkpoint_epochs: u64,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { workers: 2, epoch_records: 10_000, epoch_ms: 1_000 }
+        RunConfig { workers: 2, epoch_records: 10_000, epoch_ms: 1_000, retention_secs: 0, checkpoint_epochs: 10 }
     }
 }
 

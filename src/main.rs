@@ -56,6 +56,19 @@ enum Command {
         /// No progress output.
         #[arg(long, short)]
         quiet: bool,
+        /// Follow the inputs as a crawler writes them: a WARC file being written (complete
+        /// records are read, the reader waits at a partial one), a directory where new WARC
+        /// files appear, or `-`. Runs until SIGINT/SIGTERM, then closes the last epoch and
+        /// writes the outputs.
+        #[arg(long)]
+        follow: bool,
+        /// A file of URLs to retract (one a line, `#` comments), read as it grows.
+        #[arg(long)]
+        deletions: Option<PathBuf>,
+        /// Checkpoint directory: state is saved there every `run.checkpoint_epochs` epochs and
+        /// at the end; a run started with a directory holding a checkpoint resumes from it.
+        #[arg(long)]
+        checkpoint: Option<PathBuf>,
     },
     /// Check a pipeline.toml: unknown keys and invalid values are named.
     Validate { file: PathBuf },
@@ -303,12 +316,33 @@ fn real_main() -> Result<ExitCode> {
             println!("{}: ok", file.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { inputs, config, workers, out, processes, process, hostfile, metrics_address, linger, quiet } => {
+        Command::Run { inputs, config, workers, out, processes, process, hostfile, metrics_address, linger, quiet, follow, deletions, checkpoint } => {
             let config = match &config {
                 Some(path) => PipelineConfig::load(path)?,
                 None => PipelineConfig::default(),
             };
-            let inputs = if inputs.is_empty() { vec![dupflow::DEFAULT_INPUT] } else { source::expand(&inputs)? };
+            let feed = if follow {
+                if inputs.is_empty() {
+                    bail!("--follow needs a file, a directory or `-` to follow");
+                }
+                let targets = inputs
+                    .iter()
+                    .map(|arg| match arg.as_str() {
+                        "-" => dataflow::Followed::Stdin,
+                        path if std::path::Path::new(path).is_dir() => dataflow::Followed::Dir(path.into()),
+                        path => dataflow::Followed::File(path.into()),
+                    })
+                    .collect();
+                dataflow::Feed::Follow(targets)
+            } else if inputs.is_empty() {
+                dataflow::Feed::Inputs(vec![dupflow::DEFAULT_INPUT])
+            } else {
+                dataflow::Feed::Inputs(source::expand(&inputs)?)
+            };
+            if checkpoint.is_some() && processes > 1 {
+                bail!("--checkpoint works in one process (use --workers for threads)");
+            }
+            source::follow::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
             if processes == 0 || process >= processes {
                 bail!("--process must be below --processes");
             }
@@ -334,14 +368,28 @@ fn real_main() -> Result<ExitCode> {
                 tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
             }
             let sampler = progress::start(live.clone(), quiet || process != 0);
-            let names: Vec<String> = inputs.iter().map(|i| i.name()).collect();
-            let options = RunOptions { inputs, config, workers, processes, process, addresses, live: live.clone() };
+            let names: Vec<String> = match &feed {
+                dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
+                _ => inputs.clone(),
+            };
+            let options = RunOptions {
+                feed,
+                config,
+                workers,
+                processes,
+                process,
+                addresses,
+                live: live.clone(),
+                out: out.clone(),
+                deletions,
+                checkpoint,
+            };
             let output = dataflow::run(options)?;
             if process != 0 {
                 sampler.stop();
                 return Ok(ExitCode::SUCCESS);
             }
-            let rows = sink::final_rows(&output.changes);
+            let rows = output.rows.clone();
             if let Some(dir) = &out {
                 sink::write_outputs(dir, &output, &rows).with_context(|| format!("writing to {}", dir.display()))?;
             }
@@ -361,6 +409,24 @@ fn real_main() -> Result<ExitCode> {
             let errors = metrics.total(metrics::RECORD_ERRORS) + metrics.total(metrics::DOCUMENT_ERRORS);
             if errors > 0 {
                 println!("skipped as damaged: {errors} ({}; {})", label(metrics::RECORD_ERRORS), label(metrics::DOCUMENT_ERRORS));
+            }
+            let updates = label(metrics::PAGE_UPDATES);
+            if !updates.is_empty() {
+                println!("updates:   {updates}");
+            }
+            {
+                let mut latencies = live.latencies.lock().expect("latencies").clone();
+                if !latencies.is_empty() {
+                    latencies.sort_by(f32::total_cmp);
+                    let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
+                    println!(
+                        "latency:   record read → change written p50 {:.3} s, p99 {:.3} s over {} epochs{}",
+                        at(0.5),
+                        at(0.99),
+                        output.epochs,
+                        output.resumed_from.map(|e| format!(" (resumed at epoch {e})")).unwrap_or_default()
+                    );
+                }
             }
             let caps = label(metrics::CAPS);
             if !caps.is_empty() {

@@ -353,6 +353,16 @@ pub trait SplitSentences<'scope, T: Timestamp + Lattice> {
         F: FnMut(std::time::Duration, bool, usize) + 'static;
 }
 
+/// The kernel of the stage: a page's text blocks to its compact page (sentence keys and
+/// weights, shingles of `shingle_words` words when a method needs them), and whether the
+/// sentence cap was hit.
+pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingle_words: usize) -> (Page, bool) {
+    let split = split_page(blocks, config);
+    let sentences = compact(&split.sentences, config);
+    let shingles = if shingle_words > 0 { shingles(&split.sentences, shingle_words) } else { Vec::new() };
+    (Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles }, split.truncated)
+}
+
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
     fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, mut on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
@@ -360,11 +370,8 @@ impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection
     {
         self.map(move |(meta, blocks)| {
             let started = std::time::Instant::now();
-            let split = split_page(&blocks, &config);
-            let sentences = compact(&split.sentences, &config);
-            let shingles = if shingle_words > 0 { shingles(&split.sentences, shingle_words) } else { Vec::new() };
-            let page = Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles };
-            on_page(started.elapsed(), split.truncated, page.sentences.len());
+            let (page, truncated) = page_of(meta, &blocks, &config, shingle_words);
+            on_page(started.elapsed(), truncated, page.sentences.len());
             (page.id, page)
         })
     }

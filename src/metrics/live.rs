@@ -44,6 +44,10 @@ pub struct Live {
     pub epoch_closed: Mutex<HashMap<u64, Instant>>,
     /// Records waiting in the reader-to-worker channels (set by the dataflow).
     pub channel_depth: Mutex<Option<Box<dyn Fn() -> usize + Send>>>,
+    /// When each record of an open epoch was read (for the record latency), by epoch.
+    pub epoch_reads: Mutex<HashMap<u64, Vec<Instant>>>,
+    /// Record latencies in seconds (the first million), for p50/p99 in the summary.
+    pub latencies: Mutex<Vec<f32>>,
     finished_secs: Mutex<Option<f64>>,
 }
 
@@ -58,6 +62,8 @@ impl Live {
             alarm_pages,
             epoch_closed: Mutex::default(),
             channel_depth: Mutex::new(None),
+            epoch_reads: Mutex::default(),
+            latencies: Mutex::default(),
             finished_secs: Mutex::new(None),
         }
     }

@@ -118,23 +118,11 @@ pub fn write_jsonl<T: Serialize>(path: &Path, lines: &[T]) -> io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Writes clusters.jsonl (from `rows`, the final state), changes.jsonl and revisits.jsonl into
-/// `dir`.
+/// Writes clusters.jsonl (from `rows`, the final state) and revisits.jsonl into `dir`
+/// (changes.jsonl is written by the run, epoch by epoch).
 pub fn write_outputs(dir: &Path, output: &RunOutput, rows: &[ClusterRow]) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     write_jsonl(&dir.join("clusters.jsonl"), &cluster_lines(rows))?;
-    let mut changes: Vec<ChangeLine> = output
-        .changes
-        .iter()
-        .map(|(row, epoch, diff)| ChangeLine {
-            epoch: *epoch,
-            url: row.url.clone(),
-            cluster: row.assignment.cluster.to_string(),
-            diff: *diff,
-        })
-        .collect();
-    changes.sort_by(|a, b| (a.epoch, &a.url, a.diff, &a.cluster).cmp(&(b.epoch, &b.url, b.diff, &b.cluster)));
-    write_jsonl(&dir.join("changes.jsonl"), &changes)?;
     #[derive(Serialize)]
     struct RevisitLine<'a> {
         url: &'a str,

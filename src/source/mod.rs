@@ -5,7 +5,9 @@
 //! a [`RecordError`] with a short code, counted by the caller. `http` turns a record's block into
 //! a decoded HTML document (status, chunking, content encoding, charset).
 
+pub mod current;
 pub mod decode;
+pub mod follow;
 pub mod framing;
 pub mod http;
 
@@ -156,6 +158,18 @@ impl Input {
 fn looks_like_warc(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
     !name.starts_with('.') && (name.contains(".warc") || name.contains(".arc"))
+}
+
+/// The WARC/ARC files under `dir` (recursively), unreadable entries left out.
+fn walk_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
+        if path.is_dir() {
+            walk_files(&path, out);
+        } else if looks_like_warc(&path) {
+            out.push(path);
+        }
+    }
 }
 
 fn walk(dir: &Path, out: &mut Vec<Input>) -> Result<(), SourceError> {

@@ -7,6 +7,8 @@ use dupflow::source::{self, http, Input, RecordErrorKind};
 
 #[allow(dead_code)]
 pub mod serve;
+#[allow(dead_code)]
+pub mod synth;
 
 /// `../shared` beside the checkout, or a clear message why a test cannot run.
 #[allow(dead_code)]

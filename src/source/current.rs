@@ -1,0 +1,283 @@
+//! The pages a worker currently holds, one per URL: what turns a stream of captures, deletions
+//! and a retention window into insertions and retractions for the dataflow.
+//!
+//! Records are routed to workers by URL, so every capture of a URL meets the same
+//! `CurrentPages`. A newer capture (by WARC-Date, then record id) replaces the held one: the old
+//! document is retracted and the new one inserted, so its cluster can split. An older capture
+//! arriving late changes nothing (replaying archives out of order gives the same pages).
+//! To retract a page the dataflow needs it again, so the compact page is kept (sentence keys
+//! and weights, shingles when a method needs them, URL, ids: no text); this is also what a
+//! checkpoint saves (LZ4-framed).
+
+use std::collections::{BTreeSet, HashMap};
+use std::io::{self, Read, Write};
+
+use dupflow_operators::sentence::stable_hash;
+use dupflow_operators::{Page, PageId, Sentence};
+use serde::{Deserialize, Serialize};
+
+/// What a re-crawl of a URL does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Recrawls {
+    /// The newest capture of a URL replaces the others (a live crawl's view).
+    #[default]
+    Replace,
+    /// Every capture is a page of its own (an archive's view: captures of one URL cluster).
+    Keep,
+}
+
+/// A change for the dataflow's input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Change {
+    Insert(Page),
+    Remove(Page),
+}
+
+/// Why a capture changed nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ignored {
+    /// A newer (or the same) capture of the URL is held.
+    Superseded,
+    /// Older than the retention window.
+    Expired,
+}
+
+/// The key of a URL (routing and state).
+pub fn url_key(url: &str) -> u64 {
+    stable_hash(url)
+}
+
+/// One worker's pages.
+pub struct CurrentPages {
+    mode: Recrawls,
+    /// Page key (the URL's key, or in `Keep` mode the page id's hash) → held page.
+    pages: HashMap<u64, Page>,
+    /// URL key → page keys (`Keep` mode: all captures of the URL).
+    by_url: HashMap<u64, Vec<u64>>,
+    /// (crawl date, page key): the retention order.
+    by_date: BTreeSet<(u64, u64)>,
+    bytes: usize,
+}
+
+impl CurrentPages {
+    pub fn new(mode: Recrawls) -> Self {
+        CurrentPages { mode, pages: HashMap::new(), by_url: HashMap::new(), by_date: BTreeSet::new(), bytes: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    /// Bytes held (sentences, shingles, URLs, ids): the state per page the README states.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    fn cost(page: &Page) -> usize {
+        page.sentences.len() * std::mem::size_of::<Sentence>()
+            + page.shingles.len() * 8
+            + page.url.len()
+            + page.record_id.len()
+            + std::mem::size_of::<Page>()
+            + 48
+    }
+
+    fn page_key(&self, page: &Page) -> u64 {
+        match self.mode {
+            Recrawls::Replace => url_key(&page.url),
+            Recrawls::Keep => page.id.hash ^ url_key(&page.url).rotate_left(17),
+        }
+    }
+
+    fn take(&mut self, key: u64) -> Option<Change> {
+        let page = self.pages.remove(&key)?;
+        self.bytes -= Self::cost(&page);
+        self.by_date.remove(&(page.id.date, key));
+        let url = url_key(&page.url);
+        if let Some(keys) = self.by_url.get_mut(&url) {
+            keys.retain(|k| *k != key);
+            if keys.is_empty() {
+                self.by_url.remove(&url);
+            }
+        }
+        Some(Change::Remove(page))
+    }
+
+    fn put(&mut self, key: u64, page: Page) {
+        self.bytes += Self::cost(&page);
+        self.by_date.insert((page.id.date, key));
+        self.by_url.entry(url_key(&page.url)).or_default().push(key);
+        self.pages.insert(key, page);
+    }
+
+    /// A capture: inserts it (retracting what it replaces), or says why it changed nothing.
+    /// `expire_before`: captures older than this crawl date are out of the retention window.
+    pub fn capture(&mut self, page: Page, expire_before: u64) -> Result<Vec<Change>, Ignored> {
+        if page.id.date < expire_before {
+            return Err(Ignored::Expired);
+        }
+        let key = self.page_key(&page);
+        let mut changes = Vec::with_capacity(2);
+        if let Some(held) = self.pages.get(&key) {
+            if (held.id.date, &held.record_id) >= (page.id.date, &page.record_id) {
+                return Err(Ignored::Superseded);
+            }
+            changes.extend(self.take(key));
+        }
+        self.put(key, page.clone());
+        changes.push(Change::Insert(page));
+        Ok(changes)
+    }
+
+    /// Retracts every held capture of `url`.
+    pub fn delete(&mut self, url: &str) -> Vec<Change> {
+        let keys = self.by_url.get(&url_key(url)).cloned().unwrap_or_default();
+        keys.into_iter().filter_map(|k| self.take(k)).collect()
+    }
+
+    /// Retracts the pages crawled before `date`.
+    pub fn expire(&mut self, date: u64) -> Vec<Change> {
+        let old: Vec<u64> = self.by_date.range(..(date, 0)).map(|&(_, k)| k).collect();
+        old.into_iter().filter_map(|k| self.take(k)).collect()
+    }
+
+    /// The held pages, for a checkpoint: a length-prefixed binary list.
+    pub fn save(&self, out: &mut impl Write) -> io::Result<()> {
+        let mut keys: Vec<&u64> = self.pages.keys().collect();
+        keys.sort();
+        out.write_all(&(keys.len() as u64).to_le_bytes())?;
+        for key in keys {
+            let page = &self.pages[key];
+            for n in [page.id.date, page.id.hash, page.host] {
+                out.write_all(&n.to_le_bytes())?;
+            }
+            for field in [page.url.as_bytes(), page.record_id.as_bytes()] {
+                out.write_all(&(field.len() as u32).to_le_bytes())?;
+                out.write_all(field)?;
+            }
+            out.write_all(&(page.sentences.len() as u32).to_le_bytes())?;
+            for s in &page.sentences {
+                out.write_all(&s.key.to_le_bytes())?;
+                out.write_all(&s.weight.to_le_bytes())?;
+                out.write_all(&[s.fingerprinted as u8])?;
+            }
+            out.write_all(&(page.shingles.len() as u32).to_le_bytes())?;
+            for s in &page.shingles {
+                out.write_all(&s.to_le_bytes())?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads pages saved by `save`, calling `each` with every one.
+    pub fn load(input: &mut impl Read, mut each: impl FnMut(Page)) -> io::Result<()> {
+        fn array<const N: usize>(input: &mut impl Read) -> io::Result<[u8; N]> {
+            let mut b = [0u8; N];
+            input.read_exact(&mut b)?;
+            Ok(b)
+        }
+        let u64_of = |input: &mut dyn Read| -> io::Result<u64> {
+            let mut b = [0u8; 8];
+            input.read_exact(&mut b)?;
+            Ok(u64::from_le_bytes(b))
+        };
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("checkpoint: {what}"));
+        let count = u64_of(input)?;
+        for _ in 0..count {
+            let (date, hash, host) = (u64_of(input)?, u64_of(input)?, u64_of(input)?);
+            let mut text = || -> io::Result<String> {
+                let n = u32::from_le_bytes(array::<4>(input)?) as usize;
+                let mut v = vec![0u8; n.min(1 << 20)];
+                input.read_exact(&mut v)?;
+                String::from_utf8(v).map_err(|_| bad("text is not UTF-8"))
+            };
+            let (url, record_id) = (text()?, text()?);
+            let n = u32::from_le_bytes(array::<4>(input)?) as usize;
+            let mut sentences = Vec::with_capacity(n.min(1 << 16));
+            for _ in 0..n {
+                let key = u64::from_le_bytes(array::<8>(input)?);
+                let weight = u16::from_le_bytes(array::<2>(input)?);
+                let fingerprinted = array::<1>(input)?[0] != 0;
+                sentences.push(Sentence { key, weight, fingerprinted });
+            }
+            let n = u32::from_le_bytes(array::<4>(input)?) as usize;
+            let mut shingles = Vec::with_capacity(n.min(1 << 16));
+            for _ in 0..n {
+                shingles.push(u64::from_le_bytes(array::<8>(input)?));
+            }
+            each(Page { id: PageId { date, hash }, url, host, record_id, sentences, shingles });
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(url: &str, date: u64, rid: &str) -> Page {
+        Page {
+            id: PageId::new(date, url, rid),
+            url: url.into(),
+            host: 1,
+            record_id: rid.into(),
+            sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true }],
+            shingles: vec![date, 7],
+        }
+    }
+
+    #[test]
+    fn newer_capture_replaces_older_is_ignored() {
+        let mut pages = CurrentPages::new(Recrawls::Replace);
+        assert_eq!(pages.capture(page("u", 10, "a"), 0).unwrap().len(), 1);
+        let changes = pages.capture(page("u", 20, "b"), 0).unwrap();
+        assert_eq!(changes, vec![Change::Remove(page("u", 10, "a")), Change::Insert(page("u", 20, "b"))]);
+        assert_eq!(pages.capture(page("u", 15, "c"), 0), Err(Ignored::Superseded));
+        assert_eq!(pages.capture(page("u", 20, "b"), 0), Err(Ignored::Superseded));
+        assert_eq!(pages.len(), 1);
+        assert_eq!(pages.delete("u"), vec![Change::Remove(page("u", 20, "b"))]);
+        assert!(pages.is_empty() && pages.bytes() == 0);
+    }
+
+    #[test]
+    fn keep_mode_holds_every_capture_and_deletes_them_all() {
+        let mut pages = CurrentPages::new(Recrawls::Keep);
+        pages.capture(page("u", 10, "a"), 0).unwrap();
+        pages.capture(page("u", 20, "b"), 0).unwrap();
+        assert_eq!(pages.len(), 2);
+        assert_eq!(pages.delete("u").len(), 2);
+    }
+
+    #[test]
+    fn retention_expires_by_crawl_date() {
+        let mut pages = CurrentPages::new(Recrawls::Replace);
+        for (i, url) in ["a", "b", "c"].iter().enumerate() {
+            pages.capture(page(url, 10 * (i as u64 + 1), "r"), 0).unwrap();
+        }
+        assert_eq!(pages.capture(page("d", 5, "r"), 11), Err(Ignored::Expired));
+        let gone = pages.expire(25);
+        assert_eq!(gone.len(), 2);
+        assert_eq!(pages.len(), 1);
+    }
+
+    #[test]
+    fn save_and_load_round_trip() {
+        let mut pages = CurrentPages::new(Recrawls::Replace);
+        pages.capture(page("ü", 10, "a"), 0).unwrap();
+        pages.capture(page("v", 11, "b"), 0).unwrap();
+        let mut bytes = Vec::new();
+        pages.save(&mut bytes).unwrap();
+        let mut loaded = Vec::new();
+        CurrentPages::load(&mut bytes.as_slice(), |p| loaded.push(p)).unwrap();
+        loaded.sort();
+        let mut expected = vec![page("ü", 10, "a"), page("v", 11, "b")];
+        expected.sort();
+        assert_eq!(loaded, expected);
+        assert!(CurrentPages::load(&mut &bytes[..bytes.len() - 3], |_| {}).is_err());
+    }
+}
