@@ -262,6 +262,10 @@ fn part_path(dir: &Path, epoch: u64, worker: usize) -> PathBuf {
     dir.join(format!("part-{epoch}-{worker}.lz4"))
 }
 
+fn revisits_path(dir: &Path, epoch: u64, worker: usize) -> PathBuf {
+    dir.join(format!("revisits-{epoch}-{worker}.json"))
+}
+
 fn progress_path(dir: &Path, epoch: u64) -> PathBuf {
     dir.join(format!("reader-{epoch}.json"))
 }
@@ -856,6 +860,7 @@ impl Sink {
                 let name = entry.file_name().to_string_lossy().to_string();
                 let epoch_of = name
                     .strip_prefix("part-")
+                    .or_else(|| name.strip_prefix("revisits-"))
                     .and_then(|r| r.split('-').next())
                     .or_else(|| name.strip_prefix("reader-").and_then(|r| r.strip_suffix(".json")))
                     .and_then(|e| e.parse::<u64>().ok());
@@ -1032,7 +1037,15 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             input.advance_to(m.epoch);
         }
         let max_page_bytes = pipeline.source.max_page_bytes as usize;
-        let mut revisits = Vec::new();
+        let mut revisits: Vec<Revisit> = Vec::new();
+        if let (Some(m), Some(dir), true) = (&restore, &checkpoint, index == 0) {
+            for part in 0..m.parts {
+                let path = revisits_path(dir, m.epoch, part);
+                let bytes = std::fs::read(&path).map_err(|e| RunError::Checkpoint { path: path.clone(), message: e.to_string() })?;
+                let saved: Vec<Revisit> = serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
+                revisits.extend(saved);
+            }
+        }
         let mut epoch = restore.as_ref().map_or(0, |m| m.epoch);
         let mut expire_before = 0u64;
         let mut completed = epoch;
@@ -1050,22 +1063,21 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             }
             if let Some(sink) = sink {
                 sink.accept(&std::mem::take(&mut *collected.borrow_mut()));
-                if *completed > before {
-                    sink.flush_before(*completed)?;
-                    for e in before..*completed {
-                        if let Some(closed) = live.epoch_closed.lock().expect("epochs").remove(&e) {
-                            metrics.observe(metrics::EPOCH_SECONDS, "", closed.elapsed().as_secs_f64());
-                        }
+                // Epoch by epoch, so that a checkpoint records the change stream up to it.
+                for e in before..*completed {
+                    sink.flush_before(e + 1)?;
+                    if let Some(closed) = live.epoch_closed.lock().expect("epochs").remove(&e) {
+                        metrics.observe(metrics::EPOCH_SECONDS, "", closed.elapsed().as_secs_f64());
                     }
-                    metrics.set(metrics::EPOCHS_DONE, "", *completed as i64);
                     while let Some(&c) = checkpoints.first() {
-                        if c > *completed {
+                        if c > e + 1 {
                             break;
                         }
                         checkpoints.remove(0);
                         sink.commit_checkpoint(c)?;
                     }
                 }
+                metrics.set(metrics::EPOCHS_DONE, "", *completed as i64);
             }
             Ok(())
         };
@@ -1108,6 +1120,10 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                                 let path = part_path(dir, next, index);
                                 let mut encoder = lz4_flex::frame::FrameEncoder::new(Vec::new());
                                 pages.save(&mut encoder).and_then(|_| encoder.finish().map_err(std::io::Error::other)).and_then(|bytes| write_atomic(&path, &bytes))
+                                    .map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
+                                // Revisits so far (they are reported, not clustered).
+                                let path = revisits_path(dir, next, index);
+                                write_atomic(&path, &serde_json::to_vec(&revisits).expect("revisits serialize"))
                                     .map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
                             }
                             checkpoints.push(next);

@@ -1,4 +1,4 @@
-//! The live feed: any sequence of captures, re-crawls (newer and late older ones), deletions
+//! The live feed: any sequence of captures, re-crawls (newer, same-second and late older ones), deletions
 //! and a retention window, cut into random epochs, ends with the clusters of one batch run on
 //! the pages that survive, at 1, 2 and 4 workers.
 
@@ -54,7 +54,7 @@ fn scenario(seed: u64, corpus: &Corpus) -> Scenario {
                 let c = Capture { url: rng.below(14) as usize, secs, record: step, base: rng.below(4) as usize, variant: rng.below(4) as usize };
                 max_secs = max_secs.max(secs);
                 script.push(ScriptItem::Warc(record(&c, corpus)));
-                let newer = held.get(&c.url).is_none_or(|h| (h.secs, h.record) < (c.secs, c.record));
+                let newer = held.get(&c.url).is_none_or(|h| h.secs <= c.secs);
                 if newer {
                     held.insert(c.url, c);
                 }

@@ -4,7 +4,8 @@
 //! Records are routed to workers by URL, so every capture of a URL meets the same
 //! `CurrentPages`. A newer capture (by WARC-Date, then record id) replaces the held one: the old
 //! document is retracted and the new one inserted, so its cluster can split. An older capture
-//! arriving late changes nothing (replaying archives out of order gives the same pages).
+//! arriving late changes nothing (replaying archives out of order gives the same pages); of two
+//! captures in the same second, the later arrival wins.
 //! To retract a page the dataflow needs it again, so the compact page is kept (sentence keys
 //! and weights, shingles when a method needs them, URL, ids: no text); this is also what a
 //! checkpoint saves (LZ4-framed).
@@ -124,7 +125,9 @@ impl CurrentPages {
         let key = self.page_key(&page);
         let mut changes = Vec::with_capacity(2);
         if let Some(held) = self.pages.get(&key) {
-            if (held.id.date, &held.record_id) >= (page.id.date, &page.record_id) {
+            // Same crawl second: the later arrival wins (WARC-Date has second precision). The
+            // same record read again changes nothing.
+            if held.id.date > page.id.date || held.record_id == page.record_id {
                 return Err(Ignored::Superseded);
             }
             changes.extend(self.take(key));

@@ -254,7 +254,10 @@ impl Framer {
         }
         let content_length = content_length as usize;
         let needed = header_len + content_length;
-        if avail.len() < needed + LOOKAHEAD && !(self.eof || self.damage.is_some()) {
+        // A block followed by its terminator is complete without the look-ahead: a followed
+        // file's last record must not wait for the next one.
+        let terminated_here = avail.get(needed..).is_some_and(|a| a.starts_with(b"\r\n\r\n") || a.starts_with(b"\n\n"));
+        if avail.len() < needed + LOOKAHEAD && !terminated_here && !(self.eof || self.damage.is_some()) {
             return Step::NeedMore;
         }
         if avail.len() < needed {

@@ -31,7 +31,7 @@ pub struct Document {
 }
 
 /// A revisit record: "same content as an earlier capture".
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Revisit {
     pub url: String,
     pub date: String,

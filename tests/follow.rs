@@ -1,0 +1,271 @@
+//! Follow mode end to end through the binary: a real crawler (GNU wget) writing into a followed
+//! directory while dupflow runs, and a run killed with SIGKILL mid-feed that resumes from its
+//! checkpoint with the same outputs as an uninterrupted run.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::synth::{warc_response, Corpus, Rng};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dupflow-follow-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn spawn(args: &[&str], dir: &Path) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_dupflow"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(dir.join(format!("stderr-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)))).unwrap())
+        .spawn()
+        .unwrap()
+}
+
+fn terminate(mut child: Child) {
+    unsafe_kill(child.id(), "TERM");
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    assert!(status.success(), "dupflow exited with {status} after SIGTERM");
+}
+
+fn unsafe_kill(pid: u32, signal: &str) {
+    let ok = Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status().unwrap().success();
+    assert!(ok, "kill -{signal} {pid}");
+}
+
+fn wait_exit(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(started.elapsed() < limit, "dupflow did not exit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (up to a minute) for `ready`.
+fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !ready() {
+        assert!(started.elapsed() < Duration::from_secs(60), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The clusters as changes.jsonl says they are now: url → cluster.
+fn clusters_from_changes(out: &Path) -> BTreeMap<String, String> {
+    let mut rows: BTreeMap<(String, String), i64> = BTreeMap::new();
+    for line in std::fs::read_to_string(out.join("changes.jsonl")).unwrap_or_default().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        *rows.entry((v["url"].as_str().unwrap().into(), v["cluster"].as_str().unwrap().into())).or_default() += v["diff"].as_i64().unwrap();
+    }
+    rows.into_iter().filter(|(_, n)| *n > 0).map(|((url, cluster), _)| (url, cluster)).collect()
+}
+
+fn write_config(dir: &Path, body: &str) -> PathBuf {
+    let path = dir.join("pipeline.toml");
+    std::fs::write(&path, body).unwrap();
+    path
+}
+
+// ---- a real crawler ----
+
+type Site = Arc<Mutex<HashMap<String, String>>>;
+
+fn serve(site: Site) -> String {
+    let server = tiny_http::Server::http("127.0.0.1:0").unwrap();
+    let address = server.server_addr().to_ip().unwrap().to_string();
+    std::thread::spawn(move || {
+        for request in server.incoming_requests() {
+            let page = site.lock().unwrap().get(request.url()).cloned();
+            let response = match page {
+                Some(html) => tiny_http::Response::from_string(html)
+                    .with_header("Content-Type: text/html; charset=utf-8".parse::<tiny_http::Header>().unwrap()),
+                None => tiny_http::Response::from_string("not found").with_status_code(404),
+            };
+            let _ = request.respond(response);
+        }
+    });
+    address
+}
+
+fn crawl(address: &str, warc: &Path, scratch: &Path) {
+    let status = Command::new("wget")
+        .args(["--quiet", "--recursive", "--level=1", "--delete-after", "--no-host-directories"])
+        .arg(format!("--directory-prefix={}", scratch.display()))
+        .arg(format!("--warc-file={}", warc.display()))
+        .arg(format!("http://{address}/index.html"))
+        .status();
+    match status {
+        Ok(s) => assert!(s.code() == Some(0) || s.code() == Some(8), "wget failed: {s}"),
+        Err(e) => panic!("GNU wget is needed for this test (`.ci/run` installs it): {e}"),
+    }
+}
+
+#[test]
+fn a_wget_crawl_into_a_followed_directory_updates_the_clusters() {
+    let dir = temp_dir("wget");
+    let (warcs, out, scratch) = (dir.join("warcs"), dir.join("out"), dir.join("scratch"));
+    std::fs::create_dir_all(&warcs).unwrap();
+    let corpus = Corpus::new(3, 3);
+    let page = |base, variant| corpus.html(base, variant);
+    let site: Site = Arc::new(Mutex::new(HashMap::new()));
+    {
+        let mut s = site.lock().unwrap();
+        let links: String = (1..=6).map(|i| format!("<a href=\"/p{i}.html\">page {i}</a> ")).collect();
+        s.insert("/index.html".into(), format!("<html><body><p>Index of the site.</p>{links}</body></html>"));
+        // p1, p2, p3: one document in three versions; p4, p5: another; p6 on its own.
+        for (path, base, variant) in [("/p1.html", 0, 0), ("/p2.html", 0, 1), ("/p3.html", 0, 2), ("/p4.html", 1, 0), ("/p5.html", 1, 1), ("/p6.html", 2, 0)] {
+            s.insert(path.into(), page(base, variant));
+        }
+    }
+    let address = serve(site.clone());
+    let config = write_config(&dir, "[run]\nepoch_ms = 200\n");
+    let child = spawn(
+        &["run", "--follow", warcs.to_str().unwrap(), "--config", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
+        &dir,
+    );
+    let url = |p: &str| format!("http://{address}/{p}.html");
+
+    crawl(&address, &warcs.join("crawl-1"), &scratch);
+    wait_for("the first crawl's clusters", || clusters_from_changes(&out).len() == 7);
+    let first = clusters_from_changes(&out);
+    assert_eq!(first[&url("p1")], first[&url("p2")]);
+    assert_eq!(first[&url("p1")], first[&url("p3")]);
+    assert_eq!(first[&url("p4")], first[&url("p5")]);
+    assert_ne!(first[&url("p1")], first[&url("p4")]);
+    assert_ne!(first[&url("p6")], first[&url("p4")]);
+
+    // The site changes: p2 is rewritten (leaves its cluster), p6 becomes a copy of p4.
+    std::thread::sleep(Duration::from_millis(1100)); // a later WARC-Date
+    {
+        let mut s = site.lock().unwrap();
+        s.insert("/p2.html".into(), page(2, 3));
+        s.insert("/p6.html".into(), page(1, 2));
+    }
+    crawl(&address, &warcs.join("crawl-2"), &scratch);
+    wait_for("the re-crawl's changes", || {
+        let now = clusters_from_changes(&out);
+        now.len() == 7 && now[&url("p6")] == now[&url("p4")] && now[&url("p2")] != now[&url("p1")]
+    });
+    let second = clusters_from_changes(&out);
+    assert_eq!(second[&url("p1")], second[&url("p3")], "p1 and p3 stay together");
+    assert_eq!(second[&url("p4")], second[&url("p5")]);
+    terminate(child);
+    // The final clusters.jsonl agrees with the change stream.
+    let lines = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
+    let finals: BTreeMap<String, String> = lines
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["url"].as_str().unwrap().to_string(), v["cluster"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(finals, second);
+}
+
+// ---- SIGKILL and resume ----
+
+/// Six WARC files of 40 records: near-duplicate pages, and re-crawls of earlier URLs.
+fn feed_files() -> Vec<Vec<u8>> {
+    let corpus = Corpus::new(5, 6);
+    let mut rng = Rng(99);
+    (0..6u64)
+        .map(|f| {
+            (0..40u64)
+                .flat_map(|i| {
+                    let n = f * 40 + i;
+                    let url = format!("http://site.example/p{}", rng.below(150));
+                    warc_response(&url, n * 10, n, &corpus.html(rng.below(6) as usize, rng.below(4) as usize))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// Writes a file in three pieces, as a crawler would.
+fn write_slowly(path: &Path, bytes: &[u8]) {
+    let mut file = std::fs::File::create(path).unwrap();
+    for chunk in bytes.chunks(bytes.len() / 3 + 1) {
+        file.write_all(chunk).unwrap();
+        file.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+fn manifest_epoch(checkpoint: &Path) -> u64 {
+    std::fs::read(checkpoint.join("checkpoint.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| v["epoch"].as_u64())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_run_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run() {
+    let dir = temp_dir("kill");
+    let files = feed_files();
+    // Epochs by record count only, so that both runs cut the same epochs.
+    let config = write_config(&dir, "[run]\nworkers = 2\nepoch_records = 10\nepoch_ms = 3600000\ncheckpoint_epochs = 2\n");
+    let config = config.to_str().unwrap();
+
+    // Uninterrupted: the finished files, read once.
+    let (all, reference) = (dir.join("all"), dir.join("reference"));
+    std::fs::create_dir_all(&all).unwrap();
+    for (i, bytes) in files.iter().enumerate() {
+        std::fs::write(all.join(format!("feed-{i}.warc")), bytes).unwrap();
+    }
+    let status = Command::new(env!("CARGO_BIN_EXE_dupflow"))
+        .args(["run", all.to_str().unwrap(), "--config", config, "--out", reference.to_str().unwrap(), "--quiet"])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+
+    // Followed, killed after the checkpoint of epoch 6, restarted with the same command.
+    let (feed, out, checkpoint) = (dir.join("feed"), dir.join("out"), dir.join("checkpoint"));
+    std::fs::create_dir_all(&feed).unwrap();
+    let args = [
+        "run",
+        "--follow",
+        feed.to_str().unwrap(),
+        "--config",
+        config,
+        "--out",
+        out.to_str().unwrap(),
+        "--checkpoint",
+        checkpoint.to_str().unwrap(),
+        "--quiet",
+    ];
+    let mut child = spawn(&args, &dir);
+    for (i, bytes) in files.iter().enumerate().take(3) {
+        write_slowly(&feed.join(format!("feed-{i}.warc")), bytes);
+    }
+    wait_for("a checkpoint", || manifest_epoch(&checkpoint) >= 6);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let child = spawn(&args, &dir);
+    for (i, bytes) in files.iter().enumerate().skip(3) {
+        write_slowly(&feed.join(format!("feed-{i}.warc")), bytes);
+    }
+    // 240 records, 10 an epoch: the checkpoint of epoch 24 holds them all.
+    wait_for("the last checkpoint", || manifest_epoch(&checkpoint) >= 24);
+    terminate(child);
+
+    for name in ["changes.jsonl", "clusters.jsonl"] {
+        let expected = std::fs::read_to_string(reference.join(name)).unwrap();
+        let got = std::fs::read_to_string(out.join(name)).unwrap();
+        assert!(expected.lines().count() > 100, "{name} is substantial");
+        assert!(got == expected, "{name} differs from the uninterrupted run's");
+    }
+}
