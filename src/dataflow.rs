@@ -81,6 +81,9 @@ pub fn clusters<'scope>(
         if stats.set_cuts > 0 {
             verify_metrics.add(metrics::CAPS, "max_set_pages", stats.set_cuts as i64);
         }
+        if stats.cache_clears > 0 {
+            verify_metrics.add(metrics::CAPS, "verdict_cache_entries", stats.cache_clears as i64);
+        }
     })
 }
 
@@ -602,6 +605,13 @@ fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
                             Some(Followed::File(p)) | Some(Followed::Dir(p)) => p.exists(),
                             _ => false,
                         });
+                        // A file the crawler has not created yet: wait for it.
+                        while !path.exists() {
+                            if lock(&core).tick() == follow::Wait::Finish {
+                                break 'targets;
+                            }
+                            std::thread::sleep(follow::POLL);
+                        }
                         let opened = follow::TailFile::open(path, waiter(&core, finished))
                             .and_then(|r| source::Decoder::new(Box::new(r)))
                             .map_err(|source| source::SourceError::Open { path: path.clone(), source });
@@ -820,6 +830,14 @@ impl Sink {
         let now = Instant::now();
         while self.written < frontier {
             if let Some(reads) = self.live.epoch_reads.lock().expect("reads").remove(&self.written) {
+                if let Some(first) = reads.first() {
+                    tracing::debug!(
+                        "epoch {}: {} records, {:.1} ms from its first record read to its changes written",
+                        self.written,
+                        reads.len(),
+                        now.duration_since(*first).as_secs_f64() * 1e3
+                    );
+                }
                 let mut latencies = self.live.latencies.lock().expect("latencies");
                 for read in reads {
                     let secs = now.duration_since(read).as_secs_f64();
@@ -1068,6 +1086,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                     sink.flush_before(e + 1)?;
                     if let Some(closed) = live.epoch_closed.lock().expect("epochs").remove(&e) {
                         metrics.observe(metrics::EPOCH_SECONDS, "", closed.elapsed().as_secs_f64());
+                        tracing::debug!("epoch {e}: changes written {:.1} ms after its close", closed.elapsed().as_secs_f64() * 1e3);
                     }
                     while let Some(&c) = checkpoints.first() {
                         if c > e + 1 {

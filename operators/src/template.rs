@@ -111,12 +111,12 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
                 distinct_keys(&page).into_iter().map(move |key| (host, key))
             })
             .count();
-        let host_pages = self.clone().map(|(_, page)| page.host).count();
+        // The threshold, not the page count, meets the frequencies: it changes once in 1/fraction
+        // pages, so a page arriving does not re-join every key of its host.
+        let host_thresholds = self.clone().map(|(_, page)| page.host).count().map(move |(host, pages)| (host, config.threshold(pages as u64)));
         let templates = document_frequency
             .map(|((host, key), count)| (host, (key, count)))
-            .join_map(host_pages, move |&host, &(key, count), &pages| {
-                (host, key, count as u64 >= config.threshold(pages as u64))
-            })
+            .join_map(host_thresholds, move |&host, &(key, count), &threshold| (host, key, count as u64 >= threshold))
             .filter(|&(_, _, is_template)| is_template)
             .map(|(host, key, _)| (host, key));
         let template_sets = templates.clone().reduce(|_host, keys, output| {

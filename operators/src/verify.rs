@@ -13,6 +13,8 @@
 //! A set larger than `max_set_pages` is cut, in length order, into chunks of that size, each
 //! clustered on its own (the paper's partial transitivity: no unbounded chain is followed).
 
+use std::collections::HashMap;
+
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
@@ -94,6 +96,8 @@ pub struct VerifyStats {
     pub rejected: u64,
     pub cost_capped: u64,
     pub set_cuts: u64,
+    /// Times the verdict cache was full and cleared.
+    pub cache_clears: u64,
     /// Pages in the set and time spent on it (filled by the operator).
     pub pages: u64,
     pub nanos: u64,
@@ -196,6 +200,21 @@ where
     out
 }
 
+/// Entries of the per-worker verdict cache before it is cleared (~40 bytes each).
+pub const VERDICT_CACHE_ENTRIES: usize = 1 << 20;
+
+/// A 64-bit hash of a page's content (sentences and shingles), the verdict cache's key.
+fn content_hash(c: &Content) -> u64 {
+    let mut h = crate::sentence::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
+    for &(key, weight) in &c.sentences {
+        h = crate::sentence::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    }
+    for &s in &c.shingles {
+        h = crate::sentence::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
+    }
+    h
+}
+
 /// Decides a pair by the configured method.
 pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) -> Verdict {
     let max_diff_distance = config.max_diff_distance;
@@ -242,13 +261,23 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         let tau_ppm = lcs::ppm(config.threshold);
         let clustering = config.clustering;
         let method = config.method;
+        // Verdicts of pairs already compared, by the two contents' hashes: a set that changes is
+        // re-clustered whole, but the pairs it had compared before cost a lookup, not an LCS.
+        // Bounded: cleared when it reaches VERDICT_CACHE_ENTRIES (counted in the stats).
+        let mut cache: HashMap<(u64, u64), Verdict> = HashMap::new();
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
             .reduce(move |_set, members, output| {
                 let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
                 let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
                 let started = std::time::Instant::now();
+                if cache.len() >= VERDICT_CACHE_ENTRIES {
+                    cache.clear();
+                    stats.cache_clears += 1;
+                }
+                let hashes: HashMap<*const Content, u64> = members.iter().map(|&(_, c)| (c as *const Content, content_hash(c))).collect();
                 let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
-                    compare(&config, a, b, tau_ppm)
+                    let key = (hashes[&(a as *const Content)], hashes[&(b as *const Content)]);
+                    *cache.entry(key).or_insert_with(|| compare(&config, a, b, tau_ppm))
                 });
                 stats.nanos = started.elapsed().as_nanos() as u64;
                 on_stats(&stats);
