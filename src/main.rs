@@ -410,6 +410,14 @@ fn real_main() -> Result<ExitCode> {
             if errors > 0 {
                 println!("skipped as damaged: {errors} ({}; {})", label(metrics::RECORD_ERRORS), label(metrics::DOCUMENT_ERRORS));
             }
+            let held = metrics.get(metrics::HELD_BYTES, "");
+            if summary.pages > 0 {
+                println!(
+                    "held:      {:.1} MB of compact pages to retract or checkpoint ({} bytes a page)",
+                    held as f64 / 1e6,
+                    held / summary.pages as i64
+                );
+            }
             let updates = label(metrics::PAGE_UPDATES);
             if !updates.is_empty() {
                 println!("updates:   {updates}");

@@ -203,6 +203,37 @@ where
 /// Entries of the per-worker verdict cache before it is cleared (~40 bytes each).
 pub const VERDICT_CACHE_ENTRIES: usize = 1 << 20;
 
+/// Hash-map state for keys that are hashes or addresses already: one multiply-mix per word
+/// instead of SipHash (the verdict cache is on the hot path of re-verification).
+#[derive(Clone, Copy, Default)]
+pub struct Mixed;
+
+impl std::hash::BuildHasher for Mixed {
+    type Hasher = MixHasher;
+    fn build_hasher(&self) -> MixHasher {
+        MixHasher(0)
+    }
+}
+
+pub struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        crate::sentence::mix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
 /// A 64-bit hash of a page's content (sentences and shingles), the verdict cache's key.
 fn content_hash(c: &Content) -> u64 {
     let mut h = crate::sentence::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
@@ -264,7 +295,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         // Verdicts of pairs already compared, by the two contents' hashes: a set that changes is
         // re-clustered whole, but the pairs it had compared before cost a lookup, not an LCS.
         // Bounded: cleared when it reaches VERDICT_CACHE_ENTRIES (counted in the stats).
-        let mut cache: HashMap<(u64, u64), Verdict> = HashMap::new();
+        let mut cache: HashMap<(u64, u64), Verdict, Mixed> = HashMap::default();
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
             .reduce(move |_set, members, output| {
                 let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
@@ -274,7 +305,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
                     cache.clear();
                     stats.cache_clears += 1;
                 }
-                let hashes: HashMap<*const Content, u64> = members.iter().map(|&(_, c)| (c as *const Content, content_hash(c))).collect();
+                let hashes: HashMap<*const Content, u64, Mixed> = members.iter().map(|&(_, c)| (c as *const Content, content_hash(c))).collect();
                 let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
                     let key = (hashes[&(a as *const Content)], hashes[&(b as *const Content)]);
                     *cache.entry(key).or_insert_with(|| compare(&config, a, b, tau_ppm))
