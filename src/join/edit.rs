@@ -426,7 +426,7 @@ fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize) -> usize {
     let mut start = 0;
     while start < mismatched.len() {
         let mut end = start;
-        while end + 1 < mismatched.len() && mismatched[end + 1] <= mismatched[end] + q as u32 - 1 {
+        while end + 1 < mismatched.len() && mismatched[end + 1] < mismatched[end] + q as u32 {
             end += 1;
         }
         let (from, to) = (mismatched[start] as usize, mismatched[end] as usize + q); // [from, to)

@@ -5,6 +5,8 @@
 //! `revisits.jsonl` the revisit records seen. Each file is written to a temporary name in the
 //! same directory and renamed into place, so a reader never sees a half-written file.
 
+pub mod stream;
+
 use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path;

@@ -10,6 +10,7 @@ pub mod decode;
 pub mod follow;
 pub mod framing;
 pub mod http;
+pub mod reader;
 
 use std::fs::File;
 use std::io::{self, Read};

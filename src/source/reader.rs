@@ -1,0 +1,472 @@
+//! The reader thread: inputs (read once or followed), deletions, epochs, routing by URL, the
+//! retention clock and the reader's share of checkpoints. Records go to the worker that owns
+//! their URL through bounded channels (backpressure).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Sender;
+use serde::{Deserialize, Serialize};
+
+use crate::metrics::live::Live;
+use crate::metrics::{self, Registry};
+use crate::sink::stream::{progress_path, write_atomic};
+use crate::source::current;
+use crate::source::{self, follow, http, Input, RawRecord};
+
+/// Where the records come from.
+#[derive(Clone, Debug)]
+pub enum Feed {
+    /// Inputs read once, to their end.
+    Inputs(Vec<Input>),
+    /// Inputs followed as they grow until SIGINT/SIGTERM: files, directories (new files read
+    /// in name order; a file is complete once a later one exists) and stdin.
+    Follow(Vec<Followed>),
+    /// A scripted sequence (tests): WARC bytes, deletions and epoch boundaries, in order.
+    Script(Vec<ScriptItem>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Followed {
+    File(PathBuf),
+    Dir(PathBuf),
+    Stdin,
+}
+
+#[derive(Clone, Debug)]
+pub enum ScriptItem {
+    /// One or more WARC records.
+    Warc(Vec<u8>),
+    /// Retract the URL's page.
+    Delete(String),
+    /// Close the epoch here.
+    CloseEpoch,
+}
+
+
+pub(crate) enum Message {
+    Record(Box<RawRecord>),
+    /// Retract the pages of this URL.
+    Delete(String),
+    /// Close the current epoch: later records belong to `next`. Pages crawled before
+    /// `expire_before` leave (retention); with `checkpoint`, save the held pages first.
+    Epoch { next: u64, expire_before: u64, checkpoint: bool },
+    End,
+}
+
+/// When the reader closes epochs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EpochPolicy {
+    pub(crate) records: u64,
+    pub(crate) max_age: Duration,
+}
+
+/// How far the reader got in one input (a checkpoint's offsets: records framed, skipped on
+/// resume without being parsed).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputProgress {
+    pub name: String,
+    /// Items framed (records and skipped stretches).
+    pub items: u64,
+    /// Read to its end (a followed file once a later file exists).
+    pub done: bool,
+}
+
+/// The reader's part of a checkpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReaderProgress {
+    pub inputs: Vec<InputProgress>,
+    /// Bytes of the deletions file consumed.
+    pub deletions_offset: u64,
+    /// Latest crawl date seen (retention's clock).
+    pub max_date: u64,
+}
+
+
+/// The reader thread's state: routing, epochs, deletions, retention clock, progress.
+pub(crate) struct ReaderCore {
+    pub(crate) senders: Vec<Sender<Message>>,
+    pub(crate) first_worker: usize,
+    pub(crate) peers: usize,
+    pub(crate) report_errors: bool,
+    pub(crate) policy: EpochPolicy,
+    pub(crate) epoch: u64,
+    pub(crate) in_epoch: u64,
+    pub(crate) epoch_started: Instant,
+    pub(crate) live: Arc<Live>,
+    pub(crate) metrics: Arc<Registry>,
+    pub(crate) printed: usize,
+    pub(crate) retention_secs: u64,
+    pub(crate) progress: ReaderProgress,
+    /// Items still to skip in the current input (resume).
+    pub(crate) skip: u64,
+    pub(crate) deletions: Option<PathBuf>,
+    pub(crate) pending_deletion: Vec<u8>,
+    pub(crate) checkpoint: Option<(PathBuf, u64)>,
+    pub(crate) reads: Vec<Instant>,
+}
+
+impl ReaderCore {
+    fn route(&self, url: &str) -> Option<usize> {
+        let target = (current::url_key(url) % self.peers as u64) as usize;
+        target.checked_sub(self.first_worker).filter(|l| *l < self.senders.len())
+    }
+
+    /// Starts reading input `name`; false when a checkpoint says it was read to its end.
+    fn begin(&mut self, name: &str) -> bool {
+        match self.progress.inputs.iter().position(|p| p.name == name) {
+            Some(i) => {
+                let p = &self.progress.inputs[i];
+                self.skip = p.items;
+                if p.done {
+                    return false;
+                }
+                let p = self.progress.inputs.remove(i);
+                self.progress.inputs.push(p);
+            }
+            None => {
+                self.skip = 0;
+                self.progress.inputs.push(InputProgress { name: name.to_string(), items: 0, done: false });
+            }
+        }
+        true
+    }
+
+    fn end_input(&mut self) {
+        if let Some(p) = self.progress.inputs.last_mut() {
+            p.done = true;
+        }
+    }
+
+    fn item(&mut self, item: Result<RawRecord, source::RecordError>, name: &str) {
+        if let Some(p) = self.progress.inputs.last_mut() {
+            p.items += 1;
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return;
+        }
+        match item {
+            Ok(record) => {
+                let url = record.header("WARC-Target-URI").unwrap_or("").trim_matches(['<', '>']).to_string();
+                if let Some(date) = record.header("WARC-Date").and_then(http::parse_warc_date) {
+                    self.progress.max_date = self.progress.max_date.max(date);
+                }
+                if let Some(local) = self.route(&url) {
+                    self.metrics.inc(metrics::RECORDS, &record.type_name());
+                    if record.lenient_length {
+                        self.metrics.inc(metrics::QUIRKS, "content_length_mismatch");
+                    }
+                    use warc::RecordType::*;
+                    match record.warc_type() {
+                        Response | Resource | Revisit => {
+                            if self.report_errors {
+                                self.reads.push(Instant::now());
+                            }
+                            // Blocks when the worker is behind: backpressure, no unbounded buffer.
+                            let _ = self.senders[local].send(Message::Record(Box::new(record)));
+                        }
+                        other => self.metrics.inc(metrics::SKIPPED, &other.to_string()),
+                    }
+                }
+                if self.in_epoch == 0 {
+                    self.epoch_started = Instant::now();
+                }
+                self.in_epoch += 1;
+            }
+            Err(error) => {
+                if self.report_errors {
+                    self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
+                    if self.printed < 20 {
+                        tracing::warn!("{name}: skipped {error}");
+                        self.printed += 1;
+                    } else if self.printed == 20 {
+                        tracing::warn!("further skipped records are counted, not printed");
+                        self.printed += 1;
+                    }
+                }
+            }
+        }
+        if self.in_epoch >= self.policy.records {
+            self.close_epoch();
+        }
+    }
+
+    fn delete(&mut self, url: &str) {
+        if let Some(local) = self.route(url) {
+            let _ = self.senders[local].send(Message::Delete(url.to_string()));
+        }
+        if self.in_epoch == 0 {
+            self.epoch_started = Instant::now();
+        }
+        self.in_epoch += 1;
+    }
+
+    /// Reads the complete lines added to the deletions file since the last look.
+    fn poll_deletions(&mut self) {
+        let Some(path) = self.deletions.clone() else { return };
+        let Ok(mut file) = std::fs::File::open(&path) else { return };
+        use std::io::{Read as _, Seek as _};
+        if file.seek(std::io::SeekFrom::Start(self.progress.deletions_offset + self.pending_deletion.len() as u64)).is_err() {
+            return;
+        }
+        let mut fresh = Vec::new();
+        if file.read_to_end(&mut fresh).is_err() {
+            return;
+        }
+        self.pending_deletion.extend_from_slice(&fresh);
+        while let Some(end) = memchr::memchr(b'\n', &self.pending_deletion) {
+            let line: Vec<u8> = self.pending_deletion.drain(..=end).collect();
+            self.progress.deletions_offset += line.len() as u64;
+            let url = String::from_utf8_lossy(&line).trim().to_string();
+            if !url.is_empty() && !url.starts_with('#') {
+                self.delete(&url);
+            }
+        }
+    }
+
+    /// The periodic work while an input is quiet: deletions, epochs by age, stop requests.
+    fn tick(&mut self) -> follow::Wait {
+        self.poll_deletions();
+        if self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age {
+            self.close_epoch();
+        }
+        if follow::stop_requested() {
+            follow::Wait::Finish
+        } else {
+            follow::Wait::Again
+        }
+    }
+
+    fn age_check(&mut self) {
+        if self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age {
+            self.close_epoch();
+        }
+    }
+
+    fn close_epoch(&mut self) {
+        self.epoch += 1;
+        self.in_epoch = 0;
+        let now = Instant::now();
+        self.live.epoch_closed.lock().expect("epochs").insert(self.epoch - 1, now);
+        if !self.reads.is_empty() {
+            self.live.epoch_reads.lock().expect("reads").insert(self.epoch - 1, std::mem::take(&mut self.reads));
+        }
+        let expire_before = if self.retention_secs > 0 { self.progress.max_date.saturating_sub(self.retention_secs) } else { 0 };
+        let checkpoint = match &self.checkpoint {
+            Some((dir, every)) if self.epoch.is_multiple_of(*every) => {
+                if self.report_errors {
+                    let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
+                    if let Err(e) = write_atomic(&progress_path(dir, self.epoch), &bytes) {
+                        tracing::error!("checkpoint: {e}");
+                    }
+                }
+                true
+            }
+            _ => false,
+        };
+        for sender in &self.senders {
+            let _ = sender.send(Message::Epoch { next: self.epoch, expire_before, checkpoint });
+        }
+        self.metrics.set(metrics::EPOCHS_CLOSED, "", self.epoch as i64);
+    }
+
+    fn finish(&mut self) {
+        self.poll_deletions();
+        if self.in_epoch > 0 || self.checkpoint.is_some() {
+            // The last epoch is always a checkpoint: a stopped run resumes where it ended.
+            if let Some((_, every)) = &mut self.checkpoint {
+                *every = 1;
+            }
+            self.close_epoch();
+        }
+        for sender in &self.senders {
+            let _ = sender.send(Message::End);
+        }
+    }
+}
+
+pub(crate) type Core = Arc<Mutex<ReaderCore>>;
+
+fn lock(core: &Core) -> std::sync::MutexGuard<'_, ReaderCore> {
+    core.lock().expect("reader core")
+}
+
+/// Frames records from `decoder` into the core until its end.
+fn pump(core: &Core, decoder: source::Decoder, name: &str, max_record_bytes: u64) {
+    let counter = decoder.counter();
+    let metrics = lock(core).metrics.clone();
+    let report = lock(core).report_errors;
+    let mut counted = 0u64;
+    let mut framer = source::Framer::new(decoder, max_record_bytes);
+    while let Some(item) = framer.next_record() {
+        let mut c = lock(core);
+        c.item(item, name);
+        c.age_check();
+        drop(c);
+        let read = counter.get();
+        if report && read > counted {
+            metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
+            counted = read;
+        }
+        if follow::stop_requested() {
+            break;
+        }
+    }
+    if report {
+        metrics.add(metrics::BYTES_READ, "", counter.get().saturating_sub(counted) as i64);
+    }
+}
+
+fn open_failed(core: &Core, error: impl std::fmt::Display) {
+    let c = lock(core);
+    if c.report_errors {
+        c.metrics.inc(metrics::RECORD_ERRORS, "open_failed");
+        tracing::error!("{error}");
+    }
+}
+
+/// The reader thread: every input in order, each record to the worker that owns its URL.
+pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
+    let waiter = |core: &Core, finished: Box<dyn Fn() -> bool + Send>| -> follow::Waiter {
+        let core = core.clone();
+        Box::new(move || {
+            let wait = lock(&core).tick();
+            if wait == follow::Wait::Finish || finished() {
+                follow::Wait::Finish
+            } else {
+                follow::Wait::Again
+            }
+        })
+    };
+    match feed {
+        Feed::Inputs(inputs) => {
+            for input in inputs {
+                if follow::stop_requested() {
+                    break;
+                }
+                let name = input.name();
+                if !lock(&core).begin(&name) {
+                    continue;
+                }
+                let decoder = match input {
+                    Input::Stdin => {
+                        let pump_reader = follow::StdinPump::start(waiter(&core, Box::new(|| false)));
+                        source::Decoder::new(Box::new(pump_reader))
+                            .map_err(|source| source::SourceError::Open { path: "-".into(), source })
+                    }
+                    other => other.open(),
+                };
+                match decoder {
+                    Ok(d) => pump(&core, d, &name, max_record_bytes),
+                    Err(e) => open_failed(&core, e),
+                }
+                lock(&core).end_input();
+            }
+            lock(&core).poll_deletions();
+        }
+        Feed::Follow(targets) => {
+            let multiple = targets.len() > 1;
+            'targets: for (t, target) in targets.iter().enumerate() {
+                match target {
+                    Followed::Stdin => {
+                        if !lock(&core).begin("-") {
+                            continue;
+                        }
+                        let reader = follow::StdinPump::start(waiter(&core, Box::new(|| false)));
+                        match source::Decoder::new(Box::new(reader)) {
+                            Ok(d) => pump(&core, d, "-", max_record_bytes),
+                            Err(e) => open_failed(&core, e),
+                        }
+                        lock(&core).end_input();
+                    }
+                    Followed::File(path) => {
+                        let name = path.display().to_string();
+                        if !lock(&core).begin(&name) {
+                            continue;
+                        }
+                        // Several followed files: one is complete when the next one exists.
+                        let next = targets.get(t + 1).cloned().filter(|_| multiple);
+                        let finished = Box::new(move || match &next {
+                            Some(Followed::File(p)) | Some(Followed::Dir(p)) => p.exists(),
+                            _ => false,
+                        });
+                        // A file the crawler has not created yet: wait for it.
+                        while !path.exists() {
+                            if lock(&core).tick() == follow::Wait::Finish {
+                                break 'targets;
+                            }
+                            std::thread::sleep(follow::POLL);
+                        }
+                        let opened = follow::TailFile::open(path, waiter(&core, finished))
+                            .and_then(|r| source::Decoder::new(Box::new(r)))
+                            .map_err(|source| source::SourceError::Open { path: path.clone(), source });
+                        match opened {
+                            Ok(d) => pump(&core, d, &name, max_record_bytes),
+                            Err(e) => open_failed(&core, e),
+                        }
+                        lock(&core).end_input();
+                    }
+                    Followed::Dir(dir) => loop {
+                        let files = follow::list_dir(dir);
+                        let next = {
+                            let c = lock(&core);
+                            files.iter().find(|f| {
+                                let name = f.display().to_string();
+                                !c.progress.inputs.iter().any(|p| p.name == name && p.done)
+                            }).cloned()
+                        };
+                        let Some(file) = next else {
+                            if lock(&core).tick() == follow::Wait::Finish {
+                                break 'targets;
+                            }
+                            std::thread::sleep(follow::POLL);
+                            continue;
+                        };
+                        let name = file.display().to_string();
+                        if !lock(&core).begin(&name) {
+                            continue;
+                        }
+                        let (dir2, me) = (dir.clone(), file.clone());
+                        let finished = Box::new(move || follow::list_dir(&dir2).iter().any(|f| f > &me));
+                        let opened = follow::TailFile::open(&file, waiter(&core, finished))
+                            .and_then(|r| source::Decoder::new(Box::new(r)))
+                            .map_err(|source| source::SourceError::Open { path: file.clone(), source });
+                        match opened {
+                            Ok(d) => pump(&core, d, &name, max_record_bytes),
+                            Err(e) => open_failed(&core, e),
+                        }
+                        if follow::stop_requested() {
+                            break 'targets;
+                        }
+                        lock(&core).end_input();
+                    },
+                }
+            }
+        }
+        Feed::Script(items) => {
+            lock(&core).begin("script");
+            for item in items {
+                match item {
+                    ScriptItem::Warc(bytes) => {
+                        let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                        match (Input::Embedded { name: "script", bytes: leaked }).open() {
+                            Ok(d) => pump(&core, d, "script", max_record_bytes),
+                            Err(e) => open_failed(&core, e),
+                        }
+                    }
+                    ScriptItem::Delete(url) => lock(&core).delete(&url),
+                    ScriptItem::CloseEpoch => {
+                        let mut c = lock(&core);
+                        if c.in_epoch > 0 {
+                            c.close_epoch();
+                        }
+                    }
+                }
+            }
+        }
+    }
+    lock(&core).finish();
+}
+
