@@ -131,8 +131,20 @@ fn a_wget_crawl_into_a_followed_directory_updates_the_clusters() {
     }
     let address = serve(site.clone());
     let config = write_config(&dir, "[run]\nepoch_ms = 200\n");
+    let deletions = dir.join("deleted.txt");
     let child = spawn(
-        &["run", "--follow", warcs.to_str().unwrap(), "--config", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"],
+        &[
+            "run",
+            "--follow",
+            warcs.to_str().unwrap(),
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--deletions",
+            deletions.to_str().unwrap(),
+            "--quiet",
+        ],
         &dir,
     );
     let url = |p: &str| format!("http://{address}/{p}.html");
@@ -161,6 +173,19 @@ fn a_wget_crawl_into_a_followed_directory_updates_the_clusters() {
     let second = clusters_from_changes(&out);
     assert_eq!(second[&url("p1")], second[&url("p3")], "p1 and p3 stay together");
     assert_eq!(second[&url("p4")], second[&url("p5")]);
+
+    // A deletion: p5's URL appended to the deletions file takes it out.
+    std::fs::write(&deletions, format!("# removed from the index\n{}\n", url("p5"))).unwrap();
+    wait_for("the deletion", || !clusters_from_changes(&out).contains_key(&url("p5")));
+    let after = clusters_from_changes(&out);
+    assert_eq!(after.len(), 6);
+    // Pages outside p5's cluster are untouched (its cluster may renumber or split without it).
+    for (u, cluster) in &second {
+        if *cluster != second[&url("p5")] && u != &url("p5") {
+            assert_eq!(&after[u], cluster, "{u} is untouched by the deletion");
+        }
+    }
+    let second = after;
     terminate(child);
     // The final clusters.jsonl agrees with the change stream.
     let lines = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
@@ -268,4 +293,28 @@ fn a_run_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run() {
         assert!(expected.lines().count() > 100, "{name} is substantial");
         assert!(got == expected, "{name} differs from the uninterrupted run's");
     }
+}
+
+#[test]
+fn stdin_is_read_as_it_comes() {
+    let dir = temp_dir("stdin");
+    let out = dir.join("out");
+    let config = write_config(&dir, "[run]\nepoch_ms = 100\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dupflow"))
+        .args(["run", "-", "--config", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let corpus = Corpus::new(9, 2);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(&warc_response("http://a.example/1", 0, 1, &corpus.html(0, 0))).unwrap();
+    stdin.write_all(&warc_response("http://a.example/2", 1, 2, &corpus.html(0, 1))).unwrap();
+    stdin.flush().unwrap();
+    // The pipe stays open: the records' changes must come anyway.
+    wait_for("changes before the end of stdin", || clusters_from_changes(&out).len() == 2);
+    drop(stdin);
+    let status = wait_exit(&mut child, Duration::from_secs(60));
+    assert!(status.success());
 }
