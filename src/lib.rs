@@ -3,6 +3,7 @@
 //! The edges live here (`source` reads WARC, `sink` writes clusters, `metrics` counts), the
 //! stages in the `dupflow-operators` crate, and `dataflow` wires them.
 
+pub mod check;
 pub mod config;
 pub mod dataflow;
 pub mod eval;

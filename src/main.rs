@@ -134,6 +134,29 @@ enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
+    /// How much of a document already exists in a corpus: the share of its sentences found on
+    /// corpus pages, the verdict against a threshold, the duplicated spans and the smallest set
+    /// of corpus pages that covers them. Prints JSON.
+    Check {
+        /// The document: an HTML or text file, `-` for stdin, or the URL of a corpus page.
+        /// Without one: the corpus's own distribution of shares (each page against the others).
+        document: Option<String>,
+        /// The corpus: WARC inputs (files, directories, globs).
+        #[arg(long, required = true, num_args = 1..)]
+        corpus: Vec<String>,
+        /// Refuse the document when its share is above this.
+        #[arg(long, default_value_t = 0.5)]
+        threshold: f64,
+        /// Derive the threshold from the corpus's own shares (Otsu's cut), instead of --threshold.
+        #[arg(long)]
+        adaptive: bool,
+        /// With --adaptive: a cut per site (hosts with at least 20 pages).
+        #[arg(long)]
+        per_site: bool,
+        /// pipeline.toml whose [source], [sentence] and [template] settings to use.
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
     /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
     Eval {
@@ -172,6 +195,30 @@ fn open_output(path: Option<&std::path::Path>) -> Result<Box<dyn Write>> {
         Some(p) if p.as_os_str() == "-" => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
         Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)),
     })
+}
+
+/// The pages of WARC inputs as the pipeline sees them (stripped, split; the newest capture of
+/// each URL, or every capture with `source.recrawls = "keep"`).
+fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result<Vec<dupflow_operators::Page>> {
+    let mut held = source::current::CurrentPages::new(config.source.recrawls);
+    for input in inputs {
+        source::read_records(input, config.source.max_record_bytes, |item| {
+            let Ok(record) = item else { return };
+            let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
+                return;
+            };
+            let meta = dupflow_operators::PageMeta {
+                id: dupflow_operators::PageId::new(doc.date_secs, &doc.url, &doc.record_id),
+                host: dupflow_operators::sentence::stable_hash(&doc.host),
+                url: doc.url,
+                record_id: doc.record_id,
+            };
+            let blocks = dupflow_operators::html::strip(&doc.html).blocks;
+            let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, &config.sentence, 0);
+            let _ = held.capture(page, 0);
+        })?;
+    }
+    Ok(held.into_pages())
 }
 
 fn lines(text: &str) -> impl Iterator<Item = &str> {
@@ -310,6 +357,84 @@ fn real_main() -> Result<ExitCode> {
                 }
                 out.flush()
             })())
+        }
+        Command::Check { document, corpus, threshold, adaptive, per_site, config } => {
+            let config = match &config {
+                Some(path) => PipelineConfig::load(path)?,
+                None => PipelineConfig::default(),
+            };
+            let pages = corpus_pages(&source::expand(&corpus)?, &config)?;
+            let index = dupflow::check::ShareIndex::new(pages, &config.template);
+            let Some(document) = document else {
+                let shares = index.corpus_shares();
+                let (global, _) = dupflow::check::adaptive_thresholds(&shares, 20);
+                let mut values: Vec<f64> = shares.iter().map(|&(_, s)| s).collect();
+                values.sort_by(f64::total_cmp);
+                let at = |q: f64| values.get(((values.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or(0.0);
+                let count = |lo: f64, hi: f64| values.iter().filter(|&&v| v >= lo && (v < hi || hi > 1.0)).count();
+                let bands: Vec<serde_json::Value> = (0..10)
+                    .map(|b| {
+                        let (lo, hi) = (b as f64 / 10.0, (b + 1) as f64 / 10.0 + if b == 9 { 1.0 } else { 0.0 });
+                        serde_json::json!({"from": lo, "to": ((b + 1) as f64 / 10.0), "pages": count(lo, hi)})
+                    })
+                    .collect();
+                let out = serde_json::json!({
+                    "corpus_pages": values.len(),
+                    "pages_at_least_half_duplicated": count(0.5, 2.0),
+                    "pages_with_no_duplicated_sentence": count(0.0, 1e-12),
+                    "median_share": at(0.5),
+                    "p90_share": at(0.9),
+                    "adaptive_threshold": global,
+                    "histogram": bands,
+                });
+                println!("{}", serde_json::to_string_pretty(&out)?);
+                return Ok(ExitCode::SUCCESS);
+            };
+            let (sentences, host, exclude) = match index.find(&document) {
+                Some(i) => (index.pages[i].sentences.clone(), Some(index.pages[i].host), Some(i)),
+                None => {
+                    let text = read_text(std::path::Path::new(&document))?;
+                    let blocks: Vec<String> = if text.contains('<') && text.contains('>') {
+                        dupflow_operators::html::strip(&text).blocks
+                    } else {
+                        text.lines().map(str::to_string).collect()
+                    };
+                    let meta = dupflow_operators::PageMeta {
+                        id: dupflow_operators::PageId::default(),
+                        url: document.clone(),
+                        host: 0,
+                        record_id: String::new(),
+                    };
+                    let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, &config.sentence, 0);
+                    (page.sentences.iter().map(|s| (s.key, s.weight)).collect(), None, None)
+                }
+            };
+            let report = index.report(&sentences, host, exclude);
+            let (threshold, rule) = if adaptive {
+                let (global, per_host) = dupflow::check::adaptive_thresholds(&index.corpus_shares(), 20);
+                match (per_site, host.and_then(|h| per_host.get(&h))) {
+                    (true, Some(t)) => (*t, "adaptive (Otsu, this site)"),
+                    _ => (global.unwrap_or(threshold), if global.is_some() { "adaptive (Otsu, corpus)" } else { "fixed (corpus too uniform for Otsu)" }),
+                }
+            } else {
+                (threshold, "fixed")
+            };
+            let verdict = if report.share > threshold { "duplicate" } else { "new" };
+            let out = serde_json::json!({
+                "document": document,
+                "share": report.share,
+                "threshold": threshold,
+                "threshold_rule": rule,
+                "verdict": verdict,
+                "sentences": report.sentences,
+                "duplicate_sentences": report.duplicate_sentences,
+                "patchwork": report.cover.len() > 1,
+                "cover": report.cover,
+                "spans": report.spans,
+                "corpus_pages": index.pages.len(),
+            });
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Validate { file } => {
             PipelineConfig::load(&file)?;

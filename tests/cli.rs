@@ -224,3 +224,50 @@ fn sentences_prints_normalized_sentences() {
     assert!(text.lines().any(|l| l == "the river rose three feet overnight after a week of steady rain in the northern hills"), "{text}");
     assert!(text.lines().all(|l| !l.is_empty() && l == l.to_lowercase()));
 }
+
+fn check(args: &[&str], stdin: &str) -> serde_json::Value {
+    use std::io::Write as _;
+    let mut child = dupflow()
+        .arg("check")
+        .args(args)
+        .args(["--corpus", "fixtures/default.warc.gz"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn check_reports_share_spans_and_the_pages_a_patchwork_comes_from() {
+    // A corpus page against the others: the print version is the article's copy.
+    let v = check(&["http://gazette.example/news/river-rises?print=1"], "");
+    assert_eq!(v["verdict"], "duplicate");
+    assert!(v["share"].as_f64().unwrap() > 0.8);
+    assert_eq!(v["cover"][0]["url"], "http://gazette.example/news/river-rises");
+    // A text stitched from two articles and one new sentence.
+    let text = "The Saturday market returns to the square next month with forty stalls and a new bakery.\n\
+                Farmers from the valley will sell cheese, apples, honey and bread baked the same morning.\n\
+                A grant from the county pays for two more librarians and longer evening hours.\n\
+                Children's story time moves to Sunday afternoons so that working parents can come.\n\
+                Nothing like this sentence appears anywhere in the corpus at all, we are quite sure.\n";
+    let v = check(&["-", "--threshold", "0.9"], text);
+    assert_eq!(v["sentences"], 5);
+    assert_eq!(v["duplicate_sentences"], 4);
+    assert_eq!(v["verdict"], "new", "a share of about 0.8 is under 0.9");
+    assert_eq!(v["patchwork"], true);
+    let cover: Vec<&str> = v["cover"].as_array().unwrap().iter().map(|c| c["url"].as_str().unwrap()).collect();
+    assert_eq!(cover.len(), 2, "{cover:?}");
+    assert!(cover.iter().any(|u| u.contains("market")) && cover.iter().any(|u| u.contains("library")), "{cover:?}");
+    assert_eq!(v["spans"].as_array().unwrap().len(), 2);
+    // The corpus's own distribution.
+    let mut child = dupflow().args(["check", "--corpus", "fixtures/default.warc.gz"]).output().unwrap();
+    assert!(child.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&std::mem::take(&mut child.stdout)).unwrap();
+    assert_eq!(v["corpus_pages"], 8);
+    assert!(v["pages_at_least_half_duplicated"].as_u64().unwrap() >= 4);
+}

@@ -149,6 +149,13 @@ impl CurrentPages {
         old.into_iter().filter_map(|k| self.take(k)).collect()
     }
 
+    /// The held pages, by page id.
+    pub fn into_pages(self) -> Vec<Page> {
+        let mut pages: Vec<Page> = self.pages.into_values().collect();
+        pages.sort_by_key(|p| p.id);
+        pages
+    }
+
     /// The held pages, for a checkpoint: a length-prefixed binary list.
     pub fn save(&self, out: &mut impl Write) -> io::Result<()> {
         let mut keys: Vec<&u64> = self.pages.keys().collect();
