@@ -1,5 +1,6 @@
 //! The `dupflow` command line: parse, run, print the error chain, exit code.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -157,6 +158,32 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Rank the HTML pages of WARC inputs by similarity to a reference text: TF-IDF cosine over
+    /// canonical terms (stop words out, Snowball stems), or w-shingling.
+    Similar {
+        /// WARC inputs (files, directories, globs).
+        #[arg(required = true)]
+        inputs: Vec<String>,
+        /// The reference: an HTML or text file (`-`: stdin).
+        #[arg(long)]
+        reference: PathBuf,
+        /// How many pages to print.
+        #[arg(long, default_value_t = 10)]
+        top: usize,
+        /// cosine (TF-IDF), resemblance or containment (w-shingles of the reference in the page).
+        #[arg(long, value_enum, default_value_t = SimilarMeasure::Cosine)]
+        measure: SimilarMeasure,
+        /// Words per shingle for resemblance and containment.
+        #[arg(long, default_value_t = 4)]
+        shingle_words: usize,
+        /// Language for stemming and stop words: auto (detected per text), en, ru, de, fr, es,
+        /// or none.
+        #[arg(long, default_value = "auto")]
+        language: String,
+        /// A synonym file: lines `form: word word …`.
+        #[arg(long)]
+        synonyms: Option<PathBuf>,
+    },
     /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
     /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
     Eval {
@@ -167,6 +194,13 @@ enum Command {
         #[arg(long)]
         by_section: bool,
     },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum SimilarMeasure {
+    Cosine,
+    Resemblance,
+    Containment,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -435,6 +469,73 @@ fn real_main() -> Result<ExitCode> {
             });
             println!("{}", serde_json::to_string_pretty(&out)?);
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Similar { inputs, reference, top, measure, shingle_words, language, synonyms } => {
+            use dupflow_operators::cosine::{self, Canonicalizer, Idf, Language};
+            let config = PipelineConfig::default();
+            let synonyms = match &synonyms {
+                Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+                None => String::new(),
+            };
+            let fixed = match language.as_str() {
+                "auto" => None,
+                "none" => Some(Language::Other),
+                code => match Language::from_code(code) {
+                    Language::Other => bail!("--language {code}: expected auto, en, ru, de, fr, es or none"),
+                    l => Some(l),
+                },
+            };
+            let mut canonicalizers: HashMap<Language, Canonicalizer> = HashMap::new();
+            let mut terms_of = |text: &str| -> Vec<String> {
+                let language = fixed.unwrap_or_else(|| Language::detect(text));
+                canonicalizers.entry(language).or_insert_with(|| Canonicalizer::new(language).with_synonyms(&synonyms)).terms(text)
+            };
+            let text_of = |raw: &str| -> String {
+                if raw.contains('<') && raw.contains('>') {
+                    dupflow_operators::html::strip(raw).blocks.join("\n")
+                } else {
+                    raw.to_string()
+                }
+            };
+            let reference_terms = terms_of(&text_of(&read_text(&reference)?));
+            let mut pages: Vec<(String, Vec<String>)> = Vec::new();
+            for input in source::expand(&inputs)? {
+                source::read_records(&input, config.source.max_record_bytes, |item| {
+                    let Ok(record) = item else { return };
+                    if let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) {
+                        let terms = terms_of(&text_of(&doc.html));
+                        pages.push((doc.url, terms));
+                    }
+                })?;
+            }
+            let mut scored: Vec<(f64, &str)> = match measure {
+                SimilarMeasure::Cosine => {
+                    let mut idf = Idf::default();
+                    let counts: Vec<Vec<(u64, u32)>> = pages.iter().map(|(_, t)| cosine::term_counts(t)).collect();
+                    counts.iter().for_each(|c| idf.update(c, 1));
+                    let r = idf.vector(&cosine::term_counts(&reference_terms));
+                    pages.iter().zip(&counts).map(|((url, _), c)| (cosine::cosine(&r, &idf.vector(c)), url.as_str())).collect()
+                }
+                SimilarMeasure::Resemblance | SimilarMeasure::Containment => {
+                    let r = cosine::w_shingles(&reference_terms, shingle_words);
+                    pages
+                        .iter()
+                        .map(|(url, t)| {
+                            let p = cosine::w_shingles(t, shingle_words);
+                            let v = if measure == SimilarMeasure::Resemblance { cosine::resemblance(&r, &p) } else { cosine::containment(&r, &p) };
+                            (v, url.as_str())
+                        })
+                        .collect()
+                }
+            };
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            finish_output((|| {
+                for (score, url) in scored.iter().take(top) {
+                    writeln!(stdout, "{score:.4} {url}")?;
+                }
+                stdout.flush()
+            })())
         }
         Command::Validate { file } => {
             PipelineConfig::load(&file)?;

@@ -271,3 +271,19 @@ fn check_reports_share_spans_and_the_pages_a_patchwork_comes_from() {
     assert_eq!(v["corpus_pages"], 8);
     assert!(v["pages_at_least_half_duplicated"].as_u64().unwrap() >= 4);
 }
+
+#[test]
+fn similar_ranks_pages_by_cosine_to_a_reference() {
+    let dir = temp_dir("similar");
+    let reference = dir.join("reference.txt");
+    // Reordered and partly reworded sentences of the market article.
+    std::fs::write(&reference, "Farmers from the valley sell honey and cheese. The market returns to the square next month, with a new bakery and forty stalls.").unwrap();
+    let out = dupflow().args(["similar", "fixtures/default.warc.gz", "--reference"]).arg(&reference).args(["--top", "3"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<(f64, &str)> = text.lines().map(|l| l.split_once(' ').map(|(s, u)| (s.parse().unwrap(), u)).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    let top: Vec<&str> = lines[..2].iter().map(|(_, u)| *u).collect();
+    assert!(top.contains(&"http://gazette.example/news/market-returns") && top.contains(&"http://aggregator.example/copy/market"), "{text}");
+    assert!(lines[0].0 > 0.4 && lines[2].0 < 0.1, "{text}");
+}

@@ -12,6 +12,7 @@
 //! produce exactly its clusters, whatever the worker count, batch boundaries or input order.
 
 pub mod candidates;
+pub mod cosine;
 pub mod fingerprint;
 pub mod html;
 pub mod lcs;
