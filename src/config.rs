@@ -80,6 +80,21 @@ impl Default for MetricsConfig {
     }
 }
 
+/// The sentence share in the stream (`spans.jsonl`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShareConfig {
+    /// Keep, per page, the share of its sentences already on an earlier page and the spans
+    /// (off by default: it costs about a third more time and memory on the dev benchmark).
+    pub enabled: bool,
+}
+
+impl Default for ShareConfig {
+    fn default() -> Self {
+        ShareConfig { enabled: false }
+    }
+}
+
 /// The whole of pipeline.toml.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -92,6 +107,7 @@ pub struct PipelineConfig {
     pub fingerprint: Fingerprinting,
     pub candidates: CandidateConfig,
     pub verify: VerifyConfig,
+    pub share: ShareConfig,
 }
 
 /// A configuration that could not be used.

@@ -39,6 +39,7 @@ use dupflow_operators::simhash::{simhash, SimhashEdges};
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::sentence::stable_hash;
 use dupflow_operators::template::{Filtered, RemoveTemplates};
+use dupflow_operators::share::{SentenceShare, Shared};
 use dupflow_operators::verify::{Assignment, VerifyClusters};
 use dupflow_operators::{Page, PageId, PageMeta};
 
@@ -65,7 +66,18 @@ pub fn clusters<'scope>(
     method: &MethodConfig,
     metrics: Arc<Registry>,
 ) -> VecCollection<'scope, u64, (PageId, Assignment), isize> {
+    clusters_and_shares(pages, method, metrics, false).0
+}
+
+/// `clusters`, and with `share` the sentence share of every page with duplicated sentences.
+pub fn clusters_and_shares<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    method: &MethodConfig,
+    metrics: Arc<Registry>,
+    share: bool,
+) -> (VecCollection<'scope, u64, (PageId, Assignment), isize>, Option<VecCollection<'scope, u64, (PageId, Shared), isize>>) {
     let (filtered, templates) = pages.clone().remove_templates(method.template);
+    let shares = share.then(|| filtered.clone().sentence_share());
     let template_gauge = metrics.clone();
     templates.inspect(move |((host, _), _, diff)| {
         template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(*host), *diff as i64)
@@ -73,7 +85,7 @@ pub fn clusters<'scope>(
     let sets = candidate_sets(pages, filtered.clone(), method, metrics.clone());
     let contents = filtered.map(|(id, page)| (id, page.content));
     let verify_metrics = metrics;
-    sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
+    let assignments = sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
         verify_metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
         verify_metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
         verify_metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
@@ -88,7 +100,8 @@ pub fn clusters<'scope>(
         if stats.cache_clears > 0 {
             verify_metrics.add(metrics::CAPS, "verdict_cache_entries", stats.cache_clears as i64);
         }
-    })
+    });
+    (assignments, shares)
 }
 
 /// Candidate sets by the configured fingerprints: `(page, set label)` for every page.
@@ -169,6 +182,8 @@ impl RunOptions {
 pub struct RunOutput {
     /// The clusters at the end, sorted.
     pub rows: Vec<ClusterRow>,
+    /// Pages with duplicated sentences at the end (`share.enabled`), sorted.
+    pub shares: Vec<(PageId, Shared)>,
     pub revisits: Vec<Revisit>,
     pub elapsed: Duration,
     /// Epochs written (the last one's number + 1).
@@ -327,6 +342,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         let index = worker.index();
         let receiver = receivers.lock().expect("receivers")[index - first_worker].take().expect("one receiver per worker");
         let collected: Rc<RefCell<Vec<(ClusterRow, u64, isize)>>> = Rc::new(RefCell::new(Vec::new()));
+        let collected_shares: Rc<RefCell<Vec<((PageId, Shared), u64, isize)>>> = Rc::new(RefCell::new(Vec::new()));
         let method = pipeline.method();
         let metrics = metrics.clone();
         let live = live.clone();
@@ -334,7 +350,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             // Pages enter compact (stripped and split in the worker, below): the worker keeps
             // them to retract on re-crawl, deletion or retention.
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
-            let assignments = clusters(pages.clone(), &method, metrics.clone());
+            let (assignments, shares) = clusters_and_shares(pages.clone(), &method, metrics.clone(), pipeline.share.enabled);
             let rows = pages
                 .map(|(id, page)| (id, (page.url, page.record_id)))
                 .join_map(assignments, |&page, (url, record_id), assignment| ClusterRow {
@@ -354,6 +370,19 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                     }
                 })
                 .probe();
+            if let Some(shares) = shares {
+                let shares_sink = collected_shares.clone();
+                shares
+                    .consolidate()
+                    .inner
+                    .exchange(|_| 0)
+                    .inspect_core(move |event: Result<(_, &Vec<((PageId, Shared), u64, isize)>), _>| {
+                        if let Ok((_, updates)) = event {
+                            shares_sink.borrow_mut().extend_from_slice(updates);
+                        }
+                    })
+                    .probe_with(&probe);
+            }
             (input, probe)
         });
 
@@ -431,6 +460,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             }
             if let Some(sink) = sink {
                 sink.accept(&std::mem::take(&mut *collected.borrow_mut()));
+                sink.accept_shares(&std::mem::take(&mut *collected_shares.borrow_mut()));
                 // Epoch by epoch, so that a checkpoint records the change stream up to it.
                 for e in before..*completed {
                     sink.flush_before(e + 1)?;
@@ -524,15 +554,17 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         }
         note_progress(&probe, &mut completed, epoch, &mut sink, &mut checkpoints)?;
         let rows = sink.as_ref().map(Sink::final_rows).unwrap_or_default();
-        Ok((rows, revisits, pages.bytes(), epoch))
+        let shares = sink.as_ref().map(Sink::final_shares).unwrap_or_default();
+        Ok((rows, shares, revisits, pages.bytes(), epoch))
     })
     .map_err(RunError::Timely)?;
 
     let mut output = RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
     let mut held = 0;
     for result in guards.join() {
-        let (rows, revisits, bytes, epochs) = result.map_err(RunError::Worker)??;
+        let (rows, shares, revisits, bytes, epochs) = result.map_err(RunError::Worker)??;
         output.rows.extend(rows);
+        output.shares.extend(shares);
         output.revisits.extend(revisits);
         output.epochs = output.epochs.max(epochs);
         held += bytes;

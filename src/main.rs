@@ -667,7 +667,7 @@ fn real_main() -> Result<ExitCode> {
                 println!("caps hit:  {caps}");
             }
             if let Some(dir) = &out {
-                println!("wrote {}/clusters.jsonl, changes.jsonl, revisits.jsonl", dir.display());
+                println!("wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl", dir.display());
             }
             // Outputs are on disk: the live view says "finished".
             live.finish();

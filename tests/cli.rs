@@ -287,3 +287,21 @@ fn similar_ranks_pages_by_cosine_to_a_reference() {
     assert!(top.contains(&"http://gazette.example/news/market-returns") && top.contains(&"http://aggregator.example/copy/market"), "{text}");
     assert!(lines[0].0 > 0.4 && lines[2].0 < 0.1, "{text}");
 }
+
+#[test]
+fn spans_name_the_page_that_had_the_sentences_first() {
+    let out = temp_dir("spans");
+    let config = out.join("share.toml");
+    std::fs::write(&config, "[share]\nenabled = true\n").unwrap();
+    run(&["--config", config.to_str().unwrap()], &out);
+    let lines: Vec<serde_json::Value> =
+        std::fs::read_to_string(out.join("spans.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let by_url: BTreeMap<&str, &serde_json::Value> = lines.iter().map(|v| (v["url"].as_str().unwrap(), v)).collect();
+    // The copies, not the originals, have shares; their spans point at the originals.
+    let copy = by_url["http://aggregator.example/copy/market"];
+    assert!(copy["share"].as_f64().unwrap() > 0.9);
+    assert_eq!(copy["spans"][0]["first_url"], "http://gazette.example/news/market-returns");
+    assert!(!by_url.contains_key("http://gazette.example/news/market-returns"));
+    assert!(!by_url.contains_key("http://gazette.example/news/river-rises"));
+    assert_eq!(by_url["http://gazette.example/news/river-rises?print=1"]["spans"][0]["first_url"], "http://gazette.example/news/river-rises");
+}

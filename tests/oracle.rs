@@ -1,4 +1,5 @@
-//! Incremental equals from-scratch: every stage of the method, maintained by the dataflow over
+//! Incremental equals from-scratch: every stage of the method (and the sentence share),
+//! maintained by the dataflow over
 //! rounds of random insertions, re-crawls and retractions, equals `reference` (computed from
 //! scratch on the pages alive in that round), at 1, 2 and 4 workers.
 
@@ -14,6 +15,7 @@ use dupflow_operators::simhash::SimhashConfig;
 use dupflow_operators::reference::{self, Fingerprinting, MethodConfig};
 use dupflow_operators::template::{Filtered, RemoveTemplates, TemplateConfig};
 use dupflow_operators::verify::{Assignment, Clustering, VerifyConfig, VerifyMethod};
+use dupflow_operators::share::{SentenceShare, Shared};
 use dupflow_operators::{Page, PageId, Sentence};
 use timely::dataflow::operators::{Inspect, Probe};
 
@@ -169,19 +171,29 @@ fn state_at<K: Ord + Clone + std::fmt::Debug, V: Ord + Clone + std::fmt::Debug>(
 
 type Captured<T> = Arc<Mutex<Vec<(T, u64, isize)>>>;
 
-fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> (Vec<((PageId, Filtered), u64, isize)>, Vec<((PageId, PageId), u64, isize)>, Vec<((PageId, Assignment), u64, isize)>) {
+type Outputs = (
+    Vec<((PageId, Filtered), u64, isize)>,
+    Vec<((PageId, PageId), u64, isize)>,
+    Vec<((PageId, Assignment), u64, isize)>,
+    Vec<((PageId, Shared), u64, isize)>,
+);
+
+fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> Outputs {
+    let shares: Captured<(PageId, Shared)> = Arc::default();
+    let sh = shares.clone();
     let filtered: Captured<(PageId, Filtered)> = Arc::default();
     let sets: Captured<(PageId, PageId)> = Arc::default();
     let clusters: Captured<(PageId, Assignment)> = Arc::default();
     let (f, s, c) = (filtered.clone(), sets.clone(), clusters.clone());
     let rounds = updates.iter().map(|u| u.0).max().unwrap() + 1;
     timely::execute(timely::Config::process(workers), move |worker| {
-        let (f, s, c) = (f.clone(), s.clone(), c.clone());
+        let (f, s, c, sh) = (f.clone(), s.clone(), c.clone(), sh.clone());
         let config = config(variant);
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
             let (stage_filtered, _) = pages.clone().remove_templates(config.template);
             stage_filtered.clone().consolidate().inner.inspect(move |x| f.lock().unwrap().push(x.clone()));
+            stage_filtered.clone().sentence_share().consolidate().inner.inspect(move |x| sh.lock().unwrap().push(x.clone()));
             let sets = dupflow::dataflow::candidate_sets(pages.clone(), stage_filtered, &config, Arc::new(Registry::default()));
             sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(x.clone()));
             let (probe, _) = dupflow::dataflow::clusters(pages, &config, Arc::new(Registry::default()))
@@ -210,7 +222,7 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> (V
     fn take<T>(captured: Captured<T>) -> Vec<(T, u64, isize)> {
         std::mem::take(&mut *captured.lock().unwrap())
     }
-    (take(filtered), take(sets), take(clusters))
+    (take(filtered), take(sets), take(clusters), take(shares))
 }
 
 fn check(seed: u64, workers: usize) {
@@ -222,11 +234,12 @@ fn check(seed: u64, workers: usize) {
 fn check_with(seed: u64, workers: usize, variant: Variant) {
     let updates = workload(seed);
     let config = config(variant);
-    let (filtered, sets, clusters) = run(updates.clone(), workers, variant);
+    let (filtered, sets, clusters, shares) = run(updates.clone(), workers, variant);
     for round in 0..6 {
         let pages = alive_at(&updates, round);
         let expected_filtered = reference::filter_templates(&pages, &config.template);
         assert_eq!(state_at(&filtered, round), expected_filtered, "templates, seed {seed}, round {round}, {workers} workers");
+        assert_eq!(state_at(&shares, round), reference::shares(&expected_filtered), "shares, seed {seed}, round {round}, {workers} workers");
         assert_eq!(
             state_at(&sets, round),
             reference::candidate_sets(&pages, &expected_filtered, &config),

@@ -20,6 +20,7 @@ pub mod minhash;
 pub mod page;
 pub mod reference;
 pub mod sentence;
+pub mod share;
 pub mod simhash;
 pub mod template;
 pub mod verify;

@@ -58,6 +58,24 @@ impl MethodConfig {
     }
 }
 
+/// Sentence shares, from scratch: each key's earliest holder by a scan of all pages.
+pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::share::Shared> {
+    let mut first: HashMap<u64, PageId> = HashMap::new();
+    for (id, f) in filtered {
+        for &(key, _) in &f.content.sentences {
+            let holder = first.entry(key).or_insert(*id);
+            *holder = (*holder).min(*id);
+        }
+    }
+    filtered
+        .iter()
+        .filter_map(|(id, f)| {
+            let earlier = |key: u64| first.get(&key).copied().filter(|p| p != id);
+            f.content.sentences.iter().any(|&(k, _)| earlier(k).is_some()).then(|| (*id, crate::share::shared(&f.content.sentences, earlier)))
+        })
+        .collect()
+}
+
 /// Template-filtered pages, computed from scratch.
 pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<PageId, Filtered> {
     let mut host_pages: HashMap<u64, u64> = HashMap::new();

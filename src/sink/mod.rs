@@ -120,11 +120,46 @@ pub fn write_jsonl<T: Serialize>(path: &Path, lines: &[T]) -> io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Writes clusters.jsonl (from `rows`, the final state) and revisits.jsonl into `dir`
-/// (changes.jsonl is written by the run, epoch by epoch).
+/// One line of spans.jsonl: a page with sentences already on an earlier page.
+#[derive(Debug, Serialize)]
+pub struct SpanLine {
+    pub url: String,
+    /// Weight of its duplicated sentences over its weight (template sentences left out).
+    pub share: f64,
+    pub spans: Vec<SpanOut>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SpanOut {
+    /// Offsets `[from, to)` in the page's sentences (template sentences left out).
+    pub from: u32,
+    pub to: u32,
+    /// The earliest page holding these sentences.
+    pub first_url: String,
+}
+
+/// spans.jsonl lines, by URL.
+pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::share::Shared)]) -> Vec<SpanLine> {
+    let urls: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, r.url.as_str())).collect();
+    let url_of = |id: &PageId| urls.get(id).copied().unwrap_or("").to_string();
+    let mut lines: Vec<SpanLine> = shares
+        .iter()
+        .map(|(id, shared)| SpanLine {
+            url: url_of(id),
+            share: shared.share_ppm as f64 / 1e6,
+            spans: shared.spans.iter().map(|s| SpanOut { from: s.from, to: s.to, first_url: url_of(&s.first) }).collect(),
+        })
+        .collect();
+    lines.sort_by(|a, b| a.url.cmp(&b.url));
+    lines
+}
+
+/// Writes clusters.jsonl (from `rows`, the final state), spans.jsonl and revisits.jsonl into
+/// `dir` (changes.jsonl is written by the run, epoch by epoch).
 pub fn write_outputs(dir: &Path, output: &RunOutput, rows: &[ClusterRow]) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     write_jsonl(&dir.join("clusters.jsonl"), &cluster_lines(rows))?;
+    write_jsonl(&dir.join("spans.jsonl"), &span_lines(rows, &output.shares))?;
     #[derive(Serialize)]
     struct RevisitLine<'a> {
         url: &'a str,

@@ -7,6 +7,9 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use dupflow_operators::share::Shared;
+use dupflow_operators::PageId;
+
 use crate::dataflow::{ClusterRow, RunError};
 use crate::metrics::{self, live::Live};
 use crate::source::reader::ReaderProgress;
@@ -72,6 +75,9 @@ pub(crate) struct Sink {
     pending: std::collections::BTreeMap<u64, Vec<(ClusterRow, isize)>>,
     /// The clusters now: row → count (1).
     rows: std::collections::BTreeMap<ClusterRow, isize>,
+    /// Share updates of epochs not yet complete, and the shares now.
+    pending_shares: std::collections::BTreeMap<u64, Vec<((PageId, Shared), isize)>>,
+    shares: std::collections::BTreeMap<(PageId, Shared), isize>,
     /// Epochs before this one are written (or restored from a checkpoint).
     written: u64,
     /// Updates of epochs before this are the restored state: applied, not written.
@@ -105,12 +111,24 @@ impl Sink {
             out,
             pending: Default::default(),
             rows: Default::default(),
+            pending_shares: Default::default(),
+            shares: Default::default(),
             written: restored_below,
             restored_below,
             checkpoint,
             peers,
             live,
         })
+    }
+
+    pub(crate) fn accept_shares(&mut self, updates: &[((PageId, Shared), u64, isize)]) {
+        for (share, time, diff) in updates {
+            self.pending_shares.entry(*time).or_default().push((share.clone(), *diff));
+        }
+    }
+
+    pub(crate) fn final_shares(&self) -> Vec<(PageId, Shared)> {
+        self.shares.keys().cloned().collect()
     }
 
     pub(crate) fn accept(&mut self, updates: &[(ClusterRow, u64, isize)]) {
@@ -122,6 +140,16 @@ impl Sink {
     /// Writes every pending epoch before `frontier`.
     pub(crate) fn flush_before(&mut self, frontier: u64) -> Result<(), RunError> {
         use std::io::Write as _;
+        let share_times: Vec<u64> = self.pending_shares.range(..frontier).map(|(t, _)| *t).collect();
+        for time in share_times {
+            for (share, diff) in self.pending_shares.remove(&time).unwrap_or_default() {
+                let count = self.shares.entry(share.clone()).or_insert(0);
+                *count += diff;
+                if *count == 0 {
+                    self.shares.remove(&share);
+                }
+            }
+        }
         let done: Vec<u64> = self.pending.range(..frontier).map(|(t, _)| *t).collect();
         for time in done {
             let mut updates = self.pending.remove(&time).unwrap_or_default();
@@ -194,7 +222,9 @@ impl Sink {
             file.get_ref().sync_data().map_err(|e| fail(e.to_string()))?;
         }
         if let Some(out) = &self.out {
-            crate::sink::write_jsonl(&out.join("clusters.jsonl"), &crate::sink::cluster_lines(&self.final_rows())).map_err(|e| fail(e.to_string()))?;
+            let rows = self.final_rows();
+            crate::sink::write_jsonl(&out.join("clusters.jsonl"), &crate::sink::cluster_lines(&rows)).map_err(|e| fail(e.to_string()))?;
+            crate::sink::write_jsonl(&out.join("spans.jsonl"), &crate::sink::span_lines(&rows, &self.final_shares())).map_err(|e| fail(e.to_string()))?;
         }
         let reader: ReaderProgress = serde_json::from_slice(&std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?)
             .map_err(|e| fail(e.to_string()))?;
