@@ -14,10 +14,11 @@
 //! (the split of the histogram into two classes with the largest between-class variance: the
 //! "mostly new" and "mostly copied" pages), over the whole corpus or per site.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use dupflow_operators::template::TemplateConfig;
-use dupflow_operators::Page;
+use dupflow_operators::sentence::SentenceConfig;
+use dupflow_operators::{Page, PageId, PageMeta};
 use serde::Serialize;
 
 /// One corpus page, as the index keeps it.
@@ -29,17 +30,19 @@ pub struct IndexedPage {
     pub sentences: Vec<(u64, u16)>,
 }
 
-/// Corpus pages by sentence key.
+/// Corpus pages by sentence key, kept under insertions and removals (a live run's index is
+/// updated as pages come and go).
 #[derive(Debug, Default)]
 pub struct ShareIndex {
-    /// Pages sorted by page id (the earliest first), so "first seen on" is the lowest index.
-    pub pages: Vec<IndexedPage>,
-    /// Key → indices of the pages holding it, ascending.
-    holders: HashMap<u64, Vec<u32>>,
-    /// (host, key) pairs that are template on their host.
-    templates: HashSet<(u64, u64)>,
-    /// Keys that are template on some host.
-    template_keys: HashSet<u64>,
+    /// By page id: the earliest first.
+    pages: BTreeMap<PageId, IndexedPage>,
+    by_url: HashMap<String, PageId>,
+    /// Key → the pages holding it, ascending.
+    holders: HashMap<u64, Vec<PageId>>,
+    /// (host, key) → pages of the host holding the key; host → pages.
+    df: HashMap<(u64, u64), u64>,
+    host_pages: HashMap<u64, u64>,
+    template: TemplateConfig,
 }
 
 /// A run of consecutive duplicated sentences first seen on the same page.
@@ -73,75 +76,131 @@ pub struct ShareReport {
     pub cover: Vec<CoverPage>,
 }
 
+fn distinct(page: &Page) -> Vec<u64> {
+    let mut keys: Vec<u64> = page.sentences.iter().map(|s| s.key).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
+}
+
 impl ShareIndex {
-    /// Indexes pages (any order; sorted here by page id). Template keys follow `template`.
-    pub fn new(mut pages: Vec<Page>, template: &TemplateConfig) -> ShareIndex {
-        pages.sort_by_key(|p| p.id);
-        let mut index = ShareIndex::default();
-        let mut df: HashMap<(u64, u64), u64> = HashMap::new();
-        let mut host_pages: HashMap<u64, u64> = HashMap::new();
-        for (i, page) in pages.iter().enumerate() {
-            *host_pages.entry(page.host).or_default() += 1;
-            let mut keys: Vec<u64> = page.sentences.iter().map(|s| s.key).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            for key in keys {
-                *df.entry((page.host, key)).or_default() += 1;
-                index.holders.entry(key).or_default().push(i as u32);
-            }
+    /// An index of `pages`; template keys follow `template`.
+    pub fn new(pages: Vec<Page>, template: &TemplateConfig) -> ShareIndex {
+        let mut index = ShareIndex::empty(template);
+        for page in &pages {
+            index.insert(page);
         }
-        for ((host, key), count) in df {
-            if count >= template.threshold(host_pages[&host]) {
-                index.templates.insert((host, key));
-                index.template_keys.insert(key);
-            }
-        }
-        index.pages = pages
-            .into_iter()
-            .map(|p| IndexedPage { url: p.url, host: p.host, sentences: p.sentences.iter().map(|s| (s.key, s.weight)).collect() })
-            .collect();
         index
     }
 
+    pub fn empty(template: &TemplateConfig) -> ShareIndex {
+        ShareIndex { template: *template, ..Default::default() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.pages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.pages.is_empty()
+    }
+
+    pub fn insert(&mut self, page: &Page) {
+        if self.pages.contains_key(&page.id) {
+            return;
+        }
+        *self.host_pages.entry(page.host).or_default() += 1;
+        for key in distinct(page) {
+            *self.df.entry((page.host, key)).or_default() += 1;
+            let holders = self.holders.entry(key).or_default();
+            let at = holders.partition_point(|p| *p < page.id);
+            holders.insert(at, page.id);
+        }
+        self.by_url.insert(page.url.clone(), page.id);
+        let sentences = page.sentences.iter().map(|s| (s.key, s.weight)).collect();
+        self.pages.insert(page.id, IndexedPage { url: page.url.clone(), host: page.host, sentences });
+    }
+
+    pub fn remove(&mut self, page: &Page) {
+        if self.pages.remove(&page.id).is_none() {
+            return;
+        }
+        if let Some(n) = self.host_pages.get_mut(&page.host) {
+            *n -= 1;
+            if *n == 0 {
+                self.host_pages.remove(&page.host);
+            }
+        }
+        for key in distinct(page) {
+            if let Some(n) = self.df.get_mut(&(page.host, key)) {
+                *n -= 1;
+                if *n == 0 {
+                    self.df.remove(&(page.host, key));
+                }
+            }
+            if let Some(holders) = self.holders.get_mut(&key) {
+                holders.retain(|p| *p != page.id);
+                if holders.is_empty() {
+                    self.holders.remove(&key);
+                }
+            }
+        }
+        if self.by_url.get(&page.url) == Some(&page.id) {
+            self.by_url.remove(&page.url);
+        }
+    }
+
     /// The page with this URL, if indexed.
-    pub fn find(&self, url: &str) -> Option<usize> {
-        self.pages.iter().position(|p| p.url == url)
+    pub fn find(&self, url: &str) -> Option<PageId> {
+        self.by_url.get(url).copied()
+    }
+
+    pub fn page(&self, id: PageId) -> Option<&IndexedPage> {
+        self.pages.get(&id)
+    }
+
+    fn is_template_on(&self, host: u64, key: u64) -> bool {
+        let pages = self.host_pages.get(&host).copied().unwrap_or(0);
+        pages > 0 && self.df.get(&(host, key)).copied().unwrap_or(0) >= self.template.threshold(pages)
     }
 
     /// The share report of a document's sentences. `host`: the document's host (its template
-    /// sentences are left out); `None` leaves out every corpus template sentence. `exclude`: a
-    /// corpus page not to count (the document itself).
-    pub fn report(&self, sentences: &[(u64, u16)], host: Option<u64>, exclude: Option<usize>) -> ShareReport {
+    /// sentences are left out); `None` leaves out every sentence that is template on the host
+    /// of any page holding it. `exclude`: a corpus page not to count (the document itself).
+    pub fn report(&self, sentences: &[(u64, u16)], host: Option<u64>, exclude: Option<PageId>) -> ShareReport {
         let is_template = |key: u64| match host {
-            Some(h) => self.templates.contains(&(h, key)),
-            None => self.template_keys.contains(&key),
+            Some(h) => self.is_template_on(h, key),
+            None => self
+                .holders
+                .get(&key)
+                .is_some_and(|holders| holders.iter().filter_map(|p| self.pages.get(p)).any(|p| self.is_template_on(p.host, key))),
         };
         let kept: Vec<(usize, u64, u16)> =
             sentences.iter().enumerate().filter(|(_, (k, _))| !is_template(*k)).map(|(i, &(k, w))| (i, k, w)).collect();
         let total: u64 = kept.iter().map(|&(_, _, w)| w as u64).sum();
-        // For each kept sentence: the pages (other than `exclude`) holding it.
-        let holders = |key: u64| -> Vec<u32> {
-            self.holders.get(&key).map(|v| v.iter().copied().filter(|&p| Some(p as usize) != exclude).collect()).unwrap_or_default()
+        let holders = |key: u64| -> Vec<PageId> {
+            self.holders.get(&key).map(|v| v.iter().copied().filter(|&p| Some(p) != exclude).collect()).unwrap_or_default()
         };
-        let dup: Vec<(usize, u64, u16, Vec<u32>)> =
-            kept.iter().filter_map(|&(i, k, w)| Some((i, k, w, holders(k))).filter(|d| !d.3.is_empty())).collect();
-        let dup_weight: u64 = dup.iter().map(|d| d.2 as u64).sum();
+        let dup: Vec<(usize, u16, Vec<PageId>)> =
+            kept.iter().map(|&(i, k, w)| (i, w, holders(k))).filter(|d| !d.2.is_empty()).collect();
+        let dup_weight: u64 = dup.iter().map(|d| d.1 as u64).sum();
         let share = if total == 0 { 0.0 } else { dup_weight as f64 / total as f64 };
+        let url = |p: &PageId| self.pages[p].url.clone();
 
         let mut spans: Vec<Span> = Vec::new();
-        for (i, _, _, pages) in &dup {
-            let first = &self.pages[pages[0] as usize].url;
+        for (i, _, pages) in &dup {
+            let first = url(&pages[0]);
             match spans.last_mut() {
-                Some(span) if span.to == *i && &span.first_url == first => span.to = i + 1,
-                _ => spans.push(Span { from: *i, to: i + 1, first_url: first.clone() }),
+                Some(span) if span.to == *i && span.first_url == first => span.to = i + 1,
+                _ => spans.push(Span { from: *i, to: i + 1, first_url: first }),
             }
         }
 
         // Greedy set cover over the duplicated sentences, by weight; ties: the earliest page.
-        let mut uncovered: BTreeMap<usize, (u16, &Vec<u32>)> = dup.iter().map(|(i, _, w, p)| (*i, (*w, p))).collect();
+        let mut uncovered: BTreeMap<usize, (u16, &Vec<PageId>)> = dup.iter().map(|(i, w, p)| (*i, (*w, p))).collect();
         let mut cover = Vec::new();
         while !uncovered.is_empty() {
-            let mut gain: BTreeMap<u32, (u64, usize)> = BTreeMap::new();
+            let mut gain: BTreeMap<PageId, (u64, usize)> = BTreeMap::new();
             for (w, pages) in uncovered.values() {
                 for &p in pages.iter() {
                     let g = gain.entry(p).or_default();
@@ -151,24 +210,61 @@ impl ShareIndex {
             }
             let Some((&best, &(weight, count))) = gain.iter().max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(b.0.cmp(a.0))) else { break };
             uncovered.retain(|_, (_, pages)| !pages.contains(&best));
-            cover.push(CoverPage {
-                url: self.pages[best as usize].url.clone(),
-                sentences: count,
-                share: if total == 0 { 0.0 } else { weight as f64 / total as f64 },
-            });
+            cover.push(CoverPage { url: url(&best), sentences: count, share: if total == 0 { 0.0 } else { weight as f64 / total as f64 } });
         }
         ShareReport { share, sentences: kept.len(), duplicate_sentences: dup.len(), spans, cover }
     }
 
     /// Every corpus page's share against the other pages (leave-one-out).
     pub fn corpus_shares(&self) -> Vec<(u64, f64)> {
-        (0..self.pages.len())
-            .map(|i| {
-                let page = &self.pages[i];
-                (page.host, self.report(&page.sentences, Some(page.host), Some(i)).share)
-            })
-            .collect()
+        self.pages.iter().map(|(id, page)| (page.host, self.report(&page.sentences, Some(page.host), Some(*id)).share)).collect()
     }
+}
+
+/// A live gate: the index of a running `dupflow run` (updated by its workers as pages come and
+/// go) and how documents are split, for `POST /api/check`.
+pub struct Gate {
+    pub index: ShareIndex,
+    pub sentence: SentenceConfig,
+}
+
+impl Gate {
+    /// The JSON answer for a document (HTML or text) at `threshold`.
+    pub fn check(&self, document: &str, threshold: f64) -> serde_json::Value {
+        let sentences = document_sentences(document, &self.sentence);
+        let report = self.index.report(&sentences, None, None);
+        answer("(posted)", &report, threshold, "fixed", self.index.len())
+    }
+}
+
+/// A document's sentences (key, weight), split as the pipeline splits pages: HTML is stripped,
+/// plain text taken line by line.
+pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)> {
+    let blocks: Vec<String> = if text.contains('<') && text.contains('>') {
+        dupflow_operators::html::strip(text).blocks
+    } else {
+        text.lines().map(str::to_string).collect()
+    };
+    let meta = PageMeta { id: PageId::default(), url: String::new(), host: 0, record_id: String::new() };
+    let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, config, 0);
+    page.sentences.iter().map(|s| (s.key, s.weight)).collect()
+}
+
+/// The JSON of a report against a threshold.
+pub fn answer(document: &str, report: &ShareReport, threshold: f64, rule: &str, corpus_pages: usize) -> serde_json::Value {
+    serde_json::json!({
+        "document": document,
+        "share": report.share,
+        "threshold": threshold,
+        "threshold_rule": rule,
+        "verdict": if report.share > threshold { "duplicate" } else { "new" },
+        "sentences": report.sentences,
+        "duplicate_sentences": report.duplicate_sentences,
+        "patchwork": report.cover.len() > 1,
+        "cover": report.cover,
+        "spans": report.spans,
+        "corpus_pages": corpus_pages,
+    })
 }
 
 /// Otsu's threshold of values in [0, 1] (100 bins): the cut maximizing the between-class
@@ -219,7 +315,7 @@ pub fn adaptive_thresholds(shares: &[(u64, f64)], min_pages: usize) -> (Option<f
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dupflow_operators::{PageId, Sentence};
+    use dupflow_operators::Sentence;
 
     fn page(n: u64, host: u64, keys: &[u64]) -> Page {
         Page {
@@ -286,6 +382,21 @@ mod tests {
         // Leave-one-out: page 2's sentence 3 is on no other page.
         let shares = index.corpus_shares();
         assert!(shares.iter().all(|&(_, s)| s == 0.0));
+    }
+
+    #[test]
+    fn removing_pages_equals_building_without_them() {
+        let pages = vec![page(1, 1, &[1, 2, 3]), page(2, 1, &[2, 3, 4]), page(3, 2, &[3, 4, 5]), page(4, 2, &[1, 5])];
+        let template = TemplateConfig { min_pages: 2, page_fraction: 0.5, ..Default::default() };
+        let mut live = ShareIndex::new(pages.clone(), &template);
+        live.remove(&pages[1]);
+        let rebuilt = ShareIndex::new(vec![pages[0].clone(), pages[2].clone(), pages[3].clone()], &template);
+        let doc = sentences(&[1, 2, 3, 4, 5, 9]);
+        for host in [None, Some(1), Some(2)] {
+            assert_eq!(live.report(&doc, host, None), rebuilt.report(&doc, host, None));
+        }
+        assert_eq!(live.corpus_shares(), rebuilt.corpus_shares());
+        assert_eq!(live.find("u2"), None);
     }
 
     #[test]

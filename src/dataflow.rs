@@ -389,7 +389,16 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         let is_sink = index == 0 && report_errors;
         let mut sink = if is_sink { Some(Sink::new(out.clone(), restore.as_ref(), checkpoint.clone(), peers, live.clone())?) } else { None };
         let mut pages = CurrentPages::new(pipeline.source.recrawls);
+        let gate_live = live.clone();
         let apply = |input: &mut differential_dataflow::input::InputSession<u64, (PageId, Page), isize>, changes: Vec<Change>| {
+            if let Some(gate) = gate_live.gate.lock().expect("gate").as_mut() {
+                for change in &changes {
+                    match change {
+                        Change::Insert(page) => gate.index.insert(page),
+                        Change::Remove(page) => gate.index.remove(page),
+                    }
+                }
+            }
             for change in changes {
                 match change {
                     Change::Insert(page) => input.insert((page.id, page)),

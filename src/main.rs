@@ -424,23 +424,11 @@ fn real_main() -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&out)?);
                 return Ok(ExitCode::SUCCESS);
             };
-            let (sentences, host, exclude) = match index.find(&document) {
-                Some(i) => (index.pages[i].sentences.clone(), Some(index.pages[i].host), Some(i)),
+            let (sentences, host, exclude) = match index.find(&document).and_then(|id| index.page(id).map(|p| (id, p))) {
+                Some((id, page)) => (page.sentences.clone(), Some(page.host), Some(id)),
                 None => {
                     let text = read_text(std::path::Path::new(&document))?;
-                    let blocks: Vec<String> = if text.contains('<') && text.contains('>') {
-                        dupflow_operators::html::strip(&text).blocks
-                    } else {
-                        text.lines().map(str::to_string).collect()
-                    };
-                    let meta = dupflow_operators::PageMeta {
-                        id: dupflow_operators::PageId::default(),
-                        url: document.clone(),
-                        host: 0,
-                        record_id: String::new(),
-                    };
-                    let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, &config.sentence, 0);
-                    (page.sentences.iter().map(|s| (s.key, s.weight)).collect(), None, None)
+                    (dupflow::check::document_sentences(&text, &config.sentence), None, None)
                 }
             };
             let report = index.report(&sentences, host, exclude);
@@ -453,20 +441,7 @@ fn real_main() -> Result<ExitCode> {
             } else {
                 (threshold, "fixed")
             };
-            let verdict = if report.share > threshold { "duplicate" } else { "new" };
-            let out = serde_json::json!({
-                "document": document,
-                "share": report.share,
-                "threshold": threshold,
-                "threshold_rule": rule,
-                "verdict": verdict,
-                "sentences": report.sentences,
-                "duplicate_sentences": report.duplicate_sentences,
-                "patchwork": report.cover.len() > 1,
-                "cover": report.cover,
-                "spans": report.spans,
-                "corpus_pages": index.pages.len(),
-            });
+            let out = dupflow::check::answer(&document, &report, threshold, rule, index.len());
             println!("{}", serde_json::to_string_pretty(&out)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -590,6 +565,9 @@ fn real_main() -> Result<ExitCode> {
             let live = Arc::new(Live::new(metrics.clone(), config.metrics.cluster_alarm_pages));
             let address = metrics_address.unwrap_or_else(|| config.metrics.address.clone());
             if !address.is_empty() && process == 0 {
+                // POST /api/check: the workers keep a sentence index of the pages they hold.
+                *live.gate.lock().expect("gate") =
+                    Some(dupflow::check::Gate { index: dupflow::check::ShareIndex::empty(&config.template), sentence: config.sentence.clone() });
                 let bound = server::serve(&address, live.clone())?;
                 tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
             }

@@ -65,3 +65,19 @@ fn api_lists_clusters_and_members() {
     assert_eq!(members["members"].as_array().unwrap().len(), 3);
     assert!(common::serve::get(&served.address, "/").contains("<title>dupflow</title>"));
 }
+
+#[test]
+fn post_api_check_answers_against_the_pages_the_run_holds() {
+    let out = std::env::temp_dir().join(format!("dupflow-check-{}", std::process::id()));
+    let served = common::serve::serve(&[], &out);
+    let body = "The Saturday market returns to the square next month with forty stalls and a new bakery.\n\
+                A grant from the county pays for two more librarians and longer evening hours.\n\
+                Something entirely new that nobody wrote before in this small town newspaper archive.\n";
+    let answer: serde_json::Value = serde_json::from_str(&common::serve::post(&served.address, "/api/check?threshold=0.9", body)).unwrap();
+    assert_eq!(answer["corpus_pages"], 8, "{answer}");
+    assert_eq!(answer["sentences"], 3);
+    assert_eq!(answer["duplicate_sentences"], 2);
+    assert_eq!(answer["verdict"], "new");
+    assert_eq!(answer["patchwork"], true);
+    assert_eq!(answer["cover"].as_array().unwrap().len(), 2);
+}

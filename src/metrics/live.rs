@@ -46,6 +46,8 @@ pub struct Live {
     pub channel_depth: Mutex<Option<Box<dyn Fn() -> usize + Send>>>,
     /// When each record of an open epoch was read (for the record latency), by epoch.
     pub epoch_reads: Mutex<HashMap<u64, Vec<Instant>>>,
+    /// The sentence index behind `POST /api/check` (when the endpoint is served).
+    pub gate: Mutex<Option<crate::check::Gate>>,
     /// Record latencies in seconds (the first million), for p50/p99 in the summary.
     pub latencies: Mutex<Vec<f32>>,
     finished_secs: Mutex<Option<f64>>,
@@ -64,6 +66,7 @@ impl Live {
             channel_depth: Mutex::new(None),
             epoch_reads: Mutex::default(),
             latencies: Mutex::default(),
+            gate: Mutex::new(None),
             finished_secs: Mutex::new(None),
         }
     }

@@ -1,5 +1,6 @@
 //! The HTTP endpoint: `/metrics` (Prometheus text format), `/` (the dashboard, all assets
-//! embedded), and the JSON behind it (`/api/summary`, `/api/clusters`, `/api/clusters/ID`).
+//! embedded), the JSON behind it (`/api/summary`, `/api/clusters`, `/api/clusters/ID`), and
+//! `POST /api/check` (the sentence-share gate against the pages the run holds).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,16 +29,35 @@ pub fn serve(address: &str, live: Arc<Live>) -> Result<SocketAddr, ServeError> {
     std::thread::Builder::new()
         .name("dupflow-http".into())
         .spawn(move || {
-            for request in server.incoming_requests() {
+            for mut request in server.incoming_requests() {
                 let url = request.url().to_string();
                 let (path, query) = url.split_once('?').unwrap_or((&url, ""));
-                let (status, content_type, body) = route(path, query, &live);
+                let (status, content_type, body) = if request.method() == &tiny_http::Method::Post && path == "/api/check" {
+                    let mut text = String::new();
+                    let read = std::io::Read::read_to_string(&mut std::io::Read::take(request.as_reader(), 4 << 20), &mut text);
+                    match read {
+                        Ok(_) => check(query, &text, &live),
+                        Err(e) => (400, "application/json", serde_json::json!({"error": e.to_string()}).to_string()),
+                    }
+                } else {
+                    route(path, query, &live)
+                };
                 let header = Header::from_bytes("Content-Type", content_type).expect("static header");
                 let _ = request.respond(Response::from_string(body).with_status_code(status).with_header(header));
             }
         })
         .map_err(|e| ServeError { address: address.to_string(), message: e.to_string() })?;
     Ok(bound)
+}
+
+/// `POST /api/check[?threshold=T]` with an HTML or text body: the share of the body's sentences
+/// already on the pages the run holds, the verdict, spans and cover (as `dupflow check`).
+fn check(query: &str, body: &str, live: &Live) -> (u16, &'static str, String) {
+    let threshold = query.split('&').find_map(|kv| kv.strip_prefix("threshold=")).and_then(|v| v.parse().ok()).unwrap_or(0.5f64);
+    match live.gate.lock().expect("gate").as_ref() {
+        Some(gate) => (200, "application/json", gate.check(body, threshold).to_string()),
+        None => (503, "application/json", "{\"error\":\"no sentence index in this process\"}".to_string()),
+    }
 }
 
 fn route(path: &str, query: &str, live: &Live) -> (u16, &'static str, String) {
