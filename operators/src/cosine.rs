@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
 
+use crate::minhash::intersection;
 use crate::sentence::{normalize, stable_hash, Punctuation};
 
 /// The language of a text, for stemming and stop words.
@@ -220,22 +221,6 @@ pub fn w_shingles(terms: &[String], w: usize) -> Vec<u64> {
     out.sort_unstable();
     out.dedup();
     out
-}
-
-fn intersection(a: &[u64], b: &[u64]) -> usize {
-    let (mut i, mut j, mut n) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                n += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    n
 }
 
 /// Broder's resemblance of two shingle sets (sorted, distinct).

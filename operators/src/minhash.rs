@@ -74,6 +74,12 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     if a.is_empty() && b.is_empty() {
         return 1.0;
     }
+    let common = intersection(a, b);
+    common as f64 / (a.len() + b.len() - common) as f64
+}
+
+/// Size of the intersection of two ascending lists (a merge).
+pub fn intersection<T: Ord>(a: &[T], b: &[T]) -> usize {
     let (mut i, mut j, mut common) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
@@ -86,7 +92,7 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
             }
         }
     }
-    common as f64 / (a.len() + b.len() - common) as f64
+    common
 }
 
 /// The MinHash operator: `(page, shingles)` to `(band key, page)`.

@@ -377,6 +377,37 @@ impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection
     }
 }
 
+/// Hash-map state for keys that are hashes or addresses already: one multiply-mix per word
+/// instead of SipHash (the verdict cache is on the hot path of re-verification).
+#[derive(Clone, Copy, Default)]
+pub struct Mixed;
+
+impl std::hash::BuildHasher for Mixed {
+    type Hasher = MixHasher;
+    fn build_hasher(&self) -> MixHasher {
+        MixHasher(0)
+    }
+}
+
+pub struct MixHasher(u64);
+
+impl std::hash::Hasher for MixHasher {
+    fn finish(&self) -> u64 {
+        mix64(self.0)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
 use crate::lcs::{self, Verdict};
+use crate::sentence::Mixed;
 use crate::page::{Content, PageId};
 
 /// How verified pairs become clusters inside a candidate set.
@@ -202,37 +203,6 @@ where
 
 /// Entries of the per-worker verdict cache before it is cleared (~40 bytes each).
 pub const VERDICT_CACHE_ENTRIES: usize = 1 << 20;
-
-/// Hash-map state for keys that are hashes or addresses already: one multiply-mix per word
-/// instead of SipHash (the verdict cache is on the hot path of re-verification).
-#[derive(Clone, Copy, Default)]
-pub struct Mixed;
-
-impl std::hash::BuildHasher for Mixed {
-    type Hasher = MixHasher;
-    fn build_hasher(&self) -> MixHasher {
-        MixHasher(0)
-    }
-}
-
-pub struct MixHasher(u64);
-
-impl std::hash::Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        crate::sentence::mix64(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
 
 /// A 64-bit hash of a page's content (sentences and shingles), the verdict cache's key.
 fn content_hash(c: &Content) -> u64 {

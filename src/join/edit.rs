@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use rayon::prelude::*;
+use dupflow_operators::sentence::Mixed;
 
 use super::{JoinError, Pair, Stats};
 
@@ -102,12 +102,12 @@ impl Strings {
     /// `params.min_length` characters are left out.
     pub fn from_lines<'a>(lines: impl IntoIterator<Item = &'a str>, params: &EdParams) -> Strings {
         let q = params.q;
-        let mut ids: HashMap<(u64, u32), u32, MixState> = HashMap::default();
+        let mut ids: HashMap<(u64, u32), u32, Mixed> = HashMap::default();
         let mut df: Vec<u32> = Vec::new();
         let mut keys: Vec<(u64, u32)> = Vec::new();
         let mut items = Vec::new();
-        let mut seen: HashMap<u64, u32, MixState> = HashMap::default();
-        let mut occurrence: HashMap<u64, u32, MixState> = HashMap::default();
+        let mut seen: HashMap<u64, u32, Mixed> = HashMap::default();
+        let mut occurrence: HashMap<u64, u32, Mixed> = HashMap::default();
         for (n, line) in lines.into_iter().enumerate() {
             let chars: Vec<char> = line.chars().collect();
             if chars.len() < params.min_length {
@@ -146,36 +146,6 @@ impl Strings {
             s.prefix = prefix_length(&s.tokens, params);
         }
         Strings { items }
-    }
-}
-
-/// Hash-map state for keys that are already hashes: a multiply-mix instead of SipHash.
-#[derive(Clone, Copy, Default)]
-struct MixState;
-
-impl std::hash::BuildHasher for MixState {
-    type Hasher = MixHasher;
-    fn build_hasher(&self) -> MixHasher {
-        MixHasher(0)
-    }
-}
-
-struct MixHasher(u64);
-
-impl std::hash::Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        dupflow_operators::sentence::mix64(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64);
     }
 }
 
@@ -297,23 +267,11 @@ pub fn join(strings: &Strings, params: &EdParams) -> (Vec<Pair>, Stats) {
         }
     }
     let n = items.len();
-    let (mut pairs, mut stats) = (0..n)
-        .into_par_iter()
-        .map_init(
-            || (vec![false; n], Vec::<u32>::new()),
-            |(marked, touched), x| probe(x, &items, &lengths, &index, params, marked, touched),
-        )
-        .reduce(
-            || (Vec::new(), Stats::default()),
-            |(mut pa, mut sa), (pb, sb)| {
-                pa.extend(pb);
-                sa += sb;
-                (pa, sa)
-            },
-        );
-    stats.records = n as u64;
-    super::sort_pairs(&mut pairs);
-    (pairs, stats)
+    super::probe_all(
+        n,
+        || (vec![false; n], Vec::<u32>::new()),
+        |(marked, touched), x| probe(x, &items, &lengths, &index, params, marked, touched),
+    )
 }
 
 fn probe(

@@ -90,6 +90,27 @@ pub enum JoinError {
     Threads(String),
 }
 
+/// Probes every record `0..n` in parallel, each worker thread with its own scratch state from
+/// `init`, and gathers the pairs (sorted) and the summed statistics.
+fn probe_all<S, I, P>(n: usize, init: I, probe: P) -> (Vec<Pair>, Stats)
+where
+    I: Fn() -> S + Sync + Send,
+    P: Fn(&mut S, usize) -> (Vec<Pair>, Stats) + Sync + Send,
+{
+    use rayon::prelude::*;
+    let (mut pairs, mut stats) = (0..n).into_par_iter().map_init(init, probe).reduce(
+        || (Vec::new(), Stats::default()),
+        |(mut pa, mut sa), (pb, sb)| {
+            pa.extend(pb);
+            sa += sb;
+            (pa, sa)
+        },
+    );
+    stats.records = n as u64;
+    sort_pairs(&mut pairs);
+    (pairs, stats)
+}
+
 /// Runs `f` on a rayon pool of `threads` threads (0: one per core).
 pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T, JoinError> {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| JoinError::Threads(e.to_string()))?;

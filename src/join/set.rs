@@ -11,8 +11,6 @@
 
 use std::collections::HashMap;
 
-use rayon::prelude::*;
-
 use super::{JoinError, Pair, Stats};
 
 /// The similarity measure of a set join.
@@ -245,19 +243,7 @@ impl Records {
 
 /// Size of the intersection of two ascending token lists.
 pub fn overlap(x: &[u32], y: &[u32]) -> usize {
-    let (mut i, mut j, mut o) = (0, 0, 0);
-    while i < x.len() && j < y.len() {
-        match x[i].cmp(&y[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                o += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    o
+    dupflow_operators::minhash::intersection(x, y)
 }
 
 /// A lower bound of the Hamming distance |x Δ y| of two ascending token lists, found by
@@ -312,23 +298,11 @@ pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (V
     }
 
     let n = tokens.len();
-    let (mut pairs, mut stats) = (0..n)
-        .into_par_iter()
-        .map_init(
-            || (vec![0i32; n], Vec::<u32>::new()),
-            |(counts, touched), x| probe(x, &tokens, &sizes, &lines, &index, threshold, algorithm, counts, touched),
-        )
-        .reduce(
-            || (Vec::new(), Stats::default()),
-            |(mut pa, mut sa), (pb, sb)| {
-                pa.extend(pb);
-                sa += sb;
-                (pa, sa)
-            },
-        );
-    stats.records = n as u64;
-    super::sort_pairs(&mut pairs);
-    (pairs, stats)
+    super::probe_all(
+        n,
+        || (vec![0i32; n], Vec::<u32>::new()),
+        |(counts, touched), x| probe(x, &tokens, &sizes, &lines, &index, threshold, algorithm, counts, touched),
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
