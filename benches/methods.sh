@@ -24,3 +24,8 @@ run "simhash 3-shingles k=3" "none" '[fingerprint]\ntype = "simhash"\n[verify]\n
 run "simhash 3-shingles k=3" "jaccard 0.8" '[fingerprint]\ntype = "simhash"\n[verify]\ntype = "jaccard"\nthreshold = 0.8\n'
 run "simhash 3-shingles k=3" "lcs τ 0.45" '[fingerprint]\ntype = "simhash"\n'
 run "simhash 3-shingles k=6" "none" '[fingerprint]\ntype = "simhash"\nmax_distance = 6\n[verify]\ntype = "none"\n'
+run "sentence 8×3" "cosine τ 0.6" '[verify]\ntype = "cosine"\nthreshold = 0.6\n'
+run "sentence 8×3" "cosine τ 0.7" '[verify]\ntype = "cosine"\nthreshold = 0.7\n'
+run "sentence 8×3" "cosine τ 0.8" '[verify]\ntype = "cosine"\nthreshold = 0.8\n'
+run "sentence 8×3" "5-shingle resemblance 0.5" '[verify]\ntype = "jaccard"\nthreshold = 0.5\n'
+run "sentence 8×3" "5-shingle resemblance 0.7" '[verify]\ntype = "jaccard"\nthreshold = 0.7\n'

@@ -82,13 +82,13 @@ fn strip_and_split(c: &mut Criterion) {
 }
 
 fn verify(c: &mut Criterion) {
-    let page = |seed: u64, n: u64| Content { sentences: (0..n).map(|i| (sentence::mix64(seed ^ i), 12)).collect(), shingles: Vec::new() };
+    let page = |seed: u64, n: u64| Content { sentences: (0..n).map(|i| (sentence::mix64(seed ^ i), 12)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
     let a = page(1, 300);
     let mut b = a.clone();
     for i in (0..300).step_by(10) {
         b.sentences[i].0 ^= 1;
     }
-    let shuffled = Content { sentences: a.sentences.iter().rev().copied().collect(), shingles: Vec::new() };
+    let shuffled = Content { sentences: a.sentences.iter().rev().copied().collect(), shingles: Vec::new(), term_weights: Vec::new() };
     let other = page(1 << 40, 300);
     let mut group = c.benchmark_group("verify");
     group.bench_function("myers lcs, 300 sentences, 10% changed", |bench| {

@@ -246,7 +246,7 @@ pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)
         text.lines().map(str::to_string).collect()
     };
     let meta = PageMeta { id: PageId::default(), url: String::new(), host: 0, record_id: String::new() };
-    let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, config, 0);
+    let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, config, dupflow_operators::sentence::Shingling::None);
     page.sentences.iter().map(|s| (s.key, s.weight)).collect()
 }
 

@@ -40,8 +40,8 @@ use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::sentence::stable_hash;
 use dupflow_operators::template::{Filtered, RemoveTemplates};
 use dupflow_operators::share::{SentenceShare, Shared};
-use dupflow_operators::verify::{Assignment, VerifyClusters};
-use dupflow_operators::{Page, PageId, PageMeta};
+use dupflow_operators::verify::{Assignment, VerifyClusters, VerifyMethod};
+use dupflow_operators::{Content, Page, PageId, PageMeta};
 
 use crate::config::PipelineConfig;
 use crate::metrics::live::Live;
@@ -83,7 +83,8 @@ pub fn clusters_and_shares<'scope>(
         template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(*host), *diff as i64)
     });
     let sets = candidate_sets(pages, filtered.clone(), method, metrics.clone());
-    let contents = filtered.map(|(id, page)| (id, page.content));
+    let contents = filtered.clone().map(|(id, page)| (id, page.content));
+    let contents = if method.verify.method == VerifyMethod::Cosine { with_idf_weights(filtered, contents) } else { contents };
     let verify_metrics = metrics;
     let assignments = sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
         verify_metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
@@ -102,6 +103,33 @@ pub fn clusters_and_shares<'scope>(
         }
     });
     (assignments, shares)
+}
+
+/// The cosine verifier's weights: document frequencies of the pages' terms and the number of
+/// pages, maintained under insertions and retractions, give each term its IDF weight
+/// (`cosine::idf_weight`, quantized), joined back into each page's content.
+fn with_idf_weights<'scope>(
+    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+    contents: VecCollection<'scope, u64, (PageId, Content), isize>,
+) -> VecCollection<'scope, u64, (PageId, Content), isize> {
+    let documents = filtered.clone().map(|_| ()).count();
+    let terms = filtered.flat_map(|(id, f)| f.content.shingles.into_iter().map(move |t| (t, id)));
+    let weights = terms
+        .clone()
+        .map(|(t, _)| t)
+        .count()
+        .map(|(t, df)| ((), (t, df)))
+        .join_map(documents, |_, &(t, df), &n| (t, dupflow_operators::cosine::idf_weight(n as u64, df as u64)));
+    let by_page = terms.join_map(weights, |&t, &id, &w| (id, (t, w))).reduce(|_id, tw, output| {
+        output.push((tw.iter().map(|((t, w), _)| (*t, *w)).collect::<Vec<(u64, u32)>>(), 1isize));
+    });
+    let weighted = contents.clone().join_map(by_page.clone(), |&id, content, tw| {
+        let mut content = content.clone();
+        content.term_weights = tw.iter().map(|&(_, w)| w).collect();
+        (id, content)
+    });
+    // Pages without terms keep empty weights (their cosine with anything is 0).
+    weighted.concat(contents.antijoin(by_page.map(|(id, _)| id)))
 }
 
 /// Candidate sets by the configured fingerprints: `(page, set label)` for every page.
@@ -407,7 +435,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             }
         };
         let sentence = pipeline.sentence.clone();
-        let shingle_words = method.shingle_words();
+        let shingling = method.shingling();
         // Strip and split: the first two stages, per record, on the worker that owns its URL.
         let page_of = |meta: PageMeta, html: String| -> Page {
             let started = Instant::now();
@@ -415,7 +443,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             metrics.observe(metrics::STAGE_SECONDS, "strip", started.elapsed().as_secs_f64());
             metrics.inc(metrics::STAGE_PAGES, "strip");
             let started = Instant::now();
-            let (page, truncated) = dupflow_operators::sentence::page_of(meta, &blocks, &sentence, shingle_words);
+            let (page, truncated) = dupflow_operators::sentence::page_of(meta, &blocks, &sentence, shingling);
             metrics.observe(metrics::STAGE_SECONDS, "split", started.elapsed().as_secs_f64());
             metrics.inc(metrics::STAGE_PAGES, "split");
             metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);

@@ -248,7 +248,7 @@ fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result<Vec
                 record_id: doc.record_id,
             };
             let blocks = dupflow_operators::html::strip(&doc.html).blocks;
-            let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, &config.sentence, 0);
+            let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, &config.sentence, dupflow_operators::sentence::Shingling::None);
             let _ = held.capture(page, 0);
         })?;
     }

@@ -160,6 +160,8 @@ fn every_fingerprint_type_runs_end_to_end() {
         ("sentence", "[fingerprint]\ntype = \"sentence\"\n"),
         ("minhash", "[fingerprint]\ntype = \"minhash\"\nbands = 20\nrows = 2\n[verify]\ntype = \"jaccard\"\nthreshold = 0.5\n"),
         ("simhash", "[fingerprint]\ntype = \"simhash\"\nmax_distance = 12\n[verify]\ntype = \"lcs\"\n"),
+        ("cosine", "[verify]\ntype = \"cosine\"\nthreshold = 0.6\n"),
+        ("shingles", "[verify]\ntype = \"jaccard\"\nthreshold = 0.4\n"),
     ] {
         let dir = temp_dir(&format!("method-{name}"));
         let config = dir.join("p.toml");

@@ -41,6 +41,7 @@ enum Variant {
     SentenceConnected,
     MinhashJaccard,
     SimhashNone,
+    SentenceCosine,
 }
 
 fn config(variant: Variant) -> MethodConfig {
@@ -52,6 +53,7 @@ fn config(variant: Variant) -> MethodConfig {
             VerifyMethod::Jaccard,
             Clustering::Connected,
         ),
+        Variant::SentenceCosine => (sentence(), VerifyMethod::Cosine, Clustering::Connected),
         Variant::SimhashNone => {
             (Fingerprinting::Simhash(SimhashConfig { shingle_words: 2, max_distance: 6 }), VerifyMethod::None, Clustering::Connected)
         }
@@ -226,7 +228,14 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> Ou
 }
 
 fn check(seed: u64, workers: usize) {
-    for variant in [Variant::SentenceLeader, Variant::SentenceCentral, Variant::SentenceConnected, Variant::MinhashJaccard, Variant::SimhashNone] {
+    for variant in [
+        Variant::SentenceLeader,
+        Variant::SentenceCentral,
+        Variant::SentenceConnected,
+        Variant::MinhashJaccard,
+        Variant::SimhashNone,
+        Variant::SentenceCosine,
+    ] {
         check_with(seed, workers, variant);
     }
 }

@@ -186,6 +186,12 @@ impl Idf {
     }
 }
 
+/// The pipeline's IDF weight of a term on `df` of `documents` pages, in 1/64ths (quantized so
+/// that a page arriving changes few weights): round(64 · (ln((1 + N) / (1 + df)) + 1)).
+pub fn idf_weight(documents: u64, df: u64) -> u32 {
+    ((((1.0 + documents as f64) / (1.0 + df as f64)).ln() + 1.0) * 64.0).round().max(1.0) as u32
+}
+
 /// Cosine of two sparse vectors sorted by term: 0 when either is empty.
 pub fn cosine(a: &[(u64, f64)], b: &[(u64, f64)]) -> f64 {
     let (mut i, mut j, mut dot) = (0, 0, 0.0);

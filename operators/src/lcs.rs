@@ -156,7 +156,7 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
         tb += y.1 as u64;
         tail += 1;
     }
-    let middle = |c: &Content, s: &[(u64, u16)]| Content { sentences: s[head..s.len() - tail].to_vec(), shingles: c.shingles.clone() };
+    let middle = |c: &Content, s: &[(u64, u16)]| Content { sentences: s[head..s.len() - tail].to_vec(), shingles: c.shingles.clone(), term_weights: c.term_weights.clone() };
     (middle(a, sa), middle(b, sb))
 }
 
@@ -184,7 +184,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn content(keys: &[u64]) -> Content {
-        Content { sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect(), shingles: Vec::new() }
+        Content { sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect(), shingles: Vec::new(), term_weights: Vec::new() }
     }
 
     fn plain_lcs(a: &[u8], b: &[u8]) -> usize {
@@ -214,7 +214,7 @@ mod tests {
     #[test]
     fn threshold_is_inclusive() {
         // 4 unit sentences vs 4 with 1 different: LCS 3, resemblance 6/8 = 0.75.
-        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new() };
+        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
         let (a, b) = (unit(&[1, 2, 3, 4]), unit(&[1, 2, 3, 5]));
         assert_eq!(compare(&a, &b, ppm(0.75), 1000), Verdict::Similar(0.75));
         assert_eq!(compare(&a, &b, ppm(0.76), 1000), Verdict::Dissimilar);
@@ -222,14 +222,14 @@ mod tests {
 
     #[test]
     fn cost_cap_is_reported() {
-        let a = Content { sentences: (0..50).map(|k| (k, 1)).collect(), shingles: Vec::new() };
-        let b = Content { sentences: (0..50).rev().map(|k| (k, 1)).collect(), shingles: Vec::new() };
+        let a = Content { sentences: (0..50).map(|k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
+        let b = Content { sentences: (0..50).rev().map(|k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
         assert_eq!(compare(&a, &b, ppm(0.1), 3), Verdict::CostCapped);
     }
 
     #[test]
     fn central_part_strips_shared_head_and_tail_within_the_share() {
-        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new() };
+        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
         let (a, b) = (unit(&[1, 2, 3, 4, 5, 6, 7, 8]), unit(&[1, 2, 30, 40, 50, 60, 7, 8]));
         let (ca, cb) = central(&a, &b, 0.25);
         assert_eq!(ca.sentences.len(), 4, "two shared sentences off each end (25% of 8)");
@@ -258,7 +258,7 @@ mod tests {
             }
             prop_assert_eq!(kept.iter().map(|&(_, w)| w as u64).sum::<u64>() + dropped, ca.weight());
             // and it never changes the LCS
-            let filtered = Content { sentences: kept, shingles: Vec::new() };
+            let filtered = Content { sentences: kept, shingles: Vec::new(), term_weights: Vec::new() };
             let lcs = |x: &Content, y: &Content| dp_resemblance(x, y) * (x.weight() + y.weight()) as f64;
             prop_assert!((lcs(&ca, &cb) - lcs(&filtered, &cb)).abs() < 1e-9);
         }

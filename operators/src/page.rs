@@ -63,8 +63,12 @@ pub struct Page {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct Content {
     pub sentences: Vec<(u64, u16)>,
-    /// Distinct shingle hashes, sorted (only when verification is by Jaccard).
+    /// Distinct shingle hashes, sorted (when verification is by Jaccard), or distinct canonical
+    /// term hashes (by cosine).
     pub shingles: Vec<u64>,
+    /// For cosine: each term's IDF weight in 1/64ths, parallel to `shingles` (set by the
+    /// dataflow from the document frequencies it maintains; empty otherwise).
+    pub term_weights: Vec<u32>,
 }
 
 impl Content {

@@ -48,12 +48,14 @@ pub struct MethodConfig {
 
 impl MethodConfig {
     /// Words per shingle the sentence stage must compute (0: none needed).
-    pub fn shingle_words(&self) -> usize {
+    pub fn shingling(&self) -> crate::sentence::Shingling {
+        use crate::sentence::Shingling;
         match (&self.fingerprint, self.verify.method) {
-            (Fingerprinting::Minhash(m), _) => m.shingle_words as usize,
-            (Fingerprinting::Simhash(s), _) => s.shingle_words as usize,
-            (Fingerprinting::Sentence(_), VerifyMethod::Jaccard) => 5,
-            (Fingerprinting::Sentence(_), _) => 0,
+            (_, VerifyMethod::Cosine) => Shingling::Terms,
+            (Fingerprinting::Minhash(m), _) => Shingling::Words(m.shingle_words as usize),
+            (Fingerprinting::Simhash(s), _) => Shingling::Words(s.shingle_words as usize),
+            (Fingerprinting::Sentence(_), VerifyMethod::Jaccard) => Shingling::Words(5),
+            (Fingerprinting::Sentence(_), _) => Shingling::None,
         }
     }
 }
@@ -171,6 +173,20 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
         sets.entry(label).or_default().push(id);
     }
     let tau_ppm = lcs::ppm(config.verify.threshold);
+    let mut filtered = filtered;
+    if config.verify.method == VerifyMethod::Cosine {
+        // Document frequencies over the filtered pages, from scratch.
+        let mut df: HashMap<u64, u64> = HashMap::new();
+        for f in filtered.values() {
+            for &t in &f.content.shingles {
+                *df.entry(t).or_default() += 1;
+            }
+        }
+        let n = filtered.len() as u64;
+        for f in filtered.values_mut() {
+            f.content.term_weights = f.content.shingles.iter().map(|t| crate::cosine::idf_weight(n, df[t])).collect();
+        }
+    }
     let mut out = BTreeMap::new();
     for members in sets.values() {
         let members: Vec<_> = members.iter().map(|id| (*id, &filtered[id].content)).collect();

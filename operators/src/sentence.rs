@@ -346,31 +346,62 @@ pub fn shingles(sentences: &[HashedSentence], n: usize) -> Vec<u64> {
 pub trait SplitSentences<'scope, T: Timestamp + Lattice> {
     /// Splits each page's blocks into hashed sentences; `on_truncated` is called for each page
     /// that hit `max_sentences_per_page`.
-    /// `shingle_words` > 0 also computes the page's word shingles (MinHash and SimHash need them).
-    /// `on_page(elapsed, truncated, sentences)` is called for every page (for metrics).
-    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    /// `shingling` adds the page's word shingles (MinHash, SimHash, Jaccard) or canonical terms
+    /// (cosine). `on_page(elapsed, truncated, sentences)` is called for every page (for metrics).
+    fn split_sentences<F>(self, config: SentenceConfig, shingling: Shingling, on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
         F: FnMut(std::time::Duration, bool, usize) + 'static;
+}
+
+/// What a page carries besides its sentences, for the methods that need it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shingling {
+    None,
+    /// Word n-gram hashes across sentences (MinHash, SimHash, Jaccard).
+    Words(usize),
+    /// Distinct canonical terms (stop words out, Snowball stems; language detected per page),
+    /// for the TF-IDF cosine.
+    Terms,
+}
+
+/// A page's distinct canonical terms (hashes, sorted), its language detected from its text.
+pub fn terms(blocks: &[String]) -> Vec<u64> {
+    use crate::cosine::{Canonicalizer, Language};
+    thread_local! {
+        static CANONICALIZERS: std::cell::RefCell<std::collections::HashMap<Language, Canonicalizer>> = Default::default();
+    }
+    let text = blocks.join("\n");
+    let language = Language::detect(&text);
+    let mut out: Vec<u64> = CANONICALIZERS.with(|c| {
+        c.borrow_mut().entry(language).or_insert_with(|| Canonicalizer::new(language)).terms(&text).iter().map(|t| stable_hash(t)).collect()
+    });
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// The kernel of the stage: a page's text blocks to its compact page (sentence keys and
 /// weights, shingles of `shingle_words` words when a method needs them), and whether the
 /// sentence cap was hit.
-pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingle_words: usize) -> (Page, bool) {
+pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling) -> (Page, bool) {
     let split = split_page(blocks, config);
     let sentences = compact(&split.sentences, config);
-    let shingles = if shingle_words > 0 { shingles(&split.sentences, shingle_words) } else { Vec::new() };
+    let shingles = match shingling {
+        Shingling::None => Vec::new(),
+        Shingling::Words(n) => shingles(&split.sentences, n),
+        Shingling::Terms => terms(blocks),
+    };
     (Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles }, split.truncated)
 }
 
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
-    fn split_sentences<F>(self, config: SentenceConfig, shingle_words: usize, mut on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    fn split_sentences<F>(self, config: SentenceConfig, shingling: Shingling, mut on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
         F: FnMut(std::time::Duration, bool, usize) + 'static,
     {
         self.map(move |(meta, blocks)| {
             let started = std::time::Instant::now();
-            let (page, truncated) = page_of(meta, &blocks, &config, shingle_words);
+            let (page, truncated) = page_of(meta, &blocks, &config, shingling);
             on_page(started.elapsed(), truncated, page.sentences.len());
             (page.id, page)
         })

@@ -86,7 +86,7 @@ pub fn apply(page: &Page, templates: &[u64], min_content_share: f64) -> Filtered
     let mut shingles = page.shingles.clone();
     shingles.sort_unstable();
     shingles.dedup();
-    Filtered { content: Content { sentences: content, shingles }, fingerprint_keys: keys }
+    Filtered { content: Content { sentences: content, shingles, term_weights: Vec::new() }, fingerprint_keys: keys }
 }
 
 /// The template operator.

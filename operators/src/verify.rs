@@ -47,6 +47,9 @@ pub enum VerifyMethod {
     Jaccard,
     /// No verification: a candidate set is a cluster (what MinHash pipelines do).
     None,
+    /// TF-IDF cosine of the canonical terms (stop words out, stems), IDF from the document
+    /// frequencies the dataflow maintains over the pages it holds.
+    Cosine,
 }
 
 /// Settings of the verify stage.
@@ -127,7 +130,7 @@ where
     let too_long = |wi: u64, wj: u64| match method {
         VerifyMethod::Lcs => (2 * wi as u128) * 1_000_000 < tau_ppm as u128 * (wi + wj) as u128,
         VerifyMethod::Jaccard => (wi as u128) * 1_000_000 < tau_ppm as u128 * wj as u128,
-        VerifyMethod::None => false,
+        VerifyMethod::None | VerifyMethod::Cosine => false,
     };
     let mut order: Vec<(u64, PageId, &Content)> = members.iter().map(|&(id, c)| (length(c), id, c)).collect();
     order.sort_by_key(|&(weight, id, _)| (weight, id));
@@ -213,7 +216,17 @@ fn content_hash(c: &Content) -> u64 {
     for &s in &c.shingles {
         h = crate::sentence::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
     }
+    // The cosine's IDF weights change as pages come and go: part of the key.
+    for &w in &c.term_weights {
+        h = crate::sentence::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
+    }
     h
+}
+
+/// Cosine of two contents' term vectors (`shingles` with `term_weights`, binary TF × IDF).
+pub fn weighted_cosine(a: &Content, b: &Content) -> f64 {
+    let vector = |c: &Content| -> Vec<(u64, f64)> { c.shingles.iter().zip(&c.term_weights).map(|(&t, &w)| (t, w as f64)).collect() };
+    crate::cosine::cosine(&vector(a), &vector(b))
 }
 
 /// Decides a pair by the configured method.
@@ -230,6 +243,10 @@ pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) ->
             if j * 1_000_000.0 >= tau_ppm as f64 { Verdict::Similar(j) } else { Verdict::Dissimilar }
         }
         VerifyMethod::None => Verdict::Similar(1.0),
+        VerifyMethod::Cosine => {
+            let c = weighted_cosine(a, b);
+            if c * 1_000_000.0 >= tau_ppm as f64 - 1e-6 { Verdict::Similar(c) } else { Verdict::Dissimilar }
+        }
     }
 }
 
@@ -298,7 +315,7 @@ mod tests {
         PageId { date: n, hash: 0 }
     }
     fn unit(keys: &[u64]) -> Content {
-        Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new() }
+        Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() }
     }
 
     fn run(members: &[(PageId, &Content)], tau: f64, max: usize) -> Vec<(PageId, Assignment)> {
