@@ -240,13 +240,14 @@ impl Gate {
 /// A document's sentences (key, weight), split as the pipeline splits pages: HTML is stripped,
 /// plain text taken line by line.
 pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)> {
-    let blocks: Vec<String> = if text.contains('<') && text.contains('>') {
-        dupflow_operators::html::strip(text).blocks
+    let (blocks, lang): (Vec<String>, Option<String>) = if text.contains('<') && text.contains('>') {
+        let stripped = dupflow_operators::html::strip(text);
+        (stripped.blocks, stripped.lang)
     } else {
-        text.lines().map(str::to_string).collect()
+        (text.lines().map(str::to_string).collect(), None)
     };
     let meta = PageMeta { id: PageId::default(), url: String::new(), host: 0, record_id: String::new() };
-    let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, config, dupflow_operators::sentence::Shingling::None);
+    let (page, _) = dupflow_operators::sentence::page_in(meta, &blocks, config, dupflow_operators::sentence::Shingling::None, lang.as_deref());
     page.sentences.iter().map(|s| (s.key, s.weight)).collect()
 }
 

@@ -439,11 +439,12 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         // Strip and split: the first two stages, per record, on the worker that owns its URL.
         let page_of = |meta: PageMeta, html: String| -> Page {
             let started = Instant::now();
-            let blocks = dupflow_operators::html::strip(&html).blocks;
+            let stripped = dupflow_operators::html::strip(&html);
             metrics.observe(metrics::STAGE_SECONDS, "strip", started.elapsed().as_secs_f64());
             metrics.inc(metrics::STAGE_PAGES, "strip");
             let started = Instant::now();
-            let (page, truncated) = dupflow_operators::sentence::page_of(meta, &blocks, &sentence, shingling);
+            let (page, truncated) =
+                dupflow_operators::sentence::page_in(meta, &stripped.blocks, &sentence, shingling, stripped.lang.as_deref());
             metrics.observe(metrics::STAGE_SECONDS, "split", started.elapsed().as_secs_f64());
             metrics.inc(metrics::STAGE_PAGES, "split");
             metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);

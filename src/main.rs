@@ -247,8 +247,14 @@ fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result<Vec
                 url: doc.url,
                 record_id: doc.record_id,
             };
-            let blocks = dupflow_operators::html::strip(&doc.html).blocks;
-            let (page, _) = dupflow_operators::sentence::page_of(meta, &blocks, &config.sentence, dupflow_operators::sentence::Shingling::None);
+            let stripped = dupflow_operators::html::strip(&doc.html);
+            let (page, _) = dupflow_operators::sentence::page_in(
+                meta,
+                &stripped.blocks,
+                &config.sentence,
+                dupflow_operators::sentence::Shingling::None,
+                stripped.lang.as_deref(),
+            );
             let _ = held.capture(page, 0);
         })?;
     }

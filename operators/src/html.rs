@@ -19,6 +19,8 @@ use crate::page::PageMeta;
 pub struct StrippedPage {
     pub title: String,
     pub blocks: Vec<String>,
+    /// The `lang` attribute of the `<html>` element, if any.
+    pub lang: Option<String>,
 }
 
 fn is_hidden(name: &str) -> bool {
@@ -127,6 +129,7 @@ pub fn strip(html: &str) -> StrippedPage {
     let mut hidden_depth = 0usize;
     let mut pre_depth = 0usize;
     let mut title_depth = 0usize;
+    let lang = document.root_element().value().attr("lang").map(|l| l.trim().to_string()).filter(|l| !l.is_empty());
     for edge in document.tree.root().traverse() {
         match edge {
             Edge::Open(node) => match node.value() {
@@ -185,7 +188,7 @@ pub fn strip(html: &str) -> StrippedPage {
     }
     builder.end_block();
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
-    StrippedPage { title, blocks: builder.blocks }
+    StrippedPage { title, blocks: builder.blocks, lang }
 }
 
 /// The HTML strip operator.
@@ -238,6 +241,8 @@ mod tests {
              </body></html>",
         );
         assert_eq!(page.title, "My Page");
+        assert_eq!(page.lang, None);
+        assert_eq!(strip("<html lang=\"ru-RU\"><body><p>Привет</p></body></html>").lang.as_deref(), Some("ru-RU"));
         assert_eq!(page.blocks, vec!["Head", "One & two", "three", "four", "a", "b"]);
     }
 

@@ -42,6 +42,13 @@ pub struct SentenceConfig {
     /// Most sentences kept per page; the rest are dropped and counted.
     pub max_sentences_per_page: u32,
     pub punctuation: Punctuation,
+    /// Hash sentences by their canonical terms (stop words out, Snowball stems) instead of their
+    /// normalized text, so that inflection and function words do not tell sentences apart
+    /// (the cosine measure's canonicalization, shared).
+    pub stem: bool,
+    /// Language for stemming and stop words (`stem`, and the cosine verifier's terms): "auto"
+    /// (the page's `lang` attribute, else detected from its text), or en, ru, de, fr, es, none.
+    pub language: String,
 }
 
 impl Default for SentenceConfig {
@@ -52,6 +59,8 @@ impl Default for SentenceConfig {
             semicolon_split_chars: 80,
             max_sentences_per_page: 5_000,
             punctuation: Punctuation::Remove,
+            stem: false,
+            language: "auto".to_string(),
         }
     }
 }
@@ -364,17 +373,24 @@ pub enum Shingling {
     Terms,
 }
 
-/// A page's distinct canonical terms (hashes, sorted), its language detected from its text.
-pub fn terms(blocks: &[String]) -> Vec<u64> {
+/// Runs `f` with this thread's canonicalizer for `language` (built once: stop words, stemmer).
+fn with_canonicalizer<R>(language: crate::cosine::Language, f: impl FnOnce(&crate::cosine::Canonicalizer) -> R) -> R {
     use crate::cosine::{Canonicalizer, Language};
     thread_local! {
         static CANONICALIZERS: std::cell::RefCell<std::collections::HashMap<Language, Canonicalizer>> = Default::default();
     }
+    CANONICALIZERS.with(|c| f(c.borrow_mut().entry(language).or_insert_with(|| Canonicalizer::new(language))))
+}
+
+/// A page's distinct canonical terms (hashes, sorted), its language detected from its text.
+pub fn terms(blocks: &[String]) -> Vec<u64> {
+    terms_in(blocks, crate::cosine::Language::detect(&blocks.join("\n")))
+}
+
+/// A page's distinct canonical terms (hashes, sorted) in `language`.
+pub fn terms_in(blocks: &[String], language: crate::cosine::Language) -> Vec<u64> {
     let text = blocks.join("\n");
-    let language = Language::detect(&text);
-    let mut out: Vec<u64> = CANONICALIZERS.with(|c| {
-        c.borrow_mut().entry(language).or_insert_with(|| Canonicalizer::new(language)).terms(&text).iter().map(|t| stable_hash(t)).collect()
-    });
+    let mut out: Vec<u64> = with_canonicalizer(language, |c| c.terms(&text).iter().map(|t| stable_hash(t)).collect());
     out.sort_unstable();
     out.dedup();
     out
@@ -384,12 +400,34 @@ pub fn terms(blocks: &[String]) -> Vec<u64> {
 /// weights, shingles of `shingle_words` words when a method needs them), and whether the
 /// sentence cap was hit.
 pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling) -> (Page, bool) {
-    let split = split_page(blocks, config);
+    page_in(meta, blocks, config, shingling, None)
+}
+
+/// `page_of` with the page's declared language (its HTML `lang`), used when
+/// `config.language` is "auto".
+pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling, declared: Option<&str>) -> (Page, bool) {
+    use crate::cosine::Language;
+    let mut split = split_page(blocks, config);
+    let needs_language = config.stem || shingling == Shingling::Terms;
+    let language = needs_language.then(|| match config.language.as_str() {
+        "auto" => declared.map(Language::from_code).filter(|l| *l != Language::Other).unwrap_or_else(|| Language::detect(&blocks.join("\n"))),
+        code => Language::from_code(code),
+    });
+    if let (true, Some(language)) = (config.stem, language) {
+        with_canonicalizer(language, |c| {
+            for s in &mut split.sentences {
+                let canonical = c.terms(&s.normalized).join(" ");
+                if !canonical.is_empty() {
+                    (s.md5, s.key) = hash(&canonical);
+                }
+            }
+        });
+    }
     let sentences = compact(&split.sentences, config);
-    let shingles = match shingling {
-        Shingling::None => Vec::new(),
-        Shingling::Words(n) => shingles(&split.sentences, n),
-        Shingling::Terms => terms(blocks),
+    let shingles = match (shingling, language) {
+        (Shingling::Words(n), _) => shingles(&split.sentences, n),
+        (Shingling::Terms, Some(language)) => terms_in(blocks, language),
+        _ => Vec::new(),
     };
     (Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles }, split.truncated)
 }
@@ -450,6 +488,22 @@ mod tests {
         assert_eq!(s, vec!["Pi is 3.14 today.", "See e.g. the book!", "Is it?", "Yes"]);
         let s = split("J. R. R. Tolkien wrote it. Done.", 80);
         assert_eq!(s, vec!["J. R. R. Tolkien wrote it.", "Done."]);
+    }
+
+    #[test]
+    fn stemmed_sentences_share_keys_across_inflections() {
+        let meta = || PageMeta { id: PageId::default(), url: String::new(), host: 0, record_id: String::new() };
+        let blocks = |t: &str| vec![t.to_string()];
+        let plain = SentenceConfig::default();
+        let stem = SentenceConfig { stem: true, language: "en".into(), ..Default::default() };
+        let key = |config: &SentenceConfig, text: &str| page_of(meta(), &blocks(text), config, Shingling::None).0.sentences[0].key;
+        assert_ne!(key(&plain, "The runners were running home."), key(&plain, "A runner runs home."));
+        assert_eq!(key(&stem, "The runners were running home."), key(&stem, "A runner runs home."));
+        // The declared language wins over detection when "auto".
+        let auto = SentenceConfig { stem: true, ..Default::default() };
+        let (page, _) = page_in(meta(), &blocks("Книги в библиотеке."), &auto, Shingling::None, Some("ru"));
+        let (other, _) = page_in(meta(), &blocks("Книгами библиотеки."), &auto, Shingling::None, Some("ru"));
+        assert_eq!(page.sentences[0].key, other.sentences[0].key);
     }
 
     #[test]
