@@ -175,6 +175,9 @@ impl PipelineConfig {
         if !["auto", "en", "ru", "de", "fr", "es", "none"].contains(&self.sentence.language.as_str()) {
             return invalid("sentence.language", "must be auto, en, ru, de, fr, es or none");
         }
+        if !self.sentence.synonyms.is_empty() && std::fs::read_to_string(&self.sentence.synonyms).is_err() {
+            return invalid("sentence.synonyms", "cannot read this file");
+        }
         if self.candidates.max_set_pages < 2 {
             return invalid("candidates.max_set_pages", "must be at least 2");
         }

@@ -49,6 +49,8 @@ pub struct SentenceConfig {
     /// Language for stemming and stop words (`stem`, and the cosine verifier's terms): "auto"
     /// (the page's `lang` attribute, else detected from its text), or en, ru, de, fr, es, none.
     pub language: String,
+    /// A synonym file (lines `form: word word …`) for the canonical terms; empty: none.
+    pub synonyms: String,
 }
 
 impl Default for SentenceConfig {
@@ -61,6 +63,7 @@ impl Default for SentenceConfig {
             punctuation: Punctuation::Remove,
             stem: false,
             language: "auto".to_string(),
+            synonyms: String::new(),
         }
     }
 }
@@ -373,24 +376,32 @@ pub enum Shingling {
     Terms,
 }
 
-/// Runs `f` with this thread's canonicalizer for `language` (built once: stop words, stemmer).
-fn with_canonicalizer<R>(language: crate::cosine::Language, f: impl FnOnce(&crate::cosine::Canonicalizer) -> R) -> R {
+/// Runs `f` with this thread's canonicalizer for `language` and the synonym file `synonyms`
+/// (built once: stop words, stemmer, synonyms; an unreadable file was refused by validation).
+fn with_canonicalizer<R>(language: crate::cosine::Language, synonyms: &str, f: impl FnOnce(&crate::cosine::Canonicalizer) -> R) -> R {
     use crate::cosine::{Canonicalizer, Language};
     thread_local! {
-        static CANONICALIZERS: std::cell::RefCell<std::collections::HashMap<Language, Canonicalizer>> = Default::default();
+        static CANONICALIZERS: std::cell::RefCell<std::collections::HashMap<(Language, String), Canonicalizer>> = Default::default();
     }
-    CANONICALIZERS.with(|c| f(c.borrow_mut().entry(language).or_insert_with(|| Canonicalizer::new(language))))
+    CANONICALIZERS.with(|c| {
+        let mut cache = c.borrow_mut();
+        let canonicalizer = cache.entry((language, synonyms.to_string())).or_insert_with(|| {
+            let text = if synonyms.is_empty() { String::new() } else { std::fs::read_to_string(synonyms).unwrap_or_default() };
+            Canonicalizer::new(language).with_synonyms(&text)
+        });
+        f(canonicalizer)
+    })
 }
 
 /// A page's distinct canonical terms (hashes, sorted), its language detected from its text.
 pub fn terms(blocks: &[String]) -> Vec<u64> {
-    terms_in(blocks, crate::cosine::Language::detect(&blocks.join("\n")))
+    terms_in(blocks, crate::cosine::Language::detect(&blocks.join("\n")), "")
 }
 
-/// A page's distinct canonical terms (hashes, sorted) in `language`.
-pub fn terms_in(blocks: &[String], language: crate::cosine::Language) -> Vec<u64> {
+/// A page's distinct canonical terms (hashes, sorted) in `language`, with a synonym file.
+pub fn terms_in(blocks: &[String], language: crate::cosine::Language, synonyms: &str) -> Vec<u64> {
     let text = blocks.join("\n");
-    let mut out: Vec<u64> = with_canonicalizer(language, |c| c.terms(&text).iter().map(|t| stable_hash(t)).collect());
+    let mut out: Vec<u64> = with_canonicalizer(language, synonyms, |c| c.terms(&text).iter().map(|t| stable_hash(t)).collect());
     out.sort_unstable();
     out.dedup();
     out
@@ -414,7 +425,7 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
         code => Language::from_code(code),
     });
     if let (true, Some(language)) = (config.stem, language) {
-        with_canonicalizer(language, |c| {
+        with_canonicalizer(language, &config.synonyms, |c| {
             for s in &mut split.sentences {
                 let canonical = c.terms(&s.normalized).join(" ");
                 if !canonical.is_empty() {
@@ -426,7 +437,7 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
     let sentences = compact(&split.sentences, config);
     let shingles = match (shingling, language) {
         (Shingling::Words(n), _) => shingles(&split.sentences, n),
-        (Shingling::Terms, Some(language)) => terms_in(blocks, language),
+        (Shingling::Terms, Some(language)) => terms_in(blocks, language, &config.synonyms),
         _ => Vec::new(),
     };
     (Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles }, split.truncated)
@@ -504,6 +515,12 @@ mod tests {
         let (page, _) = page_in(meta(), &blocks("Книги в библиотеке."), &auto, Shingling::None, Some("ru"));
         let (other, _) = page_in(meta(), &blocks("Книгами библиотеки."), &auto, Shingling::None, Some("ru"));
         assert_eq!(page.sentences[0].key, other.sentences[0].key);
+        // Synonyms map words to one form before stemming.
+        let file = std::env::temp_dir().join(format!("dupflow-synonyms-{}.txt", std::process::id()));
+        std::fs::write(&file, "car: automobile auto\n").unwrap();
+        let synonyms = SentenceConfig { synonyms: file.display().to_string(), ..stem.clone() };
+        assert_eq!(key(&synonyms, "The automobile stopped."), key(&synonyms, "A car stopped."));
+        assert_ne!(key(&stem, "The automobile stopped."), key(&stem, "A car stopped."));
     }
 
     #[test]
