@@ -37,7 +37,6 @@ use dupflow_operators::fingerprint::Fingerprint;
 use dupflow_operators::minhash::MinhashBands;
 use dupflow_operators::simhash::{simhash, SimhashEdges};
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
-use dupflow_operators::sentence::stable_hash;
 use dupflow_operators::template::{Filtered, RemoveTemplates};
 use dupflow_operators::share::{SentenceShare, Shared};
 use dupflow_operators::verify::{Assignment, VerifyClusters, VerifyMethod};
@@ -255,15 +254,10 @@ fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, re
             match outcome {
                 Outcome::Page(doc) => {
                     metrics.inc(metrics::PAGES, "");
-                    let host = stable_hash(&doc.host);
-                    metrics.name_host(host, &doc.host);
-                    let meta = PageMeta {
-                        id: PageId::new(doc.date_secs, &doc.url, &doc.record_id),
-                        host,
-                        url: doc.url,
-                        record_id: doc.record_id,
-                    };
-                    Some((meta, doc.html))
+                    let name = doc.host.clone();
+                    let (meta, html) = doc.into_parts();
+                    metrics.name_host(meta.host, &name);
+                    Some((meta, html))
                 }
                 Outcome::Revisit(revisit) => {
                     metrics.inc(metrics::REVISITS, "");
@@ -524,10 +518,10 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                 match receiver.try_recv() {
                     Ok(Message::Record(record)) => {
                         if let Some((meta, html)) = to_document(&record, max_page_bytes, &metrics, &mut revisits) {
-                            let replacing = pages.len();
                             match pages.capture(page_of(meta, html), expire_before) {
                                 Ok(changes) => {
-                                    metrics.inc(metrics::PAGE_UPDATES, if changes.len() > 1 || pages.len() == replacing { "replaced" } else { "inserted" });
+                                    // A replacement retracts the old page and inserts the new.
+                                    metrics.inc(metrics::PAGE_UPDATES, if changes.len() > 1 { "replaced" } else { "inserted" });
                                     apply(&mut input, changes);
                                 }
                                 Err(current::Ignored::Superseded) => metrics.inc(metrics::PAGE_UPDATES, "superseded"),

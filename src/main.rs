@@ -241,13 +241,8 @@ fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result<Vec
             let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
                 return;
             };
-            let meta = dupflow_operators::PageMeta {
-                id: dupflow_operators::PageId::new(doc.date_secs, &doc.url, &doc.record_id),
-                host: dupflow_operators::sentence::stable_hash(&doc.host),
-                url: doc.url,
-                record_id: doc.record_id,
-            };
-            let stripped = dupflow_operators::html::strip(&doc.html);
+            let (meta, html) = doc.into_parts();
+            let stripped = dupflow_operators::html::strip(&html);
             let (page, _) = dupflow_operators::sentence::page_in(
                 meta,
                 &stripped.blocks,

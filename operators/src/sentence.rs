@@ -393,11 +393,6 @@ fn with_canonicalizer<R>(language: crate::cosine::Language, synonyms: &str, f: i
     })
 }
 
-/// A page's distinct canonical terms (hashes, sorted), its language detected from its text.
-pub fn terms(blocks: &[String]) -> Vec<u64> {
-    terms_in(blocks, crate::cosine::Language::detect(&blocks.join("\n")), "")
-}
-
 /// A page's distinct canonical terms (hashes, sorted) in `language`, with a synonym file.
 pub fn terms_in(blocks: &[String], language: crate::cosine::Language, synonyms: &str) -> Vec<u64> {
     let text = blocks.join("\n");

@@ -7,7 +7,7 @@
 
 pub mod stream;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -49,15 +49,6 @@ pub struct ClusterSummary {
     pub multi_page_clusters: usize,
     pub pages_in_multi_page_clusters: usize,
     pub largest_cluster: usize,
-}
-
-/// The final state: the rows whose accumulated diff is positive.
-pub fn final_rows(changes: &[(ClusterRow, u64, isize)]) -> Vec<ClusterRow> {
-    let mut net: BTreeMap<&ClusterRow, isize> = BTreeMap::new();
-    for (row, _, diff) in changes {
-        *net.entry(row).or_default() += diff;
-    }
-    net.into_iter().filter(|(_, d)| *d > 0).map(|(r, _)| r.clone()).collect()
 }
 
 /// Lines of clusters.jsonl, sorted by cluster id then URL.

@@ -30,6 +30,19 @@ pub struct Document {
     pub charset: &'static str,
 }
 
+impl Document {
+    /// The page's identity (id, URL, host hash, record id) and its HTML, as the pipeline takes it.
+    pub fn into_parts(self) -> (dupflow_operators::PageMeta, String) {
+        let meta = dupflow_operators::PageMeta {
+            id: dupflow_operators::PageId::new(self.date_secs, &self.url, &self.record_id),
+            host: dupflow_operators::sentence::stable_hash(&self.host),
+            url: self.url,
+            record_id: self.record_id,
+        };
+        (meta, self.html)
+    }
+}
+
 /// A revisit record: "same content as an earlier capture".
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Revisit {

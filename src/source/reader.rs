@@ -229,9 +229,7 @@ impl ReaderCore {
     /// The periodic work while an input is quiet: deletions, epochs by age, stop requests.
     fn tick(&mut self) -> follow::Wait {
         self.poll_deletions();
-        if self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age {
-            self.close_epoch();
-        }
+        self.age_check();
         if follow::stop_requested() {
             follow::Wait::Finish
         } else {
