@@ -352,16 +352,17 @@ fn real_main() -> Result<ExitCode> {
             use dupflow::join::{edit, set, with_threads};
             let text = read_text(&input)?;
             let started = std::time::Instant::now();
-            let (pairs, stats, prepared, label, integer) = if let Some(tau) = edit_distance {
+            // Times: tokenizing, then the join itself (the input's memory is freed after).
+            let (pairs, stats, prepared, joined, label, integer) = if let Some(tau) = edit_distance {
                 let algorithm = edit::EdAlgorithm::parse(algorithm.as_deref().unwrap_or("edjoin"))?;
                 let params = edit::EdParams::new(tau, q, min_length, algorithm)?;
-                let (pairs, stats, prepared) = with_threads(threads, || {
+                let (pairs, stats, prepared, joined) = with_threads(threads, || {
                     let strings = edit::Strings::from_lines(lines(&text), &params);
                     let prepared = started.elapsed();
                     let (pairs, stats) = edit::join(&strings, &params);
-                    (pairs, stats, prepared)
+                    (pairs, stats, prepared, started.elapsed())
                 })?;
-                (pairs, stats, prepared, format!("{algorithm} edit distance <= {tau}, q = {q}, min length {}", params.min_length), true)
+                (pairs, stats, prepared, joined, format!("{algorithm} edit distance <= {tau}, q = {q}, min length {}", params.min_length), true)
             } else {
                 let measure = match measure {
                     JoinMeasure::Jaccard => set::Measure::Jaccard,
@@ -372,15 +373,15 @@ fn real_main() -> Result<ExitCode> {
                 let text_threshold = threshold.unwrap_or_default();
                 let t = set::Threshold::parse(measure, &text_threshold)?;
                 let algorithm = set::Algorithm::parse(algorithm.as_deref().unwrap_or("ppjoinplus"), max_depth)?;
-                let (pairs, stats, prepared) = with_threads(threads, || {
+                let (pairs, stats, prepared, joined) = with_threads(threads, || {
                     let records = set::Records::from_lines(lines(&text));
                     let prepared = started.elapsed();
                     let (pairs, stats) = set::join(&records, t, algorithm);
-                    (pairs, stats, prepared)
+                    (pairs, stats, prepared, started.elapsed())
                 })?;
-                (pairs, stats, prepared, format!("{algorithm} {} >= {text_threshold}", measure.name()), false)
+                (pairs, stats, prepared, joined, format!("{algorithm} {} >= {text_threshold}", measure.name()), false)
             };
-            eprintln!("{label}: {}", stats.line(prepared, started.elapsed() - prepared));
+            eprintln!("{label}: {}", stats.line(prepared, joined - prepared));
             let mut out = open_output(output.as_deref())?;
             finish_output((|| {
                 for p in &pairs {

@@ -92,20 +92,34 @@ pub enum JoinError {
 
 /// Probes every record `0..n` in parallel, each worker thread with its own scratch state from
 /// `init`, and gathers the pairs (sorted) and the summed statistics.
-fn probe_all<S, I, P>(n: usize, init: I, probe: P) -> (Vec<Pair>, Stats)
+fn probe_all<S: Send, I, P>(n: usize, init: I, probe: P) -> (Vec<Pair>, Stats)
 where
     I: Fn() -> S + Sync + Send,
     P: Fn(&mut S, usize) -> (Vec<Pair>, Stats) + Sync + Send,
 {
     use rayon::prelude::*;
-    let (mut pairs, mut stats) = (0..n).into_par_iter().map_init(init, probe).reduce(
-        || (Vec::new(), Stats::default()),
-        |(mut pa, mut sa), (pb, sb)| {
-            pa.extend(pb);
-            sa += sb;
-            (pa, sa)
-        },
-    );
+    // Each rayon job folds its records into its own scratch state and output; jobs' outputs are
+    // then concatenated (the final sort makes the order independent of the split).
+    let (mut pairs, mut stats) = (0..n)
+        .into_par_iter()
+        .fold(
+            || (init(), Vec::new(), Stats::default()),
+            |(mut scratch, mut pairs, mut stats), x| {
+                let (found, counted) = probe(&mut scratch, x);
+                pairs.extend(found);
+                stats += counted;
+                (scratch, pairs, stats)
+            },
+        )
+        .map(|(_, pairs, stats)| (pairs, stats))
+        .reduce(
+            || (Vec::new(), Stats::default()),
+            |(mut pa, mut sa), (pb, sb)| {
+                pa.extend(pb);
+                sa += sb;
+                (pa, sa)
+            },
+        );
     stats.records = n as u64;
     sort_pairs(&mut pairs);
     (pairs, stats)

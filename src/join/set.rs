@@ -187,7 +187,8 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
     a
 }
 
-/// Records as sorted token ranks, with their 1-based line numbers.
+/// Records as sorted token ranks, with their 1-based line numbers; `from_lines` gives them in
+/// the join's processing order (by size, then line).
 #[derive(Clone, Debug, Default)]
 pub struct Records {
     /// Line number of each record (1-based).
@@ -230,6 +231,8 @@ impl Records {
         for (r, &id) in order.iter().enumerate() {
             rank[id as usize] = r as u32;
         }
+        // In the join's processing order: by size, then line.
+        raw.sort_by_key(|(line, tokens)| (tokens.len(), *line));
         let mut records = Records::default();
         for (line, mut tokens) in raw {
             tokens.iter_mut().for_each(|t| *t = rank[*t as usize]);
@@ -244,6 +247,22 @@ impl Records {
 /// Size of the intersection of two ascending token lists.
 pub fn overlap(x: &[u32], y: &[u32]) -> usize {
     dupflow_operators::minhash::intersection(x, y)
+}
+
+/// The overlap of two ascending token lists if it reaches `need`, else `None`: a branch-free
+/// merge that stops as soon as the tokens left cannot make up the difference.
+pub fn overlap_at_least(x: &[u32], y: &[u32], need: usize) -> Option<usize> {
+    let (mut i, mut j, mut o) = (0, 0, 0);
+    while i < x.len() && j < y.len() {
+        if o + (x.len() - i).min(y.len() - j) < need {
+            return None;
+        }
+        let (a, b) = (x[i], y[j]);
+        o += usize::from(a == b);
+        i += usize::from(a <= b);
+        j += usize::from(b <= a);
+    }
+    (o >= need).then_some(o)
 }
 
 /// A lower bound of the Hamming distance |x Δ y| of two ascending token lists, found by
@@ -278,95 +297,164 @@ pub fn suffix_filter(x: &[u32], y: &[u32], hmax: i64, depth: u32, max_depth: u32
 
 const PRUNED: i32 = -1;
 
+/// Size bounds of a record of size `a`, computed once per size.
+#[derive(Clone, Copy, Debug)]
+struct Bounds {
+    /// Smallest size a partner can have (`usize::MAX`: the record joins nothing).
+    min_size: usize,
+    probe_prefix: usize,
+    index_prefix: usize,
+}
+
 /// The self-join of `records`: every pair meeting `threshold`, sorted by `(x, y)`.
 pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (Vec<Pair>, Stats) {
-    // Processing order: by size, then line.
+    // Processing order: by size, then line (`from_lines` gives them so).
     let mut order: Vec<u32> = (0..records.tokens.len() as u32).collect();
-    order.sort_unstable_by_key(|&r| (records.tokens[r as usize].len(), records.lines[r as usize]));
+    let key = |r: u32| (records.tokens[r as usize].len(), records.lines[r as usize]);
+    if !order.is_sorted_by_key(|&r| key(r)) {
+        order.sort_unstable_by_key(|&r| key(r));
+    }
     let tokens: Vec<&[u32]> = order.iter().map(|&r| records.tokens[r as usize].as_slice()).collect();
     let lines: Vec<u32> = order.iter().map(|&r| records.lines[r as usize]).collect();
     let sizes: Vec<u32> = tokens.iter().map(|t| t.len() as u32).collect();
+    let max_size = sizes.last().map_or(0, |&s| s as usize);
+    let bounds: Vec<Bounds> = (0..=max_size)
+        .map(|a| Bounds {
+            min_size: threshold.min_size(a).unwrap_or(usize::MAX),
+            probe_prefix: threshold.probe_prefix(a),
+            index_prefix: threshold.index_prefix(a),
+        })
+        .collect();
 
     // Inverted index of index prefixes: token → (record position in `order`, token position),
-    // ascending by record, hence by size.
+    // ascending by record, hence by size; one flat array, list `t` at `starts[t]..starts[t + 1]`.
     let universe = tokens.iter().flat_map(|t| t.iter()).max().map_or(0, |&m| m as usize + 1);
-    let mut index: Vec<Vec<(u32, u32)>> = vec![Vec::new(); universe];
-    for (r, t) in tokens.iter().enumerate() {
-        for (pos, &tok) in t[..threshold.index_prefix(t.len())].iter().enumerate() {
-            index[tok as usize].push((r as u32, pos as u32));
+    let mut starts = vec![0u32; universe + 1];
+    for t in &tokens {
+        for &tok in &t[..bounds[t.len()].index_prefix] {
+            starts[tok as usize + 1] += 1;
         }
     }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    let mut postings = vec![(0u32, 0u32); starts[universe] as usize];
+    let mut fill = starts.clone();
+    for (r, t) in tokens.iter().enumerate() {
+        for (pos, &tok) in t[..bounds[t.len()].index_prefix].iter().enumerate() {
+            postings[fill[tok as usize] as usize] = (r as u32, pos as u32);
+            fill[tok as usize] += 1;
+        }
+    }
+    let index = Index { starts, postings };
 
+    // first_of_size[s]: the first record (in order) of size s or more.
+    let first_of_size: Vec<u32> = (0..=max_size).map(|s| sizes.partition_point(|&z| (z as usize) < s) as u32).collect();
     let n = tokens.len();
-    super::probe_all(
-        n,
-        || (vec![0i32; n], Vec::<u32>::new()),
-        |(counts, touched), x| probe(x, &tokens, &sizes, &lines, &index, threshold, algorithm, counts, touched),
-    )
+    let join = Join { tokens: &tokens, sizes: &sizes, lines: &lines, index: &index, bounds: &bounds, first_of_size: &first_of_size, threshold, algorithm };
+    super::probe_all(n, || Scratch { counts: vec![0; n], touched: Vec::new(), alpha: Vec::new(), alpha_size: usize::MAX }, |scratch, x| join.probe(x, scratch))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn probe(
-    x: usize,
-    tokens: &[&[u32]],
-    sizes: &[u32],
-    lines: &[u32],
-    index: &[Vec<(u32, u32)>],
+/// The inverted index, flat.
+struct Index {
+    starts: Vec<u32>,
+    postings: Vec<(u32, u32)>,
+}
+
+impl Index {
+    fn list(&self, token: u32) -> &[(u32, u32)] {
+        &self.postings[self.starts[token as usize] as usize..self.starts[token as usize + 1] as usize]
+    }
+}
+
+/// What every probe reads.
+struct Join<'a> {
+    tokens: &'a [&'a [u32]],
+    sizes: &'a [u32],
+    lines: &'a [u32],
+    index: &'a Index,
+    bounds: &'a [Bounds],
+    first_of_size: &'a [u32],
     threshold: Threshold,
     algorithm: Algorithm,
-    counts: &mut [i32],
-    touched: &mut Vec<u32>,
-) -> (Vec<Pair>, Stats) {
-    let tx = tokens[x];
-    let a = tx.len();
-    let mut stats = Stats::default();
-    let mut out = Vec::new();
-    let Some(min_size) = threshold.min_size(a) else { return (out, stats) };
-    for (px, &tok) in tx[..threshold.probe_prefix(a)].iter().enumerate() {
-        let list = &index[tok as usize];
-        let lo = list.partition_point(|&(r, _)| (sizes[r as usize] as usize) < min_size);
-        let hi = list.partition_point(|&(r, _)| (r as usize) < x);
-        for &(y, py) in list.get(lo..hi).unwrap_or(&[]) {
-            let c = counts[y as usize];
-            if c == PRUNED {
-                continue;
-            }
-            let b = sizes[y as usize] as usize;
-            let keep = match algorithm {
-                Algorithm::AllPairs => true,
-                Algorithm::PpJoin | Algorithm::PpJoinPlus { .. } => {
-                    let alpha = threshold.required_overlap(a, b);
-                    let ubound = 1 + (a - px - 1).min(b - py as usize - 1);
-                    let mut keep = c as usize + ubound >= alpha;
-                    if let (true, 0, Algorithm::PpJoinPlus { max_depth }) = (keep, c, algorithm) {
-                        let hmax = (a + b) as i64 - 2 * alpha as i64 - (px + py as usize) as i64;
-                        let ty = tokens[y as usize];
-                        keep = hmax >= 0 && suffix_filter(&tx[px + 1..], &ty[py as usize + 1..], hmax, 1, max_depth) <= hmax;
-                    }
-                    keep
+}
+
+/// A probing thread's state: overlap counts so far (`PRUNED`: filtered out), the records
+/// touched, and the required overlap with each partner size of a record of `alpha_size`.
+struct Scratch {
+    counts: Vec<i32>,
+    touched: Vec<u32>,
+    alpha: Vec<u32>,
+    alpha_size: usize,
+}
+
+impl Join<'_> {
+    fn probe(&self, x: usize, scratch: &mut Scratch) -> (Vec<Pair>, Stats) {
+        let Scratch { counts, touched, alpha, alpha_size } = scratch;
+        let tx = self.tokens[x];
+        let a = tx.len();
+        let mut stats = Stats::default();
+        let mut out = Vec::new();
+        let bounds = self.bounds[a];
+        let min_size = bounds.min_size;
+        if min_size == usize::MAX {
+            return (out, stats);
+        }
+        // alpha[b - min_size]: the overlap a partner of size b must reach (records come in size
+        // order, so it is recomputed only when the size changes).
+        if *alpha_size != a {
+            alpha.clear();
+            alpha.extend((min_size..=a).map(|b| self.threshold.required_overlap(a, b) as u32));
+            *alpha_size = a;
+        }
+        for (px, &tok) in tx[..bounds.probe_prefix].iter().enumerate() {
+            let list = self.index.list(tok);
+            // Records are in size order, so the partners of a fitting size before x are a
+            // range of each list: from the first record of size `min_size` up to x.
+            let first = self.first_of_size[min_size];
+            let lo = list.partition_point(|&(r, _)| r < first);
+            let hi = list.partition_point(|&(r, _)| (r as usize) < x);
+            for &(y, py) in list.get(lo..hi).unwrap_or(&[]) {
+                let c = counts[y as usize];
+                if c == PRUNED {
+                    continue;
                 }
-            };
-            if c == 0 {
-                touched.push(y);
+                let b = self.sizes[y as usize] as usize;
+                let keep = match self.algorithm {
+                    Algorithm::AllPairs => true,
+                    Algorithm::PpJoin | Algorithm::PpJoinPlus { .. } => {
+                        let need = alpha[b - min_size] as usize;
+                        let ubound = 1 + (a - px - 1).min(b - py as usize - 1);
+                        let mut keep = c as usize + ubound >= need;
+                        if let (true, 0, Algorithm::PpJoinPlus { max_depth }) = (keep, c, self.algorithm) {
+                            let hmax = (a + b) as i64 - 2 * need as i64 - (px + py as usize) as i64;
+                            let ty = self.tokens[y as usize];
+                            keep = hmax >= 0 && suffix_filter(&tx[px + 1..], &ty[py as usize + 1..], hmax, 1, max_depth) <= hmax;
+                        }
+                        keep
+                    }
+                };
+                if c == 0 {
+                    touched.push(y);
+                }
+                counts[y as usize] = if keep { c + 1 } else { PRUNED };
             }
-            counts[y as usize] = if keep { c + 1 } else { PRUNED };
         }
-    }
-    for &y in touched.iter() {
-        if counts[y as usize] > 0 {
-            stats.candidates += 1;
-            stats.verifications += 1;
-            let ty = tokens[y as usize];
-            let o = overlap(tx, ty);
-            if threshold.passes(o, a, ty.len()) {
-                stats.results += 1;
-                out.push(Pair::new(lines[x], lines[y as usize], threshold.value(o, a, ty.len())));
+        for &y in touched.iter() {
+            if counts[y as usize] > 0 {
+                stats.candidates += 1;
+                stats.verifications += 1;
+                let ty = self.tokens[y as usize];
+                if let Some(o) = overlap_at_least(tx, ty, alpha[ty.len() - min_size] as usize) {
+                    stats.results += 1;
+                    out.push(Pair::new(self.lines[x], self.lines[y as usize], self.threshold.value(o, a, ty.len())));
+                }
             }
+            counts[y as usize] = 0;
         }
-        counts[y as usize] = 0;
+        touched.clear();
+        (out, stats)
     }
-    touched.clear();
-    (out, stats)
 }
 
 #[cfg(test)]
@@ -419,8 +507,21 @@ mod tests {
     #[test]
     fn repeated_words_are_distinct_tokens() {
         let r = Records::from_lines(["a a b", "a b", ""]);
-        assert_eq!(r.lines, vec![1, 2]);
-        assert_eq!(r.tokens[0].len(), 3);
+        assert_eq!(r.lines, vec![2, 1]); // by size, then line
+        assert_eq!(r.tokens[1].len(), 3);
         assert_eq!(overlap(&r.tokens[0], &r.tokens[1]), 2);
+    }
+
+    #[test]
+    fn overlap_at_least_is_exact_when_it_answers() {
+        let x = [1, 2, 3, 5, 8, 9];
+        let y = [2, 3, 4, 8, 10];
+        assert_eq!(overlap(&x, &y), 3);
+        for need in 0..=3 {
+            assert_eq!(overlap_at_least(&x, &y, need), Some(3));
+        }
+        assert_eq!(overlap_at_least(&x, &y, 4), None);
+        assert_eq!(overlap_at_least(&x, &[], 0), Some(0));
+        assert_eq!(overlap_at_least(&[7], &[7], 1), Some(1));
     }
 }
