@@ -145,6 +145,8 @@ impl Strings {
             s.tokens.sort_unstable_by_key(|t| t.rank);
             s.prefix = prefix_length(&s.tokens, params);
         }
+        // In the join's processing order: by length, then line.
+        items.sort_by_key(|s| (s.chars.len(), s.line));
         Strings { items }
     }
 }
@@ -201,36 +203,58 @@ fn min_edits(locs: &[u32], q: usize) -> usize {
 /// Whether the edit distance of `a` and `b` is at most `tau`, and what it is: Ukkonen's band of
 /// width 2τ + 1, stopping when a whole row exceeds τ.
 pub fn edit_distance_within(a: &[char], b: &[char], tau: usize) -> Option<usize> {
-    let (n, m) = (a.len(), b.len());
-    if n.abs_diff(m) > tau {
-        return None;
-    }
-    const BIG: usize = usize::MAX / 2;
-    let mut prev = vec![BIG; m + 1];
-    let mut cur = vec![BIG; m + 1];
-    for (j, p) in prev.iter_mut().enumerate().take(tau.min(m) + 1) {
-        *p = j;
-    }
-    for i in 1..=n {
-        let lo = i.saturating_sub(tau);
-        let hi = (i + tau).min(m);
-        cur.iter_mut().for_each(|c| *c = BIG);
-        if lo == 0 {
-            cur[0] = i;
-        }
-        let mut row_min = if lo == 0 { i } else { BIG };
-        for j in lo.max(1)..=hi {
-            let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-            let v = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
-            cur[j] = v;
-            row_min = row_min.min(v);
-        }
-        if row_min > tau {
+    Band::default().within(a, b, tau)
+}
+
+/// The two rows of the banded edit distance, kept between verifications.
+#[derive(Default)]
+pub struct Band {
+    prev: Vec<usize>,
+    cur: Vec<usize>,
+}
+
+impl Band {
+    /// [`edit_distance_within`] with this band's rows: each row costs its band only.
+    pub fn within(&mut self, a: &[char], b: &[char], tau: usize) -> Option<usize> {
+        let (n, m) = (a.len(), b.len());
+        if n.abs_diff(m) > tau {
             return None;
         }
-        std::mem::swap(&mut prev, &mut cur);
+        const BIG: usize = usize::MAX / 2;
+        let (prev, cur) = (&mut self.prev, &mut self.cur);
+        prev.clear();
+        prev.resize(m + 1, BIG);
+        cur.clear();
+        cur.resize(m + 1, BIG);
+        for (j, p) in prev.iter_mut().enumerate().take(tau.min(m) + 1) {
+            *p = j;
+        }
+        for i in 1..=n {
+            let lo = i.saturating_sub(tau);
+            let hi = (i + tau).min(m);
+            // Row i reads row i - 1 on [lo - 1, hi] and itself from lo - 1: the cell left of the
+            // band may hold row i - 2's value, every cell right of it was never written.
+            if lo > 0 {
+                cur[lo - 1] = BIG;
+            }
+            let mut row_min = BIG;
+            if lo == 0 {
+                cur[0] = i;
+                row_min = i;
+            }
+            for j in lo.max(1)..=hi {
+                let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
+                let v = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
+                cur[j] = v;
+                row_min = row_min.min(v);
+            }
+            if row_min > tau {
+                return None;
+            }
+            std::mem::swap(prev, cur);
+        }
+        (prev[m] <= tau).then_some(prev[m])
     }
-    (prev[m] <= tau).then_some(prev[m])
 }
 
 /// The plain dynamic-programming edit distance (the brute-force reference).
@@ -249,40 +273,77 @@ pub fn edit_distance(a: &[char], b: &[char]) -> usize {
 /// The self-join of `strings` at edit distance ≤ τ: pairs sorted by `(x, y)`, the value being
 /// the distance.
 pub fn join(strings: &Strings, params: &EdParams) -> (Vec<Pair>, Stats) {
+    // Processing order: by length, then line (`from_lines` gives them so).
     let mut order: Vec<u32> = (0..strings.items.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| {
+    let key = |i: u32| {
         let s = &strings.items[i as usize];
         (s.chars.len(), s.line)
-    });
+    };
+    if !order.is_sorted_by_key(|&i| key(i)) {
+        order.sort_unstable_by_key(|&i| key(i));
+    }
     let items: Vec<&Str> = order.iter().map(|&i| &strings.items[i as usize]).collect();
     let lengths: Vec<u32> = items.iter().map(|s| s.chars.len() as u32).collect();
 
+    // Inverted index of prefixes, flat: token → (string position in the order, location,
+    // whether the gram is unique in its string), ascending by position.
     let universe = items.iter().flat_map(|s| s.tokens.iter()).map(|t| t.rank as usize + 1).max().unwrap_or(0);
-    let mut index: Vec<Vec<(u32, u32, bool)>> = vec![Vec::new(); universe];
-    for (r, s) in items.iter().enumerate() {
-        if s.prefix != usize::MAX {
-            for t in &s.tokens[..s.prefix] {
-                index[t.rank as usize].push((r as u32, t.loc, t.unique));
-            }
+    fn prefix(s: &Str) -> &[Token] {
+        if s.prefix == usize::MAX { &[] } else { &s.tokens[..s.prefix] }
+    }
+    let mut starts = vec![0u32; universe + 1];
+    for s in &items {
+        for t in prefix(s) {
+            starts[t.rank as usize + 1] += 1;
         }
     }
+    for k in 1..starts.len() {
+        starts[k] += starts[k - 1];
+    }
+    let mut postings = vec![(0u32, 0u32, false); starts[universe] as usize];
+    let mut fill = starts.clone();
+    for (r, s) in items.iter().enumerate() {
+        for t in prefix(s) {
+            postings[fill[t.rank as usize] as usize] = (r as u32, t.loc, t.unique);
+            fill[t.rank as usize] += 1;
+        }
+    }
+    let index = Index { starts, postings };
     let n = items.len();
-    super::probe_all(
-        n,
-        || (vec![false; n], Vec::<u32>::new()),
-        |(marked, touched), x| probe(x, &items, &lengths, &index, params, marked, touched),
-    )
+    super::probe_all(n, || Scratch::new(n), |scratch, x| probe(x, &items, &lengths, &index, params, scratch))
 }
 
-fn probe(
-    x: usize,
-    items: &[&Str],
-    lengths: &[u32],
-    index: &[Vec<(u32, u32, bool)>],
-    params: &EdParams,
-    marked: &mut [bool],
-    touched: &mut Vec<u32>,
-) -> (Vec<Pair>, Stats) {
+/// The inverted index, flat.
+struct Index {
+    starts: Vec<u32>,
+    postings: Vec<(u32, u32, bool)>,
+}
+
+impl Index {
+    fn list(&self, token: u32) -> &[(u32, u32, bool)] {
+        &self.postings[self.starts[token as usize] as usize..self.starts[token as usize + 1] as usize]
+    }
+}
+
+/// A probing thread's state, reused from string to string.
+struct Scratch {
+    marked: Vec<bool>,
+    touched: Vec<u32>,
+    /// Locations of x's unmatched prefix grams.
+    mismatched: Vec<u32>,
+    /// Sorted character windows for the content bound.
+    window_x: Vec<char>,
+    window_y: Vec<char>,
+    band: Band,
+}
+
+impl Scratch {
+    fn new(n: usize) -> Scratch {
+        Scratch { marked: vec![false; n], touched: Vec::new(), mismatched: Vec::new(), window_x: Vec::new(), window_y: Vec::new(), band: Band::default() }
+    }
+}
+
+fn probe(x: usize, items: &[&Str], lengths: &[u32], index: &Index, params: &EdParams, scratch: &mut Scratch) -> (Vec<Pair>, Stats) {
     let sx = items[x];
     let tau = params.tau;
     let mut stats = Stats::default();
@@ -295,83 +356,81 @@ fn probe(
         // every filterable string after it (those do not probe short strings).
         let last = lengths.partition_point(|&l| l as usize <= sx.chars.len() + tau);
         for y in (first..last).filter(|&y| y < x || items[y].prefix != usize::MAX) {
-            verify(sx, items[y], params, &mut stats, &mut out);
+            verify(sx, items[y], params, &mut scratch.band, &mut stats, &mut out);
         }
         return (out, stats);
     }
     let positional = params.algorithm >= EdAlgorithm::EdJoinL;
     for t in &sx.tokens[..sx.prefix] {
-        let list = &index[t.rank as usize];
+        let list = index.list(t.rank);
         let lo = list.partition_point(|&(r, _, _)| (r as usize) < first);
         let hi = list.partition_point(|&(r, _, _)| (r as usize) < x);
         for &(y, loc, unique) in list.get(lo..hi).unwrap_or(&[]) {
-            if marked[y as usize] || (positional && t.unique && unique && t.loc.abs_diff(loc) as usize > tau) {
+            if scratch.marked[y as usize] || (positional && t.unique && unique && t.loc.abs_diff(loc) as usize > tau) {
                 continue;
             }
-            marked[y as usize] = true;
-            touched.push(y);
+            scratch.marked[y as usize] = true;
+            scratch.touched.push(y);
         }
     }
+    let mut touched = std::mem::take(&mut scratch.touched);
     for &y in touched.iter() {
-        marked[y as usize] = false;
+        scratch.marked[y as usize] = false;
         stats.candidates += 1;
         let sy = items[y as usize];
-        if survives_filters(sx, sy, params) && survives_filters(sy, sx, params) {
-            verify(sx, sy, params, &mut stats, &mut out);
+        if survives_filters(sx, sy, params, scratch) {
+            verify(sx, sy, params, &mut scratch.band, &mut stats, &mut out);
         }
     }
     touched.clear();
+    scratch.touched = touched;
     (out, stats)
 }
 
-fn verify(sx: &Str, sy: &Str, params: &EdParams, stats: &mut Stats, out: &mut Vec<Pair>) {
+fn verify(sx: &Str, sy: &Str, params: &EdParams, band: &mut Band, stats: &mut Stats, out: &mut Vec<Pair>) {
     stats.verifications += 1;
-    if let Some(d) = edit_distance_within(&sx.chars, &sy.chars, params.tau) {
+    if let Some(d) = band.within(&sx.chars, &sy.chars, params.tau) {
         stats.results += 1;
         out.push(Pair::new(sx.line, sy.line, d as f64));
     }
 }
 
 /// Count filter, then (Ed-Join-l) location-based and (Ed-Join) content-based mismatch filters of
-/// `x`'s prefix against `y`. False only when the pair is proven farther than τ.
-fn survives_filters(x: &Str, y: &Str, params: &EdParams) -> bool {
-    let (q, tau) = (params.q, params.tau);
-    // Count filter over the whole gram multisets.
+/// each string's prefix against the other. False only when the pair is proven farther than τ.
+fn survives_filters(x: &Str, y: &Str, params: &EdParams, scratch: &mut Scratch) -> bool {
+    // Count filter over the whole gram multisets: a branch-free merge.
     let common = {
+        let (a, b) = (&x.tokens, &y.tokens);
         let (mut i, mut j, mut c) = (0, 0, 0);
-        while i < x.tokens.len() && j < y.tokens.len() {
-            match x.tokens[i].rank.cmp(&y.tokens[j].rank) {
-                std::cmp::Ordering::Less => i += 1,
-                std::cmp::Ordering::Greater => j += 1,
-                std::cmp::Ordering::Equal => {
-                    c += 1;
-                    i += 1;
-                    j += 1;
-                }
-            }
+        while i < a.len() && j < b.len() {
+            let (u, v) = (a[i].rank, b[j].rank);
+            c += usize::from(u == v);
+            i += usize::from(u <= v);
+            j += usize::from(v <= u);
         }
         c
     };
-    if common + q * tau < x.tokens.len().max(y.tokens.len()) {
+    if common + params.q * params.tau < x.tokens.len().max(y.tokens.len()) {
         return false;
     }
-    if params.algorithm == EdAlgorithm::AllPairsEd {
-        return true;
-    }
+    params.algorithm == EdAlgorithm::AllPairsEd || (mismatch_filters(x, y, params, scratch) && mismatch_filters(y, x, params, scratch))
+}
+
+/// The location-based (and for Ed-Join, content-based) mismatch filters of `x`'s prefix against
+/// `y`: false when the prefix grams `y` lacks need more than τ edits.
+fn mismatch_filters(x: &Str, y: &Str, params: &EdParams, scratch: &mut Scratch) -> bool {
+    let (q, tau) = (params.q, params.tau);
     // Located grams of x's prefix that y lacks: each needs an edit inside it.
-    let mut mismatched: Vec<u32> = x.tokens[..x.prefix]
-        .iter()
-        .filter(|t| t.unique && y.tokens.binary_search_by_key(&t.rank, |u| u.rank).is_err())
-        .map(|t| t.loc)
-        .collect();
+    let mismatched = &mut scratch.mismatched;
+    mismatched.clear();
+    mismatched.extend(
+        x.tokens[..x.prefix].iter().filter(|t| t.unique && y.tokens.binary_search_by_key(&t.rank, |u| u.rank).is_err()).map(|t| t.loc),
+    );
     mismatched.sort_unstable();
-    if min_edits(&mismatched, q) > tau {
+    if min_edits(mismatched, q) > tau {
         return false;
     }
-    if params.algorithm == EdAlgorithm::EdJoin && content_bound(x, y, &mismatched, q) > tau {
-        return false;
-    }
-    true
+    !(params.algorithm == EdAlgorithm::EdJoin && content_bound(x, y, &scratch.mismatched, q, &mut scratch.window_x, &mut scratch.window_y) > tau)
 }
 
 /// Ed-Join's content-based bound: for each run of overlapping unmatched grams (a window of x),
@@ -379,7 +438,7 @@ fn survives_filters(x: &Str, y: &Str, params: &EdParams) -> bool {
 /// positions in y counts the edits at or left of the window's end (each edit changes the
 /// histograms' distance by at most 2); the unmatched grams right of the window need their own
 /// edits. The largest such sum is a lower bound of the edit distance.
-fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize) -> usize {
+fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize, window_x: &mut Vec<char>, window_y: &mut Vec<char>) -> usize {
     let mut best = 0;
     let mut start = 0;
     while start < mismatched.len() {
@@ -388,7 +447,7 @@ fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize) -> usize {
             end += 1;
         }
         let (from, to) = (mismatched[start] as usize, mismatched[end] as usize + q); // [from, to)
-        let l1 = histogram_l1(&x.chars[from..to.min(x.chars.len())], y.chars.get(from..to.min(y.chars.len())).unwrap_or(&[]));
+        let l1 = histogram_l1(&x.chars[from..to.min(x.chars.len())], y.chars.get(from..to.min(y.chars.len())).unwrap_or(&[]), window_x, window_y);
         let bound = l1.div_ceil(2) + min_edits(&mismatched[end + 1..], q);
         best = best.max(bound);
         start = end + 1;
@@ -396,15 +455,15 @@ fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize) -> usize {
     best
 }
 
-fn histogram_l1(a: &[char], b: &[char]) -> usize {
-    let mut counts: HashMap<char, i32> = HashMap::with_capacity(a.len() + b.len());
-    for &c in a {
-        *counts.entry(c).or_insert(0) += 1;
-    }
-    for &c in b {
-        *counts.entry(c).or_insert(0) -= 1;
-    }
-    counts.values().map(|v| v.unsigned_abs() as usize).sum()
+/// The L1 distance of the character histograms of two short windows: sorted copies, merged.
+fn histogram_l1(a: &[char], b: &[char], sorted_a: &mut Vec<char>, sorted_b: &mut Vec<char>) -> usize {
+    sorted_a.clear();
+    sorted_a.extend_from_slice(a);
+    sorted_a.sort_unstable();
+    sorted_b.clear();
+    sorted_b.extend_from_slice(b);
+    sorted_b.sort_unstable();
+    a.len() + b.len() - 2 * dupflow_operators::minhash::intersection(sorted_a, sorted_b)
 }
 
 #[cfg(test)]
@@ -423,6 +482,29 @@ mod tests {
                 let d = edit_distance(&chars(a), &chars(b));
                 for tau in 0..5 {
                     assert_eq!(edit_distance_within(&chars(a), &chars(b), tau), (d <= tau).then_some(d), "{a} {b} {tau}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn histogram_distance() {
+        let (mut sa, mut sb) = (Vec::new(), Vec::new());
+        assert_eq!(histogram_l1(&chars("abca"), &chars("aabd"), &mut sa, &mut sb), 2); // c vs d
+        assert_eq!(histogram_l1(&chars("ёж"), &chars(""), &mut sa, &mut sb), 2);
+        assert_eq!(histogram_l1(&chars("xyz"), &chars("zyx"), &mut sa, &mut sb), 0);
+    }
+
+    #[test]
+    fn a_reused_band_gives_the_same_distances() {
+        // Long strings first, then short ones: stale cells of the longer rows must not leak.
+        let words = ["saturday sunday monday", "sunday saturday", "kitten", "sitting", "ab", "ba", ""];
+        let mut band = Band::default();
+        for a in words {
+            for b in words {
+                let d = edit_distance(&chars(a), &chars(b));
+                for tau in 0..6 {
+                    assert_eq!(band.within(&chars(a), &chars(b), tau), (d <= tau).then_some(d), "{a} {b} {tau}");
                 }
             }
         }
