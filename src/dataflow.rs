@@ -454,14 +454,27 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                 let bytes = std::fs::read(&path).map_err(|e| RunError::Checkpoint { path: path.clone(), message: e.to_string() })?;
                 let raw = lz4_flex::frame::FrameDecoder::new(bytes.as_slice());
                 let mut raw = std::io::BufReader::new(raw);
-                CurrentPages::load(&mut raw, |page| {
-                    if (current::url_key(&page.url) % peers as u64) as usize == index {
-                        if let Ok(changes) = pages.capture(page, 0) {
-                            apply(&mut input, changes);
+                let mut buried = Vec::new();
+                CurrentPages::load(
+                    &mut raw,
+                    |page| {
+                        if (current::url_key(&page.url) % peers as u64) as usize == index {
+                            if let Ok(changes) = pages.capture(page, 0) {
+                                apply(&mut input, changes);
+                            }
                         }
-                    }
-                })
+                    },
+                    |url, date| {
+                        if (url % peers as u64) as usize == index {
+                            buried.push((url, date));
+                        }
+                    },
+                )
                 .map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
+                // After the pages: a tombstone never stands between a saved page and its URL.
+                for (url, date) in buried {
+                    pages.restore_tombstone(url, date);
+                }
             }
             input.advance_to(m.epoch);
         }
@@ -526,6 +539,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                                 }
                                 Err(current::Ignored::Superseded) => metrics.inc(metrics::PAGE_UPDATES, "superseded"),
                                 Err(current::Ignored::Expired) => metrics.inc(metrics::PAGE_UPDATES, "expired"),
+                                Err(current::Ignored::Deleted) => metrics.inc(metrics::PAGE_UPDATES, "after_deletion"),
                             }
                         }
                         taken += 1;
@@ -533,8 +547,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                             break;
                         }
                     }
-                    Ok(Message::Delete(url)) => {
-                        let changes = pages.delete(&url);
+                    Ok(Message::Delete(url, as_of)) => {
+                        let changes = pages.delete(&url, as_of);
                         metrics.add(metrics::PAGE_UPDATES, "deleted", changes.len() as i64);
                         apply(&mut input, changes);
                         taken += 1;

@@ -66,7 +66,7 @@ metrics! {
     EPOCH_SECONDS = "dupflow_epoch_latency_seconds", Histogram(SECONDS), None, "From an epoch's close at the reader to its cluster changes at the sink.";
     RECORD_LATENCY = "dupflow_record_latency_seconds", Histogram(SECONDS), None, "From a record being read to its epoch's cluster changes being written.";
     PAGE_UPDATES = "dupflow_page_updates_total", Counter, Some("kind"), "Captures and deletions by effect: inserted, replaced, superseded (an older capture), expired (outside retention), deleted, retired (left the retention window).";
-    HELD_BYTES = "dupflow_held_page_bytes", Gauge, None, "Bytes of held pages (LZ4 HTML, URLs) kept to retract or checkpoint them.";
+    HELD_BYTES = "dupflow_held_page_bytes", Gauge, None, "Bytes of held pages (sentence keys, URLs, ids) and deletion tombstones, kept to retract or checkpoint them.";
     CHECKPOINTS = "dupflow_checkpoints_total", Counter, None, "Checkpoints written.";
     CHANNEL_DEPTH = "dupflow_channel_depth_records", Gauge, None, "Records waiting between the reader and the workers (backpressure when full).";
     CHANNEL_CAPACITY = "dupflow_channel_capacity_records", Gauge, None, "Capacity of the reader-to-worker channels.";

@@ -6,6 +6,11 @@
 //! document is retracted and the new one inserted, so its cluster can split. An older capture
 //! arriving late changes nothing (replaying archives out of order gives the same pages); of two
 //! captures in the same second, the later arrival wins.
+//! A deletion leaves a tombstone: the URL's key and the crawl date the deletion stands for (the
+//! newest date of the feed when it was read, or of the deleted capture if newer). A capture
+//! dated at or before it is a stale copy and changes nothing; a newer one is a re-crawl and
+//! brings the URL back. Tombstones leave with the retention window (a capture they would stop
+//! is out of the window anyway) and are saved in checkpoints.
 //! To retract a page the dataflow needs it again, so the compact page is kept (sentence keys
 //! and weights, shingles when a method needs them, URL, ids: no text); this is also what a
 //! checkpoint saves (LZ4-framed).
@@ -42,6 +47,8 @@ pub enum Ignored {
     Superseded,
     /// Older than the retention window.
     Expired,
+    /// Dated at or before a deletion of its URL.
+    Deleted,
 }
 
 /// The key of a URL (routing and state).
@@ -58,12 +65,24 @@ pub struct CurrentPages {
     by_url: HashMap<u64, Vec<u64>>,
     /// (crawl date, page key): the retention order.
     by_date: BTreeSet<(u64, u64)>,
+    /// URL key → the crawl date a deletion stands for.
+    tombstones: HashMap<u64, u64>,
+    /// (date, URL key) of the tombstones: the retention order.
+    tombstones_by_date: BTreeSet<(u64, u64)>,
     bytes: usize,
 }
 
 impl CurrentPages {
     pub fn new(mode: Recrawls) -> Self {
-        CurrentPages { mode, pages: HashMap::new(), by_url: HashMap::new(), by_date: BTreeSet::new(), bytes: 0 }
+        CurrentPages {
+            mode,
+            pages: HashMap::new(),
+            by_url: HashMap::new(),
+            by_date: BTreeSet::new(),
+            tombstones: HashMap::new(),
+            tombstones_by_date: BTreeSet::new(),
+            bytes: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -74,9 +93,35 @@ impl CurrentPages {
         self.pages.is_empty()
     }
 
-    /// Bytes held (sentences, shingles, URLs, ids): the state per page the README states.
+    /// Bytes held (sentences, shingles, URLs, ids, tombstones): the state the README states.
     pub fn bytes(&self) -> usize {
-        self.bytes
+        self.bytes + self.tombstones.len() * Self::TOMBSTONE_COST
+    }
+
+    /// Tombstones held.
+    pub fn tombstones(&self) -> usize {
+        self.tombstones.len()
+    }
+
+    /// A tombstone's bytes: its map entry and its retention-order entry, with their overhead.
+    const TOMBSTONE_COST: usize = 48;
+
+    fn bury(&mut self, url: u64, date: u64) {
+        let old = self.tombstones.get(&url).copied();
+        if old.is_some_and(|d| d >= date) {
+            return;
+        }
+        if let Some(d) = old {
+            self.tombstones_by_date.remove(&(d, url));
+        }
+        self.tombstones.insert(url, date);
+        self.tombstones_by_date.insert((date, url));
+    }
+
+    fn unbury(&mut self, url: u64) {
+        if let Some(d) = self.tombstones.remove(&url) {
+            self.tombstones_by_date.remove(&(d, url));
+        }
     }
 
     fn cost(page: &Page) -> usize {
@@ -122,6 +167,12 @@ impl CurrentPages {
         if page.id.date < expire_before {
             return Err(Ignored::Expired);
         }
+        let url = url_key(&page.url);
+        match self.tombstones.get(&url) {
+            Some(&deleted) if page.id.date <= deleted => return Err(Ignored::Deleted),
+            Some(_) => self.unbury(url),
+            None => {}
+        }
         let key = self.page_key(&page);
         let mut changes = Vec::with_capacity(2);
         if let Some(held) = self.pages.get(&key) {
@@ -137,16 +188,30 @@ impl CurrentPages {
         Ok(changes)
     }
 
-    /// Retracts every held capture of `url`.
-    pub fn delete(&mut self, url: &str) -> Vec<Change> {
-        let keys = self.by_url.get(&url_key(url)).cloned().unwrap_or_default();
-        keys.into_iter().filter_map(|k| self.take(k)).collect()
+    /// Retracts every held capture of `url`, and leaves a tombstone at `as_of` (the feed's
+    /// newest crawl date when the deletion was read) or the newest deleted capture's date.
+    pub fn delete(&mut self, url: &str, as_of: u64) -> Vec<Change> {
+        let url = url_key(url);
+        let keys = self.by_url.get(&url).cloned().unwrap_or_default();
+        let changes: Vec<Change> = keys.into_iter().filter_map(|k| self.take(k)).collect();
+        let newest = changes.iter().map(|c| if let Change::Remove(p) = c { p.id.date } else { 0 }).max().unwrap_or(0);
+        self.bury(url, as_of.max(newest));
+        changes
     }
 
-    /// Retracts the pages crawled before `date`.
+    /// Retracts the pages crawled before `date`, and forgets the tombstones before it.
     pub fn expire(&mut self, date: u64) -> Vec<Change> {
+        let buried: Vec<u64> = self.tombstones_by_date.range(..(date, 0)).map(|&(_, u)| u).collect();
+        for url in buried {
+            self.unbury(url);
+        }
         let old: Vec<u64> = self.by_date.range(..(date, 0)).map(|&(_, k)| k).collect();
         old.into_iter().filter_map(|k| self.take(k)).collect()
+    }
+
+    /// Restores a tombstone read from a checkpoint.
+    pub fn restore_tombstone(&mut self, url: u64, date: u64) {
+        self.bury(url, date);
     }
 
     /// The held pages, by page id.
@@ -181,11 +246,18 @@ impl CurrentPages {
                 out.write_all(&s.to_le_bytes())?;
             }
         }
+        // Then the tombstones: a count and (URL key, date) pairs.
+        out.write_all(&(self.tombstones_by_date.len() as u64).to_le_bytes())?;
+        for &(date, url) in &self.tombstones_by_date {
+            out.write_all(&url.to_le_bytes())?;
+            out.write_all(&date.to_le_bytes())?;
+        }
         Ok(())
     }
 
-    /// Reads pages saved by `save`, calling `each` with every one.
-    pub fn load(input: &mut impl Read, mut each: impl FnMut(Page)) -> io::Result<()> {
+    /// Reads what `save` wrote, calling `each` with every page and `buried` with every
+    /// tombstone (URL key, date).
+    pub fn load(input: &mut impl Read, mut each: impl FnMut(Page), mut buried: impl FnMut(u64, u64)) -> io::Result<()> {
         fn array<const N: usize>(input: &mut impl Read) -> io::Result<[u8; N]> {
             let mut b = [0u8; N];
             input.read_exact(&mut b)?;
@@ -222,6 +294,11 @@ impl CurrentPages {
             }
             each(Page { id: PageId { date, hash }, url, host, record_id, sentences, shingles });
         }
+        let count = u64_of(input)?;
+        for _ in 0..count {
+            let (url, date) = (u64_of(input)?, u64_of(input)?);
+            buried(url, date);
+        }
         Ok(())
     }
 }
@@ -250,8 +327,9 @@ mod tests {
         assert_eq!(pages.capture(page("u", 15, "c"), 0), Err(Ignored::Superseded));
         assert_eq!(pages.capture(page("u", 20, "b"), 0), Err(Ignored::Superseded));
         assert_eq!(pages.len(), 1);
-        assert_eq!(pages.delete("u"), vec![Change::Remove(page("u", 20, "b"))]);
-        assert!(pages.is_empty() && pages.bytes() == 0);
+        assert_eq!(pages.delete("u", 0), vec![Change::Remove(page("u", 20, "b"))]);
+        assert!(pages.is_empty());
+        assert_eq!((pages.tombstones(), pages.bytes()), (1, CurrentPages::TOMBSTONE_COST));
     }
 
     #[test]
@@ -260,7 +338,34 @@ mod tests {
         pages.capture(page("u", 10, "a"), 0).unwrap();
         pages.capture(page("u", 20, "b"), 0).unwrap();
         assert_eq!(pages.len(), 2);
-        assert_eq!(pages.delete("u").len(), 2);
+        assert_eq!(pages.delete("u", 0).len(), 2);
+        assert_eq!(pages.capture(page("u", 20, "c"), 0), Err(Ignored::Deleted));
+        assert_eq!(pages.capture(page("u", 21, "d"), 0).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_deletion_stops_older_captures_and_a_recrawl_brings_the_url_back() {
+        let mut pages = CurrentPages::new(Recrawls::Replace);
+        pages.capture(page("u", 10, "a"), 0).unwrap();
+        // Read when the feed had reached date 30: captures up to 30 are stale copies.
+        assert_eq!(pages.delete("u", 30).len(), 1);
+        assert_eq!(pages.capture(page("u", 5, "old"), 0), Err(Ignored::Deleted));
+        assert_eq!(pages.capture(page("u", 30, "same"), 0), Err(Ignored::Deleted));
+        // A URL never held is buried too (its capture may still be on its way).
+        assert!(pages.delete("w", 30).is_empty());
+        assert_eq!(pages.capture(page("w", 12, "late"), 0), Err(Ignored::Deleted));
+        // Deleting a capture newer than the feed's clock buries at the capture's date.
+        pages.capture(page("x", 50, "a"), 0).unwrap();
+        pages.delete("x", 30);
+        assert_eq!(pages.capture(page("x", 40, "b"), 0), Err(Ignored::Deleted));
+        // A re-crawl after the deletion is back, and its tombstone gone.
+        assert_eq!(pages.capture(page("u", 31, "new"), 0).unwrap(), vec![Change::Insert(page("u", 31, "new"))]);
+        assert_eq!(pages.tombstones(), 2);
+        // Retention forgets tombstones before the window (what they stop is expired anyway).
+        pages.expire(31);
+        assert_eq!(pages.tombstones(), 1);
+        assert_eq!(pages.capture(page("w", 12, "late"), 31), Err(Ignored::Expired));
+        assert_eq!(pages.capture(page("x", 45, "c"), 31), Err(Ignored::Deleted));
     }
 
     #[test]
@@ -280,14 +385,16 @@ mod tests {
         let mut pages = CurrentPages::new(Recrawls::Replace);
         pages.capture(page("ü", 10, "a"), 0).unwrap();
         pages.capture(page("v", 11, "b"), 0).unwrap();
+        pages.delete("gone", 40);
         let mut bytes = Vec::new();
         pages.save(&mut bytes).unwrap();
-        let mut loaded = Vec::new();
-        CurrentPages::load(&mut bytes.as_slice(), |p| loaded.push(p)).unwrap();
+        let (mut loaded, mut buried) = (Vec::new(), Vec::new());
+        CurrentPages::load(&mut bytes.as_slice(), |p| loaded.push(p), |url, date| buried.push((url, date))).unwrap();
         loaded.sort();
         let mut expected = vec![page("ü", 10, "a"), page("v", 11, "b")];
         expected.sort();
         assert_eq!(loaded, expected);
-        assert!(CurrentPages::load(&mut &bytes[..bytes.len() - 3], |_| {}).is_err());
+        assert_eq!(buried, vec![(url_key("gone"), 40)]);
+        assert!(CurrentPages::load(&mut &bytes[..bytes.len() - 3], |_| {}, |_, _| {}).is_err());
     }
 }

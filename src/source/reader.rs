@@ -47,8 +47,9 @@ pub enum ScriptItem {
 
 pub(crate) enum Message {
     Record(Box<RawRecord>),
-    /// Retract the pages of this URL.
-    Delete(String),
+    /// Retract the pages of this URL; captures dated up to the crawl date given (the feed's
+    /// newest when the deletion was read) stay out.
+    Delete(String, u64),
     /// Close the current epoch: later records belong to `next`. Pages crawled before
     /// `expire_before` leave (retention); with `checkpoint`, save the held pages first.
     Epoch { next: u64, expire_before: u64, checkpoint: bool },
@@ -195,7 +196,7 @@ impl ReaderCore {
 
     fn delete(&mut self, url: &str) {
         if let Some(local) = self.route(url) {
-            let _ = self.senders[local].send(Message::Delete(url.to_string()));
+            let _ = self.senders[local].send(Message::Delete(url.to_string(), self.progress.max_date));
         }
         if self.in_epoch == 0 {
             self.epoch_started = Instant::now();
