@@ -36,7 +36,7 @@ row() { # file label cpp-command dupflow-args...
         cmp -s "$dir/ours.txt" "$dir/theirs.txt" || { echo "C++ baseline and dupflow differ on: $label $*" >&2; exit 1; }
         theirs="$(echo "$cline" | sed -E "${stat}\6 | \7/")"
     fi
-    echo "| $label |$first$cells $theirs |"
+    echo "| $label $first$cells $theirs |"
 }
 header="| input | join | records | candidates | verifications | results | tokenize s |"; rule="|---|---|---:|---:|---:|---:|---:|"
 for t in ${threads[@]}; do header="$header join s, $t thread(s) |"; rule="$rule---:|"; done

@@ -104,6 +104,7 @@ struct Banded {
   int within(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b, int tau) {
     int n = (int)a.size(), m = (int)b.size();
     if (std::abs(n - m) > tau) return -1;
+    if (a == b) return 0;
     const int BIG = 1 << 29;
     prev.assign(m + 1, BIG);
     cur.assign(m + 1, BIG);

@@ -209,8 +209,8 @@ pub fn edit_distance_within(a: &[char], b: &[char], tau: usize) -> Option<usize>
 /// The two rows of the banded edit distance, kept between verifications.
 #[derive(Default)]
 pub struct Band {
-    prev: Vec<usize>,
-    cur: Vec<usize>,
+    prev: Vec<u32>,
+    cur: Vec<u32>,
 }
 
 impl Band {
@@ -220,14 +220,19 @@ impl Band {
         if n.abs_diff(m) > tau {
             return None;
         }
-        const BIG: usize = usize::MAX / 2;
+        if a == b {
+            return Some(0);
+        }
+        // Cells are u32 (a distance above τ is only ever compared with τ, so it saturates at BIG).
+        const BIG: u32 = u32::MAX / 2;
+        let t = tau.min(BIG as usize - 1) as u32;
         let (prev, cur) = (&mut self.prev, &mut self.cur);
         prev.clear();
         prev.resize(m + 1, BIG);
         cur.clear();
         cur.resize(m + 1, BIG);
         for (j, p) in prev.iter_mut().enumerate().take(tau.min(m) + 1) {
-            *p = j;
+            *p = j as u32;
         }
         for i in 1..=n {
             let lo = i.saturating_sub(tau);
@@ -239,21 +244,29 @@ impl Band {
             }
             let mut row_min = BIG;
             if lo == 0 {
-                cur[0] = i;
-                row_min = i;
+                cur[0] = (i as u32).min(BIG);
+                row_min = cur[0];
             }
-            for j in lo.max(1)..=hi {
-                let sub = prev[j - 1] + usize::from(a[i - 1] != b[j - 1]);
-                let v = sub.min(prev[j] + 1).min(cur[j - 1] + 1);
-                cur[j] = v;
-                row_min = row_min.min(v);
+            let ca = a[i - 1];
+            let from = lo.max(1);
+            if from <= hi {
+                let (up, left_row) = (&prev[from - 1..=hi], &mut cur[from - 1..=hi]);
+                let bs = &b[from - 1..hi];
+                let mut left = left_row[0];
+                for k in 0..bs.len() {
+                    let sub = up[k] + u32::from(ca != bs[k]);
+                    let v = sub.min(up[k + 1] + 1).min(left + 1);
+                    left_row[k + 1] = v;
+                    left = v;
+                    row_min = row_min.min(v);
+                }
             }
-            if row_min > tau {
+            if row_min > t {
                 return None;
             }
             std::mem::swap(prev, cur);
         }
-        (prev[m] <= tau).then_some(prev[m])
+        (prev[m] <= t).then_some(prev[m] as usize)
     }
 }
 
