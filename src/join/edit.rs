@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 use dupflow_operators::sentence::Mixed;
 
-use super::{JoinError, Pair, Stats};
+use super::{FlatIndex, JoinError, Pair, Stats};
 
 /// The algorithm of an edit-distance join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -298,44 +298,17 @@ pub fn join(strings: &Strings, params: &EdParams) -> (Vec<Pair>, Stats) {
     let items: Vec<&Str> = order.iter().map(|&i| &strings.items[i as usize]).collect();
     let lengths: Vec<u32> = items.iter().map(|s| s.chars.len() as u32).collect();
 
-    // Inverted index of prefixes, flat: token → (string position in the order, location,
-    // whether the gram is unique in its string), ascending by position.
+    // Inverted index of prefixes: token → (string position in the order, location, whether the
+    // gram is unique in its string), ascending by position.
     let universe = items.iter().flat_map(|s| s.tokens.iter()).map(|t| t.rank as usize + 1).max().unwrap_or(0);
-    fn prefix(s: &Str) -> &[Token] {
-        if s.prefix == usize::MAX { &[] } else { &s.tokens[..s.prefix] }
-    }
-    let mut starts = vec![0u32; universe + 1];
-    for s in &items {
-        for t in prefix(s) {
-            starts[t.rank as usize + 1] += 1;
-        }
-    }
-    for k in 1..starts.len() {
-        starts[k] += starts[k - 1];
-    }
-    let mut postings = vec![(0u32, 0u32, false); starts[universe] as usize];
-    let mut fill = starts.clone();
-    for (r, s) in items.iter().enumerate() {
-        for t in prefix(s) {
-            postings[fill[t.rank as usize] as usize] = (r as u32, t.loc, t.unique);
-            fill[t.rank as usize] += 1;
-        }
-    }
-    let index = Index { starts, postings };
+    let index = FlatIndex::build(universe, || {
+        items.iter().enumerate().flat_map(|(r, s)| {
+            let prefix = if s.prefix == usize::MAX { &[][..] } else { &s.tokens[..s.prefix] };
+            prefix.iter().map(move |t| (t.rank, (r as u32, t.loc, t.unique)))
+        })
+    });
     let n = items.len();
     super::probe_all(n, || Scratch::new(n), |scratch, x| probe(x, &items, &lengths, &index, params, scratch))
-}
-
-/// The inverted index, flat.
-struct Index {
-    starts: Vec<u32>,
-    postings: Vec<(u32, u32, bool)>,
-}
-
-impl Index {
-    fn list(&self, token: u32) -> &[(u32, u32, bool)] {
-        &self.postings[self.starts[token as usize] as usize..self.starts[token as usize + 1] as usize]
-    }
 }
 
 /// A probing thread's state, reused from string to string.
@@ -356,7 +329,7 @@ impl Scratch {
     }
 }
 
-fn probe(x: usize, items: &[&Str], lengths: &[u32], index: &Index, params: &EdParams, scratch: &mut Scratch) -> (Vec<Pair>, Stats) {
+fn probe(x: usize, items: &[&Str], lengths: &[u32], index: &FlatIndex<(u32, u32, bool)>, params: &EdParams, scratch: &mut Scratch) -> (Vec<Pair>, Stats) {
     let sx = items[x];
     let tau = params.tau;
     let mut stats = Stats::default();

@@ -90,6 +90,38 @@ pub enum JoinError {
     Threads(String),
 }
 
+/// An inverted index in one flat array: the list of token `t` is `postings[starts[t]..starts[t + 1]]`,
+/// its postings in the order they were given.
+struct FlatIndex<P> {
+    starts: Vec<u32>,
+    postings: Vec<P>,
+}
+
+impl<P: Copy + Default> FlatIndex<P> {
+    /// Builds the index of tokens `0..universe` from `entries`, which is called twice (to count,
+    /// then to fill) and must give the same (token, posting) pairs both times.
+    fn build<I: Iterator<Item = (u32, P)>>(universe: usize, entries: impl Fn() -> I) -> FlatIndex<P> {
+        let mut starts = vec![0u32; universe + 1];
+        for (token, _) in entries() {
+            starts[token as usize + 1] += 1;
+        }
+        for k in 1..starts.len() {
+            starts[k] += starts[k - 1];
+        }
+        let mut postings = vec![P::default(); starts[universe] as usize];
+        let mut fill = starts.clone();
+        for (token, posting) in entries() {
+            postings[fill[token as usize] as usize] = posting;
+            fill[token as usize] += 1;
+        }
+        FlatIndex { starts, postings }
+    }
+
+    fn list(&self, token: u32) -> &[P] {
+        &self.postings[self.starts[token as usize] as usize..self.starts[token as usize + 1] as usize]
+    }
+}
+
 /// Probes every record `0..n` in parallel, each worker thread with its own scratch state from
 /// `init`, and gathers the pairs (sorted) and the summed statistics.
 fn probe_all<S: Send, I, P>(n: usize, init: I, probe: P) -> (Vec<Pair>, Stats)

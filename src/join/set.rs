@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::{JoinError, Pair, Stats};
+use super::{FlatIndex, JoinError, Pair, Stats};
 
 /// The similarity measure of a set join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -327,26 +327,13 @@ pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (V
         .collect();
 
     // Inverted index of index prefixes: token → (record position in `order`, token position),
-    // ascending by record, hence by size; one flat array, list `t` at `starts[t]..starts[t + 1]`.
+    // ascending by record, hence by size.
     let universe = tokens.iter().flat_map(|t| t.iter()).max().map_or(0, |&m| m as usize + 1);
-    let mut starts = vec![0u32; universe + 1];
-    for t in &tokens {
-        for &tok in &t[..bounds[t.len()].index_prefix] {
-            starts[tok as usize + 1] += 1;
-        }
-    }
-    for k in 1..starts.len() {
-        starts[k] += starts[k - 1];
-    }
-    let mut postings = vec![(0u32, 0u32); starts[universe] as usize];
-    let mut fill = starts.clone();
-    for (r, t) in tokens.iter().enumerate() {
-        for (pos, &tok) in t[..bounds[t.len()].index_prefix].iter().enumerate() {
-            postings[fill[tok as usize] as usize] = (r as u32, pos as u32);
-            fill[tok as usize] += 1;
-        }
-    }
-    let index = Index { starts, postings };
+    let index = FlatIndex::build(universe, || {
+        tokens.iter().enumerate().flat_map(|(r, t)| {
+            t[..bounds[t.len()].index_prefix].iter().enumerate().map(move |(pos, &tok)| (tok, (r as u32, pos as u32)))
+        })
+    });
 
     // first_of_size[s]: the first record (in order) of size s or more.
     let first_of_size: Vec<u32> = (0..=max_size).map(|s| sizes.partition_point(|&z| (z as usize) < s) as u32).collect();
@@ -355,24 +342,12 @@ pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (V
     super::probe_all(n, || Scratch { counts: vec![0; n], touched: Vec::new(), alpha: Vec::new(), alpha_size: usize::MAX }, |scratch, x| join.probe(x, scratch))
 }
 
-/// The inverted index, flat.
-struct Index {
-    starts: Vec<u32>,
-    postings: Vec<(u32, u32)>,
-}
-
-impl Index {
-    fn list(&self, token: u32) -> &[(u32, u32)] {
-        &self.postings[self.starts[token as usize] as usize..self.starts[token as usize + 1] as usize]
-    }
-}
-
 /// What every probe reads.
 struct Join<'a> {
     tokens: &'a [&'a [u32]],
     sizes: &'a [u32],
     lines: &'a [u32],
-    index: &'a Index,
+    index: &'a FlatIndex<(u32, u32)>,
     bounds: &'a [Bounds],
     first_of_size: &'a [u32],
     threshold: Threshold,
