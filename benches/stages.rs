@@ -82,7 +82,11 @@ fn strip_and_split(c: &mut Criterion) {
 }
 
 fn verify(c: &mut Criterion) {
-    let page = |seed: u64, n: u64| Content { sentences: (0..n).map(|i| (sentence::mix64(seed ^ i), 12)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
+    let page = |seed: u64, n: u64| Content {
+        sentences: (0..n).map(|i| (sentence::mix64(seed ^ i), 12)).collect(),
+        shingles: Vec::new(),
+        term_weights: Vec::new(),
+    };
     let a = page(1, 300);
     let mut b = a.clone();
     for i in (0..300).step_by(10) {

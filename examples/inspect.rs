@@ -7,7 +7,9 @@ fn main() {
             Ok(record) => {
                 let outcome = dupflow::source::http::interpret(&record, 2 << 20);
                 let what = match outcome {
-                    Ok((dupflow::source::http::Outcome::Page(d), q)) => format!("page {} ({}, {} bytes, {q:?})", d.url, d.charset, d.html.len()),
+                    Ok((dupflow::source::http::Outcome::Page(d), q)) => {
+                        format!("page {} ({}, {} bytes, {q:?})", d.url, d.charset, d.html.len())
+                    }
                     Ok((o, _)) => format!("{o:?}").chars().take(100).collect(),
                     Err(e) => format!("error {e}"),
                 };

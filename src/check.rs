@@ -16,8 +16,8 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use dupflow_operators::template::TemplateConfig;
 use dupflow_operators::sentence::SentenceConfig;
+use dupflow_operators::template::TemplateConfig;
 use dupflow_operators::{Page, PageId, PageMeta};
 use serde::Serialize;
 
@@ -181,8 +181,7 @@ impl ShareIndex {
         let holders = |key: u64| -> Vec<PageId> {
             self.holders.get(&key).map(|v| v.iter().copied().filter(|&p| Some(p) != exclude).collect()).unwrap_or_default()
         };
-        let dup: Vec<(usize, u16, Vec<PageId>)> =
-            kept.iter().map(|&(i, k, w)| (i, w, holders(k))).filter(|d| !d.2.is_empty()).collect();
+        let dup: Vec<(usize, u16, Vec<PageId>)> = kept.iter().map(|&(i, k, w)| (i, w, holders(k))).filter(|d| !d.2.is_empty()).collect();
         let dup_weight: u64 = dup.iter().map(|d| d.1 as u64).sum();
         let share = if total == 0 { 0.0 } else { dup_weight as f64 / total as f64 };
         let url = |p: &PageId| self.pages[p].url.clone();
@@ -247,7 +246,8 @@ pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)
         (text.lines().map(str::to_string).collect(), None)
     };
     let meta = PageMeta { id: PageId::default(), url: String::new(), host: 0, record_id: String::new() };
-    let (page, _) = dupflow_operators::sentence::page_in(meta, &blocks, config, dupflow_operators::sentence::Shingling::None, lang.as_deref());
+    let (page, _) =
+        dupflow_operators::sentence::page_in(meta, &blocks, config, dupflow_operators::sentence::Shingling::None, lang.as_deref());
     page.sentences.iter().map(|s| (s.key, s.weight)).collect()
 }
 

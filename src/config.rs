@@ -81,18 +81,12 @@ impl Default for MetricsConfig {
 }
 
 /// The sentence share in the stream (`spans.jsonl`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
 pub struct ShareConfig {
     /// Keep, per page, the share of its sentences already on an earlier page and the spans
     /// (off by default: it costs about a third more time and memory on the dev benchmark).
     pub enabled: bool,
-}
-
-impl Default for ShareConfig {
-    fn default() -> Self {
-        ShareConfig { enabled: false }
-    }
 }
 
 /// The whole of pipeline.toml.
@@ -139,9 +133,8 @@ impl PipelineConfig {
 
     /// Checks values that parse but make no sense.
     pub fn validate(&self, origin: &str) -> Result<(), ConfigError> {
-        let invalid = |key: &'static str, message: &str| {
-            Err(ConfigError::Invalid { path: origin.to_string(), key, message: message.to_string() })
-        };
+        let invalid =
+            |key: &'static str, message: &str| Err(ConfigError::Invalid { path: origin.to_string(), key, message: message.to_string() });
         let v = &self.verify;
         if !(v.threshold > 0.0 && v.threshold <= 1.0) {
             return invalid("verify.threshold", "must be in (0, 1]");
@@ -208,7 +201,7 @@ impl PipelineConfig {
     /// The method's settings, as the operators take them.
     pub fn method(&self) -> MethodConfig {
         MethodConfig {
-            template: self.template.clone(),
+            template: self.template,
             fingerprint: self.fingerprint.clone(),
             candidates: self.candidates.clone(),
             verify: self.verify.clone(),

@@ -35,18 +35,18 @@ use timely::{CommunicationConfig, WorkerConfig};
 use dupflow_operators::candidates::{components, CandidateSets};
 use dupflow_operators::fingerprint::Fingerprint;
 use dupflow_operators::minhash::MinhashBands;
-use dupflow_operators::simhash::{simhash, SimhashEdges};
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
-use dupflow_operators::template::{Filtered, RemoveTemplates};
 use dupflow_operators::share::{SentenceShare, Shared};
+use dupflow_operators::simhash::{simhash, SimhashEdges};
+use dupflow_operators::template::{Filtered, RemoveTemplates};
 use dupflow_operators::verify::{Assignment, VerifyClusters, VerifyMethod};
 use dupflow_operators::{Content, Page, PageId, PageMeta};
 
 use crate::config::PipelineConfig;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
-use crate::source::http::{self, Outcome, Revisit};
 use crate::source::current::{self, Change, CurrentPages};
+use crate::source::http::{self, Outcome, Revisit};
 use crate::source::{Input, RawRecord};
 
 /// One row of the dataflow's output: a page and where it is clustered.
@@ -58,13 +58,22 @@ pub struct ClusterRow {
     pub assignment: Assignment,
 }
 
+/// Each page's cluster assignment, as a collection.
+pub type Assignments<'scope> = VecCollection<'scope, u64, (PageId, Assignment), isize>;
+
+/// Each page's sentence share, as a collection.
+pub type Shares<'scope> = VecCollection<'scope, u64, (PageId, Shared), isize>;
+
+/// Updates as timely delivers them: (data, time, diff).
+type Updates<D> = Vec<(D, u64, isize)>;
+
 /// The method's stages on a collection of pages: templates, fingerprints, candidate sets and
 /// verification. Returns each page's cluster assignment. Counters go to `metrics`.
 pub fn clusters<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     method: &MethodConfig,
     metrics: Arc<Registry>,
-) -> VecCollection<'scope, u64, (PageId, Assignment), isize> {
+) -> Assignments<'scope> {
     clusters_and_shares(pages, method, metrics, false).0
 }
 
@@ -74,7 +83,7 @@ pub fn clusters_and_shares<'scope>(
     method: &MethodConfig,
     metrics: Arc<Registry>,
     share: bool,
-) -> (VecCollection<'scope, u64, (PageId, Assignment), isize>, Option<VecCollection<'scope, u64, (PageId, Shared), isize>>) {
+) -> (Assignments<'scope>, Option<Shares<'scope>>) {
     let (filtered, templates) = pages.clone().remove_templates(method.template);
     let shares = share.then(|| filtered.clone().sentence_share());
     let template_gauge = metrics.clone();
@@ -140,9 +149,7 @@ pub fn candidate_sets<'scope>(
 ) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
     let page_ids = pages.clone().map(|(id, _)| id);
     let fingerprints = match &method.fingerprint {
-        Fingerprinting::Sentence(config) => {
-            filtered.map(|(id, page)| (id, page.fingerprint_keys)).fingerprints(config.clone())
-        }
+        Fingerprinting::Sentence(config) => filtered.map(|(id, page)| (id, page.fingerprint_keys)).fingerprints(config.clone()),
         Fingerprinting::Minhash(config) => pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone()),
         Fingerprinting::Simhash(config) => {
             // Edges straight from the block tables: only pairs within the Hamming distance.
@@ -153,16 +160,14 @@ pub fn candidate_sets<'scope>(
         }
     };
     let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
-    candidates
-        .oversized_fingerprints
-        .inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
+    candidates.oversized_fingerprints.inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
     candidates.sets
 }
 
 pub use crate::sink::stream::{load_manifest, Manifest, MANIFEST};
-pub use crate::source::reader::{Feed, Followed, InputProgress, ReaderProgress, ScriptItem};
 use crate::sink::stream::{part_path, revisits_path, write_atomic, Sink};
 use crate::source::reader::{read_feed, EpochPolicy, Message, ReaderCore};
+pub use crate::source::reader::{Feed, Followed, InputProgress, ReaderProgress, ScriptItem};
 
 /// What a run was asked to do.
 #[derive(Clone)]
@@ -231,7 +236,6 @@ pub enum RunError {
     Output { path: PathBuf, source: std::io::Error },
 }
 
-
 /// Turns a record into a document for the dataflow (or counts why not).
 fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, revisits: &mut Vec<Revisit>) -> Option<(PageMeta, String)> {
     let started = Instant::now();
@@ -277,7 +281,6 @@ fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, re
     }
 }
 
-
 /// Runs the pipeline over the feed (to its end, or until a stop request) and returns process
 /// 0's output.
 pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
@@ -312,15 +315,14 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         tracing::info!("resuming from the checkpoint of epoch {} ({} inputs read so far)", m.epoch, m.reader.inputs.len());
     }
 
-    let (senders, receivers): (Vec<_>, Vec<_>) =
-        (0..workers).map(|_| bounded::<Message>(options.config.source.channel_capacity)).unzip();
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| bounded::<Message>(options.config.source.channel_capacity)).unzip();
     let watched: Vec<Receiver<Message>> = receivers.clone();
     *options.live.channel_depth.lock().expect("live lock") = Some(Box::new(move || watched.iter().map(|r| r.len()).sum()));
     let receivers: Arc<Mutex<Vec<Option<Receiver<Message>>>>> = Arc::new(Mutex::new(receivers.into_iter().map(Some).collect()));
     let source_config = options.config.source.clone();
     let report_errors = options.process == 0;
     if let Feed::Inputs(inputs) = &options.feed {
-        metrics.set(metrics::INPUT_BYTES, "", inputs.iter().filter_map(Input::len).sum::<u64>() as i64);
+        metrics.set(metrics::INPUT_BYTES, "", inputs.iter().filter_map(Input::size).sum::<u64>() as i64);
     }
     metrics.set(metrics::CHANNEL_CAPACITY, "", (source_config.channel_capacity * workers) as i64);
     let start_epoch = manifest.as_ref().map_or(0, |m| m.epoch);
@@ -363,8 +365,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let guards = timely::execute(config, move |worker| -> Result<_, RunError> {
         let index = worker.index();
         let receiver = receivers.lock().expect("receivers")[index - first_worker].take().expect("one receiver per worker");
-        let collected: Rc<RefCell<Vec<(ClusterRow, u64, isize)>>> = Rc::new(RefCell::new(Vec::new()));
-        let collected_shares: Rc<RefCell<Vec<((PageId, Shared), u64, isize)>>> = Rc::new(RefCell::new(Vec::new()));
+        let collected: Rc<RefCell<Updates<ClusterRow>>> = Rc::new(RefCell::new(Vec::new()));
+        let collected_shares: Rc<RefCell<Updates<(PageId, Shared)>>> = Rc::new(RefCell::new(Vec::new()));
         let method = pipeline.method();
         let metrics = metrics.clone();
         let live = live.clone();
@@ -373,20 +375,16 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             // them to retract on re-crawl, deletion or retention.
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
             let (assignments, shares) = clusters_and_shares(pages.clone(), &method, metrics.clone(), pipeline.share.enabled);
-            let rows = pages
-                .map(|(id, page)| (id, (page.url, page.record_id)))
-                .join_map(assignments, |&page, (url, record_id), assignment| ClusterRow {
-                    page,
-                    url: url.clone(),
-                    record_id: record_id.clone(),
-                    assignment: *assignment,
+            let rows =
+                pages.map(|(id, page)| (id, (page.url, page.record_id))).join_map(assignments, |&page, (url, record_id), assignment| {
+                    ClusterRow { page, url: url.clone(), record_id: record_id.clone(), assignment: *assignment }
                 });
             let sink = collected.clone();
             let (probe, _) = rows
                 .consolidate()
                 .inner
                 .exchange(|_| 0)
-                .inspect_core(move |event: Result<(_, &Vec<(ClusterRow, u64, isize)>), _>| {
+                .inspect_core(move |event: Result<(_, &Updates<ClusterRow>), _>| {
                     if let Ok((_, updates)) = event {
                         sink.borrow_mut().extend_from_slice(updates);
                     }
@@ -398,7 +396,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                     .consolidate()
                     .inner
                     .exchange(|_| 0)
-                    .inspect_core(move |event: Result<(_, &Vec<((PageId, Shared), u64, isize)>), _>| {
+                    .inspect_core(move |event: Result<(_, &Updates<(PageId, Shared)>), _>| {
                         if let Ok((_, updates)) = event {
                             shares_sink.borrow_mut().extend_from_slice(updates);
                         }
@@ -409,7 +407,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         });
 
         let is_sink = index == 0 && report_errors;
-        let mut sink = if is_sink { Some(Sink::new(out.clone(), restore.as_ref(), checkpoint.clone(), peers, live.clone())?) } else { None };
+        let mut sink =
+            if is_sink { Some(Sink::new(out.clone(), restore.as_ref(), checkpoint.clone(), peers, live.clone())?) } else { None };
         let mut pages = CurrentPages::new(pipeline.source.recrawls);
         let gate_live = live.clone();
         let apply = |input: &mut differential_dataflow::input::InputSession<u64, (PageId, Page), isize>, changes: Vec<Change>| {
@@ -484,7 +483,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             for part in 0..m.parts {
                 let path = revisits_path(dir, m.epoch, part);
                 let bytes = std::fs::read(&path).map_err(|e| RunError::Checkpoint { path: path.clone(), message: e.to_string() })?;
-                let saved: Vec<Revisit> = serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
+                let saved: Vec<Revisit> =
+                    serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
                 revisits.extend(saved);
             }
         }
@@ -494,10 +494,10 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         let mut checkpoints: Vec<u64> = Vec::new();
         // Epochs below `completed` are done at the sink: write them, record their latency.
         let note_progress = |probe: &timely::dataflow::operators::probe::Handle<u64>,
-                                 completed: &mut u64,
-                                 epoch: u64,
-                                 sink: &mut Option<Sink>,
-                                 checkpoints: &mut Vec<u64>|
+                             completed: &mut u64,
+                             epoch: u64,
+                             sink: &mut Option<Sink>,
+                             checkpoints: &mut Vec<u64>|
          -> Result<(), RunError> {
             let before = *completed;
             while !probe.less_than(&(*completed + 1)) && *completed < epoch {
@@ -564,7 +564,10 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
                             if let Some(dir) = &checkpoint {
                                 let path = part_path(dir, next, index);
                                 let mut encoder = lz4_flex::frame::FrameEncoder::new(Vec::new());
-                                pages.save(&mut encoder).and_then(|_| encoder.finish().map_err(std::io::Error::other)).and_then(|bytes| write_atomic(&path, &bytes))
+                                pages
+                                    .save(&mut encoder)
+                                    .and_then(|_| encoder.finish().map_err(std::io::Error::other))
+                                    .and_then(|bytes| write_atomic(&path, &bytes))
                                     .map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
                                 // Revisits so far (they are reported, not clustered).
                                 let path = revisits_path(dir, next, index);

@@ -100,10 +100,8 @@ pub fn load_clusters(path: &Path) -> Result<HashMap<String, String>, EvalError> 
         if line.is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| EvalError::Format {
-            path: path.display().to_string(),
-            message: format!("line {}: {e}", n + 1),
-        })?;
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| EvalError::Format { path: path.display().to_string(), message: format!("line {}: {e}", n + 1) })?;
         let cluster = match &v["cluster"] {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),

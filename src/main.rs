@@ -306,7 +306,8 @@ fn real_main() -> Result<ExitCode> {
             for input in source::expand(&inputs)? {
                 source::read_records(&input, config.source.max_record_bytes, |item| {
                     let Ok(record) = item else { return };
-                    let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
+                    let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize)
+                    else {
                         return;
                     };
                     let blocks = dupflow_operators::html::strip(&doc.html).blocks;
@@ -362,7 +363,14 @@ fn real_main() -> Result<ExitCode> {
                     let (pairs, stats) = edit::join(&strings, &params);
                     (pairs, stats, prepared, started.elapsed())
                 })?;
-                (pairs, stats, prepared, joined, format!("{algorithm} edit distance <= {tau}, q = {q}, min length {}", params.min_length), true)
+                (
+                    pairs,
+                    stats,
+                    prepared,
+                    joined,
+                    format!("{algorithm} edit distance <= {tau}, q = {q}, min length {}", params.min_length),
+                    true,
+                )
             } else {
                 let measure = match measure {
                     JoinMeasure::Jaccard => set::Measure::Jaccard,
@@ -438,7 +446,10 @@ fn real_main() -> Result<ExitCode> {
                 let (global, per_host) = dupflow::check::adaptive_thresholds(&index.corpus_shares(), 20);
                 match (per_site, host.and_then(|h| per_host.get(&h))) {
                     (true, Some(t)) => (*t, "adaptive (Otsu, this site)"),
-                    _ => (global.unwrap_or(threshold), if global.is_some() { "adaptive (Otsu, corpus)" } else { "fixed (corpus too uniform for Otsu)" }),
+                    _ => (
+                        global.unwrap_or(threshold),
+                        if global.is_some() { "adaptive (Otsu, corpus)" } else { "fixed (corpus too uniform for Otsu)" },
+                    ),
                 }
             } else {
                 (threshold, "fixed")
@@ -479,7 +490,9 @@ fn real_main() -> Result<ExitCode> {
             for input in source::expand(&inputs)? {
                 source::read_records(&input, config.source.max_record_bytes, |item| {
                     let Ok(record) = item else { return };
-                    if let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) {
+                    if let Ok((source::http::Outcome::Page(doc), _)) =
+                        source::http::interpret(&record, config.source.max_page_bytes as usize)
+                    {
                         let terms = terms_of(&text_of(&doc.html));
                         pages.push((doc.url, terms));
                     }
@@ -499,7 +512,11 @@ fn real_main() -> Result<ExitCode> {
                         .iter()
                         .map(|(url, t)| {
                             let p = cosine::w_shingles(t, shingle_words);
-                            let v = if measure == SimilarMeasure::Resemblance { cosine::resemblance(&r, &p) } else { cosine::containment(&r, &p) };
+                            let v = if measure == SimilarMeasure::Resemblance {
+                                cosine::resemblance(&r, &p)
+                            } else {
+                                cosine::containment(&r, &p)
+                            };
                             (v, url.as_str())
                         })
                         .collect()
@@ -519,7 +536,21 @@ fn real_main() -> Result<ExitCode> {
             println!("{}: ok", file.display());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Run { inputs, config, workers, out, processes, process, hostfile, metrics_address, linger, quiet, follow, deletions, checkpoint } => {
+        Command::Run {
+            inputs,
+            config,
+            workers,
+            out,
+            processes,
+            process,
+            hostfile,
+            metrics_address,
+            linger,
+            quiet,
+            follow,
+            deletions,
+            checkpoint,
+        } => {
             let config = match &config {
                 Some(path) => PipelineConfig::load(path)?,
                 None => PipelineConfig::default(),
@@ -568,8 +599,10 @@ fn real_main() -> Result<ExitCode> {
             let address = metrics_address.unwrap_or_else(|| config.metrics.address.clone());
             if !address.is_empty() && process == 0 {
                 // POST /api/check: the workers keep a sentence index of the pages they hold.
-                *live.gate.lock().expect("gate") =
-                    Some(dupflow::check::Gate { index: dupflow::check::ShareIndex::empty(&config.template), sentence: config.sentence.clone() });
+                *live.gate.lock().expect("gate") = Some(dupflow::check::Gate {
+                    index: dupflow::check::ShareIndex::empty(&config.template),
+                    sentence: config.sentence.clone(),
+                });
                 let bound = server::serve(&address, live.clone())?;
                 tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
             }
@@ -602,12 +635,18 @@ fn real_main() -> Result<ExitCode> {
             let summary = sink::summarize(&rows);
             let secs = output.elapsed.as_secs_f64();
             let pages = metrics.get(metrics::PAGES, "");
-            let label = |m| {
-                metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
-            };
-            tracing::info!("read {} input(s): {}", names.len(), if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) });
+            let label = |m| metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
+            tracing::info!(
+                "read {} input(s): {}",
+                names.len(),
+                if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) }
+            );
             println!("records:   {} ({})", metrics.total(metrics::RECORDS), label(metrics::RECORDS));
-            println!("pages:     {pages} in {secs:.2} s ({:.0} pages/s), {} revisits", pages as f64 / secs.max(1e-9), metrics.get(metrics::REVISITS, ""));
+            println!(
+                "pages:     {pages} in {secs:.2} s ({:.0} pages/s), {} revisits",
+                pages as f64 / secs.max(1e-9),
+                metrics.get(metrics::REVISITS, "")
+            );
             println!(
                 "clusters:  {} ({} with more than one page, holding {} pages; largest {})",
                 summary.clusters, summary.multi_page_clusters, summary.pages_in_multi_page_clusters, summary.largest_cluster

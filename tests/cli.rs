@@ -89,9 +89,7 @@ fn two_processes_give_the_same_clusters_as_one() {
     run(&["--workers", "1"], &single);
     let dir = temp_dir("cluster");
     // Free ports: bind, read the port, release.
-    let ports: Vec<u16> = (0..2)
-        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
-        .collect();
+    let ports: Vec<u16> = (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
     let hostfile = dir.join("hosts");
     std::fs::write(&hostfile, format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1])).unwrap();
     let out = dir.join("out");
@@ -180,8 +178,7 @@ fn every_fingerprint_type_runs_end_to_end() {
 /// fixture made for it.
 #[test]
 fn eval_agrees_with_score_py() {
-    let Some(score_py) = [Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/score.py")].into_iter().find(|p| p.exists())
-    else {
+    let Some(score_py) = [Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/score.py")].into_iter().find(|p| p.exists()) else {
         eprintln!("SKIPPED: ../shared/bench/score.py is absent (the shared folder is not beside the checkout)");
         return;
     };
@@ -211,7 +208,8 @@ fn eval_agrees_with_score_py() {
 #[test]
 fn eval_reads_pair_files() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
-    let output = dupflow().arg("eval").arg("--truth").arg(fixtures.join("pairs.txt")).arg(fixtures.join("clusters.jsonl")).output().unwrap();
+    let output =
+        dupflow().arg("eval").arg("--truth").arg(fixtures.join("pairs.txt")).arg(fixtures.join("clusters.jsonl")).output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
     // 3 judged duplicate pairs, 2 predicted; 1 judged non-duplicate pair, predicted together.
@@ -279,14 +277,21 @@ fn similar_ranks_pages_by_cosine_to_a_reference() {
     let dir = temp_dir("similar");
     let reference = dir.join("reference.txt");
     // Reordered and partly reworded sentences of the market article.
-    std::fs::write(&reference, "Farmers from the valley sell honey and cheese. The market returns to the square next month, with a new bakery and forty stalls.").unwrap();
+    std::fs::write(
+        &reference,
+        "Farmers from the valley sell honey and cheese. The market returns to the square next month, with a new bakery and forty stalls.",
+    )
+    .unwrap();
     let out = dupflow().args(["similar", "fixtures/default.warc.gz", "--reference"]).arg(&reference).args(["--top", "3"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<(f64, &str)> = text.lines().map(|l| l.split_once(' ').map(|(s, u)| (s.parse().unwrap(), u)).unwrap()).collect();
     assert_eq!(lines.len(), 3);
     let top: Vec<&str> = lines[..2].iter().map(|(_, u)| *u).collect();
-    assert!(top.contains(&"http://gazette.example/news/market-returns") && top.contains(&"http://aggregator.example/copy/market"), "{text}");
+    assert!(
+        top.contains(&"http://gazette.example/news/market-returns") && top.contains(&"http://aggregator.example/copy/market"),
+        "{text}"
+    );
     assert!(lines[0].0 > 0.4 && lines[2].0 < 0.1, "{text}");
 }
 
@@ -305,5 +310,8 @@ fn spans_name_the_page_that_had_the_sentences_first() {
     assert_eq!(copy["spans"][0]["first_url"], "http://gazette.example/news/market-returns");
     assert!(!by_url.contains_key("http://gazette.example/news/market-returns"));
     assert!(!by_url.contains_key("http://gazette.example/news/river-rises"));
-    assert_eq!(by_url["http://gazette.example/news/river-rises?print=1"]["spans"][0]["first_url"], "http://gazette.example/news/river-rises");
+    assert_eq!(
+        by_url["http://gazette.example/news/river-rises?print=1"]["spans"][0]["first_url"],
+        "http://gazette.example/news/river-rises"
+    );
 }

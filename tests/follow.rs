@@ -125,7 +125,9 @@ fn a_wget_crawl_into_a_followed_directory_updates_the_clusters() {
         let links: String = (1..=6).map(|i| format!("<a href=\"/p{i}.html\">page {i}</a> ")).collect();
         s.insert("/index.html".into(), format!("<html><body><p>Index of the site.</p>{links}</body></html>"));
         // p1, p2, p3: one document in three versions; p4, p5: another; p6 on its own.
-        for (path, base, variant) in [("/p1.html", 0, 0), ("/p2.html", 0, 1), ("/p3.html", 0, 2), ("/p4.html", 1, 0), ("/p5.html", 1, 1), ("/p6.html", 2, 0)] {
+        for (path, base, variant) in
+            [("/p1.html", 0, 0), ("/p2.html", 0, 1), ("/p3.html", 0, 2), ("/p4.html", 1, 0), ("/p5.html", 1, 1), ("/p6.html", 2, 0)]
+        {
             s.insert(path.into(), page(base, variant));
         }
     }

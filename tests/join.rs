@@ -127,7 +127,10 @@ const RECORDS: &str = "The quick brown fox, jumps!\nthe quick brown fox jumps ov
 fn normalize_then_dedup_then_join() {
     let (ok, normalized, _) = dupflow(&["normalize", "-", "-"], Some(RECORDS));
     assert!(ok);
-    assert_eq!(normalized, "the quick brown fox_ jumps_\nthe quick brown fox jumps over\n\na lazy dog\nthe quick brown fox jumps\na lazy dog\n");
+    assert_eq!(
+        normalized,
+        "the quick brown fox_ jumps_\nthe quick brown fox jumps over\n\na lazy dog\nthe quick brown fox jumps\na lazy dog\n"
+    );
     let (ok, upper, _) = dupflow(&["normalize", "--case", "upper", "-", "-"], Some("Grüße, Welt"));
     assert!(ok);
     assert_eq!(upper, "GRÜSSE_ WELT\n");
@@ -142,7 +145,8 @@ fn normalize_then_dedup_then_join() {
     assert_eq!(pairs, "5 2 0.833\n6 4 1.000\n");
     assert!(stderr.contains("candidates") && stderr.contains("results 2"), "{stderr}");
     for algorithm in ["allpairs", "ppjoin", "ppjoinplus"] {
-        let (_, cosine, _) = dupflow(&["join", "--measure", "cosine", "--threshold", "0.9", "--algorithm", algorithm, "-"], Some(&normalized));
+        let (_, cosine, _) =
+            dupflow(&["join", "--measure", "cosine", "--threshold", "0.9", "--algorithm", algorithm, "-"], Some(&normalized));
         assert_eq!(cosine, "5 2 0.913\n6 4 1.000\n");
     }
     let (_, overlap, _) = dupflow(&["join", "--measure", "overlap", "--threshold", "3", "-"], Some(&normalized));

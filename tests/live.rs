@@ -60,7 +60,13 @@ fn scenario(seed: u64, corpus: &Corpus) -> Scenario {
             _ => {
                 // Mostly newer captures; now and then a late one from the past.
                 let secs = (step * 30).saturating_sub(if rng.below(5) == 0 { rng.below(600) } else { 0 });
-                let c = Capture { url: rng.below(14) as usize, secs, record: step, base: rng.below(4) as usize, variant: rng.below(4) as usize };
+                let c = Capture {
+                    url: rng.below(14) as usize,
+                    secs,
+                    record: step,
+                    base: rng.below(4) as usize,
+                    variant: rng.below(4) as usize,
+                };
                 max_secs = max_secs.max(secs);
                 read_any = true;
                 script.push(ScriptItem::Warc(record(&c, corpus)));

@@ -20,18 +20,13 @@ fn good_records_around_each_kind_of_damage_come_through() {
         if name.ends_with(".expected.json") {
             continue;
         }
-        let expected: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap()).unwrap();
+        let expected: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap()).unwrap();
         let max = expected["max_record_bytes"].as_u64().unwrap();
         let result = common::read_all(&Input::File(path.clone()), max);
         let pages: Vec<String> = expected["pages"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
         assert_eq!(result.page_urls, pages, "{name}: pages");
-        let errors: BTreeMap<&str, usize> = expected["errors"]
-            .as_object()
-            .unwrap()
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_u64().unwrap() as usize))
-            .collect();
+        let errors: BTreeMap<&str, usize> =
+            expected["errors"].as_object().unwrap().iter().map(|(k, v)| (k.as_str(), v.as_u64().unwrap() as usize)).collect();
         let got: BTreeMap<&str, usize> = result.errors.iter().map(|(k, v)| (*k, *v)).collect();
         assert_eq!(got, errors, "{name}: errors");
         cases += 1;

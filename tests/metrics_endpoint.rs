@@ -41,10 +41,8 @@ fn metrics_agree_with_the_run() {
     assert!(value(&scrape, "dupflow_read_bytes_total", None) > 2000.0);
 
     let lines = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
-    let clusters: BTreeSet<String> = lines
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["cluster"].as_str().unwrap().to_string())
-        .collect();
+    let clusters: BTreeSet<String> =
+        lines.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["cluster"].as_str().unwrap().to_string()).collect();
     assert_eq!(value(&scrape, "dupflow_clusters", None), clusters.len() as f64);
     assert_eq!(value(&scrape, "dupflow_pages_held", None), lines.lines().count() as f64);
     // Histograms and help text are there.

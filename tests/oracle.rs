@@ -11,11 +11,11 @@ use dupflow::metrics::Registry;
 use dupflow_operators::candidates::CandidateConfig;
 use dupflow_operators::fingerprint::FingerprintConfig;
 use dupflow_operators::minhash::MinhashConfig;
-use dupflow_operators::simhash::SimhashConfig;
 use dupflow_operators::reference::{self, Fingerprinting, MethodConfig};
+use dupflow_operators::share::{SentenceShare, Shared};
+use dupflow_operators::simhash::SimhashConfig;
 use dupflow_operators::template::{Filtered, RemoveTemplates, TemplateConfig};
 use dupflow_operators::verify::{Assignment, Clustering, VerifyConfig, VerifyMethod};
-use dupflow_operators::share::{SentenceShare, Shared};
 use dupflow_operators::{Page, PageId, Sentence};
 use timely::dataflow::operators::{Inspect, Probe};
 
@@ -48,11 +48,9 @@ fn config(variant: Variant) -> MethodConfig {
     let (fingerprint, method, clustering) = match variant {
         Variant::SentenceLeader | Variant::SentenceCentral => (sentence(), VerifyMethod::Lcs, Clustering::Leader),
         Variant::SentenceConnected => (sentence(), VerifyMethod::Lcs, Clustering::Connected),
-        Variant::MinhashJaccard => (
-            Fingerprinting::Minhash(MinhashConfig { shingle_words: 2, bands: 6, rows: 2 }),
-            VerifyMethod::Jaccard,
-            Clustering::Connected,
-        ),
+        Variant::MinhashJaccard => {
+            (Fingerprinting::Minhash(MinhashConfig { shingle_words: 2, bands: 6, rows: 2 }), VerifyMethod::Jaccard, Clustering::Connected)
+        }
         Variant::SentenceCosine => (sentence(), VerifyMethod::Cosine, Clustering::Connected),
         Variant::SimhashNone => {
             (Fingerprinting::Simhash(SimhashConfig { shingle_words: 2, max_distance: 6 }), VerifyMethod::None, Clustering::Connected)
@@ -117,10 +115,7 @@ fn workload(seed: u64) -> Vec<(u64, Page, isize)> {
                 url: format!("http://h{host}/{counter}"),
                 host,
                 record_id: counter.to_string(),
-                sentences: keys
-                    .iter()
-                    .map(|&key| Sentence { key, weight: (key % 5 + 1) as u16, fingerprinted: key % 5 != 0 })
-                    .collect(),
+                sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 5 + 1) as u16, fingerprinted: key % 5 != 0 }).collect(),
                 shingles: Vec::new(),
             };
             // Shingles as the sentence stage would make them: word pairs across sentences.
@@ -197,11 +192,11 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> Ou
             stage_filtered.clone().consolidate().inner.inspect(move |x| f.lock().unwrap().push(x.clone()));
             stage_filtered.clone().sentence_share().consolidate().inner.inspect(move |x| sh.lock().unwrap().push(x.clone()));
             let sets = dupflow::dataflow::candidate_sets(pages.clone(), stage_filtered, &config, Arc::new(Registry::default()));
-            sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(x.clone()));
+            sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(*x));
             let (probe, _) = dupflow::dataflow::clusters(pages, &config, Arc::new(Registry::default()))
                 .consolidate()
                 .inner
-                .inspect(move |x| c.lock().unwrap().push(x.clone()))
+                .inspect(move |x| c.lock().unwrap().push(*x))
                 .probe();
             (input, probe)
         });
@@ -248,7 +243,11 @@ fn check_with(seed: u64, workers: usize, variant: Variant) {
         let pages = alive_at(&updates, round);
         let expected_filtered = reference::filter_templates(&pages, &config.template);
         assert_eq!(state_at(&filtered, round), expected_filtered, "templates, seed {seed}, round {round}, {workers} workers");
-        assert_eq!(state_at(&shares, round), reference::shares(&expected_filtered), "shares, seed {seed}, round {round}, {workers} workers");
+        assert_eq!(
+            state_at(&shares, round),
+            reference::shares(&expected_filtered),
+            "shares, seed {seed}, round {round}, {workers} workers"
+        );
         assert_eq!(
             state_at(&sets, round),
             reference::candidate_sets(&pages, &expected_filtered, &config),

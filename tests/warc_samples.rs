@@ -36,8 +36,7 @@ fn every_sample_is_read_and_counts_match_warcio() {
     let dir = shared.join("corpora/warc-samples");
     let inventory: Vec<Value> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("inventory.json")).expect("inventory.json")).expect("json");
-    let by_file: BTreeMap<String, &Value> =
-        inventory.iter().map(|e| (e["file"].as_str().unwrap().to_string(), e)).collect();
+    let by_file: BTreeMap<String, &Value> = inventory.iter().map(|e| (e["file"].as_str().unwrap().to_string(), e)).collect();
     let inputs = dupflow::source::expand(&[dir.display().to_string()]).expect("expand");
     let mut files = 0;
     let mut mismatches = Vec::new();

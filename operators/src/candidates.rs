@@ -64,11 +64,7 @@ where
 {
     fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T> {
         let max = config.max_fingerprint_pages;
-        let oversized_fingerprints = self
-            .clone()
-            .map(|(fp, _)| fp)
-            .count()
-            .filter(move |&(_, count)| count > max as isize);
+        let oversized_fingerprints = self.clone().map(|(fp, _)| fp).count().filter(move |&(_, count)| count > max as isize);
         let edges = self
             .reduce(move |_fp, group, output| {
                 let members: Vec<PageId> = group.iter().map(|&(p, _)| *p).collect();

@@ -7,10 +7,10 @@
 //! few sentences to fill most buckets also emits one fingerprint per sentence (see
 //! [`fingerprints`]).
 
+use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
-use differential_dataflow::lattice::Lattice;
 
 use crate::page::PageId;
 use crate::sentence::mix64;
@@ -66,12 +66,7 @@ fn level_fingerprints(sorted: &[u64], m: u64, k: usize, configured: u64) -> Vec<
         }
     }
     let tag = if m == configured { 0 } else { m << 32 };
-    buckets
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.len() == k)
-        .map(|(i, b)| combine(tag | i as u64, b))
-        .collect()
+    buckets.iter().enumerate().filter(|(_, b)| b.len() == k).map(|(i, b)| combine(tag | i as u64, b)).collect()
 }
 
 fn combine(bucket: u64, keys: &[u64]) -> u64 {
@@ -99,9 +94,7 @@ pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
 
 impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
     fn fingerprints(self, config: FingerprintConfig) -> VecCollection<'scope, T, (u64, PageId), isize> {
-        self.flat_map(move |(page, keys)| {
-            fingerprints(&keys, &config).into_iter().map(move |fp| (fp, page))
-        })
+        self.flat_map(move |(page, keys)| fingerprints(&keys, &config).into_iter().map(move |fp| (fp, page)))
     }
 }
 

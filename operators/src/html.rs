@@ -26,20 +26,76 @@ pub struct StrippedPage {
 fn is_hidden(name: &str) -> bool {
     matches!(
         name,
-        "script" | "style" | "noscript" | "template" | "svg" | "math" | "head" | "iframe"
-            | "object" | "canvas" | "select" | "datalist" | "button"
+        "script"
+            | "style"
+            | "noscript"
+            | "template"
+            | "svg"
+            | "math"
+            | "head"
+            | "iframe"
+            | "object"
+            | "canvas"
+            | "select"
+            | "datalist"
+            | "button"
     )
 }
 
 fn is_block(name: &str) -> bool {
     matches!(
         name,
-        "p" | "div" | "li" | "ul" | "ol" | "dl" | "dt" | "dd" | "h1" | "h2" | "h3" | "h4" | "h5"
-            | "h6" | "td" | "th" | "tr" | "table" | "thead" | "tbody" | "tfoot" | "caption"
-            | "br" | "hr" | "pre" | "blockquote" | "section" | "article" | "aside" | "header"
-            | "footer" | "nav" | "main" | "figure" | "figcaption" | "form" | "fieldset"
-            | "legend" | "address" | "details" | "summary" | "body" | "html" | "center"
-            | "menu" | "option" | "textarea" | "label" | "input" | "img" | "video" | "audio"
+        "p" | "div"
+            | "li"
+            | "ul"
+            | "ol"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "td"
+            | "th"
+            | "tr"
+            | "table"
+            | "thead"
+            | "tbody"
+            | "tfoot"
+            | "caption"
+            | "br"
+            | "hr"
+            | "pre"
+            | "blockquote"
+            | "section"
+            | "article"
+            | "aside"
+            | "header"
+            | "footer"
+            | "nav"
+            | "main"
+            | "figure"
+            | "figcaption"
+            | "form"
+            | "fieldset"
+            | "legend"
+            | "address"
+            | "details"
+            | "summary"
+            | "body"
+            | "html"
+            | "center"
+            | "menu"
+            | "option"
+            | "textarea"
+            | "label"
+            | "input"
+            | "img"
+            | "video"
+            | "audio"
     )
 }
 
@@ -210,7 +266,10 @@ pub trait StripHtml<'scope, T: Timestamp + Lattice> {
     fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
 
     /// The same, calling `on_page` with the time each page took (for metrics).
-    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(self, on_page: F) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
+    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(
+        self,
+        on_page: F,
+    ) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
 }
 
 impl<'scope, T: Timestamp + Lattice> StripHtml<'scope, T> for VecCollection<'scope, T, (PageMeta, String), isize> {
@@ -218,7 +277,10 @@ impl<'scope, T: Timestamp + Lattice> StripHtml<'scope, T> for VecCollection<'sco
         self.strip_html_timed(|_| {})
     }
 
-    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(self, mut on_page: F) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
+    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(
+        self,
+        mut on_page: F,
+    ) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
         self.map(move |(meta, html)| {
             let started = std::time::Instant::now();
             let blocks = strip(&html).blocks;

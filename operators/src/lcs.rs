@@ -156,7 +156,11 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
         tb += y.1 as u64;
         tail += 1;
     }
-    let middle = |c: &Content, s: &[(u64, u16)]| Content { sentences: s[head..s.len() - tail].to_vec(), shingles: c.shingles.clone(), term_weights: c.term_weights.clone() };
+    let middle = |c: &Content, s: &[(u64, u16)]| Content {
+        sentences: s[head..s.len() - tail].to_vec(),
+        shingles: c.shingles.clone(),
+        term_weights: c.term_weights.clone(),
+    };
     (middle(a, sa), middle(b, sb))
 }
 
@@ -214,7 +218,8 @@ mod tests {
     #[test]
     fn threshold_is_inclusive() {
         // 4 unit sentences vs 4 with 1 different: LCS 3, resemblance 6/8 = 0.75.
-        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
+        let unit =
+            |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
         let (a, b) = (unit(&[1, 2, 3, 4]), unit(&[1, 2, 3, 5]));
         assert_eq!(compare(&a, &b, ppm(0.75), 1000), Verdict::Similar(0.75));
         assert_eq!(compare(&a, &b, ppm(0.76), 1000), Verdict::Dissimilar);
@@ -229,7 +234,8 @@ mod tests {
 
     #[test]
     fn central_part_strips_shared_head_and_tail_within_the_share() {
-        let unit = |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
+        let unit =
+            |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
         let (a, b) = (unit(&[1, 2, 3, 4, 5, 6, 7, 8]), unit(&[1, 2, 30, 40, 50, 60, 7, 8]));
         let (ca, cb) = central(&a, &b, 0.25);
         assert_eq!(ca.sentences.len(), 4, "two shared sentences off each end (25% of 8)");

@@ -11,10 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidates::{star_edges, CandidateConfig};
 use crate::fingerprint::{fingerprints, FingerprintConfig};
-use crate::minhash::{band_keys, MinhashConfig};
-use crate::simhash::{block_keys, hamming, simhash, SimhashConfig};
 use crate::lcs::{self, Verdict};
+use crate::minhash::{band_keys, MinhashConfig};
 use crate::page::{Page, PageId};
+use crate::simhash::{block_keys, hamming, simhash, SimhashConfig};
 use crate::template::{apply, distinct_keys, Filtered, TemplateConfig};
 use crate::verify::{cluster_set, Assignment, VerifyConfig, VerifyMethod, VerifyStats};
 
@@ -73,7 +73,11 @@ pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::
         .iter()
         .filter_map(|(id, f)| {
             let earlier = |key: u64| first.get(&key).copied().filter(|p| p != id);
-            f.content.sentences.iter().any(|&(k, _)| earlier(k).is_some()).then(|| (*id, crate::share::shared(&f.content.sentences, earlier)))
+            f.content
+                .sentences
+                .iter()
+                .any(|&(k, _)| earlier(k).is_some())
+                .then(|| (*id, crate::share::shared(&f.content.sentences, earlier)))
         })
         .collect()
 }
@@ -97,10 +101,7 @@ pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<Pag
     for keys in templates.values_mut() {
         keys.sort_unstable();
     }
-    pages
-        .iter()
-        .map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config.min_content_share)))
-        .collect()
+    pages.iter().map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config.min_content_share))).collect()
 }
 
 fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {
@@ -206,7 +207,11 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
                         (a.clone(), b.clone())
                     };
                     let s = lcs::dp_resemblance(&a, &b);
-                    if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 { Verdict::Similar(s) } else { Verdict::Dissimilar }
+                    if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 {
+                        Verdict::Similar(s)
+                    } else {
+                        Verdict::Dissimilar
+                    }
                 }
                 _ => crate::verify::compare(&config.verify, a, b, tau_ppm),
             },
@@ -250,10 +255,8 @@ mod tests {
     #[test]
     fn a_shared_site_template_does_not_make_pages_similar() {
         let template: Vec<u64> = (1..40).collect();
-        let config = MethodConfig {
-            template: TemplateConfig { min_pages: 3, page_fraction: 0.0, ..Default::default() },
-            ..Default::default()
-        };
+        let config =
+            MethodConfig { template: TemplateConfig { min_pages: 3, page_fraction: 0.0, ..Default::default() }, ..Default::default() };
         let pages: Vec<Page> = (0..4)
             .map(|i| {
                 let mut keys = template.clone();

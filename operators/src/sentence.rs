@@ -12,8 +12,8 @@
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
 use md5::{Digest, Md5};
-use timely::progress::Timestamp;
 use serde::{Deserialize, Serialize};
+use timely::progress::Timestamp;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
 use crate::page::{Page, PageId, PageMeta, Sentence};
@@ -69,9 +69,9 @@ impl Default for SentenceConfig {
 }
 
 const ABBREVIATIONS: &[&str] = &[
-    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "no", "fig",
-    "cf", "al", "approx", "dept", "est", "inc", "ltd", "co", "corp", "vol", "p", "pp", "ch",
-    "sec", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
+    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "no", "fig", "cf", "al", "approx", "dept", "est", "inc",
+    "ltd", "co", "corp", "vol", "p", "pp", "ch", "sec", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+    "dec",
 ];
 
 /// Whether `c` is a CJK ideograph, kana or hangul syllable (they have no spaces between words).
@@ -215,11 +215,7 @@ fn is_mark(c: char) -> bool {
 /// Length of a normalized sentence in units: a CJK character counts `cjk_char_units`, any
 /// other non-space character 1.
 pub fn units(normalized: &str, cjk_char_units: u32) -> u32 {
-    normalized
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .map(|c| if is_cjk(c) { cjk_char_units } else { 1 })
-        .sum()
+    normalized.chars().filter(|c| !c.is_whitespace()).map(|c| if is_cjk(c) { cjk_char_units } else { 1 }).sum()
 }
 
 /// Weight of a sentence for LCS resemblance: word-sized units (6 characters each), at least 1.
@@ -276,11 +272,7 @@ pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> Split
 pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> Vec<Sentence> {
     sentences
         .iter()
-        .map(|s| Sentence {
-            key: s.key,
-            weight: weight(s.units),
-            fingerprinted: s.units >= config.min_sentence_units,
-        })
+        .map(|s| Sentence { key: s.key, weight: weight(s.units), fingerprinted: s.units >= config.min_sentence_units })
         .collect()
 }
 
@@ -360,7 +352,12 @@ pub trait SplitSentences<'scope, T: Timestamp + Lattice> {
     /// that hit `max_sentences_per_page`.
     /// `shingling` adds the page's word shingles (MinHash, SimHash, Jaccard) or canonical terms
     /// (cosine). `on_page(elapsed, truncated, sentences)` is called for every page (for metrics).
-    fn split_sentences<F>(self, config: SentenceConfig, shingling: Shingling, on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    fn split_sentences<F>(
+        self,
+        config: SentenceConfig,
+        shingling: Shingling,
+        on_page: F,
+    ) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
         F: FnMut(std::time::Duration, bool, usize) + 'static;
 }
@@ -416,7 +413,9 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
     let mut split = split_page(blocks, config);
     let needs_language = config.stem || shingling == Shingling::Terms;
     let language = needs_language.then(|| match config.language.as_str() {
-        "auto" => declared.map(Language::from_code).filter(|l| *l != Language::Other).unwrap_or_else(|| Language::detect(&blocks.join("\n"))),
+        "auto" => {
+            declared.map(Language::from_code).filter(|l| *l != Language::Other).unwrap_or_else(|| Language::detect(&blocks.join("\n")))
+        }
         code => Language::from_code(code),
     });
     if let (true, Some(language)) = (config.stem, language) {
@@ -439,7 +438,12 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
 }
 
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
-    fn split_sentences<F>(self, config: SentenceConfig, shingling: Shingling, mut on_page: F) -> VecCollection<'scope, T, (PageId, Page), isize>
+    fn split_sentences<F>(
+        self,
+        config: SentenceConfig,
+        shingling: Shingling,
+        mut on_page: F,
+    ) -> VecCollection<'scope, T, (PageId, Page), isize>
     where
         F: FnMut(std::time::Duration, bool, usize) + 'static,
     {

@@ -100,7 +100,11 @@ mod tests {
         assert_eq!(s.share_ppm, 900_000); // 18 of 20
         assert_eq!(
             s.spans,
-            vec![SharedSpan { from: 0, to: 2, first: p(1) }, SharedSpan { from: 3, to: 4, first: p(2) }, SharedSpan { from: 4, to: 5, first: p(1) }]
+            vec![
+                SharedSpan { from: 0, to: 2, first: p(1) },
+                SharedSpan { from: 3, to: 4, first: p(2) },
+                SharedSpan { from: 4, to: 5, first: p(1) }
+            ]
         );
         assert_eq!(shared(&[], |_| None), Shared::default());
     }

@@ -90,13 +90,13 @@ pub fn apply(page: &Page, templates: &[u64], min_content_share: f64) -> Filtered
 }
 
 /// The template operator.
+/// Pages with their template sentences removed.
+pub type FilteredPages<'scope, T> = VecCollection<'scope, T, (PageId, Filtered), isize>;
+
 pub trait RemoveTemplates<'scope, T: Timestamp + Lattice> {
     /// Maintains per-host sentence document frequencies and strips each page's template.
     /// Returns the filtered pages and the `(host, template key)` collection (for metrics).
-    fn remove_templates(
-        self,
-        config: TemplateConfig,
-    ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>);
+    fn remove_templates(self, config: TemplateConfig) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>);
 }
 
 impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCollection<'scope, T, (PageId, Page), isize> {
@@ -113,7 +113,8 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
             .count();
         // The threshold, not the page count, meets the frequencies: it changes once in 1/fraction
         // pages, so a page arriving does not re-join every key of its host.
-        let host_thresholds = self.clone().map(|(_, page)| page.host).count().map(move |(host, pages)| (host, config.threshold(pages as u64)));
+        let host_thresholds =
+            self.clone().map(|(_, page)| page.host).count().map(move |(host, pages)| (host, config.threshold(pages as u64)));
         let templates = document_frequency
             .map(|((host, key), count)| (host, (key, count)))
             .join_map(host_thresholds, move |&host, &(key, count), &threshold| (host, key, count as u64 >= threshold))
@@ -124,12 +125,9 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
         });
         let share = config.min_content_share;
         let by_host = self.map(|(id, page)| (page.host, (id, page)));
-        let with_template = by_host
-            .clone()
-            .join_map(template_sets.clone(), move |_, (id, page), set| (*id, apply(page, set, share)));
-        let without_template = by_host
-            .antijoin(template_sets.map(|(host, _)| host))
-            .map(move |(_, (id, page))| (id, apply(&page, &[], share)));
+        let with_template = by_host.clone().join_map(template_sets.clone(), move |_, (id, page), set| (*id, apply(page, set, share)));
+        let without_template =
+            by_host.antijoin(template_sets.map(|(host, _)| host)).map(move |(_, (id, page))| (id, apply(&page, &[], share)));
         (with_template.concat(without_template), templates)
     }
 }

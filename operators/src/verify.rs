@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
 use crate::lcs::{self, Verdict};
-use crate::sentence::Mixed;
 use crate::page::{Content, PageId};
+use crate::sentence::Mixed;
 
 /// How verified pairs become clusters inside a candidate set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -190,9 +190,9 @@ where
         }
         // Cluster id: the earliest page of each group (a leader's members, or a component).
         let mut cluster_of_root: Vec<PageId> = chunk.iter().map(|&(_, id, _)| id).collect();
-        for j in 0..chunk.len() {
+        for (j, &(_, id, _)) in chunk.iter().enumerate() {
             let r = find(&mut root, j);
-            cluster_of_root[r] = cluster_of_root[r].min(chunk[j].1);
+            cluster_of_root[r] = cluster_of_root[r].min(id);
         }
         for (j, assigned) in leader_of.iter().enumerate() {
             let (leader, similarity_ppm) = assigned.expect("every page is assigned");
@@ -240,12 +240,20 @@ pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) ->
         VerifyMethod::Lcs => lcs::compare(a, b, tau_ppm, max_diff_distance),
         VerifyMethod::Jaccard => {
             let j = crate::minhash::jaccard(&a.shingles, &b.shingles);
-            if j * 1_000_000.0 >= tau_ppm as f64 { Verdict::Similar(j) } else { Verdict::Dissimilar }
+            if j * 1_000_000.0 >= tau_ppm as f64 {
+                Verdict::Similar(j)
+            } else {
+                Verdict::Dissimilar
+            }
         }
         VerifyMethod::None => Verdict::Similar(1.0),
         VerifyMethod::Cosine => {
             let c = weighted_cosine(a, b);
-            if c * 1_000_000.0 >= tau_ppm as f64 - 1e-6 { Verdict::Similar(c) } else { Verdict::Dissimilar }
+            if c * 1_000_000.0 >= tau_ppm as f64 - 1e-6 {
+                Verdict::Similar(c)
+            } else {
+                Verdict::Dissimilar
+            }
         }
     }
 }
@@ -292,7 +300,8 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
                     cache.clear();
                     stats.cache_clears += 1;
                 }
-                let hashes: HashMap<*const Content, u64, Mixed> = members.iter().map(|&(_, c)| (c as *const Content, content_hash(c))).collect();
+                let hashes: HashMap<*const Content, u64, Mixed> =
+                    members.iter().map(|&(_, c)| (c as *const Content, content_hash(c))).collect();
                 let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
                     let key = (hashes[&(a as *const Content)], hashes[&(b as *const Content)]);
                     *cache.entry(key).or_insert_with(|| compare(&config, a, b, tau_ppm))
@@ -320,7 +329,9 @@ mod tests {
 
     fn run(members: &[(PageId, &Content)], tau: f64, max: usize) -> Vec<(PageId, Assignment)> {
         let tau_ppm = lcs::ppm(tau);
-        cluster_set(members, max, tau_ppm, VerifyMethod::Lcs, Clustering::Leader, &mut VerifyStats::default(), |a, b| lcs::compare(a, b, tau_ppm, 1_000))
+        cluster_set(members, max, tau_ppm, VerifyMethod::Lcs, Clustering::Leader, &mut VerifyStats::default(), |a, b| {
+            lcs::compare(a, b, tau_ppm, 1_000)
+        })
     }
 
     #[test]
@@ -341,9 +352,15 @@ mod tests {
         let b = unit(&[1, 2, 3, 4, 6]);
         let c = unit(&[1, 2, 3, 7, 6]);
         let tau_ppm = lcs::ppm(0.8);
-        let out = cluster_set(&[(id(1), &a), (id(2), &b), (id(3), &c)], 100, tau_ppm, VerifyMethod::Lcs, Clustering::Connected, &mut VerifyStats::default(), |x, y| {
-            lcs::compare(x, y, tau_ppm, 1_000)
-        });
+        let out = cluster_set(
+            &[(id(1), &a), (id(2), &b), (id(3), &c)],
+            100,
+            tau_ppm,
+            VerifyMethod::Lcs,
+            Clustering::Connected,
+            &mut VerifyStats::default(),
+            |x, y| lcs::compare(x, y, tau_ppm, 1_000),
+        );
         assert!(out.iter().all(|(_, a)| a.cluster == id(1)), "A≈B, B≈C: one cluster {{A, B, C}}");
         assert_eq!(out[2].1.leader, id(2), "C names the page it was verified against");
         assert_eq!(out[2].1.similarity_ppm, 800_000);
@@ -365,7 +382,9 @@ mod tests {
         let a = unit(&[1, 2, 3]);
         let members: Vec<(PageId, &Content)> = (0..5).map(|i| (id(i), &a)).collect();
         let mut stats = VerifyStats::default();
-        let out = cluster_set(&members, 2, lcs::ppm(0.8), VerifyMethod::Lcs, Clustering::Leader, &mut stats, |x, y| lcs::compare(x, y, 800_000, 100));
+        let out = cluster_set(&members, 2, lcs::ppm(0.8), VerifyMethod::Lcs, Clustering::Leader, &mut stats, |x, y| {
+            lcs::compare(x, y, 800_000, 100)
+        });
         assert_eq!(stats.set_cuts, 1);
         let clusters: std::collections::BTreeSet<PageId> = out.iter().map(|(_, a)| a.cluster).collect();
         assert_eq!(clusters.len(), 3, "chunks of 2, 2, 1");

@@ -325,11 +325,25 @@ struct Scratch {
 
 impl Scratch {
     fn new(n: usize) -> Scratch {
-        Scratch { marked: vec![false; n], touched: Vec::new(), mismatched: Vec::new(), window_x: Vec::new(), window_y: Vec::new(), band: Band::default() }
+        Scratch {
+            marked: vec![false; n],
+            touched: Vec::new(),
+            mismatched: Vec::new(),
+            window_x: Vec::new(),
+            window_y: Vec::new(),
+            band: Band::default(),
+        }
     }
 }
 
-fn probe(x: usize, items: &[&Str], lengths: &[u32], index: &FlatIndex<(u32, u32, bool)>, params: &EdParams, scratch: &mut Scratch) -> (Vec<Pair>, Stats) {
+fn probe(
+    x: usize,
+    items: &[&Str],
+    lengths: &[u32],
+    index: &FlatIndex<(u32, u32, bool)>,
+    params: &EdParams,
+    scratch: &mut Scratch,
+) -> (Vec<Pair>, Stats) {
     let sx = items[x];
     let tau = params.tau;
     let mut stats = Stats::default();
@@ -416,7 +430,8 @@ fn mismatch_filters(x: &Str, y: &Str, params: &EdParams, scratch: &mut Scratch) 
     if min_edits(mismatched, q) > tau {
         return false;
     }
-    !(params.algorithm == EdAlgorithm::EdJoin && content_bound(x, y, &scratch.mismatched, q, &mut scratch.window_x, &mut scratch.window_y) > tau)
+    !(params.algorithm == EdAlgorithm::EdJoin
+        && content_bound(x, y, &scratch.mismatched, q, &mut scratch.window_x, &mut scratch.window_y) > tau)
 }
 
 /// Ed-Join's content-based bound: for each run of overlapping unmatched grams (a window of x),
@@ -433,7 +448,12 @@ fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize, window_x: &mut 
             end += 1;
         }
         let (from, to) = (mismatched[start] as usize, mismatched[end] as usize + q); // [from, to)
-        let l1 = histogram_l1(&x.chars[from..to.min(x.chars.len())], y.chars.get(from..to.min(y.chars.len())).unwrap_or(&[]), window_x, window_y);
+        let l1 = histogram_l1(
+            &x.chars[from..to.min(x.chars.len())],
+            y.chars.get(from..to.min(y.chars.len())).unwrap_or(&[]),
+            window_x,
+            window_y,
+        );
         let bound = l1.div_ceil(2) + min_edits(&mismatched[end + 1..], q);
         best = best.max(bound);
         start = end + 1;

@@ -330,16 +330,30 @@ pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (V
     // ascending by record, hence by size.
     let universe = tokens.iter().flat_map(|t| t.iter()).max().map_or(0, |&m| m as usize + 1);
     let index = FlatIndex::build(universe, || {
-        tokens.iter().enumerate().flat_map(|(r, t)| {
-            t[..bounds[t.len()].index_prefix].iter().enumerate().map(move |(pos, &tok)| (tok, (r as u32, pos as u32)))
-        })
+        tokens
+            .iter()
+            .enumerate()
+            .flat_map(|(r, t)| t[..bounds[t.len()].index_prefix].iter().enumerate().map(move |(pos, &tok)| (tok, (r as u32, pos as u32))))
     });
 
     // first_of_size[s]: the first record (in order) of size s or more.
     let first_of_size: Vec<u32> = (0..=max_size).map(|s| sizes.partition_point(|&z| (z as usize) < s) as u32).collect();
     let n = tokens.len();
-    let join = Join { tokens: &tokens, sizes: &sizes, lines: &lines, index: &index, bounds: &bounds, first_of_size: &first_of_size, threshold, algorithm };
-    super::probe_all(n, || Scratch { counts: vec![0; n], touched: Vec::new(), alpha: Vec::new(), alpha_size: usize::MAX }, |scratch, x| join.probe(x, scratch))
+    let join = Join {
+        tokens: &tokens,
+        sizes: &sizes,
+        lines: &lines,
+        index: &index,
+        bounds: &bounds,
+        first_of_size: &first_of_size,
+        threshold,
+        algorithm,
+    };
+    super::probe_all(
+        n,
+        || Scratch { counts: vec![0; n], touched: Vec::new(), alpha: Vec::new(), alpha_size: usize::MAX },
+        |scratch, x| join.probe(x, scratch),
+    )
 }
 
 /// What every probe reads.

@@ -20,6 +20,9 @@ struct Sample {
     duplicate_ratio: f64,
 }
 
+/// A cluster's members: (url, page) → (similarity ppm, leader).
+type Members = BTreeMap<(String, PageId), (u32, PageId)>;
+
 #[derive(Default)]
 struct Inner {
     /// Each page's output rows with their accumulated counts (several while a change is in flight).
@@ -27,7 +30,7 @@ struct Inner {
     /// The row each page is shown with.
     current: HashMap<PageId, ClusterRow>,
     /// cluster → members (url, page, similarity ppm, leader)
-    members: HashMap<PageId, BTreeMap<(String, PageId), (u32, PageId)>>,
+    members: HashMap<PageId, Members>,
     urls: HashMap<PageId, String>,
     series: VecDeque<Sample>,
     finished: bool,
@@ -162,7 +165,7 @@ impl Live {
 
     /// Clusters by size, largest first: (cluster, size, first URLs).
     fn largest(inner: &Inner, limit: usize) -> Vec<Value> {
-        let mut clusters: Vec<(&PageId, &BTreeMap<(String, PageId), (u32, PageId)>)> = inner.members.iter().collect();
+        let mut clusters: Vec<(&PageId, &Members)> = inner.members.iter().collect();
         clusters.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
         clusters
             .into_iter()

@@ -116,9 +116,7 @@ impl Registry {
     /// Remembers the name behind a host hash.
     pub fn name_host(&self, hash: u64, name: &str) {
         let mut names = self.host_names.lock().expect("metrics lock");
-        if !names.contains_key(&hash) {
-            names.insert(hash, name.to_string());
-        }
+        names.entry(hash).or_insert_with(|| name.to_string());
     }
 
     /// The name of a host hash (its hex when unknown, e.g. seen by another process).
@@ -164,12 +162,7 @@ impl Registry {
 
     /// Observations of a histogram: (count, sum).
     pub fn histogram(&self, metric: Metric, label: &str) -> (u64, f64) {
-        self.histograms
-            .lock()
-            .expect("metrics lock")
-            .get(metric.name)
-            .and_then(|m| m.get(label))
-            .map_or((0, 0.0), |h| (h.count, h.sum))
+        self.histograms.lock().expect("metrics lock").get(metric.name).and_then(|m| m.get(label)).map_or((0, 0.0), |h| (h.count, h.sum))
     }
 
     /// All values of a metric by label.
@@ -206,7 +199,11 @@ impl Registry {
                     parts.push(format!("{name}=\"{}\"", escape(label)));
                 }
                 parts.extend(extra);
-                if parts.is_empty() { String::new() } else { format!("{{{}}}", parts.join(",")) }
+                if parts.is_empty() {
+                    String::new()
+                } else {
+                    format!("{{{}}}", parts.join(","))
+                }
             };
             match metric.kind {
                 Kind::Histogram(bounds) => {

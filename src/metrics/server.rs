@@ -22,10 +22,8 @@ pub struct ServeError {
 /// Binds `address` and serves on a background thread; returns the bound address.
 pub fn serve(address: &str, live: Arc<Live>) -> Result<SocketAddr, ServeError> {
     let server = Server::http(address).map_err(|e| ServeError { address: address.to_string(), message: e.to_string() })?;
-    let bound = server
-        .server_addr()
-        .to_ip()
-        .ok_or_else(|| ServeError { address: address.to_string(), message: "not an IP address".into() })?;
+    let bound =
+        server.server_addr().to_ip().ok_or_else(|| ServeError { address: address.to_string(), message: "not an IP address".into() })?;
     std::thread::Builder::new()
         .name("dupflow-http".into())
         .spawn(move || {
@@ -67,12 +65,8 @@ fn route(path: &str, query: &str, live: &Live) -> (u16, &'static str, String) {
         "/metrics" => (200, "text/plain; version=0.0.4; charset=utf-8", live.registry.render()),
         "/api/summary" => (200, JSON, live.summary().to_string()),
         "/api/clusters" => {
-            let limit = query
-                .split('&')
-                .find_map(|kv| kv.strip_prefix("limit="))
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(20usize)
-                .min(10_000);
+            let limit =
+                query.split('&').find_map(|kv| kv.strip_prefix("limit=")).and_then(|v| v.parse().ok()).unwrap_or(20usize).min(10_000);
             (200, JSON, live.clusters(limit).to_string())
         }
         p if p.starts_with("/api/clusters/") => match live.cluster(&p["/api/clusters/".len()..]) {

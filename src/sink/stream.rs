@@ -44,9 +44,7 @@ pub(crate) fn progress_path(dir: &Path, epoch: u64) -> PathBuf {
 pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, RunError> {
     let path = dir.join(MANIFEST);
     match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| RunError::Checkpoint { path, message: e.to_string() }),
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| RunError::Checkpoint { path, message: e.to_string() }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(RunError::Checkpoint { path, message: e.to_string() }),
     }
@@ -64,6 +62,8 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
+/// Share updates of one epoch.
+type ShareUpdates = Vec<((PageId, Shared), isize)>;
 
 /// The sink of process 0's worker 0: cluster changes, written epoch by epoch as epochs
 /// complete, the current clusters, and checkpoints.
@@ -76,7 +76,7 @@ pub(crate) struct Sink {
     /// The clusters now: row → count (1).
     rows: std::collections::BTreeMap<ClusterRow, isize>,
     /// Share updates of epochs not yet complete, and the shares now.
-    pending_shares: std::collections::BTreeMap<u64, Vec<((PageId, Shared), isize)>>,
+    pending_shares: std::collections::BTreeMap<u64, ShareUpdates>,
     shares: std::collections::BTreeMap<(PageId, Shared), isize>,
     /// Epochs before this one are written (or restored from a checkpoint).
     written: u64,
@@ -88,7 +88,13 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    pub(crate) fn new(out: Option<PathBuf>, manifest: Option<&Manifest>, checkpoint: Option<PathBuf>, peers: usize, live: Arc<Live>) -> Result<Sink, RunError> {
+    pub(crate) fn new(
+        out: Option<PathBuf>,
+        manifest: Option<&Manifest>,
+        checkpoint: Option<PathBuf>,
+        peers: usize,
+        live: Arc<Live>,
+    ) -> Result<Sink, RunError> {
         let mut changes = None;
         let mut changes_bytes = 0;
         if let Some(dir) = &out {
@@ -170,7 +176,12 @@ impl Sink {
             if let Some((path, file)) = &mut self.changes {
                 let mut lines: Vec<crate::sink::ChangeLine> = updates
                     .iter()
-                    .map(|(row, diff)| crate::sink::ChangeLine { epoch: time, url: row.url.clone(), cluster: row.assignment.cluster.to_string(), diff: *diff })
+                    .map(|(row, diff)| crate::sink::ChangeLine {
+                        epoch: time,
+                        url: row.url.clone(),
+                        cluster: row.assignment.cluster.to_string(),
+                        diff: *diff,
+                    })
                     .collect();
                 lines.sort_by(|a, b| (&a.url, a.diff, &a.cluster).cmp(&(&b.url, b.diff, &b.cluster)));
                 let mut bytes = Vec::new();
@@ -224,12 +235,14 @@ impl Sink {
         if let Some(out) = &self.out {
             let rows = self.final_rows();
             crate::sink::write_jsonl(&out.join("clusters.jsonl"), &crate::sink::cluster_lines(&rows)).map_err(|e| fail(e.to_string()))?;
-            crate::sink::write_jsonl(&out.join("spans.jsonl"), &crate::sink::span_lines(&rows, &self.final_shares())).map_err(|e| fail(e.to_string()))?;
+            crate::sink::write_jsonl(&out.join("spans.jsonl"), &crate::sink::span_lines(&rows, &self.final_shares()))
+                .map_err(|e| fail(e.to_string()))?;
         }
         let reader: ReaderProgress = serde_json::from_slice(&std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?)
             .map_err(|e| fail(e.to_string()))?;
         let manifest = Manifest { epoch, changes_bytes: self.changes_bytes, parts: self.peers, reader };
-        write_atomic(&dir.join(MANIFEST), &serde_json::to_vec_pretty(&manifest).expect("manifest serializes")).map_err(|e| fail(e.to_string()))?;
+        write_atomic(&dir.join(MANIFEST), &serde_json::to_vec_pretty(&manifest).expect("manifest serializes"))
+            .map_err(|e| fail(e.to_string()))?;
         self.live.registry.inc(metrics::CHECKPOINTS, "");
         // Older checkpoints are no longer needed.
         if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -249,4 +262,3 @@ impl Sink {
         Ok(())
     }
 }
-

@@ -9,7 +9,6 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-
 use super::RecordErrorKind;
 
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
@@ -234,8 +233,7 @@ impl GzipMembers {
                         continue;
                     }
                     if self.source_eof {
-                        let garbage = (!avail.is_empty() || std::mem::take(&mut self.skipped))
-                            && !std::mem::take(&mut self.in_damage);
+                        let garbage = (!avail.is_empty() || std::mem::take(&mut self.skipped)) && !std::mem::take(&mut self.in_damage);
                         self.pos = self.cbuf.len();
                         return Ok(if garbage { Chunk::Break(RecordErrorKind::GarbageBetweenRecords) } else { Chunk::Eof });
                     }

@@ -116,10 +116,7 @@ fn parse_http(block: &[u8]) -> Result<HttpResponse<'_>, DocumentError> {
         .next()
         .and_then(|s| s.parse::<u16>().ok())
         .ok_or_else(|| DocumentError::InvalidHttp(format!("no status code in {status_line:?}")))?;
-    let headers = lines
-        .filter_map(|line| line.split_once(':'))
-        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
-        .collect();
+    let headers = lines.filter_map(|line| line.split_once(':')).map(|(n, v)| (n.trim().to_string(), v.trim().to_string())).collect();
     Ok(HttpResponse { status, headers, body })
 }
 
@@ -209,10 +206,8 @@ pub fn meta_charset(body: &[u8]) -> Option<String> {
         if let Some(c) = super::decode::find(tag, b"charset") {
             let rest = &tag[c + 7..];
             let rest = rest.iter().skip_while(|b| b.is_ascii_whitespace() || **b == b'=' || **b == b'"' || **b == b'\'');
-            let value: Vec<u8> = rest
-                .take_while(|b| !(b.is_ascii_whitespace() || matches!(**b, b'"' | b'\'' | b';' | b'/' | b'>')))
-                .copied()
-                .collect();
+            let value: Vec<u8> =
+                rest.take_while(|b| !(b.is_ascii_whitespace() || matches!(**b, b'"' | b'\'' | b';' | b'/' | b'>'))).copied().collect();
             if !value.is_empty() {
                 return Some(String::from_utf8_lossy(&value).to_string());
             }

@@ -117,7 +117,10 @@ pub enum Input {
     File(PathBuf),
     Stdin,
     /// A WARC compiled into the binary (the default input).
-    Embedded { name: &'static str, bytes: &'static [u8] },
+    Embedded {
+        name: &'static str,
+        bytes: &'static [u8],
+    },
 }
 
 impl Input {
@@ -132,9 +135,7 @@ impl Input {
     /// Opens the input as a decoded stream.
     pub fn open(&self) -> Result<Decoder, SourceError> {
         let reader: Box<dyn Read + Send> = match self {
-            Input::File(path) => Box::new(
-                File::open(path).map_err(|source| SourceError::Open { path: path.clone(), source })?,
-            ),
+            Input::File(path) => Box::new(File::open(path).map_err(|source| SourceError::Open { path: path.clone(), source })?),
             Input::Stdin => Box::new(io::stdin()),
             Input::Embedded { bytes, .. } => Box::new(io::Cursor::new(*bytes)),
         };
@@ -146,7 +147,7 @@ impl Input {
     }
 
     /// Size in bytes, when known (for progress).
-    pub fn len(&self) -> Option<u64> {
+    pub fn size(&self) -> Option<u64> {
         match self {
             Input::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
             Input::Stdin => None,

@@ -44,7 +44,6 @@ pub enum ScriptItem {
     CloseEpoch,
 }
 
-
 pub(crate) enum Message {
     Record(Box<RawRecord>),
     /// Retract the pages of this URL; captures dated up to the crawl date given (the feed's
@@ -52,7 +51,11 @@ pub(crate) enum Message {
     Delete(String, u64),
     /// Close the current epoch: later records belong to `next`. Pages crawled before
     /// `expire_before` leave (retention); with `checkpoint`, save the held pages first.
-    Epoch { next: u64, expire_before: u64, checkpoint: bool },
+    Epoch {
+        next: u64,
+        expire_before: u64,
+        checkpoint: bool,
+    },
     End,
 }
 
@@ -83,7 +86,6 @@ pub struct ReaderProgress {
     /// Latest crawl date seen (retention's clock).
     pub max_date: u64,
 }
-
 
 /// The reader thread's state: routing, epochs, deletions, retention clock, progress.
 pub(crate) struct ReaderCore {
@@ -352,8 +354,7 @@ pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
                 let decoder = match input {
                     Input::Stdin => {
                         let pump_reader = follow::StdinPump::start(waiter(&core, Box::new(|| false)));
-                        source::Decoder::new(Box::new(pump_reader))
-                            .map_err(|source| source::SourceError::Open { path: "-".into(), source })
+                        source::Decoder::new(Box::new(pump_reader)).map_err(|source| source::SourceError::Open { path: "-".into(), source })
                     }
                     other => other.open(),
                 };
@@ -411,10 +412,13 @@ pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
                         let files = follow::list_dir(dir);
                         let next = {
                             let c = lock(&core);
-                            files.iter().find(|f| {
-                                let name = f.display().to_string();
-                                !c.progress.inputs.iter().any(|p| p.name == name && p.done)
-                            }).cloned()
+                            files
+                                .iter()
+                                .find(|f| {
+                                    let name = f.display().to_string();
+                                    !c.progress.inputs.iter().any(|p| p.name == name && p.done)
+                                })
+                                .cloned()
                         };
                         let Some(file) = next else {
                             if lock(&core).tick() == follow::Wait::Finish {
@@ -468,4 +472,3 @@ pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
     }
     lock(&core).finish();
 }
-

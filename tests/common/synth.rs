@@ -16,9 +16,9 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orchard", "engine", "meadow", "copper",
-    "violet", "thunder", "canyon", "pilot", "ribbon", "saddle", "tunnel", "velvet", "walnut", "anchor", "bishop", "candle",
-    "dragon", "falcon", "glacier", "hammer", "island", "jungle", "kettle", "ladder", "mirror", "needle", "oyster", "pepper",
+    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orchard", "engine", "meadow", "copper", "violet",
+    "thunder", "canyon", "pilot", "ribbon", "saddle", "tunnel", "velvet", "walnut", "anchor", "bishop", "candle", "dragon", "falcon",
+    "glacier", "hammer", "island", "jungle", "kettle", "ladder", "mirror", "needle", "oyster", "pepper",
 ];
 
 fn sentence(rng: &mut Rng) -> String {
