@@ -22,7 +22,7 @@ use std::collections::HashMap;
 
 use dupflow_operators::sentence::Mixed;
 
-use super::{FlatIndex, JoinError, Pair, Stats};
+use super::{FlatIndex, JoinError, Pair, Stats, Vocabulary};
 
 /// The algorithm of an edit-distance join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -102,12 +102,9 @@ impl Strings {
     /// `params.min_length` characters are left out.
     pub fn from_lines<'a>(lines: impl IntoIterator<Item = &'a str>, params: &EdParams) -> Strings {
         let q = params.q;
-        let mut ids: HashMap<(u64, u32), u32, Mixed> = HashMap::default();
-        let mut df: Vec<u32> = Vec::new();
-        let mut keys: Vec<(u64, u32)> = Vec::new();
+        let mut vocabulary: Vocabulary<u64, Mixed> = Vocabulary::new();
         let mut items = Vec::new();
         let mut seen: HashMap<u64, u32, Mixed> = HashMap::default();
-        let mut occurrence: HashMap<u64, u32, Mixed> = HashMap::default();
         for (n, line) in lines.into_iter().enumerate() {
             let chars: Vec<char> = line.chars().collect();
             if chars.len() < params.min_length {
@@ -118,28 +115,15 @@ impl Strings {
             for &g in &grams {
                 *seen.entry(g).or_insert(0) += 1;
             }
-            occurrence.clear();
-            let mut tokens = Vec::with_capacity(grams.len());
-            for (loc, &g) in grams.iter().enumerate() {
-                let k = occurrence.entry(g).or_insert(0);
-                *k += 1;
-                let key = (g, *k);
-                let id = *ids.entry(key).or_insert_with(|| {
-                    keys.push(key);
-                    df.push(0);
-                    (keys.len() - 1) as u32
-                });
-                df[id as usize] += 1;
-                tokens.push(Token { rank: id, loc: loc as u32, unique: seen[&g] == 1 });
-            }
+            vocabulary.start_record();
+            let tokens = grams
+                .iter()
+                .enumerate()
+                .map(|(loc, &g)| Token { rank: vocabulary.token(g), loc: loc as u32, unique: seen[&g] == 1 })
+                .collect();
             items.push(Str { line: n as u32 + 1, chars, tokens, prefix: 0 });
         }
-        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| (df[a as usize], keys[a as usize]).cmp(&(df[b as usize], keys[b as usize])));
-        let mut rank = vec![0u32; keys.len()];
-        for (r, &id) in order.iter().enumerate() {
-            rank[id as usize] = r as u32;
-        }
+        let rank = vocabulary.ranks();
         for s in &mut items {
             s.tokens.iter_mut().for_each(|t| t.rank = rank[t.rank as usize]);
             s.tokens.sort_unstable_by_key(|t| t.rank);

@@ -16,6 +16,8 @@ pub mod edit;
 pub mod set;
 pub mod text;
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hash};
 use std::time::Duration;
 
 /// What a join did, printed on stderr by `dupflow join`.
@@ -88,6 +90,55 @@ pub enum JoinError {
     BadAlgorithm(String, &'static str),
     #[error("building the thread pool: {0}")]
     Threads(String),
+}
+
+/// The tokens of a join's records: the k-th occurrence of an element (a word, a gram) in a
+/// record is the token (element, k), numbered as first seen, with its document frequency.
+/// `ranks` orders the tokens by ascending frequency (ties: by element, then occurrence), the
+/// global order of the prefix filters.
+struct Vocabulary<E, S> {
+    ids: HashMap<(E, u32), u32, S>,
+    keys: Vec<(E, u32)>,
+    df: Vec<u32>,
+    /// Occurrences so far in the current record.
+    occurrence: HashMap<E, u32, S>,
+}
+
+impl<E: Hash + Eq + Ord + Copy, S: BuildHasher + Default> Vocabulary<E, S> {
+    fn new() -> Self {
+        Vocabulary { ids: HashMap::default(), keys: Vec::new(), df: Vec::new(), occurrence: HashMap::default() }
+    }
+
+    /// Starts a record: occurrences count from 1 again.
+    fn start_record(&mut self) {
+        self.occurrence.clear();
+    }
+
+    /// The token id of the next occurrence of `element` in the current record.
+    fn token(&mut self, element: E) -> u32 {
+        let k = self.occurrence.entry(element).or_insert(0);
+        *k += 1;
+        let key = (element, *k);
+        let (keys, df) = (&mut self.keys, &mut self.df);
+        let id = *self.ids.entry(key).or_insert_with(|| {
+            keys.push(key);
+            df.push(0);
+            (keys.len() - 1) as u32
+        });
+        self.df[id as usize] += 1;
+        id
+    }
+
+    /// The rank of each token id.
+    fn ranks(&self) -> Vec<u32> {
+        let mut order: Vec<u32> = (0..self.keys.len() as u32).collect();
+        order.sort_unstable_by_key(|&id| (self.df[id as usize], self.keys[id as usize]));
+        let mut rank = vec![0u32; self.keys.len()];
+        for (r, &id) in order.iter().enumerate() {
+            rank[id as usize] = r as u32;
+        }
+        rank
+    }
 }
 
 /// An inverted index in one flat array: the list of token `t` is `postings[starts[t]..starts[t + 1]]`,

@@ -9,9 +9,9 @@
 //! decided in integers, never lost to rounding: every bound below is the smallest overlap `o`
 //! with `sim(o, |x|, |y|) >= t`.
 
-use std::collections::HashMap;
+use std::hash::RandomState;
 
-use super::{FlatIndex, JoinError, Pair, Stats};
+use super::{FlatIndex, JoinError, Pair, Stats, Vocabulary};
 
 /// The similarity measure of a set join.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,36 +201,16 @@ impl Records {
     /// Tokenizes lines into words (split on white space); the k-th occurrence of a word in a
     /// line is a token of its own. Lines without a word are left out (they join nothing).
     pub fn from_lines<'a>(lines: impl IntoIterator<Item = &'a str>) -> Records {
-        let mut ids: HashMap<(&'a str, u32), u32> = HashMap::new();
-        let mut keys: Vec<(&'a str, u32)> = Vec::new();
-        let mut df: Vec<u32> = Vec::new();
+        let mut vocabulary: Vocabulary<&'a str, RandomState> = Vocabulary::new();
         let mut raw: Vec<(u32, Vec<u32>)> = Vec::new();
-        let mut seen: HashMap<&'a str, u32> = HashMap::new();
         for (n, line) in lines.into_iter().enumerate() {
-            seen.clear();
-            let mut record = Vec::new();
-            for word in line.split_whitespace() {
-                let k = seen.entry(word).or_insert(0);
-                *k += 1;
-                let key = (word, *k);
-                let id = *ids.entry(key).or_insert_with(|| {
-                    keys.push(key);
-                    df.push(0);
-                    (keys.len() - 1) as u32
-                });
-                df[id as usize] += 1;
-                record.push(id);
-            }
+            vocabulary.start_record();
+            let record: Vec<u32> = line.split_whitespace().map(|word| vocabulary.token(word)).collect();
             if !record.is_empty() {
                 raw.push((n as u32 + 1, record));
             }
         }
-        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| (df[a as usize], keys[a as usize]).cmp(&(df[b as usize], keys[b as usize])));
-        let mut rank = vec![0u32; keys.len()];
-        for (r, &id) in order.iter().enumerate() {
-            rank[id as usize] = r as u32;
-        }
+        let rank = vocabulary.ranks();
         // In the join's processing order: by size, then line.
         raw.sort_by_key(|(line, tokens)| (tokens.len(), *line));
         let mut records = Records::default();
