@@ -71,7 +71,8 @@ pub(crate) struct EpochPolicy {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputProgress {
     pub name: String,
-    /// Items framed (records and skipped stretches).
+    /// Items framed from the start of the input (records and skipped stretches): on resume,
+    /// exactly this many are skipped unparsed, so it never exceeds the items the input holds.
     pub items: u64,
     /// Read to its end (a followed file once a later file exists).
     pub done: bool,
@@ -143,12 +144,15 @@ impl ReaderCore {
     }
 
     fn item(&mut self, item: Result<RawRecord, source::RecordError>, name: &str) {
-        if let Some(p) = self.progress.inputs.last_mut() {
-            p.items += 1;
-        }
+        // On resume the checkpoint's position already counts the skipped prefix: the position
+        // grows only from where the skip ends, so it stays exact across any number of resumes
+        // (issue 16: counting skipped items again moved it past records never processed).
         if self.skip > 0 {
             self.skip -= 1;
             return;
+        }
+        if let Some(p) = self.progress.inputs.last_mut() {
+            p.items += 1;
         }
         match item {
             Ok(record) => {
@@ -471,4 +475,149 @@ pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
         }
     }
     lock(&core).finish();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` uncompressed WARC response records for `http://t.example/pI`.
+    fn warc(n: usize) -> &'static [u8] {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let http = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>page {i}</p>");
+            out.extend_from_slice(
+                format!(
+                    "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://t.example/p{i}\r\nWARC-Date: 2026-01-01T00:00:{:02}Z\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+                    i % 60,
+                    http.len()
+                )
+                .as_bytes(),
+            );
+        }
+        Box::leak(out.into_boxed_slice())
+    }
+
+    fn core(progress: ReaderProgress) -> (ReaderCore, crossbeam_channel::Receiver<Message>) {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let registry = Arc::new(Registry::default());
+        let core = ReaderCore {
+            senders: vec![sender],
+            first_worker: 0,
+            peers: 1,
+            report_errors: false,
+            policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600) },
+            epoch: 0,
+            in_epoch: 0,
+            epoch_started: Instant::now(),
+            live: Arc::new(Live::new(registry.clone(), 0)),
+            metrics: registry,
+            printed: 0,
+            retention_secs: 0,
+            progress,
+            skip: 0,
+            deletions: None,
+            pending_deletion: Vec::new(),
+            checkpoint: None,
+            reads: Vec::new(),
+        };
+        (core, receiver)
+    }
+
+    /// One run from `progress`: frames the input from its start, as a restarted reader does,
+    /// and "crashes" once its position reaches `stop` (or at the end). Returns the position it
+    /// would have checkpointed and the URLs it handed to the workers.
+    fn run(bytes: &'static [u8], progress: ReaderProgress, stop: u64) -> (ReaderProgress, Vec<String>) {
+        let (mut core, receiver) = core(progress);
+        if core.begin("in") {
+            let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+            let mut framer = source::Framer::new(decoder, 1 << 20);
+            while core.progress.inputs.last().unwrap().items < stop {
+                let Some(item) = framer.next_record() else {
+                    core.end_input();
+                    break;
+                };
+                core.item(item, "in");
+            }
+        }
+        let urls = receiver
+            .try_iter()
+            .filter_map(|m| match m {
+                Message::Record(r) => r.header("WARC-Target-URI").map(str::to_string),
+                _ => None,
+            })
+            .collect();
+        (core.progress, urls)
+    }
+
+    #[test]
+    fn resuming_twice_inside_one_input_reads_every_record_once() {
+        // Issue 16: the second resume skipped records never processed.
+        let bytes = warc(100);
+        let (first, a) = run(bytes, ReaderProgress::default(), 60);
+        assert_eq!(first.inputs[0].items, 60);
+        let (second, b) = run(bytes, first, 90);
+        assert_eq!(second.inputs[0].items, 90, "the position counts the skipped prefix once");
+        let (third, c) = run(bytes, second, u64::MAX);
+        assert_eq!(third.inputs[0].items, 100, "never past the records the input holds");
+        assert!(third.inputs[0].done);
+        let all: Vec<String> = a.into_iter().chain(b).chain(c).collect();
+        let want: Vec<String> = (0..100).map(|i| format!("http://t.example/p{i}")).collect();
+        assert_eq!(all, want, "every record handed on once, in order");
+        // A fourth start reads nothing: the input is done.
+        let (_, d) = run(bytes, third, u64::MAX);
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn a_crash_while_skipping_keeps_the_full_position() {
+        // A checkpoint taken before the skip is over (deletions can close epochs meanwhile)
+        // states the position of the prefix, not of the part skipped so far.
+        let bytes = warc(50);
+        let (first, _) = run(bytes, ReaderProgress::default(), 40);
+        let (mut core, _receiver) = core(first);
+        assert!(core.begin("in"));
+        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        let mut framer = source::Framer::new(decoder, 1 << 20);
+        for _ in 0..10 {
+            core.item(framer.next_record().unwrap(), "in");
+        }
+        assert_eq!(core.progress.inputs[0].items, 40);
+        let (rest, urls) = run(bytes, core.progress.clone(), u64::MAX);
+        assert_eq!(rest.inputs[0].items, 50);
+        assert_eq!(urls.first().map(String::as_str), Some("http://t.example/p40"));
+        assert_eq!(urls.len(), 10);
+    }
+
+    #[test]
+    fn the_deletions_offset_counts_complete_lines_only() {
+        let dir = std::env::temp_dir().join(format!("dupflow-deletions-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("deleted.txt");
+        std::fs::write(&path, "http://t.example/p1\nhttp://t.example/p2\nhttp://t.ex").unwrap();
+        let (mut core, receiver) = core(ReaderProgress::default());
+        core.deletions = Some(path.clone());
+        core.poll_deletions();
+        assert_eq!(core.progress.deletions_offset, 40);
+        // Resumed twice from that offset, the partial line is read once, when complete.
+        for _ in 0..2 {
+            let (mut again, receiver) = self::core(core.progress.clone());
+            again.deletions = Some(path.clone());
+            again.poll_deletions();
+            assert_eq!(again.progress.deletions_offset, 40);
+            assert_eq!(receiver.try_iter().count(), 0);
+        }
+        std::fs::write(&path, "http://t.example/p1\nhttp://t.example/p2\nhttp://t.example/p3\n").unwrap();
+        core.poll_deletions();
+        let deleted: Vec<String> = receiver
+            .try_iter()
+            .filter_map(|m| match m {
+                Message::Delete(url, _) => Some(url),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(deleted, ["http://t.example/p1", "http://t.example/p2", "http://t.example/p3"]);
+        assert_eq!(core.progress.deletions_offset, std::fs::metadata(&path).unwrap().len());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
