@@ -72,11 +72,32 @@ pub struct MetricsConfig {
     pub address: String,
     /// The dashboard raises an alarm for a cluster with more pages than this.
     pub cluster_alarm_pages: usize,
+    /// A request body larger than this is refused with 413, unread (`POST /api/check`).
+    pub max_body_bytes: u64,
+    /// Connections served at once; one more is closed at once (counted).
+    pub max_connections: usize,
+    /// Deadline for reading a request (head and body) and for writing its response.
+    pub request_timeout_ms: u64,
+    /// Checks waiting or running at once beyond which `POST /api/check` answers 503.
+    pub check_queue: usize,
+    /// A check that takes longer answers 504 (its work is dropped when it ends).
+    pub check_timeout_ms: u64,
+    /// Bearer token that `POST /api/check` must carry; empty: none (`DUPFLOW_TOKEN` sets it too).
+    pub token: String,
 }
 
 impl Default for MetricsConfig {
     fn default() -> Self {
-        MetricsConfig { address: String::new(), cluster_alarm_pages: 1_000 }
+        MetricsConfig {
+            address: String::new(),
+            cluster_alarm_pages: 1_000,
+            max_body_bytes: 4 << 20,
+            max_connections: 64,
+            request_timeout_ms: 10_000,
+            check_queue: 4,
+            check_timeout_ms: 10_000,
+            token: String::new(),
+        }
     }
 }
 
@@ -136,6 +157,13 @@ impl PipelineConfig {
         let invalid =
             |key: &'static str, message: &str| Err(ConfigError::Invalid { path: origin.to_string(), key, message: message.to_string() });
         let v = &self.verify;
+        let m = &self.metrics;
+        if m.max_connections == 0 || m.check_queue == 0 || m.request_timeout_ms == 0 || m.check_timeout_ms == 0 || m.max_body_bytes == 0 {
+            return invalid(
+                "metrics",
+                "max_body_bytes, max_connections, request_timeout_ms, check_queue and check_timeout_ms must be at least 1",
+            );
+        }
         if !(v.threshold > 0.0 && v.threshold <= 1.0) {
             return invalid("verify.threshold", "must be in (0, 1]");
         }

@@ -603,7 +603,7 @@ fn real_main() -> Result<ExitCode> {
                     index: dupflow::check::ShareIndex::empty(&config.template),
                     sentence: config.sentence.clone(),
                 });
-                let bound = server::serve(&address, live.clone())?;
+                let bound = server::serve(&address, live.clone(), server::Limits::from_config(&config.metrics))?;
                 tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
             }
             let sampler = progress::start(live.clone(), quiet || process != 0);

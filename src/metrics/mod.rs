@@ -80,6 +80,8 @@ metrics! {
     LARGEST_CLUSTER = "dupflow_largest_cluster_pages", Gauge, None, "Pages in the largest cluster.";
     STATE_BYTES = "dupflow_state_bytes", Gauge, None, "Estimated bytes of page state held by the dataflow.";
     RSS_BYTES = "dupflow_process_resident_memory_bytes", Gauge, None, "Resident memory of the process.";
+    HTTP_RESPONSES = "dupflow_http_responses_total", Counter, Some("status"), "Responses of the HTTP endpoint, by status code.";
+    HTTP_REFUSED = "dupflow_http_refused_total", Counter, Some("reason"), "Connections or checks the endpoint turned away: connections (max_connections), check_queue (503), deadline (a connection past its time).";
 }
 
 #[derive(Debug, Clone, Default)]
