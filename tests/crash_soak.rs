@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::feed::manifest_epoch;
 use common::synth::{warc_response, Corpus, Rng};
 
 const FILES: u64 = 4;
@@ -51,14 +52,6 @@ fn spawn(args: &[&str], log: &Path) -> Child {
         .unwrap()
 }
 
-fn manifest_epoch(checkpoint: &Path) -> u64 {
-    std::fs::read(checkpoint.join("checkpoint.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v["epoch"].as_u64())
-        .unwrap_or(0)
-}
-
 /// The newest reader position file (`reader-E.json`): a checkpoint under way when E is past the
 /// manifest's epoch.
 fn newest_progress(checkpoint: &Path) -> u64 {
@@ -87,15 +80,11 @@ fn wait_until(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
     false
 }
 
-/// url → cluster, from the net of changes.jsonl.
+/// url → cluster, from the net of changes.jsonl (no row counted twice).
 fn net_of_changes(out: &Path) -> BTreeMap<String, String> {
-    let mut rows: BTreeMap<(String, String), i64> = BTreeMap::new();
-    for line in std::fs::read_to_string(out.join("changes.jsonl")).unwrap_or_default().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        *rows.entry((v["url"].as_str().unwrap().into(), v["cluster"].as_str().unwrap().into())).or_default() += v["diff"].as_i64().unwrap();
-    }
-    assert!(rows.values().all(|n| *n == 0 || *n == 1), "a row counted twice in changes.jsonl");
-    rows.into_iter().filter(|(_, n)| *n > 0).map(|((url, cluster), _)| (url, cluster)).collect()
+    let (net, doubled) = common::feed::net_of_changes(out);
+    assert!(!doubled, "a row counted twice in changes.jsonl");
+    net
 }
 
 /// url → cluster, from clusters.jsonl.
@@ -150,17 +139,8 @@ fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
         .unwrap();
     let config = config.to_str().unwrap();
 
-    let (all, reference) = (dir.join("all"), dir.join("reference"));
-    std::fs::create_dir_all(&all).unwrap();
-    for (i, bytes) in files.iter().enumerate() {
-        std::fs::write(all.join(format!("feed-{i}.warc")), bytes).unwrap();
-    }
-    let status = Command::new(env!("CARGO_BIN_EXE_dupflow"))
-        .args(["run", all.to_str().unwrap(), "--config", config, "--out", reference.to_str().unwrap(), "--quiet"])
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let reference = dir.join("reference");
+    common::feed::batch_run(&files, &dir, config, &reference);
     let want = clusters(&reference);
     assert!(want.len() > 150, "the reference holds the pages");
     let want_changes = std::fs::read_to_string(reference.join("changes.jsonl")).unwrap();

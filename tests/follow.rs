@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::feed::manifest_epoch;
 use common::synth::{warc_response, Corpus, Rng};
 
 fn temp_dir(name: &str) -> PathBuf {
@@ -64,12 +65,7 @@ fn wait_for(what: &str, mut ready: impl FnMut() -> bool) {
 
 /// The clusters as changes.jsonl says they are now: url → cluster.
 fn clusters_from_changes(out: &Path) -> BTreeMap<String, String> {
-    let mut rows: BTreeMap<(String, String), i64> = BTreeMap::new();
-    for line in std::fs::read_to_string(out.join("changes.jsonl")).unwrap_or_default().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        *rows.entry((v["url"].as_str().unwrap().into(), v["cluster"].as_str().unwrap().into())).or_default() += v["diff"].as_i64().unwrap();
-    }
-    rows.into_iter().filter(|(_, n)| *n > 0).map(|((url, cluster), _)| (url, cluster)).collect()
+    common::feed::net_of_changes(out).0
 }
 
 fn write_config(dir: &Path, body: &str) -> PathBuf {
@@ -230,14 +226,6 @@ fn write_slowly(path: &Path, bytes: &[u8]) {
     }
 }
 
-fn manifest_epoch(checkpoint: &Path) -> u64 {
-    std::fs::read(checkpoint.join("checkpoint.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| v["epoch"].as_u64())
-        .unwrap_or(0)
-}
-
 #[test]
 fn a_run_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run() {
     let dir = temp_dir("kill");
@@ -247,17 +235,8 @@ fn a_run_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run() {
     let config = config.to_str().unwrap();
 
     // Uninterrupted: the finished files, read once.
-    let (all, reference) = (dir.join("all"), dir.join("reference"));
-    std::fs::create_dir_all(&all).unwrap();
-    for (i, bytes) in files.iter().enumerate() {
-        std::fs::write(all.join(format!("feed-{i}.warc")), bytes).unwrap();
-    }
-    let status = Command::new(env!("CARGO_BIN_EXE_dupflow"))
-        .args(["run", all.to_str().unwrap(), "--config", config, "--out", reference.to_str().unwrap(), "--quiet"])
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    let reference = dir.join("reference");
+    common::feed::batch_run(&files, &dir, config, &reference);
 
     // Followed, killed after the checkpoint of epoch 6, restarted with the same command.
     let (feed, out, checkpoint) = (dir.join("feed"), dir.join("out"), dir.join("checkpoint"));

@@ -214,10 +214,7 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
     let live = state.live.clone();
     let job = tokio::task::spawn_blocking(move || {
         let _permit = permit; // the place in the queue is held until the check ends
-        match live.gate.lock().expect("gate").as_ref() {
-            Some(gate) => Some(gate.check(&text, threshold).to_string()),
-            None => None,
-        }
+        live.gate.lock().expect("gate").as_ref().map(|gate| gate.check(&text, threshold).to_string())
     });
     match tokio::time::timeout(state.limits.check_timeout, job).await {
         Err(_) => error(StatusCode::GATEWAY_TIMEOUT, "the check took longer than check_timeout_ms"),

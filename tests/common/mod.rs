@@ -60,3 +60,48 @@ pub fn read_all(input: &Input, max_record_bytes: u64) -> ReadResult {
 pub fn kind_code(kind: RecordErrorKind) -> &'static str {
     kind.code()
 }
+
+/// Follow-mode helpers shared by the follow and crash-soak tests.
+#[allow(dead_code)]
+pub mod feed {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    /// The epoch of the committed checkpoint in `checkpoint` (0 when there is none).
+    pub fn manifest_epoch(checkpoint: &Path) -> u64 {
+        std::fs::read(checkpoint.join("checkpoint.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["epoch"].as_u64())
+            .unwrap_or(0)
+    }
+
+    /// The clusters as changes.jsonl says they are now (url → cluster), and whether any row
+    /// was counted more than once.
+    pub fn net_of_changes(out: &Path) -> (BTreeMap<String, String>, bool) {
+        let mut rows: BTreeMap<(String, String), i64> = BTreeMap::new();
+        for line in std::fs::read_to_string(out.join("changes.jsonl")).unwrap_or_default().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            *rows.entry((v["url"].as_str().unwrap().into(), v["cluster"].as_str().unwrap().into())).or_default() +=
+                v["diff"].as_i64().unwrap();
+        }
+        let doubled = rows.values().any(|n| *n > 1 || *n < 0);
+        (rows.into_iter().filter(|(_, n)| *n > 0).map(|((url, cluster), _)| (url, cluster)).collect(), doubled)
+    }
+
+    /// Writes `files` into `dir/all` and runs them once, uninterrupted, into `out`.
+    pub fn batch_run(files: &[Vec<u8>], dir: &Path, config: &str, out: &Path) {
+        let all = dir.join("all");
+        std::fs::create_dir_all(&all).unwrap();
+        for (i, bytes) in files.iter().enumerate() {
+            std::fs::write(all.join(format!("feed-{i}.warc")), bytes).unwrap();
+        }
+        let status = Command::new(env!("CARGO_BIN_EXE_dupflow"))
+            .args(["run", all.to_str().unwrap(), "--config", config, "--out", out.to_str().unwrap(), "--quiet"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "the batch run failed");
+    }
+}
