@@ -1,0 +1,25 @@
+//! `dupflow eval`: score a clusters.jsonl against a truth file.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+/// Arguments of `dupflow eval`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(long)]
+    pub truth: PathBuf,
+    pub clusters: PathBuf,
+    /// Pairwise figures per section (the URL's 4th path component).
+    #[arg(long)]
+    pub by_section: bool,
+}
+
+pub fn execute(args: Args) -> Result<ExitCode> {
+    let Args { truth, clusters, by_section } = args;
+    let truth = dupflow::eval::Truth::load(&truth)?;
+    let clusters = dupflow::eval::load_clusters(&clusters)?;
+    print!("{}", dupflow::eval::score(&truth, &clusters, by_section));
+    Ok(ExitCode::SUCCESS)
+}

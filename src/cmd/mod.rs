@@ -1,0 +1,91 @@
+//! The subcommands, one module each with its arguments beside it, and the few helpers they
+//! share (reading text, writing output that may go to a closed pipe, the corpus of a check).
+
+pub mod check;
+pub mod eval;
+pub mod join;
+pub mod run;
+pub mod sentences;
+pub mod similar;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use dupflow::config::PipelineConfig;
+use dupflow::source;
+
+/// The pipeline.toml at `path`, or the built-in defaults.
+pub fn load_config(path: Option<&Path>) -> Result<PipelineConfig> {
+    Ok(match path {
+        Some(path) => PipelineConfig::load(path)?,
+        None => PipelineConfig::default(),
+    })
+}
+
+/// `dupflow validate FILE`.
+pub fn validate(file: &Path) -> Result<ExitCode> {
+    PipelineConfig::load(file)?;
+    println!("{}: ok", file.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn read_text(path: &std::path::Path) -> Result<String> {
+    if path.as_os_str() == "-" {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).context("reading stdin")?;
+        Ok(text)
+    } else {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        // Records are text; invalid UTF-8 bytes become U+FFFD rather than an error.
+        Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+    }
+}
+
+pub fn open_output(path: Option<&std::path::Path>) -> Result<Box<dyn Write>> {
+    Ok(match path {
+        None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        Some(p) if p.as_os_str() == "-" => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
+        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)),
+    })
+}
+
+/// The pages of WARC inputs as the pipeline sees them (stripped, split; the newest capture of
+/// each URL, or every capture with `source.recrawls = "keep"`).
+pub fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result<Vec<dupflow_operators::Page>> {
+    let mut held = source::current::CurrentPages::new(config.source.recrawls);
+    for input in inputs {
+        source::read_records(input, config.source.max_record_bytes, |item| {
+            let Ok(record) = item else { return };
+            let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
+                return;
+            };
+            let (meta, html) = doc.into_parts();
+            let stripped = dupflow_operators::html::strip(&html);
+            let (page, _) = dupflow_operators::sentence::page_in(
+                meta,
+                &stripped.blocks,
+                &config.sentence,
+                dupflow_operators::sentence::Shingling::None,
+                stripped.lang.as_deref(),
+            );
+            let _ = held.capture(page, 0);
+        })?;
+    }
+    Ok(held.into_pages())
+}
+
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l))
+}
+
+/// Writes lines, treating a closed pipe (`| head`) as the end, not an error.
+pub fn finish_output(result: std::io::Result<()>) -> Result<ExitCode> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+        Ok(()) => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,207 @@
+//! `dupflow run`: cluster the pages of WARC inputs, once or followed as they grow; the
+//! endpoint, progress and the summary printed at the end.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+
+use dupflow::dataflow::{self, RunOptions};
+use dupflow::metrics::live::Live;
+use dupflow::metrics::{self, progress, server, Registry};
+use dupflow::{sink, source};
+
+use super::load_config;
+
+/// Arguments of `dupflow run`.
+#[derive(clap::Args)]
+pub struct Args {
+    pub inputs: Vec<String>,
+    /// pipeline.toml to use (defaults are built in).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Worker threads per process (default: run.workers of the config).
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Directory for clusters.jsonl, changes.jsonl and revisits.jsonl.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Timely cluster mode: number of processes.
+    #[arg(long, default_value_t = 1)]
+    pub processes: usize,
+    /// Timely cluster mode: this process's index.
+    #[arg(long, default_value_t = 0)]
+    pub process: usize,
+    /// Timely cluster mode: file with one `host:port` per process.
+    #[arg(long)]
+    pub hostfile: Option<PathBuf>,
+    /// Serve /metrics, the dashboard (/) and /api/... on this address (e.g. 127.0.0.1:9464;
+    /// port 0 picks a free one, printed on stderr).
+    #[arg(long)]
+    pub metrics_address: Option<String>,
+    /// Keep serving the endpoint this many seconds after the run ends.
+    #[arg(long, default_value_t = 0)]
+    pub linger: u64,
+    /// No progress output.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Follow the inputs as a crawler writes them: a WARC file being written (complete
+    /// records are read, the reader waits at a partial one), a directory where new WARC
+    /// files appear, or `-`. Runs until SIGINT/SIGTERM, then closes the last epoch and
+    /// writes the outputs.
+    #[arg(long)]
+    pub follow: bool,
+    /// A file of URLs to retract (one a line, `#` comments), read as it grows.
+    #[arg(long)]
+    pub deletions: Option<PathBuf>,
+    /// Checkpoint directory: state is saved there every `run.checkpoint_epochs` epochs and
+    /// at the end; a run started with a directory holding a checkpoint resumes from it.
+    #[arg(long)]
+    pub checkpoint: Option<PathBuf>,
+}
+
+pub fn execute(args: Args) -> Result<ExitCode> {
+    let Args { inputs, config, workers, out, processes, process, hostfile, metrics_address, linger, quiet, follow, deletions, checkpoint } =
+        args;
+    let config = load_config(config.as_deref())?;
+    let feed = feed(&inputs, follow)?;
+    if checkpoint.is_some() && processes > 1 {
+        bail!("--checkpoint works in one process (use --workers for threads)");
+    }
+    source::follow::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
+    if processes == 0 || process >= processes {
+        bail!("--process must be below --processes");
+    }
+    let addresses = addresses(hostfile.as_deref(), processes)?;
+    let workers = workers.unwrap_or(config.run.workers);
+    let metrics = Arc::new(Registry::default());
+    let live = Arc::new(Live::new(metrics.clone(), config.metrics.cluster_alarm_pages));
+    let address = metrics_address.unwrap_or_else(|| config.metrics.address.clone());
+    if !address.is_empty() && process == 0 {
+        // POST /api/check: the workers keep a sentence index of the pages they hold.
+        *live.gate.lock().expect("gate") =
+            Some(dupflow::check::Gate { index: dupflow::check::ShareIndex::empty(&config.template), sentence: config.sentence.clone() });
+        let bound = server::serve(&address, live.clone(), server::Limits::from_config(&config.metrics))?;
+        tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
+    }
+    let sampler = progress::start(live.clone(), quiet || process != 0);
+    let names: Vec<String> = match &feed {
+        dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
+        _ => inputs.clone(),
+    };
+    let options =
+        RunOptions { feed, config, workers, processes, process, addresses, live: live.clone(), out: out.clone(), deletions, checkpoint };
+    let output = dataflow::run(options)?;
+    if process != 0 {
+        sampler.stop();
+        return Ok(ExitCode::SUCCESS);
+    }
+    let rows = output.rows.clone();
+    if let Some(dir) = &out {
+        sink::write_outputs(dir, &output, &rows).with_context(|| format!("writing to {}", dir.display()))?;
+    }
+    print_summary(&rows, &output, &metrics, &live, &names);
+    if let Some(dir) = &out {
+        println!("wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl", dir.display());
+    }
+    // Outputs are on disk: the live view says "finished".
+    live.finish();
+    if linger > 0 && !address.is_empty() {
+        tracing::info!("serving for {linger} more seconds");
+        std::thread::sleep(std::time::Duration::from_secs(linger));
+    }
+    sampler.stop();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What to read: inputs read once (the embedded default without any), or followed targets.
+fn feed(inputs: &[String], follow: bool) -> Result<dataflow::Feed> {
+    Ok(if follow {
+        if inputs.is_empty() {
+            bail!("--follow needs a file, a directory or `-` to follow");
+        }
+        let targets = inputs
+            .iter()
+            .map(|arg| match arg.as_str() {
+                "-" => dataflow::Followed::Stdin,
+                path if std::path::Path::new(path).is_dir() => dataflow::Followed::Dir(path.into()),
+                path => dataflow::Followed::File(path.into()),
+            })
+            .collect();
+        dataflow::Feed::Follow(targets)
+    } else if inputs.is_empty() {
+        dataflow::Feed::Inputs(vec![dupflow::DEFAULT_INPUT])
+    } else {
+        dataflow::Feed::Inputs(source::expand(inputs)?)
+    })
+}
+
+/// Timely cluster mode: the processes' addresses (the hostfile's, or 127.0.0.1 ports).
+fn addresses(hostfile: Option<&Path>, processes: usize) -> Result<Vec<String>> {
+    Ok(match (hostfile, processes) {
+        (_, 1) => Vec::new(),
+        (Some(path), n) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            let addresses: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).take(n).map(str::to_string).collect();
+            if addresses.len() < n {
+                bail!("{} lists {} addresses, --processes is {n}", path.display(), addresses.len());
+            }
+            addresses
+        }
+        (None, n) => (0..n).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect(),
+    })
+}
+
+/// The summary printed at the end of a run.
+fn print_summary(rows: &[dupflow::dataflow::ClusterRow], output: &dataflow::RunOutput, metrics: &Registry, live: &Live, names: &[String]) {
+    let summary = sink::summarize(rows);
+    let secs = output.elapsed.as_secs_f64();
+    let pages = metrics.get(metrics::PAGES, "");
+    let label = |m| metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
+    tracing::info!("read {} input(s): {}", names.len(), if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) });
+    println!("records:   {} ({})", metrics.total(metrics::RECORDS), label(metrics::RECORDS));
+    println!(
+        "pages:     {pages} in {secs:.2} s ({:.0} pages/s), {} revisits",
+        pages as f64 / secs.max(1e-9),
+        metrics.get(metrics::REVISITS, "")
+    );
+    println!(
+        "clusters:  {} ({} with more than one page, holding {} pages; largest {})",
+        summary.clusters, summary.multi_page_clusters, summary.pages_in_multi_page_clusters, summary.largest_cluster
+    );
+    let errors = metrics.total(metrics::RECORD_ERRORS) + metrics.total(metrics::DOCUMENT_ERRORS);
+    if errors > 0 {
+        println!("skipped as damaged: {errors} ({}; {})", label(metrics::RECORD_ERRORS), label(metrics::DOCUMENT_ERRORS));
+    }
+    let held = metrics.get(metrics::HELD_BYTES, "");
+    if summary.pages > 0 {
+        println!(
+            "held:      {:.1} MB of compact pages to retract or checkpoint ({} bytes a page)",
+            held as f64 / 1e6,
+            held / summary.pages as i64
+        );
+    }
+    let updates = label(metrics::PAGE_UPDATES);
+    if !updates.is_empty() {
+        println!("updates:   {updates}");
+    }
+    {
+        let mut latencies = live.latencies.lock().expect("latencies").clone();
+        if !latencies.is_empty() {
+            latencies.sort_by(f32::total_cmp);
+            let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
+            println!(
+                "latency:   record read → change written p50 {:.3} s, p99 {:.3} s over {} epochs{}",
+                at(0.5),
+                at(0.99),
+                output.epochs,
+                output.resumed_from.map(|e| format!(" (resumed at epoch {e})")).unwrap_or_default()
+            );
+        }
+    }
+    let caps = label(metrics::CAPS);
+    if !caps.is_empty() {
+        println!("caps hit:  {caps}");
+    }
+}

@@ -1,0 +1,50 @@
+//! `dupflow sentences`: the pipeline's normalized sentences of WARC pages, one a line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use dupflow::source;
+
+use super::load_config;
+
+/// Arguments of `dupflow sentences`.
+#[derive(clap::Args)]
+pub struct Args {
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
+    /// pipeline.toml whose [source] and [sentence] settings to use.
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+pub fn execute(args: Args) -> Result<ExitCode> {
+    let Args { inputs, config } = args;
+    let config = load_config(config.as_deref())?;
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut failure = None;
+    for input in source::expand(&inputs)? {
+        source::read_records(&input, config.source.max_record_bytes, |item| {
+            let Ok(record) = item else { return };
+            let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
+                return;
+            };
+            let blocks = dupflow_operators::html::strip(&doc.html).blocks;
+            for sentence in dupflow_operators::sentence::split_page(&blocks, &config.sentence).sentences {
+                if failure.is_none() {
+                    if let Err(e) = writeln!(stdout, "{}", sentence.normalized) {
+                        failure = Some(e);
+                    }
+                }
+            }
+        })?;
+    }
+    stdout.flush()?;
+    match failure {
+        Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Some(e) => Err(e.into()),
+        None => Ok(ExitCode::SUCCESS),
+    }
+}
