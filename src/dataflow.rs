@@ -27,8 +27,6 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver, TryRecvError};
 use differential_dataflow::input::Input as _;
 use differential_dataflow::VecCollection;
-use serde::{Deserialize, Serialize};
-use thiserror::Error;
 use timely::dataflow::operators::{Exchange, Inspect, Probe};
 use timely::{CommunicationConfig, WorkerConfig};
 
@@ -48,15 +46,7 @@ use crate::metrics::{self, Registry};
 use crate::source::current::{self, Change, CurrentPages};
 use crate::source::http::{self, Outcome, Revisit};
 use crate::source::{Input, RawRecord};
-
-/// One row of the dataflow's output: a page and where it is clustered.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct ClusterRow {
-    pub page: PageId,
-    pub url: String,
-    pub record_id: String,
-    pub assignment: Assignment,
-}
+pub use crate::types::{ClusterRow, RunError, RunOutput};
 
 /// Each page's cluster assignment, as a collection.
 pub type Assignments<'scope> = VecCollection<'scope, u64, (PageId, Assignment), isize>;
@@ -164,8 +154,10 @@ pub fn candidate_sets<'scope>(
     candidates.sets
 }
 
-pub use crate::sink::stream::{load_manifest, Manifest, MANIFEST};
-use crate::sink::stream::{part_path, revisits_path, write_atomic, Sink};
+pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};
+use crate::checkpoint::{part_path, revisits_path};
+use crate::files::write_atomic;
+use crate::sink::stream::Sink;
 use crate::source::reader::{read_feed, EpochPolicy, Message, ReaderCore};
 pub use crate::source::reader::{Feed, Followed, InputProgress, ReaderProgress, ScriptItem};
 
@@ -207,33 +199,6 @@ impl RunOptions {
             checkpoint: None,
         }
     }
-}
-
-/// What a run produced (on process 0; other processes return an empty one).
-#[derive(Debug, Default)]
-pub struct RunOutput {
-    /// The clusters at the end, sorted.
-    pub rows: Vec<ClusterRow>,
-    /// Pages with duplicated sentences at the end (`share.enabled`), sorted.
-    pub shares: Vec<(PageId, Shared)>,
-    pub revisits: Vec<Revisit>,
-    pub elapsed: Duration,
-    /// Epochs written (the last one's number + 1).
-    pub epochs: u64,
-    /// The epoch a checkpoint resumed from, if any.
-    pub resumed_from: Option<u64>,
-}
-
-#[derive(Debug, Error)]
-pub enum RunError {
-    #[error("timely could not start: {0}")]
-    Timely(String),
-    #[error("a worker failed: {0}")]
-    Worker(String),
-    #[error("checkpoint {path}: {message}")]
-    Checkpoint { path: PathBuf, message: String },
-    #[error("writing {path}: {source}")]
-    Output { path: PathBuf, source: std::io::Error },
 }
 
 /// Turns a record into a document for the dataflow (or counts why not).

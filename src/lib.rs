@@ -4,13 +4,16 @@
 //! stages in the `dupflow-operators` crate, and `dataflow` wires them.
 
 pub mod check;
+pub mod checkpoint;
 pub mod config;
 pub mod dataflow;
 pub mod eval;
+pub mod files;
 pub mod join;
 pub mod metrics;
 pub mod sink;
 pub mod source;
+pub mod types;
 
 /// The WARC compiled into the binary: `dupflow run` with no input reads it.
 pub const DEFAULT_INPUT: source::Input =

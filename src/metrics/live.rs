@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use dupflow_operators::PageId;
 
 use super::{Registry, CLUSTERS, DUPLICATE_PAGES, DUPLICATE_RATIO, LARGEST_CLUSTER, PAGES_HELD};
-use crate::dataflow::ClusterRow;
+use crate::types::ClusterRow;
 
 /// One sample of the time series.
 #[derive(Clone, Debug)]

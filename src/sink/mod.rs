@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use dupflow_operators::PageId;
 
-use crate::dataflow::{ClusterRow, RunOutput};
+use crate::types::{ClusterRow, RunOutput};
 
 /// One line of clusters.jsonl.
 #[derive(Clone, Debug, Serialize, PartialEq)]

@@ -1,66 +1,17 @@
 //! The change stream and checkpoints: process 0's worker 0 writes each epoch's cluster changes
 //! as it completes, keeps the current clusters, and commits checkpoints (the manifest last).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
-
-use serde::{Deserialize, Serialize};
 
 use dupflow_operators::share::Shared;
 use dupflow_operators::PageId;
 
-use crate::dataflow::{ClusterRow, RunError};
+use crate::checkpoint::{progress_path, Manifest, ReaderProgress, MANIFEST};
+use crate::files::write_atomic;
 use crate::metrics::{self, live::Live};
-use crate::source::reader::ReaderProgress;
-
-/// A checkpoint: written (atomically) once epoch `epoch` is complete at the sink.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Manifest {
-    /// Records before this epoch are in the checkpoint.
-    pub epoch: u64,
-    /// Length of changes.jsonl after the epochs before `epoch`.
-    pub changes_bytes: u64,
-    /// Workers that wrote parts (`part-EPOCH-WORKER.lz4`).
-    pub parts: usize,
-    pub reader: ReaderProgress,
-}
-
-pub const MANIFEST: &str = "checkpoint.json";
-
-pub(crate) fn part_path(dir: &Path, epoch: u64, worker: usize) -> PathBuf {
-    dir.join(format!("part-{epoch}-{worker}.lz4"))
-}
-
-pub(crate) fn revisits_path(dir: &Path, epoch: u64, worker: usize) -> PathBuf {
-    dir.join(format!("revisits-{epoch}-{worker}.json"))
-}
-
-pub(crate) fn progress_path(dir: &Path, epoch: u64) -> PathBuf {
-    dir.join(format!("reader-{epoch}.json"))
-}
-
-/// Reads the checkpoint in `dir`, if there is one.
-pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, RunError> {
-    let path = dir.join(MANIFEST);
-    match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| RunError::Checkpoint { path, message: e.to_string() }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(RunError::Checkpoint { path, message: e.to_string() }),
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file and a rename, synced.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-}
+use crate::types::{ClusterRow, RunError};
 
 /// Share updates of one epoch.
 type ShareUpdates = Vec<((PageId, Shared), isize)>;

@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
-use serde::{Deserialize, Serialize};
 
+use crate::checkpoint::progress_path;
+pub use crate::checkpoint::{InputProgress, ReaderProgress};
+use crate::files::write_atomic;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
-use crate::sink::stream::{progress_path, write_atomic};
 use crate::source::current;
 use crate::source::{self, follow, http, Input, RawRecord};
 
@@ -64,28 +65,6 @@ pub(crate) enum Message {
 pub(crate) struct EpochPolicy {
     pub(crate) records: u64,
     pub(crate) max_age: Duration,
-}
-
-/// How far the reader got in one input (a checkpoint's offsets: records framed, skipped on
-/// resume without being parsed).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InputProgress {
-    pub name: String,
-    /// Items framed from the start of the input (records and skipped stretches): on resume,
-    /// exactly this many are skipped unparsed, so it never exceeds the items the input holds.
-    pub items: u64,
-    /// Read to its end (a followed file once a later file exists).
-    pub done: bool,
-}
-
-/// The reader's part of a checkpoint.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ReaderProgress {
-    pub inputs: Vec<InputProgress>,
-    /// Bytes of the deletions file consumed.
-    pub deletions_offset: u64,
-    /// Latest crawl date seen (retention's clock).
-    pub max_date: u64,
 }
 
 /// The reader thread's state: routing, epochs, deletions, retention clock, progress.

@@ -1,0 +1,50 @@
+//! Types shared by the dataflow, the sinks and the metrics, below all of them: the rows a run
+//! produces, what a run returns, and why a run fails.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use dupflow_operators::share::Shared;
+use dupflow_operators::verify::Assignment;
+use dupflow_operators::PageId;
+
+use crate::source::http::Revisit;
+
+/// One row of the dataflow's output: a page and where it is clustered.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ClusterRow {
+    pub page: PageId,
+    pub url: String,
+    pub record_id: String,
+    pub assignment: Assignment,
+}
+
+/// What a run produced (on process 0; other processes return an empty one).
+#[derive(Debug, Default)]
+pub struct RunOutput {
+    /// The clusters at the end, sorted.
+    pub rows: Vec<ClusterRow>,
+    /// Pages with duplicated sentences at the end (`share.enabled`), sorted.
+    pub shares: Vec<(PageId, Shared)>,
+    pub revisits: Vec<Revisit>,
+    pub elapsed: Duration,
+    /// Epochs written (the last one's number + 1).
+    pub epochs: u64,
+    /// The epoch a checkpoint resumed from, if any.
+    pub resumed_from: Option<u64>,
+}
+
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("timely could not start: {0}")]
+    Timely(String),
+    #[error("a worker failed: {0}")]
+    Worker(String),
+    #[error("checkpoint {path}: {message}")]
+    Checkpoint { path: PathBuf, message: String },
+    #[error("writing {path}: {source}")]
+    Output { path: PathBuf, source: std::io::Error },
+}
