@@ -19,8 +19,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
 
-use crate::minhash::intersection;
-use crate::sentence::{normalize, stable_hash, Punctuation};
+use crate::hashing::stable_hash;
+use crate::sorted::intersection;
+use crate::text::{normalize, Punctuation};
 
 /// The language of a text, for stemming and stop words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -12,8 +12,8 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use crate::hashing::mix64;
 use crate::page::PageId;
-use crate::sentence::mix64;
 
 /// Settings of the fingerprint stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -14,6 +14,7 @@
 pub mod candidates;
 pub mod cosine;
 pub mod fingerprint;
+pub mod hashing;
 pub mod html;
 pub mod lcs;
 pub mod minhash;
@@ -22,7 +23,9 @@ pub mod reference;
 pub mod sentence;
 pub mod share;
 pub mod simhash;
+pub mod sorted;
 pub mod template;
+pub mod text;
 pub mod verify;
 
 pub use page::{Content, Page, PageId, PageMeta, Sentence};

@@ -12,8 +12,9 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use crate::hashing::mix64;
 use crate::page::PageId;
-use crate::sentence::mix64;
+pub use crate::sorted::intersection;
 
 /// Settings of `fingerprint.type = "minhash"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -76,23 +77,6 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
     }
     let common = intersection(a, b);
     common as f64 / (a.len() + b.len() - common) as f64
-}
-
-/// Size of the intersection of two ascending lists (a merge).
-pub fn intersection<T: Ord>(a: &[T], b: &[T]) -> usize {
-    let (mut i, mut j, mut common) = (0, 0, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    common
 }
 
 /// The MinHash operator: `(page, shingles)` to `(band key, page)`.

@@ -20,7 +20,7 @@ pub struct PageId {
 impl PageId {
     /// Builds the id from a crawl date and the page's URL and record id.
     pub fn new(date: u64, url: &str, record_id: &str) -> Self {
-        let mut hasher = crate::sentence::StableHasher::default();
+        let mut hasher = crate::hashing::StableHasher::default();
         hasher.write(url.as_bytes());
         hasher.write(&[0]);
         hasher.write(record_id.as_bytes());

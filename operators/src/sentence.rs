@@ -14,20 +14,10 @@ use differential_dataflow::VecCollection;
 use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
-use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
+pub use crate::hashing::{mix64, stable_hash, MixHasher, Mixed, StableHasher};
 use crate::page::{Page, PageId, PageMeta, Sentence};
-
-/// What normalization does with punctuation and symbols.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Punctuation {
-    /// Drop them (the default).
-    #[default]
-    Remove,
-    /// Replace each by `_` (the seed tool `txtformat`).
-    Underscore,
-}
+pub use crate::text::{normalize, Punctuation};
 
 /// Settings of the sentence stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -148,70 +138,6 @@ fn is_abbreviation(before: &str) -> bool {
     ABBREVIATIONS.contains(&lower.as_str())
 }
 
-/// Normalizes a sentence for hashing.
-pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
-    let mut out = normalize_pass(sentence, punctuation);
-    // Removing punctuation can bring a base letter and a combining mark together; one more
-    // pass composes them, so that normalization is idempotent (tested).
-    for _ in 0..2 {
-        if is_nfkc_quick(out.chars()) == IsNormalized::Yes {
-            break;
-        }
-        out = normalize_pass(&out, punctuation);
-    }
-    out
-}
-
-fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
-    let mut out = Collapsed::new(sentence.len(), punctuation);
-    if sentence.is_ascii() {
-        // NFKC is the identity on ASCII: skip it (most web text).
-        sentence.bytes().for_each(|b| out.push(b.to_ascii_lowercase() as char));
-    } else {
-        sentence.nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
-    }
-    out.text
-}
-
-/// Builds normalized text: letters, digits and marks kept; punctuation and symbols dropped
-/// (or `_`); runs of white space collapsed to one space, none at the ends.
-struct Collapsed {
-    text: String,
-    pending_space: bool,
-    punctuation: Punctuation,
-}
-
-impl Collapsed {
-    fn new(capacity: usize, punctuation: Punctuation) -> Self {
-        Collapsed { text: String::with_capacity(capacity), pending_space: false, punctuation }
-    }
-
-    fn push(&mut self, c: char) {
-        if c.is_whitespace() {
-            self.pending_space = !self.text.is_empty();
-            return;
-        }
-        let kept = if c.is_alphanumeric() || is_mark(c) {
-            c
-        } else {
-            match self.punctuation {
-                Punctuation::Remove => return,
-                Punctuation::Underscore => '_',
-            }
-        };
-        if self.pending_space {
-            self.text.push(' ');
-            self.pending_space = false;
-        }
-        self.text.push(kept);
-    }
-}
-
-/// Combining marks stay: they are part of letters in many scripts (Devanagari, Thai, …).
-fn is_mark(c: char) -> bool {
-    matches!(c as u32, 0x0300..=0x036F | 0x0900..=0x0DFF | 0x0E00..=0x0E7F | 0x3099..=0x309A)
-}
-
 /// Length of a normalized sentence in units: a CJK character counts `cjk_char_units`, any
 /// other non-space character 1.
 pub fn units(normalized: &str, cjk_char_units: u32) -> u32 {
@@ -274,42 +200,6 @@ pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> Vec<Sen
         .iter()
         .map(|s| Sentence { key: s.key, weight: weight(s.units), fingerprinted: s.units >= config.min_sentence_units })
         .collect()
-}
-
-/// FNV-1a, 64 bit: a fixed hash for ids and routing (never `RandomState`).
-#[derive(Clone, Debug)]
-pub struct StableHasher(u64);
-
-impl Default for StableHasher {
-    fn default() -> Self {
-        StableHasher(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl StableHasher {
-    pub fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= b as u64;
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    pub fn finish(&self) -> u64 {
-        mix64(self.0)
-    }
-}
-
-/// A 64-bit finalizer (splitmix64) so that nearby inputs spread over all bits.
-pub fn mix64(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
-
-/// Stable hash of a string.
-pub fn stable_hash(s: &str) -> u64 {
-    let mut h = StableHasher::default();
-    h.write(s.as_bytes());
-    h.finish()
 }
 
 /// Hashes of the word `n`-grams of a page's normalized sentences, in order. Words are split at
@@ -456,37 +346,6 @@ impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection
     }
 }
 
-/// Hash-map state for keys that are hashes or addresses already: one multiply-mix per word
-/// instead of SipHash (the verdict cache is on the hot path of re-verification).
-#[derive(Clone, Copy, Default)]
-pub struct Mixed;
-
-impl std::hash::BuildHasher for Mixed {
-    type Hasher = MixHasher;
-    fn build_hasher(&self) -> MixHasher {
-        MixHasher(0)
-    }
-}
-
-pub struct MixHasher(u64);
-
-impl std::hash::Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        mix64(self.0)
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -605,20 +464,6 @@ mod tests {
             for mode in [Punctuation::Remove, Punctuation::Underscore] {
                 let once = normalize(&s, mode);
                 prop_assert_eq!(normalize(&once, mode), once.clone());
-            }
-        }
-
-        #[test]
-        fn ascii_fast_path_equals_the_general_path(s in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,80}") {
-            for mode in [Punctuation::Remove, Punctuation::Underscore] {
-                let mut general = String::new();
-                let mut pending = false;
-                for c in s.nfkc().flat_map(char::to_lowercase) {
-                    if c.is_whitespace() { pending = !general.is_empty(); continue; }
-                    let kept = if c.is_alphanumeric() { Some(c) } else if mode == Punctuation::Underscore { Some('_') } else { None };
-                    if let Some(c) = kept { if pending { general.push(' '); pending = false; } general.push(c); }
-                }
-                prop_assert_eq!(normalize_pass(&s, mode), general);
             }
         }
 

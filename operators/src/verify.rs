@@ -20,9 +20,9 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
 use crate::page::{Content, PageId};
-use crate::sentence::Mixed;
 
 /// How verified pairs become clusters inside a candidate set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -209,16 +209,16 @@ pub const VERDICT_CACHE_ENTRIES: usize = 1 << 20;
 
 /// A 64-bit hash of a page's content (sentences and shingles), the verdict cache's key.
 fn content_hash(c: &Content) -> u64 {
-    let mut h = crate::sentence::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
+    let mut h = crate::hashing::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
     for &(key, weight) in &c.sentences {
-        h = crate::sentence::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        h = crate::hashing::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
     }
     for &s in &c.shingles {
-        h = crate::sentence::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
+        h = crate::hashing::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
     }
     // The cosine's IDF weights change as pages come and go: part of the key.
     for &w in &c.term_weights {
-        h = crate::sentence::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
+        h = crate::hashing::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
     }
     h
 }

@@ -1,0 +1,102 @@
+//! Text canonicalization shared by the sentence stage and the cosine measure: NFKC, case
+//! folding, punctuation dropped (or `_`), white space collapsed.
+
+use serde::{Deserialize, Serialize};
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+/// What normalization does with punctuation and symbols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Punctuation {
+    /// Drop them (the default).
+    #[default]
+    Remove,
+    /// Replace each by `_` (the seed tool `txtformat`).
+    Underscore,
+}
+
+/// Normalizes a sentence for hashing.
+pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
+    let mut out = normalize_pass(sentence, punctuation);
+    // Removing punctuation can bring a base letter and a combining mark together; one more
+    // pass composes them, so that normalization is idempotent (tested).
+    for _ in 0..2 {
+        if is_nfkc_quick(out.chars()) == IsNormalized::Yes {
+            break;
+        }
+        out = normalize_pass(&out, punctuation);
+    }
+    out
+}
+
+fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
+    let mut out = Collapsed::new(sentence.len(), punctuation);
+    if sentence.is_ascii() {
+        // NFKC is the identity on ASCII: skip it (most web text).
+        sentence.bytes().for_each(|b| out.push(b.to_ascii_lowercase() as char));
+    } else {
+        sentence.nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
+    }
+    out.text
+}
+
+/// Builds normalized text: letters, digits and marks kept; punctuation and symbols dropped
+/// (or `_`); runs of white space collapsed to one space, none at the ends.
+struct Collapsed {
+    text: String,
+    pending_space: bool,
+    punctuation: Punctuation,
+}
+
+impl Collapsed {
+    fn new(capacity: usize, punctuation: Punctuation) -> Self {
+        Collapsed { text: String::with_capacity(capacity), pending_space: false, punctuation }
+    }
+
+    fn push(&mut self, c: char) {
+        if c.is_whitespace() {
+            self.pending_space = !self.text.is_empty();
+            return;
+        }
+        let kept = if c.is_alphanumeric() || is_mark(c) {
+            c
+        } else {
+            match self.punctuation {
+                Punctuation::Remove => return,
+                Punctuation::Underscore => '_',
+            }
+        };
+        if self.pending_space {
+            self.text.push(' ');
+            self.pending_space = false;
+        }
+        self.text.push(kept);
+    }
+}
+
+/// Combining marks stay: they are part of letters in many scripts (Devanagari, Thai, …).
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036F | 0x0900..=0x0DFF | 0x0E00..=0x0E7F | 0x3099..=0x309A)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn ascii_fast_path_equals_the_general_path(s in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,80}") {
+            for mode in [Punctuation::Remove, Punctuation::Underscore] {
+                let mut general = String::new();
+                let mut pending = false;
+                for c in s.nfkc().flat_map(char::to_lowercase) {
+                    if c.is_whitespace() { pending = !general.is_empty(); continue; }
+                    let kept = if c.is_alphanumeric() { Some(c) } else if mode == Punctuation::Underscore { Some('_') } else { None };
+                    if let Some(c) = kept { if pending { general.push(' '); pending = false; } general.push(c); }
+                }
+                prop_assert_eq!(normalize_pass(&s, mode), general);
+            }
+        }
+    }
+}
