@@ -311,19 +311,107 @@ fn open_failed(core: &Core, error: impl std::fmt::Display) {
     }
 }
 
+/// The wait between polls of a quiet input: deletions, epochs by age and stop requests, until
+/// `finished` says the input is complete.
+fn waiter(core: &Core, finished: Box<dyn Fn() -> bool + Send>) -> follow::Waiter {
+    let core = core.clone();
+    Box::new(move || {
+        let wait = lock(&core).tick();
+        if wait == follow::Wait::Finish || finished() {
+            follow::Wait::Finish
+        } else {
+            follow::Wait::Again
+        }
+    })
+}
+
+/// Followed targets in order until a stop is requested: files (complete once the next target
+/// exists), directories (new files in name order) and stdin.
+fn read_followed(targets: &[Followed], core: &Core, max_record_bytes: u64) {
+    let multiple = targets.len() > 1;
+    'targets: for (t, target) in targets.iter().enumerate() {
+        match target {
+            Followed::Stdin => {
+                if !lock(core).begin("-") {
+                    continue;
+                }
+                let reader = follow::StdinPump::start(waiter(core, Box::new(|| false)));
+                match source::Decoder::new(Box::new(reader)) {
+                    Ok(d) => pump(core, d, "-", max_record_bytes),
+                    Err(e) => open_failed(core, e),
+                }
+                lock(core).end_input();
+            }
+            Followed::File(path) => {
+                let name = path.display().to_string();
+                if !lock(core).begin(&name) {
+                    continue;
+                }
+                // Several followed files: one is complete when the next one exists.
+                let next = targets.get(t + 1).cloned().filter(|_| multiple);
+                let finished = Box::new(move || match &next {
+                    Some(Followed::File(p)) | Some(Followed::Dir(p)) => p.exists(),
+                    _ => false,
+                });
+                // A file the crawler has not created yet: wait for it.
+                while !path.exists() {
+                    if lock(core).tick() == follow::Wait::Finish {
+                        break 'targets;
+                    }
+                    std::thread::sleep(follow::POLL);
+                }
+                let opened = follow::TailFile::open(path, waiter(core, finished))
+                    .and_then(|r| source::Decoder::new(Box::new(r)))
+                    .map_err(|source| source::SourceError::Open { path: path.clone(), source });
+                match opened {
+                    Ok(d) => pump(core, d, &name, max_record_bytes),
+                    Err(e) => open_failed(core, e),
+                }
+                lock(core).end_input();
+            }
+            Followed::Dir(dir) => loop {
+                let files = follow::list_dir(dir);
+                let next = {
+                    let c = lock(core);
+                    files
+                        .iter()
+                        .find(|f| {
+                            let name = f.display().to_string();
+                            !c.progress.inputs.iter().any(|p| p.name == name && p.done)
+                        })
+                        .cloned()
+                };
+                let Some(file) = next else {
+                    if lock(core).tick() == follow::Wait::Finish {
+                        break 'targets;
+                    }
+                    std::thread::sleep(follow::POLL);
+                    continue;
+                };
+                let name = file.display().to_string();
+                if !lock(core).begin(&name) {
+                    continue;
+                }
+                let (dir2, me) = (dir.clone(), file.clone());
+                let finished = Box::new(move || follow::list_dir(&dir2).iter().any(|f| f > &me));
+                let opened = follow::TailFile::open(&file, waiter(core, finished))
+                    .and_then(|r| source::Decoder::new(Box::new(r)))
+                    .map_err(|source| source::SourceError::Open { path: file.clone(), source });
+                match opened {
+                    Ok(d) => pump(core, d, &name, max_record_bytes),
+                    Err(e) => open_failed(core, e),
+                }
+                if follow::stop_requested() {
+                    break 'targets;
+                }
+                lock(core).end_input();
+            },
+        }
+    }
+}
+
 /// The reader thread: every input in order, each record to the worker that owns its URL.
 pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
-    let waiter = |core: &Core, finished: Box<dyn Fn() -> bool + Send>| -> follow::Waiter {
-        let core = core.clone();
-        Box::new(move || {
-            let wait = lock(&core).tick();
-            if wait == follow::Wait::Finish || finished() {
-                follow::Wait::Finish
-            } else {
-                follow::Wait::Again
-            }
-        })
-    };
     match feed {
         Feed::Inputs(inputs) => {
             for input in inputs {
@@ -349,88 +437,7 @@ pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
             }
             lock(&core).poll_deletions();
         }
-        Feed::Follow(targets) => {
-            let multiple = targets.len() > 1;
-            'targets: for (t, target) in targets.iter().enumerate() {
-                match target {
-                    Followed::Stdin => {
-                        if !lock(&core).begin("-") {
-                            continue;
-                        }
-                        let reader = follow::StdinPump::start(waiter(&core, Box::new(|| false)));
-                        match source::Decoder::new(Box::new(reader)) {
-                            Ok(d) => pump(&core, d, "-", max_record_bytes),
-                            Err(e) => open_failed(&core, e),
-                        }
-                        lock(&core).end_input();
-                    }
-                    Followed::File(path) => {
-                        let name = path.display().to_string();
-                        if !lock(&core).begin(&name) {
-                            continue;
-                        }
-                        // Several followed files: one is complete when the next one exists.
-                        let next = targets.get(t + 1).cloned().filter(|_| multiple);
-                        let finished = Box::new(move || match &next {
-                            Some(Followed::File(p)) | Some(Followed::Dir(p)) => p.exists(),
-                            _ => false,
-                        });
-                        // A file the crawler has not created yet: wait for it.
-                        while !path.exists() {
-                            if lock(&core).tick() == follow::Wait::Finish {
-                                break 'targets;
-                            }
-                            std::thread::sleep(follow::POLL);
-                        }
-                        let opened = follow::TailFile::open(path, waiter(&core, finished))
-                            .and_then(|r| source::Decoder::new(Box::new(r)))
-                            .map_err(|source| source::SourceError::Open { path: path.clone(), source });
-                        match opened {
-                            Ok(d) => pump(&core, d, &name, max_record_bytes),
-                            Err(e) => open_failed(&core, e),
-                        }
-                        lock(&core).end_input();
-                    }
-                    Followed::Dir(dir) => loop {
-                        let files = follow::list_dir(dir);
-                        let next = {
-                            let c = lock(&core);
-                            files
-                                .iter()
-                                .find(|f| {
-                                    let name = f.display().to_string();
-                                    !c.progress.inputs.iter().any(|p| p.name == name && p.done)
-                                })
-                                .cloned()
-                        };
-                        let Some(file) = next else {
-                            if lock(&core).tick() == follow::Wait::Finish {
-                                break 'targets;
-                            }
-                            std::thread::sleep(follow::POLL);
-                            continue;
-                        };
-                        let name = file.display().to_string();
-                        if !lock(&core).begin(&name) {
-                            continue;
-                        }
-                        let (dir2, me) = (dir.clone(), file.clone());
-                        let finished = Box::new(move || follow::list_dir(&dir2).iter().any(|f| f > &me));
-                        let opened = follow::TailFile::open(&file, waiter(&core, finished))
-                            .and_then(|r| source::Decoder::new(Box::new(r)))
-                            .map_err(|source| source::SourceError::Open { path: file.clone(), source });
-                        match opened {
-                            Ok(d) => pump(&core, d, &name, max_record_bytes),
-                            Err(e) => open_failed(&core, e),
-                        }
-                        if follow::stop_requested() {
-                            break 'targets;
-                        }
-                        lock(&core).end_input();
-                    },
-                }
-            }
-        }
+        Feed::Follow(targets) => read_followed(&targets, &core, max_record_bytes),
         Feed::Script(items) => {
             lock(&core).begin("script");
             for item in items {
