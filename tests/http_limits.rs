@@ -243,3 +243,23 @@ fn scrapes_answer_within_a_second_while_clients_stall_and_checks_run() {
     drop(run);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_non_loopback_address_without_a_token_is_warned_about() {
+    // Bound on every interface of this machine; nothing is sent to it.
+    let dir = temp_dir("warn");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dupflow"))
+        .arg("run")
+        .arg(&input)
+        .args(["--metrics-address", "0.0.0.0:0", "--quiet", "--out"])
+        .arg(dir.join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
+    assert!(child.wait().unwrap().success());
+    assert!(lines.iter().any(|l| l.contains("needs no token")), "{lines:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
