@@ -189,7 +189,7 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
     let limit = state.limits.max_body_bytes;
     let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit) {
-        return error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is larger than max_body_bytes ({limit})"));
+        return too_large(limit);
     }
     // The body first, under the connection's deadline: a slow upload holds its connection,
     // never a place in the check queue.
@@ -197,7 +197,7 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
     let body = match tokio::time::timeout(state.limits.request_timeout, body).await {
         Err(_) => return error(StatusCode::REQUEST_TIMEOUT, "the body did not arrive in time"),
         Ok(Err(e)) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-            return error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is larger than max_body_bytes ({limit})"));
+            return too_large(limit);
         }
         Ok(Err(e)) => return error(StatusCode::BAD_REQUEST, &e.to_string()),
         Ok(Ok(collected)) => collected.to_bytes(),
@@ -208,7 +208,7 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
         return response;
     };
-    let Ok(text) = String::from_utf8(body.to_vec()) else {
+    let Ok(text) = String::from_utf8(Vec::from(body)) else {
         return error(StatusCode::BAD_REQUEST, "the body is not UTF-8");
     };
     let live = state.live.clone();
@@ -222,6 +222,10 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
         Ok(Ok(None)) => error(StatusCode::SERVICE_UNAVAILABLE, "no sentence index in this process"),
         Ok(Ok(Some(json))) => reply(StatusCode::OK, JSON, json),
     }
+}
+
+fn too_large(limit: u64) -> Response<Full<Bytes>> {
+    error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is larger than max_body_bytes ({limit})"))
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
