@@ -2,11 +2,16 @@
 //! The reader writes its positions (`reader-EPOCH.json`) when it closes a checkpoint epoch, each
 //! worker its held pages and revisits (`part-EPOCH-WORKER.lz4`, `revisits-EPOCH-WORKER.json`),
 //! and the sink commits the checkpoint by writing `checkpoint.json` last, atomically.
+//! Save and restore of those parts live here too: the worker loop calls `save_part` at a
+//! checkpoint epoch and `restore_pages` / `restore_revisits` when it resumes.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::files::write_atomic;
+use crate::source::current::{self, CurrentPages};
+use crate::source::http::Revisit;
 use crate::types::RunError;
 
 /// How far the reader got in one input (a checkpoint's offsets: records framed, skipped on
@@ -65,4 +70,79 @@ pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, RunError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(RunError::Checkpoint { path, message: e.to_string() }),
     }
+}
+
+fn failed(path: PathBuf) -> impl FnOnce(std::io::Error) -> RunError {
+    move |e| RunError::Checkpoint { path, message: e.to_string() }
+}
+
+/// Opens (creating it) the checkpoint directory and reads its checkpoint, if there is one.
+pub fn open(dir: Option<&Path>) -> Result<Option<Manifest>, RunError> {
+    let Some(dir) = dir else { return Ok(None) };
+    std::fs::create_dir_all(dir).map_err(failed(dir.to_path_buf()))?;
+    load_manifest(dir)
+}
+
+/// One worker's part of the checkpoint of `epoch`: its held pages (LZ4-framed) and the
+/// revisits it has seen (they are reported, not clustered).
+pub fn save_part(dir: &Path, epoch: u64, worker: usize, pages: &CurrentPages, revisits: &[Revisit]) -> Result<(), RunError> {
+    let path = part_path(dir, epoch, worker);
+    let mut encoder = lz4_flex::frame::FrameEncoder::new(Vec::new());
+    pages
+        .save(&mut encoder)
+        .and_then(|_| encoder.finish().map_err(std::io::Error::other))
+        .and_then(|bytes| write_atomic(&path, &bytes))
+        .map_err(failed(path))?;
+    let path = revisits_path(dir, epoch, worker);
+    write_atomic(&path, &serde_json::to_vec(revisits).expect("revisits serialize")).map_err(failed(path))
+}
+
+/// Resume: worker `index` of `peers` takes its share (by URL) of every part's pages and
+/// tombstones, handing each page to `restore`, then buries the tombstones in `pages`.
+pub fn restore_pages(
+    dir: &Path,
+    manifest: &Manifest,
+    peers: usize,
+    index: usize,
+    pages: &mut CurrentPages,
+    mut restore: impl FnMut(&mut CurrentPages, dupflow_operators::Page),
+) -> Result<(), RunError> {
+    let mine = |url: u64| (url % peers as u64) as usize == index;
+    for part in 0..manifest.parts {
+        let path = part_path(dir, manifest.epoch, part);
+        let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
+        let mut raw = std::io::BufReader::new(lz4_flex::frame::FrameDecoder::new(bytes.as_slice()));
+        let mut buried = Vec::new();
+        CurrentPages::load(
+            &mut raw,
+            |page| {
+                if mine(current::url_key(&page.url)) {
+                    restore(pages, page);
+                }
+            },
+            |url, date| {
+                if mine(url) {
+                    buried.push((url, date));
+                }
+            },
+        )
+        .map_err(failed(path))?;
+        // After the pages: a tombstone never stands between a saved page and its URL.
+        for (url, date) in buried {
+            pages.restore_tombstone(url, date);
+        }
+    }
+    Ok(())
+}
+
+/// Resume: the revisits every worker had seen by the checkpoint.
+pub fn restore_revisits(dir: &Path, manifest: &Manifest) -> Result<Vec<Revisit>, RunError> {
+    let mut revisits = Vec::new();
+    for part in 0..manifest.parts {
+        let path = revisits_path(dir, manifest.epoch, part);
+        let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
+        let saved: Vec<Revisit> = serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
+        revisits.extend(saved);
+    }
+    Ok(revisits)
 }

@@ -140,6 +140,22 @@ impl Registry {
         *entry(self.values.lock().expect("metrics lock").entry(metric.name).or_default(), label) = value;
     }
 
+    /// Runs one stage's step on one page: its time goes to `dupflow_stage_seconds{stage}` and
+    /// the page to `dupflow_stage_pages_total{stage}`, so the caller reads as the method's step.
+    pub fn stage<T>(&self, stage: &str, step: impl FnOnce() -> T) -> T {
+        let value = self.timed(stage, step);
+        self.inc(STAGE_PAGES, stage);
+        value
+    }
+
+    /// `stage` without the page count (a step that does not always yield a page).
+    pub fn timed<T>(&self, stage: &str, step: impl FnOnce() -> T) -> T {
+        let started = std::time::Instant::now();
+        let value = step();
+        self.observe(STAGE_SECONDS, stage, started.elapsed().as_secs_f64());
+        value
+    }
+
     /// Records an observation of a histogram.
     pub fn observe(&self, metric: Metric, label: &str, value: f64) {
         let Kind::Histogram(bounds) = metric.kind else { return };

@@ -1,0 +1,122 @@
+//! The graph: the method's stages on a collection of pages, pages in, assignments (and
+//! sentence shares) out. Nothing here reads, writes or steps: the worker loop (`worker.rs`)
+//! feeds `pages`, the run (`run.rs`) hosts it.
+
+use std::sync::Arc;
+
+use differential_dataflow::VecCollection;
+
+use dupflow_operators::candidates::{components, CandidateSets};
+use dupflow_operators::fingerprint::Fingerprint;
+use dupflow_operators::minhash::MinhashBands;
+use dupflow_operators::reference::{Fingerprinting, MethodConfig};
+use dupflow_operators::share::{SentenceShare, Shared};
+use dupflow_operators::simhash::{simhash, SimhashEdges};
+use dupflow_operators::template::{Filtered, RemoveTemplates};
+use dupflow_operators::verify::{Assignment, VerifyClusters, VerifyMethod};
+use dupflow_operators::{Content, Page, PageId};
+
+use crate::metrics::{self, Registry};
+
+/// Each page's cluster assignment, as a collection.
+pub type Assignments<'scope> = VecCollection<'scope, u64, (PageId, Assignment), isize>;
+
+/// Each page's sentence share, as a collection.
+pub type Shares<'scope> = VecCollection<'scope, u64, (PageId, Shared), isize>;
+
+/// The method's stages on a collection of pages: templates, fingerprints, candidate sets and
+/// verification. Returns each page's cluster assignment. Counters go to `metrics`.
+pub fn clusters<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    method: &MethodConfig,
+    metrics: Arc<Registry>,
+) -> Assignments<'scope> {
+    clusters_and_shares(pages, method, metrics, false).0
+}
+
+/// `clusters`, and with `share` the sentence share of every page with duplicated sentences.
+pub fn clusters_and_shares<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    method: &MethodConfig,
+    metrics: Arc<Registry>,
+    share: bool,
+) -> (Assignments<'scope>, Option<Shares<'scope>>) {
+    let (filtered, templates) = pages.clone().remove_templates(method.template);
+    let shares = share.then(|| filtered.clone().sentence_share());
+    let template_gauge = metrics.clone();
+    templates.inspect(move |((host, _), _, diff)| {
+        template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(*host), *diff as i64)
+    });
+    let sets = candidate_sets(pages, filtered.clone(), method, metrics.clone());
+    let contents = filtered.clone().map(|(id, page)| (id, page.content));
+    let contents = if method.verify.method == VerifyMethod::Cosine { with_idf_weights(filtered, contents) } else { contents };
+    let verify_metrics = metrics;
+    let assignments = sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
+        verify_metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
+        verify_metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
+        verify_metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
+        verify_metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
+        verify_metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
+        if stats.cost_capped > 0 {
+            verify_metrics.add(metrics::CAPS, "max_diff_distance", stats.cost_capped as i64);
+        }
+        if stats.set_cuts > 0 {
+            verify_metrics.add(metrics::CAPS, "max_set_pages", stats.set_cuts as i64);
+        }
+        if stats.cache_clears > 0 {
+            verify_metrics.add(metrics::CAPS, "verdict_cache_entries", stats.cache_clears as i64);
+        }
+    });
+    (assignments, shares)
+}
+
+/// The cosine verifier's weights: document frequencies of the pages' terms and the number of
+/// pages, maintained under insertions and retractions, give each term its IDF weight
+/// (`cosine::idf_weight`, quantized), joined back into each page's content.
+fn with_idf_weights<'scope>(
+    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+    contents: VecCollection<'scope, u64, (PageId, Content), isize>,
+) -> VecCollection<'scope, u64, (PageId, Content), isize> {
+    let documents = filtered.clone().map(|_| ()).count();
+    let terms = filtered.flat_map(|(id, f)| f.content.shingles.into_iter().map(move |t| (t, id)));
+    let weights = terms
+        .clone()
+        .map(|(t, _)| t)
+        .count()
+        .map(|(t, df)| ((), (t, df)))
+        .join_map(documents, |_, &(t, df), &n| (t, dupflow_operators::cosine::idf_weight(n as u64, df as u64)));
+    let by_page = terms.join_map(weights, |&t, &id, &w| (id, (t, w))).reduce(|_id, tw, output| {
+        output.push((tw.iter().map(|((t, w), _)| (*t, *w)).collect::<Vec<(u64, u32)>>(), 1isize));
+    });
+    let weighted = contents.clone().join_map(by_page.clone(), |&id, content, tw| {
+        let mut content = content.clone();
+        content.term_weights = tw.iter().map(|&(_, w)| w).collect();
+        (id, content)
+    });
+    // Pages without terms keep empty weights (their cosine with anything is 0).
+    weighted.concat(contents.antijoin(by_page.map(|(id, _)| id)))
+}
+
+/// Candidate sets by the configured fingerprints: `(page, set label)` for every page.
+pub fn candidate_sets<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+    method: &MethodConfig,
+    metrics: Arc<Registry>,
+) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
+    let page_ids = pages.clone().map(|(id, _)| id);
+    let fingerprints = match &method.fingerprint {
+        Fingerprinting::Sentence(config) => filtered.map(|(id, page)| (id, page.fingerprint_keys)).fingerprints(config.clone()),
+        Fingerprinting::Minhash(config) => pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone()),
+        Fingerprinting::Simhash(config) => {
+            // Edges straight from the block tables: only pairs within the Hamming distance.
+            let edges = pages
+                .map(|(id, page)| (id, simhash(&page.shingles)))
+                .simhash_edges(config.max_distance, method.candidates.max_fingerprint_pages);
+            return components(edges, page_ids);
+        }
+    };
+    let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
+    candidates.oversized_fingerprints.inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
+    candidates.sets
+}
