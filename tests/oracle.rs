@@ -76,6 +76,13 @@ fn sentence() -> Fingerprinting {
 
 /// Rounds of updates: `(round, page, diff)`.
 fn workload(seed: u64) -> Vec<(u64, Page, isize)> {
+    workload_with(seed, false)
+}
+
+/// With `copies`, half the insertions are exact copies (same host, same sentences) of one of
+/// the three earliest pages still alive: families larger than every cap, whose earliest member
+/// is retracted now and then.
+fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
     let mut rng = Rng(seed);
     let templates: Vec<Vec<u64>> = (0..3).map(|_| (0..6).map(|_| rng.next()).collect()).collect();
     let mut bases: Vec<Vec<u64>> = Vec::new();
@@ -85,6 +92,16 @@ fn workload(seed: u64) -> Vec<(u64, Page, isize)> {
     for round in 0..6u64 {
         let inserts = if round == 0 { 24 } else { 6 };
         for _ in 0..inserts {
+            if copies && !alive.is_empty() && rng.below(2) == 0 {
+                let mut copy = alive[rng.below(alive.len().min(3) as u64) as usize].clone();
+                counter += 1;
+                copy.id = PageId { date: rng.below(4), hash: counter };
+                copy.url = format!("http://h{}/{counter}", copy.host);
+                copy.record_id = counter.to_string();
+                alive.push(copy.clone());
+                updates.push((round, copy, 1));
+                continue;
+            }
             let host = rng.below(3);
             let content: Vec<u64> = if !bases.is_empty() && rng.below(3) > 0 {
                 // A variant of an earlier page: replace, drop or add a few sentences.
@@ -284,5 +301,61 @@ fn incremental_equals_reference_2_workers() {
 fn incremental_equals_reference_4_workers() {
     for seed in [1, 2, 3] {
         check(seed * 0x9e37_79b9, 4);
+    }
+}
+
+/// Exact families larger than every cap (fingerprints on more than 6 pages dropped, sets cut at
+/// 5 pages) are one cluster each, and the dataflow equals the reference round by round while
+/// their earliest members are retracted and new ones arrive, at 1, 2 and 4 workers.
+#[test]
+fn identical_families_beyond_every_cap_are_one_cluster() {
+    let variants =
+        [Variant::SentenceLeader, Variant::SentenceConnected, Variant::MinhashJaccard, Variant::SimhashNone, Variant::SentenceCosine];
+    for workers in [1, 2, 4] {
+        for seed in [5, 6] {
+            let seed = seed * 0x9e37_79b9;
+            let updates = workload_with(seed, true);
+            for variant in variants {
+                let config = config(variant);
+                let (_, _, clusters, _) = run(updates.clone(), workers, variant);
+                let mut largest = 0;
+                let mut earliest_before: BTreeMap<Vec<u64>, PageId> = BTreeMap::new();
+                let mut representative_left = false;
+                for round in 0..6 {
+                    let pages = alive_at(&updates, round);
+                    let got = state_at(&clusters, round);
+                    assert_eq!(
+                        got,
+                        reference::clusters(&pages, &config),
+                        "clusters ({variant:?}), seed {seed}, round {round}, {workers} workers"
+                    );
+                    let mut families: BTreeMap<(u64, Vec<u64>), BTreeSet<PageId>> = BTreeMap::new();
+                    for page in &pages {
+                        let keys = page.sentences.iter().map(|s| s.key).collect();
+                        families.entry((page.host, keys)).or_default().insert(got[&page.id].cluster);
+                    }
+                    for (family, clusters) in &families {
+                        assert_eq!(clusters.len(), 1, "a family split ({variant:?}), seed {seed}, round {round}: {family:?}");
+                    }
+                    let sizes = pages.iter().fold(BTreeMap::<Vec<u64>, usize>::new(), |mut m, p| {
+                        *m.entry(p.sentences.iter().map(|s| s.key).collect()).or_default() += 1;
+                        m
+                    });
+                    largest = largest.max(sizes.values().copied().max().unwrap_or(0));
+                    // A family whose earliest page left while the family stayed.
+                    let earliest = pages.iter().fold(BTreeMap::<Vec<u64>, PageId>::new(), |mut m, p| {
+                        let e = m.entry(p.sentences.iter().map(|s| s.key).collect()).or_insert(p.id);
+                        *e = (*e).min(p.id);
+                        m
+                    });
+                    representative_left |= earliest_before
+                        .iter()
+                        .any(|(keys, id)| earliest.get(keys).is_some_and(|now| now != id) && !pages.iter().any(|p| p.id == *id));
+                    earliest_before = earliest;
+                }
+                assert!(largest > 6, "seed {seed}: no family beyond the caps (largest {largest})");
+                assert!(representative_left, "seed {seed}: no family lost its earliest page");
+            }
+        }
     }
 }

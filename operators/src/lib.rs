@@ -4,8 +4,9 @@
 //! timely/differential operator around it. `src/dataflow.rs` in the root crate wires them:
 //!
 //! ```text
-//! html::strip → sentence::split → template (per-host df) → fingerprint → candidates
-//!   (exchange by fingerprint, star edges, union-find) → verify (Myers LCS) → clusters
+//! html::strip → sentence::split → template (per-host df) → exact (identical pages: one
+//!   representative) → fingerprint → candidates (exchange by fingerprint, star edges,
+//!   union-find) → verify (Myers LCS) → clusters (members of a family take its representative's)
 //! ```
 //!
 //! `reference` is the from-scratch oracle of the whole method: the incremental dataflow must
@@ -13,6 +14,7 @@
 
 pub mod candidates;
 pub mod cosine;
+pub mod exact;
 pub mod fingerprint;
 pub mod hashing;
 pub mod html;

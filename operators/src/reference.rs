@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::candidates::{star_edges, CandidateConfig};
+use crate::exact::content_key;
 use crate::fingerprint::{fingerprints, FingerprintConfig};
 use crate::lcs::{self, Verdict};
 use crate::minhash::{band_keys, MinhashConfig};
@@ -166,24 +167,42 @@ pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, con
     filtered.keys().map(|&id| (id, find(&mut parent, id))).collect()
 }
 
+/// Exact families, from scratch: each page's representative (the earliest page with the same
+/// content key; itself without sentences).
+pub fn families(pages: &[Page]) -> BTreeMap<PageId, PageId> {
+    let mut earliest: HashMap<u64, PageId> = HashMap::new();
+    for page in pages {
+        if let Some(key) = content_key(page) {
+            let e = earliest.entry(key).or_insert(page.id);
+            *e = (*e).min(page.id);
+        }
+    }
+    pages.iter().map(|p| (p.id, content_key(p).map_or(p.id, |key| earliest[&key]))).collect()
+}
+
 /// Clusters of `pages` (ids distinct), from scratch.
 pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
-    let filtered = filter_templates(pages, &config.template);
+    let all_filtered = filter_templates(pages, &config.template);
+    // Identical pages: the representatives are compared, the members follow them.
+    let families = families(pages);
+    let unique: Vec<Page> = pages.iter().filter(|p| families[&p.id] == p.id).cloned().collect();
+    let filtered: BTreeMap<PageId, Filtered> =
+        all_filtered.iter().filter(|(id, _)| families[id] == **id).map(|(id, f)| (*id, f.clone())).collect();
     let mut sets: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
-    for (id, label) in candidate_sets(pages, &filtered, config) {
+    for (id, label) in candidate_sets(&unique, &filtered, config) {
         sets.entry(label).or_default().push(id);
     }
     let tau_ppm = lcs::ppm(config.verify.threshold);
     let mut filtered = filtered;
     if config.verify.method == VerifyMethod::Cosine {
-        // Document frequencies over the filtered pages, from scratch.
+        // Document frequencies over every filtered page (members too), from scratch.
         let mut df: HashMap<u64, u64> = HashMap::new();
-        for f in filtered.values() {
+        for f in all_filtered.values() {
             for &t in &f.content.shingles {
                 *df.entry(t).or_default() += 1;
             }
         }
-        let n = filtered.len() as u64;
+        let n = all_filtered.len() as u64;
         for f in filtered.values_mut() {
             f.content.term_weights = f.content.shingles.iter().map(|t| crate::cosine::idf_weight(n, df[t])).collect();
         }
@@ -217,6 +236,12 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
             },
         );
         out.extend(assignments);
+    }
+    for (&id, &representative) in &families {
+        if id != representative {
+            let assignment = crate::exact::member_assignment(representative, &out[&representative]);
+            out.insert(id, assignment);
+        }
     }
     out
 }

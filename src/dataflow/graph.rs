@@ -7,6 +7,7 @@ use std::sync::Arc;
 use differential_dataflow::VecCollection;
 
 use dupflow_operators::candidates::{components, CandidateSets};
+use dupflow_operators::exact::{expand_families, ExactFamilies};
 use dupflow_operators::fingerprint::Fingerprint;
 use dupflow_operators::minhash::MinhashBands;
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
@@ -24,8 +25,8 @@ pub type Assignments<'scope> = VecCollection<'scope, u64, (PageId, Assignment), 
 /// Each page's sentence share, as a collection.
 pub type Shares<'scope> = VecCollection<'scope, u64, (PageId, Shared), isize>;
 
-/// The method's stages on a collection of pages: templates, fingerprints, candidate sets and
-/// verification. Returns each page's cluster assignment. Counters go to `metrics`.
+/// The method's stages on a collection of pages: templates, exact families, fingerprints,
+/// candidate sets and verification. Returns each page's cluster assignment. Counters go to `metrics`.
 pub fn clusters<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     method: &MethodConfig,
@@ -47,8 +48,25 @@ pub fn clusters_and_shares<'scope>(
     templates.inspect(move |((host, _), _, diff)| {
         template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(*host), *diff as i64)
     });
-    let sets = candidate_sets(pages, filtered.clone(), method, metrics.clone());
-    let contents = filtered.clone().map(|(id, page)| (id, page.content));
+    // Identical pages: one representative each goes on; members take its assignment below.
+    let families = pages.clone().exact_families();
+    let representatives = families.clone().filter(|(id, representative)| id == representative).map(|(id, _)| id);
+    let family_gauge = metrics.clone();
+    families
+        .clone()
+        .filter(|(id, representative)| id != representative)
+        .inspect(move |(_, _, diff)| family_gauge.add(metrics::EXACT_DUPLICATES, "", *diff as i64));
+    // Downstream of here a page is read for its id and shingles only.
+    let pages = pages
+        .map(|(id, mut page)| {
+            page.sentences = Vec::new();
+            (id, page)
+        })
+        .semijoin(representatives.clone());
+    let unique = filtered.clone().semijoin(representatives);
+    let sets = candidate_sets(pages, unique.clone(), method, metrics.clone());
+    let contents = unique.map(|(id, page)| (id, page.content));
+    // Term weights from every page (a family's members count in document frequencies).
     let contents = if method.verify.method == VerifyMethod::Cosine { with_idf_weights(filtered, contents) } else { contents };
     let verify_metrics = metrics;
     let assignments = sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
@@ -67,7 +85,7 @@ pub fn clusters_and_shares<'scope>(
             verify_metrics.add(metrics::CAPS, "verdict_cache_entries", stats.cache_clears as i64);
         }
     });
-    (assignments, shares)
+    (expand_families(families, assignments), shares)
 }
 
 /// The cosine verifier's weights: document frequencies of the pages' terms and the number of

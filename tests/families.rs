@@ -1,0 +1,79 @@
+//! Families of any size: 20,000 identical stub pages of one site (the soft-404 or "no longer
+//! distributed" page a crawler meets by the thousand) and a few hundred near-copies of it are
+//! one cluster, though the family is far beyond `max_fingerprint_pages` and `max_set_pages`
+//! (1,000 each) and its sentences are the site's most frequent. Unrelated pages stay apart.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::synth::{warc_response, Corpus};
+use dupflow::config::PipelineConfig;
+use dupflow::dataflow::{self, Feed, RunOptions};
+use dupflow::source::Input;
+
+const STUBS: usize = 20_000;
+const NEAR: usize = 300;
+const OTHERS: usize = 40;
+
+fn nav() -> String {
+    ["Home of the archive project.", "Browse the editions by year and by title.", "Contact the editors about missing volumes."]
+        .iter()
+        .map(|s| format!("<li>{s}</li>"))
+        .collect()
+}
+
+/// The stub; a near-copy carries a notice line above the stub's text (its main content is the
+/// stub's plus one short line: word-level resemblance about 0.9).
+fn stub(notice: Option<usize>) -> String {
+    let notice = notice.map_or(String::new(), |n| format!("<p>Notice {n}: withdrawn at the publisher's request.</p>"));
+    format!(
+        "<html><head><title>Edition unavailable</title></head><body><nav><ul>{}</ul></nav><main>{notice}\
+         <p>This edition is no longer distributed by the archive.</p>\
+         <p>Please consult the current edition of the series for the complete text.</p>\
+         <p>Older printings remain available to registered libraries on request.</p>\
+         <p>Corrections printed in the later editions are listed in the errata of the series.</p>\
+         <p>Scans of the first printing were never made public for copyright reasons.</p>\
+         <p>Questions about the series go to the editors through the contact form of the archive.</p>\
+         </main></body></html>",
+        nav()
+    )
+}
+
+#[test]
+fn twenty_thousand_identical_pages_and_their_near_copies_are_one_cluster() {
+    let corpus = Corpus::new(11, OTHERS);
+    let mut warc = Vec::new();
+    let mut record = 0;
+    let mut family = BTreeSet::new();
+    for i in 0..STUBS + NEAR {
+        record += 1;
+        let url = format!("http://archive.example/edition/{i}");
+        let html = stub((i >= STUBS).then_some(i));
+        warc.extend(warc_response(&url, i as u64 % 86_400, record, &html));
+        family.insert(url);
+    }
+    for b in 0..OTHERS {
+        record += 1;
+        let html = corpus.html(b, 0);
+        warc.extend(warc_response(&format!("http://archive.example/essay/{b}"), b as u64, record, &html));
+    }
+    let path = std::env::temp_dir().join(format!("dupflow-test-{}-families.warc", std::process::id()));
+    std::fs::write(&path, warc).unwrap();
+    let feed = Feed::Inputs(vec![Input::File(path.clone())]);
+    let output = dataflow::run(RunOptions::new(feed, PipelineConfig::default(), 2)).expect("the run completes");
+    let _ = std::fs::remove_file(&path);
+
+    assert_eq!(output.rows.len(), STUBS + NEAR + OTHERS, "every page has a row");
+    let mut clusters: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for row in &output.rows {
+        clusters.entry(row.assignment.cluster.to_string()).or_default().insert(row.url.as_str());
+    }
+    let holding: BTreeSet<&String> =
+        clusters.iter().filter(|(_, urls)| urls.iter().any(|u| family.contains(*u))).map(|(id, _)| id).collect();
+    assert_eq!(holding.len(), 1, "the family is split into {} clusters", holding.len());
+    let cluster = &clusters[*holding.iter().next().unwrap()];
+    assert_eq!(cluster.len(), STUBS + NEAR, "the family's cluster holds exactly the family");
+    // The essays are distinct texts: each alone.
+    assert_eq!(clusters.len(), 1 + OTHERS);
+}
