@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(name = "dupflow", version, about = "Streaming near-duplicate detection for web-crawl WARC output")]
@@ -45,6 +45,15 @@ enum Command {
     /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
     /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
     Eval(cmd::eval::Args),
+    /// Print a shell completion script: `dupflow completions bash > /etc/bash_completion.d/dupflow`
+    /// (bash, zsh, fish, elvish, powershell).
+    Completions { shell: clap_complete::Shell },
+    /// Print the man page (roff): `dupflow man > dupflow.1`; with `--dir`, write one page per
+    /// command there (dupflow.1, dupflow-run.1, …).
+    Man {
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -59,6 +68,10 @@ fn main() -> ExitCode {
         .init();
     match dispatch(Cli::parse().command) {
         Ok(code) => code,
+        // `dupflow man | head`: the reader left; nothing is wrong.
+        Err(error) if error.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {
+            ExitCode::SUCCESS
+        }
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
@@ -77,5 +90,19 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Check(args) => cmd::check::execute(args),
         Command::Similar(args) => cmd::similar::execute(args),
         Command::Eval(args) => cmd::eval::execute(args),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "dupflow", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: None } => {
+            clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { dir: Some(dir) } => {
+            std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+            clap_mangen::generate_to(Cli::command(), &dir)
+                .map_err(|e| anyhow::anyhow!("cannot write man pages to {}: {e}", dir.display()))?;
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }

@@ -315,3 +315,43 @@ fn spans_name_the_page_that_had_the_sentences_first() {
         "http://gazette.example/news/river-rises"
     );
 }
+
+/// Shell completions and man pages come from the command definitions: every subcommand is in
+/// them, bash accepts the script, and `man --dir` writes one page per command.
+#[test]
+fn completions_and_man_pages_cover_every_command() {
+    let commands = ["run", "validate", "sentences", "normalize", "exact-dedup", "join", "check", "similar", "eval"];
+    let output = dupflow().args(["completions", "bash"]).output().unwrap();
+    assert!(output.status.success());
+    let script = String::from_utf8(output.stdout).unwrap();
+    for command in commands {
+        assert!(script.contains(command), "bash completion lacks {command}");
+    }
+    assert!(script.contains("--workers"), "bash completion lacks run's options");
+    let dir = temp_dir("completions");
+    std::fs::write(dir.join("dupflow.bash"), &script).unwrap();
+    match Command::new("bash").arg("-n").arg(dir.join("dupflow.bash")).output() {
+        Ok(check) => assert!(check.status.success(), "bash rejects the script: {}", String::from_utf8_lossy(&check.stderr)),
+        Err(e) => eprintln!("bash not runnable here ({e}): the script's syntax is not checked"),
+    }
+    for shell in ["zsh", "fish"] {
+        let output = dupflow().args(["completions", shell]).output().unwrap();
+        assert!(output.status.success() && !output.stdout.is_empty(), "no {shell} completion");
+    }
+
+    let output = dupflow().arg("man").output().unwrap();
+    assert!(output.status.success());
+    let page = String::from_utf8(output.stdout).unwrap();
+    assert!(page.starts_with(".ie") || page.contains(".TH dupflow"), "not a roff man page: {}", &page[..page.len().min(200)]);
+    for command in commands {
+        // roff writes a hyphen as `\-`.
+        assert!(page.contains(&format!("dupflow\\-{}(1)", command.replace('-', "\\-"))), "man page lacks {command}");
+    }
+    let status = dupflow().arg("man").arg("--dir").arg(dir.join("man")).status().unwrap();
+    assert!(status.success());
+    for command in commands {
+        let path = dir.join("man").join(format!("dupflow-{command}.1"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(text.contains(".TH"), "{} is not a man page", path.display());
+    }
+}
