@@ -45,6 +45,11 @@ enum Command {
     /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
     /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
     Eval(cmd::eval::Args),
+    /// Write the inputs again without near-duplicates: one capture per cluster (records copied
+    /// byte for byte with their request and metadata records), removed.jsonl naming what was
+    /// left out and the page kept in its place; or, with --annotate, every record kept and a
+    /// metadata record marking each near-duplicate.
+    Dedup(cmd::dedup::Args),
     /// Print a shell completion script: `dupflow completions bash > /etc/bash_completion.d/dupflow`
     /// (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
@@ -90,6 +95,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Check(args) => cmd::check::execute(args),
         Command::Similar(args) => cmd::similar::execute(args),
         Command::Eval(args) => cmd::eval::execute(args),
+        Command::Dedup(args) => cmd::dedup::execute(args),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "dupflow", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)

@@ -2,6 +2,7 @@
 //! share (reading text, writing output that may go to a closed pipe, the corpus of a check).
 
 pub mod check;
+pub mod dedup;
 pub mod eval;
 pub mod join;
 pub mod run;

@@ -40,6 +40,8 @@ pub struct Framer {
     max_record_bytes: u64,
     /// Bytes of an oversized block still to discard.
     discarding: u64,
+    /// Keep each WARC record's header bytes (`RawRecord::raw_header`), for byte-exact copies.
+    raw_headers: bool,
 }
 
 impl Framer {
@@ -54,7 +56,15 @@ impl Framer {
             format: Format::Unknown,
             max_record_bytes,
             discarding: 0,
+            raw_headers: false,
         }
+    }
+
+    /// Keeps each WARC record's header bytes as read (`dupflow dedup` copies records byte for
+    /// byte); the pipeline does not need them.
+    pub fn with_raw_headers(mut self) -> Self {
+        self.raw_headers = true;
+        self
     }
 
     pub fn decoder(&self) -> &Decoder {
@@ -294,9 +304,10 @@ impl Framer {
                 format!("Content-Length {content_length} does not end at a record boundary"),
             ));
         }
+        let raw_header = self.raw_headers.then(|| avail[..header_len].to_vec());
         let block = block.to_vec();
         self.start += consumed;
-        Step::Record(RawRecord { version, headers, block, offset, lenient_length })
+        Step::Record(RawRecord { version, headers, block, offset, lenient_length, raw_header })
     }
 
     fn next_arc(&mut self) -> Step {
@@ -344,7 +355,7 @@ impl Framer {
             headers.push(("WARC-Date".to_string(), iso));
         }
         headers.push(("Content-Type".to_string(), "application/http; msgtype=response".to_string()));
-        Step::Record(RawRecord { version: "ARC".to_string(), headers, block, offset, lenient_length: false })
+        Step::Record(RawRecord { version: "ARC".to_string(), headers, block, offset, lenient_length: false, raw_header: None })
     }
 }
 

@@ -92,6 +92,9 @@ pub struct RawRecord {
     pub offset: u64,
     /// The block did not end exactly at its terminator: a few stray bytes were skipped.
     pub lenient_length: bool,
+    /// The header's bytes as read, through its blank line (WARC records, when the framer was
+    /// asked to keep them).
+    pub raw_header: Option<Vec<u8>>,
 }
 
 impl RawRecord {

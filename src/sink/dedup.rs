@@ -1,0 +1,265 @@
+//! Deduplicated WARC output (`dupflow dedup`): the input's records copied byte for byte, each
+//! record its own gzip member, without the near-duplicates of each cluster's kept page: their
+//! response record and the request and metadata records concurrent with it. Or, annotating,
+//! every record kept and a `metadata` record after each near-duplicate naming the page kept in
+//! its place (`WARC-Refers-To-Target-URI`, `WARC-Refers-To-Date`), the way archives record
+//! duplicates. Records that are not clustered pages (warcinfo, non-HTML responses, resources,
+//! revisits) are copied unchanged.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::Serialize;
+use thiserror::Error;
+
+use crate::source::framing::Framer;
+use crate::source::{Input, RawRecord, SourceError};
+use crate::types::ClusterRow;
+
+/// Which page of a cluster is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Keep {
+    /// The earliest capture (by crawl date, then id): the cluster's id page.
+    #[default]
+    Earliest,
+    /// The longest response (HTTP block bytes), then the earliest.
+    Longest,
+    /// The shortest URL (then the lexically first, then the earliest): the canonical-looking one.
+    ShortestUrl,
+}
+
+impl FromStr for Keep {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Keep, String> {
+        match s {
+            "earliest" => Ok(Keep::Earliest),
+            "longest" => Ok(Keep::Longest),
+            "shortest-url" => Ok(Keep::ShortestUrl),
+            _ => Err(format!("unknown keep policy {s:?} (earliest, longest, shortest-url)")),
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum DedupError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error("{input}: an ARC file; dedup copies WARC records only")]
+    Arc { input: String },
+    #[error("writing {path}: {source}")]
+    Write { path: PathBuf, source: io::Error },
+}
+
+/// What a first pass learns about the records of the inputs.
+#[derive(Debug, Default)]
+pub struct Census {
+    /// Record id → WARC-Date.
+    pub dates: HashMap<String, String>,
+    /// Record id → block bytes.
+    pub lengths: HashMap<String, u64>,
+    /// Record id → the ids it names in WARC-Concurrent-To.
+    pub concurrent: HashMap<String, Vec<String>>,
+}
+
+impl Census {
+    pub fn add(&mut self, record: &RawRecord) {
+        let Some(id) = record.header("WARC-Record-ID") else { return };
+        if let Some(date) = record.header("WARC-Date") {
+            self.dates.insert(id.to_string(), date.to_string());
+        }
+        self.lengths.insert(id.to_string(), record.block.len() as u64);
+        let concurrent = concurrent_to(record);
+        if !concurrent.is_empty() {
+            self.concurrent.insert(id.to_string(), concurrent);
+        }
+    }
+}
+
+fn concurrent_to(record: &RawRecord) -> Vec<String> {
+    record.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("WARC-Concurrent-To")).map(|(_, v)| v.clone()).collect()
+}
+
+/// A page left out (a line of `removed.jsonl`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Removed {
+    pub url: String,
+    pub record_id: String,
+    /// The page kept in its place (its cluster's kept page).
+    pub kept_url: String,
+    pub kept_record_id: String,
+    /// Resemblance to `leader_url`, the page it was verified against (1 for a page identical
+    /// to its cluster's earliest page; for the kept page itself as leader, the resemblance to it).
+    pub similarity: f64,
+    pub leader_url: String,
+    #[serde(skip)]
+    pub kept_date: String,
+}
+
+/// The pages to leave out under `keep`: every member of a cluster but its kept page.
+pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
+    let url_of: HashMap<_, _> = rows.iter().map(|r| (r.page, r.url.as_str())).collect();
+    let mut clusters: BTreeMap<_, Vec<&ClusterRow>> = BTreeMap::new();
+    for row in rows {
+        clusters.entry(row.assignment.cluster).or_default().push(row);
+    }
+    let mut removed = Vec::new();
+    for members in clusters.values().filter(|m| m.len() > 1) {
+        let length = |r: &ClusterRow| census.lengths.get(&r.record_id).copied().unwrap_or(0);
+        let kept = match keep {
+            Keep::Earliest => members.iter().min_by_key(|r| r.page),
+            Keep::Longest => members.iter().min_by_key(|r| (std::cmp::Reverse(length(r)), r.page)),
+            Keep::ShortestUrl => members.iter().min_by_key(|r| (r.url.len(), r.url.as_str(), r.page)),
+        }
+        .expect("a cluster has members");
+        for row in members.iter().filter(|r| r.page != kept.page) {
+            removed.push(Removed {
+                url: row.url.clone(),
+                record_id: row.record_id.clone(),
+                kept_url: kept.url.clone(),
+                kept_record_id: kept.record_id.clone(),
+                similarity: row.assignment.similarity_ppm as f64 / 1e6,
+                leader_url: url_of.get(&row.assignment.leader).map_or_else(String::new, |u| u.to_string()),
+                kept_date: census.dates.get(&kept.record_id).cloned().unwrap_or_default(),
+            });
+        }
+    }
+    removed.sort_by(|a, b| (&a.url, &a.record_id).cmp(&(&b.url, &b.record_id)));
+    removed
+}
+
+/// Counts of one written file.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Written {
+    pub records_in: u64,
+    pub records_out: u64,
+    /// Responses left out, and the request/metadata records concurrent with them.
+    pub pages_dropped: u64,
+    pub concurrent_dropped: u64,
+    pub annotations: u64,
+    /// Damaged records skipped (they cannot be copied), by kind.
+    pub damaged: BTreeMap<&'static str, u64>,
+}
+
+/// Writes `input` deduplicated to `path` (atomically: a temporary file, then a rename).
+pub fn write_warc(
+    input: &Input,
+    path: &Path,
+    removed: &[Removed],
+    census: &Census,
+    annotate: bool,
+    max_record_bytes: u64,
+) -> Result<Written, DedupError> {
+    let by_id: HashMap<&str, &Removed> = removed.iter().map(|r| (r.record_id.as_str(), r)).collect();
+    // A removed response takes the records it names as concurrent (wget's request) with it,
+    // and the records naming it (metadata written after it) are found as they come.
+    let mut gone: HashSet<&str> = by_id.keys().copied().collect();
+    if !annotate {
+        for id in by_id.keys() {
+            for other in census.concurrent.get(*id).into_iter().flatten() {
+                gone.insert(other.as_str());
+            }
+        }
+    }
+    let tmp = path.with_extension("tmp");
+    let fail = |source| DedupError::Write { path: path.to_path_buf(), source };
+    let mut out = BufWriter::new(File::create(&tmp).map_err(fail)?);
+    let mut written = Written::default();
+    let mut framer = Framer::new(input.open()?, max_record_bytes).with_raw_headers();
+    while let Some(item) = framer.next_record() {
+        let record = match item {
+            Ok(record) => record,
+            Err(error) => {
+                *written.damaged.entry(error.kind.code()).or_default() += 1;
+                continue;
+            }
+        };
+        written.records_in += 1;
+        let Some(header) = &record.raw_header else { return Err(DedupError::Arc { input: input.name() }) };
+        let id = record.header("WARC-Record-ID").unwrap_or("");
+        let page = by_id.get(id);
+        if !annotate {
+            if page.is_some() {
+                written.pages_dropped += 1;
+                continue;
+            }
+            if gone.contains(id) || concurrent_to(&record).iter().any(|c| by_id.contains_key(c.as_str())) {
+                written.concurrent_dropped += 1;
+                continue;
+            }
+        }
+        member(&mut out, &[header, &record.block, b"\r\n\r\n"]).map_err(fail)?;
+        written.records_out += 1;
+        if let (true, Some(removed)) = (annotate, page) {
+            member(&mut out, &[&annotation(&record, removed)]).map_err(fail)?;
+            written.annotations += 1;
+        }
+    }
+    let file = out.into_inner().map_err(|e| fail(e.into_error()))?;
+    file.sync_all().map_err(fail)?;
+    std::fs::rename(&tmp, path).map_err(fail)?;
+    Ok(written)
+}
+
+/// One gzip member holding `parts` (a record).
+fn member(out: &mut impl Write, parts: &[&[u8]]) -> io::Result<()> {
+    let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+    for part in parts {
+        gz.write_all(part)?;
+    }
+    gz.finish().map(|_| ())
+}
+
+/// The metadata record that marks `record` as a near-duplicate of the page kept in its place.
+fn annotation(record: &RawRecord, removed: &Removed) -> Vec<u8> {
+    let body = serde_json::json!({
+        "near_duplicate_of": removed.kept_url,
+        "similarity": removed.similarity,
+        "leader_url": removed.leader_url,
+    })
+    .to_string();
+    let date = record.header("WARC-Date").unwrap_or("");
+    // A fixed id per annotated record: the same input gives the same output.
+    let seed = crate::source::current::url_key(&removed.record_id);
+    let id = format!(
+        "<urn:uuid:{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}>",
+        seed >> 32,
+        (seed >> 16) & 0xffff,
+        seed & 0xfff,
+        (seed >> 12) & 0xfff,
+        seed & 0xffff_ffff_ffff
+    );
+    let mut head = format!(
+        "WARC/1.0\r\nWARC-Type: metadata\r\nWARC-Record-ID: {id}\r\nWARC-Date: {date}\r\nWARC-Target-URI: {}\r\n\
+         WARC-Concurrent-To: {}\r\nWARC-Refers-To: {}\r\nWARC-Refers-To-Target-URI: {}\r\n",
+        removed.url, removed.record_id, removed.kept_record_id, removed.kept_url
+    );
+    if !removed.kept_date.is_empty() {
+        head.push_str(&format!("WARC-Refers-To-Date: {}\r\n", removed.kept_date));
+    }
+    head.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len()));
+    let mut bytes = head.into_bytes();
+    bytes.extend_from_slice(body.as_bytes());
+    bytes.extend_from_slice(b"\r\n\r\n");
+    bytes
+}
+
+/// The output file name for an input: its name as a `.warc.gz`, made unique among `taken`.
+pub fn output_name(input: &Input, taken: &mut HashSet<String>) -> String {
+    let name = input.name();
+    let base = Path::new(name.trim_start_matches("(embedded) ")).file_name().map_or("stdin".into(), |n| n.to_string_lossy().to_string());
+    let mut stem = base.as_str();
+    for suffix in [".gz", ".lz4", ".warc", ".arc"] {
+        stem = stem.strip_suffix(suffix).unwrap_or(stem);
+    }
+    let stem = if stem.is_empty() || stem == "-" { "stdin" } else { stem };
+    let mut candidate = format!("{stem}.warc.gz");
+    let mut n = 1;
+    while !taken.insert(candidate.clone()) {
+        n += 1;
+        candidate = format!("{stem}-{n}.warc.gz");
+    }
+    candidate
+}

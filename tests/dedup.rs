@@ -1,0 +1,174 @@
+//! `dupflow dedup`: one capture per cluster, every record byte for byte the input's, request
+//! records leave with their response, `removed.jsonl` names the page kept in each one's place;
+//! `--annotate` keeps everything and adds a metadata record per near-duplicate. The output is
+//! read back by dupflow's own framer, by `dupflow run`, and by warcio (Python) when present.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use dupflow::source::framing::Framer;
+use dupflow::source::Input;
+
+fn dupflow() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dupflow"))
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every record of a WARC: id → (type, target URI, concurrent-to ids, bytes as framed).
+type Records = Vec<(String, String, String, Vec<String>, Vec<u8>)>;
+
+fn records(input: &Input) -> Records {
+    let mut framer = Framer::new(input.open().unwrap(), 1 << 30).with_raw_headers();
+    let mut out = Vec::new();
+    while let Some(item) = framer.next_record() {
+        let r = item.expect("no damaged record");
+        let header = |n: &str| r.header(n).unwrap_or("").to_string();
+        let concurrent = r.headers.iter().filter(|(n, _)| n == "WARC-Concurrent-To").map(|(_, v)| v.clone()).collect();
+        let mut bytes = r.raw_header.clone().unwrap();
+        bytes.extend_from_slice(&r.block);
+        // Some tools write the URI in angle brackets; the clusters name it without.
+        let uri = header("WARC-Target-URI").trim_start_matches('<').trim_end_matches('>').to_string();
+        out.push((header("WARC-Record-ID"), header("WARC-Type"), uri, concurrent, bytes));
+    }
+    out
+}
+
+fn run_ok(command: &mut Command) -> String {
+    let output = command.output().unwrap();
+    assert!(output.status.success(), "failed: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// url → cluster of a `dupflow run --out` directory.
+fn clusters(dir: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(dir.join("clusters.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            (v["url"].as_str().unwrap().to_string(), v["cluster"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+fn removed(dir: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(dir.join("removed.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Checks a dedup of `input_args` (its records `input`) against a run of the same inputs:
+/// returns the output's records and file.
+fn check_dedup(name: &str, input_args: &[&str], input: &Records) -> (Records, PathBuf) {
+    let run_dir = temp_dir(&format!("{name}-run"));
+    run_ok(dupflow().arg("run").args(input_args).args(["--quiet", "--out"]).arg(&run_dir));
+    let before = clusters(&run_dir);
+    let out = temp_dir(&format!("{name}-dedup"));
+    run_ok(dupflow().arg("dedup").args(input_args).args(["--keep", "earliest", "--out"]).arg(&out));
+    let files: Vec<PathBuf> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".warc.gz")).collect();
+    assert_eq!(files.len(), 1, "one output per input");
+    let output = records(&Input::File(files[0].clone()));
+
+    // Every record is the input's, byte for byte (the framer keeps header and block as read).
+    let by_id: HashMap<&str, &Vec<u8>> = input.iter().map(|r| (r.0.as_str(), &r.4)).collect();
+    for r in &output {
+        assert_eq!(Some(&&r.4), by_id.get(r.0.as_str()), "record {} differs from the input's", r.0);
+    }
+    // Exactly one response per cluster.
+    let responses: BTreeSet<&str> =
+        output.iter().filter(|r| r.1 == "response" && before.contains_key(&r.2)).map(|r| r.2.as_str()).collect();
+    let cluster_count = before.values().collect::<BTreeSet<_>>().len();
+    assert_eq!(responses.len(), cluster_count, "one page per cluster");
+    let kept_clusters: BTreeSet<&String> = responses.iter().map(|u| &before[*u]).collect();
+    assert_eq!(kept_clusters.len(), cluster_count, "each cluster kept once");
+    // Removed pages: named with the page kept in their place, which is in the output; their
+    // request records left with them, every other record stayed.
+    let removed = removed(&out);
+    assert_eq!(removed.len(), before.len() - cluster_count);
+    for r in &removed {
+        let (url, kept) = (r["url"].as_str().unwrap(), r["kept_url"].as_str().unwrap());
+        assert_eq!(before[url], before[kept], "{url} is kept as {kept}, of another cluster");
+        assert!(responses.contains(kept), "{kept} is not in the output");
+    }
+    let gone: BTreeSet<&str> = removed.iter().map(|r| r["record_id"].as_str().unwrap()).collect();
+    let dropped_with: BTreeSet<&str> =
+        input.iter().filter(|r| gone.contains(r.0.as_str())).flat_map(|r| r.3.iter().map(String::as_str)).collect();
+    let expected: Vec<&str> = input
+        .iter()
+        .filter(|r| !gone.contains(r.0.as_str()) && !dropped_with.contains(r.0.as_str()) && !r.3.iter().any(|c| gone.contains(c.as_str())))
+        .map(|r| r.0.as_str())
+        .collect();
+    assert_eq!(output.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), expected, "records kept, in input order");
+    warcio_reads(&files[0], output.len());
+    (output, files[0].clone())
+}
+
+/// warcio iterates the output (every record, gzip member by member) when it is importable
+/// (`.ci/run` installs it into a venv and names its python in DUPFLOW_TEST_PYTHON).
+fn warcio_reads(path: &Path, expected: usize) {
+    let python = std::env::var("DUPFLOW_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = "import sys\nfrom warcio.archiveiterator import ArchiveIterator\n\
+                  n = 0\nwith open(sys.argv[1], 'rb') as f:\n    for r in ArchiveIterator(f):\n        r.content_stream().read()\n        n += 1\nprint(n)";
+    match Command::new(&python).args(["-c", script]).arg(path).output() {
+        Ok(out) if out.status.success() => {
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected.to_string(), "warcio counts the records")
+        }
+        Ok(out) if String::from_utf8_lossy(&out.stderr).contains("No module named 'warcio'") => {
+            eprintln!("SKIPPED warcio read-back: {python} has no warcio (.ci/run installs it; or set DUPFLOW_TEST_PYTHON)")
+        }
+        Ok(out) => panic!("warcio could not read {}: {}", path.display(), String::from_utf8_lossy(&out.stderr)),
+        Err(e) => eprintln!("SKIPPED warcio read-back: {python} not runnable ({e})"),
+    }
+}
+
+#[test]
+fn the_default_input_deduplicated_keeps_one_capture_per_cluster() {
+    let input = records(&dupflow::DEFAULT_INPUT);
+    let (output, file) = check_dedup("default", &[], &input);
+    // Run again on the output: nothing left to cluster.
+    let again = temp_dir("default-again");
+    run_ok(dupflow().arg("run").arg(&file).args(["--quiet", "--out"]).arg(&again));
+    let after = clusters(&again);
+    assert_eq!(after.values().collect::<BTreeSet<_>>().len(), after.len(), "a cluster of two pages is left");
+    assert!(output.len() < input.len());
+}
+
+#[test]
+fn annotating_keeps_every_record_and_marks_each_near_duplicate() {
+    let out = temp_dir("annotate");
+    run_ok(dupflow().args(["dedup", "--annotate", "--out"]).arg(&out));
+    let input = records(&dupflow::DEFAULT_INPUT);
+    let output = records(&Input::File(out.join("default.warc.gz")));
+    let removed = removed(&out);
+    assert!(!removed.is_empty());
+    assert_eq!(output.len(), input.len() + removed.len());
+    let originals: Vec<&Vec<u8>> = output.iter().filter(|r| r.1 != "metadata" || input.iter().any(|i| i.0 == r.0)).map(|r| &r.4).collect();
+    assert_eq!(originals, input.iter().map(|r| &r.4).collect::<Vec<_>>(), "the input's records, in order, unchanged");
+    for r in &removed {
+        let url = r["url"].as_str().unwrap();
+        let note = output
+            .iter()
+            .find(|o| o.1 == "metadata" && o.2 == url && !input.iter().any(|i| i.0 == o.0))
+            .unwrap_or_else(|| panic!("no annotation for {url}"));
+        let text = String::from_utf8_lossy(&note.4);
+        assert!(text.contains(&format!("WARC-Refers-To-Target-URI: {}\r\n", r["kept_url"].as_str().unwrap())), "{text}");
+        assert!(text.contains("WARC-Refers-To-Date: "), "{text}");
+    }
+    warcio_reads(&out.join("default.warc.gz"), output.len());
+}
+
+#[test]
+fn the_dev_crawl_deduplicated_keeps_one_capture_per_cluster() {
+    let Some(shared) = common::shared_dir() else { return };
+    let path = shared.join("bench/docs-dev.warc.gz");
+    let input = records(&Input::File(path.clone()));
+    check_dedup("dev", &[path.to_str().unwrap()], &input);
+}
