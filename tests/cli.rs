@@ -320,7 +320,7 @@ fn spans_name_the_page_that_had_the_sentences_first() {
 /// them, bash accepts the script, and `man --dir` writes one page per command.
 #[test]
 fn completions_and_man_pages_cover_every_command() {
-    let commands = ["run", "validate", "sentences", "normalize", "exact-dedup", "join", "check", "similar", "eval"];
+    let commands = ["run", "validate", "sentences", "normalize", "exact-dedup", "join", "check", "similar", "eval", "dedup"];
     let output = dupflow().args(["completions", "bash"]).output().unwrap();
     assert!(output.status.success());
     let script = String::from_utf8(output.stdout).unwrap();
