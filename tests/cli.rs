@@ -5,16 +5,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn dupflow() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dupflow"))
-}
+use common::{dupflow, temp_dir};
 
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+mod common;
 
 /// url → (cluster id, size) from clusters.jsonl.
 fn clusters(dir: &Path) -> BTreeMap<String, (String, u64)> {

@@ -12,16 +12,7 @@ use std::process::Command;
 use dupflow::source::framing::Framer;
 use dupflow::source::Input;
 
-fn dupflow() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_dupflow"))
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{dupflow, temp_dir};
 
 /// Every record of a WARC: id → (type, target URI, concurrent-to ids, bytes as framed).
 type Records = Vec<(String, String, String, Vec<String>, Vec<u8>)>;

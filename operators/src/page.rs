@@ -87,3 +87,18 @@ pub struct PageMeta {
     pub host: u64,
     pub record_id: String,
 }
+
+#[cfg(test)]
+impl Page {
+    /// A page of host 1 made of sentences with `keys` (unit tests of the stages).
+    pub(crate) fn of_keys(keys: &[u64], sentence: impl Fn(u64) -> Sentence) -> Page {
+        Page {
+            id: PageId::default(),
+            url: String::new(),
+            host: 1,
+            record_id: String::new(),
+            sentences: keys.iter().map(|&key| sentence(key)).collect(),
+            shingles: Vec::new(),
+        }
+    }
+}

@@ -138,14 +138,7 @@ mod tests {
     use crate::page::Sentence;
 
     fn page(keys: &[u64]) -> Page {
-        Page {
-            id: PageId::default(),
-            url: String::new(),
-            host: 1,
-            record_id: String::new(),
-            sentences: keys.iter().map(|&key| Sentence { key, weight: 2, fingerprinted: key < 100 }).collect(),
-            shingles: Vec::new(),
-        }
+        Page::of_keys(keys, |key| Sentence { key, weight: 2, fingerprinted: key < 100 })
     }
 
     #[test]

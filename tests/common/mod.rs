@@ -26,6 +26,21 @@ pub fn shared_dir() -> Option<PathBuf> {
     }
 }
 
+/// The `dupflow` binary of this build.
+#[allow(dead_code)]
+pub fn dupflow() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_dupflow"))
+}
+
+/// A fresh directory for one test of this process (emptied if it exists).
+#[allow(dead_code)]
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// What reading one input gave: record types, pages (by URL), revisits and errors by code.
 #[derive(Debug, Default)]
 #[allow(dead_code)]
