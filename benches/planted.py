@@ -4,7 +4,7 @@
   python3 benches/planted.py [--config pipeline.toml]
 
 - siblings: 500 API pages of one host sharing a module sidebar (all) and a generated member list
-  (groups of 50), each with 3 sentences of its own (~17% of the page). Truth: 500 clusters.
+  (groups of 50), each with 2 sentences of its own (~10% of the page). Truth: 500 clusters.
 - stubs: 20,000 identical "no longer distributed" stubs of one host and 300 near-copies (a
   notice line above the stub), beside 40 distinct essays. Truth: 1 cluster of 20,300 pages, and
   the 40 essays alone (41 clusters).
@@ -36,7 +36,7 @@ def siblings(path):
     groups = [[f"Implements trait {g}-{j}: " + sentence(r) for j in range(15)] for g in range(10)]
     with open(path, "wb") as out:
         for n in range(500):
-            own = [f"Struct number {n} " + sentence(random.Random(n * 7 + k)) for k in range(3)]
+            own = [f"Struct number {n} " + sentence(random.Random(n * 7 + k)) for k in range(2)]
             html = ("<html><head><title>Struct %d</title></head><body><nav><ul>" % n
                     + "".join(f"<li>{s}</li>" for s in sidebar) + "</ul></nav><main>"
                     + "".join(f"<p>{s}</p>" for s in own) + "<section>"

@@ -2,6 +2,8 @@
 //! distributed" page a crawler meets by the thousand) and a few hundred near-copies of it are
 //! one cluster, though the family is far beyond `max_fingerprint_pages` and `max_set_pages`
 //! (1,000 each) and its sentences are the site's most frequent. Unrelated pages stay apart.
+//! And the other side: 500 sibling API pages, 90% of each generated blocks shared with some of
+//! its siblings, with text of their own that differs, stay 500 clusters.
 
 mod common;
 
@@ -76,4 +78,41 @@ fn twenty_thousand_identical_pages_and_their_near_copies_are_one_cluster() {
     assert_eq!(cluster.len(), STUBS + NEAR, "the family's cluster holds exactly the family");
     // The essays are distinct texts: each alone.
     assert_eq!(clusters.len(), 1 + OTHERS);
+}
+
+/// A sentence of 10 to 13 words from the synthetic vocabulary, drawn by `rng`.
+fn words(rng: &mut common::synth::Rng) -> String {
+    const W: &[&str] = &[
+        "alpha", "beta", "gamma", "delta", "epsilon", "theta", "kappa", "lambda", "sigma", "omega", "vector", "buffer", "stream", "socket",
+        "parser", "cursor", "token", "index", "bucket", "frame", "packet", "window",
+    ];
+    let n = 10 + rng.below(4);
+    (0..n).map(|_| W[rng.below(W.len() as u64) as usize]).collect::<Vec<_>>().join(" ") + "."
+}
+
+#[test]
+fn five_hundred_siblings_sharing_generated_blocks_stay_apart() {
+    let mut rng = common::synth::Rng(0x5eed);
+    let sidebar: String = (0..12).map(|i| format!("<li>Module item {i}: {}</li>", words(&mut rng))).collect();
+    let lists: Vec<String> =
+        (0..10).map(|g| (0..15).map(|j| format!("<p>Implements trait {g}-{j}: {}</p>", words(&mut rng))).collect()).collect();
+    let mut warc = Vec::new();
+    let mut own_share = 0.0;
+    for n in 0..500usize {
+        let own: String = (0..2).map(|_| format!("<p>Struct {n}: {}</p>", words(&mut rng))).collect();
+        own_share += own.len() as f64 / (own.len() + lists[n / 50].len() + sidebar.len()) as f64 / 500.0;
+        let html = format!(
+            "<html><head><title>Struct {n}</title></head><body><nav><ul>{sidebar}</ul></nav><main>{own}<section>{}</section></main></body></html>",
+            lists[n / 50]
+        );
+        warc.extend(warc_response(&format!("http://api.example/struct.S{n}.html"), n as u64, n as u64 + 1, &html));
+    }
+    assert!(own_share < 0.12, "own text is {own_share:.2} of the page");
+    let path = std::env::temp_dir().join(format!("dupflow-test-{}-siblings.warc", std::process::id()));
+    std::fs::write(&path, warc).unwrap();
+    let output = dataflow::run(RunOptions::new(Feed::Inputs(vec![Input::File(path.clone())]), PipelineConfig::default(), 2)).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(output.rows.len(), 500);
+    let clusters: BTreeSet<_> = output.rows.iter().map(|r| r.assignment.cluster).collect();
+    assert_eq!(clusters.len(), 500, "siblings were merged on their generated blocks");
 }

@@ -102,7 +102,7 @@ pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<Pag
     for keys in templates.values_mut() {
         keys.sort_unstable();
     }
-    pages.iter().map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config.min_content_share))).collect()
+    pages.iter().map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config))).collect()
 }
 
 fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {

@@ -24,11 +24,15 @@ pub struct TemplateConfig {
     /// A page whose non-template sentences weigh less than this share of the page is
     /// template-dominated (a stub, a redirect notice): it keeps all its sentences.
     pub min_content_share: f64,
+    /// ... unless they weigh at least this many units (a unit is about a word: 15 is one long
+    /// sentence, ~90 characters): a page with that much text of its own is compared on it alone,
+    /// however much template it carries. Below it, a page's own text is a title at most.
+    pub min_content_units: u32,
 }
 
 impl Default for TemplateConfig {
     fn default() -> Self {
-        TemplateConfig { min_pages: 4, page_fraction: 0.02, min_content_share: 0.25 }
+        TemplateConfig { min_pages: 4, page_fraction: 0.02, min_content_share: 0.25, min_content_units: 15 }
     }
 }
 
@@ -59,16 +63,19 @@ pub fn distinct_keys(page: &Page) -> Vec<u64> {
 
 /// Removes the host's template keys (`templates` sorted) from a page.
 ///
-/// A page left with less than `min_content_share` of its weight is template-dominated (a stub,
-/// a redirect notice: its main text is shared with its siblings). It keeps everything after its
+/// A page left with less than `min_content_share` of its weight, and less than
+/// `min_content_units` of text of its own (a title at most), is template-dominated (a stub, a
+/// redirect notice: its main text is shared with its siblings). It keeps everything after its
 /// leading run of template sentences (menus and sidebars come first in document order), so that
 /// its siblings are compared on that shared text; a page that is template from end to end
-/// keeps everything.
-pub fn apply(page: &Page, templates: &[u64], min_content_share: f64) -> Filtered {
+/// keeps everything. A page with more text of its own is compared on that text alone: sibling
+/// pages sharing generated blocks (member lists, a section's sidebar) are not duplicates when
+/// their own text differs.
+pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtered {
     let is_template = |key: &u64| templates.binary_search(key).is_ok();
     let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
     let kept: u64 = page.sentences.iter().filter(|s| !is_template(&s.key)).map(|s| s.weight as u64).sum();
-    let dominated = kept == 0 || (kept as f64) < min_content_share * total as f64;
+    let dominated = kept == 0 || ((kept as f64) < config.min_content_share * total as f64 && kept < config.min_content_units as u64);
     let selected: Vec<&crate::page::Sentence> = if dominated {
         let head = page.sentences.iter().take_while(|s| is_template(&s.key)).count();
         let head = if head == page.sentences.len() { 0 } else { head };
@@ -123,11 +130,10 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
         let template_sets = templates.clone().reduce(|_host, keys, output| {
             output.push((keys.iter().map(|&(key, _)| *key).collect::<Vec<u64>>(), 1isize));
         });
-        let share = config.min_content_share;
         let by_host = self.map(|(id, page)| (page.host, (id, page)));
-        let with_template = by_host.clone().join_map(template_sets.clone(), move |_, (id, page), set| (*id, apply(page, set, share)));
+        let with_template = by_host.clone().join_map(template_sets.clone(), move |_, (id, page), set| (*id, apply(page, set, &config)));
         let without_template =
-            by_host.antijoin(template_sets.map(|(host, _)| host)).map(move |(_, (id, page))| (id, apply(&page, &[], share)));
+            by_host.antijoin(template_sets.map(|(host, _)| host)).map(move |(_, (id, page))| (id, apply(&page, &[], &config)));
         (with_template.concat(without_template), templates)
     }
 }
@@ -151,29 +157,43 @@ mod tests {
 
     #[test]
     fn template_keys_leave_content_and_fingerprints() {
-        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], 0.25);
+        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences, vec![(1, 2), (3, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
     }
 
     #[test]
     fn short_sentences_fingerprint_only_when_nothing_else_is_left() {
-        let filtered = apply(&page(&[200, 300]), &[], 0.25);
+        let filtered = apply(&page(&[200, 300]), &[], &TemplateConfig::default());
         assert_eq!(filtered.fingerprint_keys, vec![200, 300]);
-        let filtered = apply(&page(&[1, 300]), &[], 0.25);
+        let filtered = apply(&page(&[1, 300]), &[], &TemplateConfig::default());
         assert_eq!(filtered.fingerprint_keys, vec![1]);
     }
 
     #[test]
     fn a_pure_template_page_keeps_everything() {
-        let filtered = apply(&page(&[5, 6]), &[5, 6], 0.25);
+        let filtered = apply(&page(&[5, 6]), &[5, 6], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences, vec![(5, 2), (6, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![5, 6]);
         // One sentence of five left (20% < 25%): template-dominated, keeps all after the
         // leading template run.
-        let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], 0.25);
+        let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences, vec![(1, 2), (7, 2), (8, 2)]);
-        let filtered = apply(&page(&[1, 2, 6, 7, 8]), &[6, 7, 8], 0.25);
+        let filtered = apply(&page(&[1, 2, 6, 7, 8]), &[6, 7, 8], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences.len(), 2);
+    }
+
+    #[test]
+    fn a_page_with_text_of_its_own_is_compared_on_it_alone() {
+        // Own text of 3 sentences (6 units) among 27 template ones: 10% of the page.
+        let mut keys: Vec<u64> = (10..22).collect();
+        keys.extend([1, 2, 3]);
+        keys.extend(22..37);
+        let templates: Vec<u64> = (10..37).collect();
+        let stub = TemplateConfig { min_content_units: 7, ..Default::default() };
+        assert_eq!(apply(&page(&keys), &templates, &stub).content.sentences.len(), 18, "a title at most: a stub");
+        let own = TemplateConfig { min_content_units: 6, ..Default::default() };
+        let filtered = apply(&page(&keys), &templates, &own);
+        assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)], "its own text, nothing of the generated blocks");
     }
 }
