@@ -155,12 +155,17 @@ pub fn write_warc(
     let by_id: HashMap<&str, &Removed> = removed.iter().map(|r| (r.record_id.as_str(), r)).collect();
     // A removed response takes the records it names as concurrent (wget's request) with it,
     // and the records naming it (metadata written after it) are found as they come.
+    let kept: HashSet<&str> = removed.iter().map(|r| r.kept_record_id.as_str()).collect();
     let mut gone: HashSet<&str> = by_id.keys().copied().collect();
     if !annotate {
         for id in by_id.keys() {
             for other in census.concurrent.get(*id).into_iter().flatten() {
                 gone.insert(other.as_str());
             }
+        }
+        // A kept capture stays, even if a left-out one names it as concurrent.
+        for id in &kept {
+            gone.remove(id);
         }
     }
     let tmp = path.with_extension("tmp");
@@ -185,7 +190,7 @@ pub fn write_warc(
                 written.pages_dropped += 1;
                 continue;
             }
-            if gone.contains(id) || concurrent_to(&record).iter().any(|c| by_id.contains_key(c.as_str())) {
+            if gone.contains(id) || (concurrent_to(&record).iter().any(|c| by_id.contains_key(c.as_str())) && !kept.contains(id)) {
                 written.concurrent_dropped += 1;
                 continue;
             }
@@ -262,4 +267,61 @@ pub fn output_name(input: &Input, taken: &mut HashSet<String>) -> String {
         candidate = format!("{stem}-{n}.warc.gz");
     }
     candidate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(kind: &str, id: &str, concurrent: Option<&str>, body: &str) -> Vec<u8> {
+        let concurrent = concurrent.map_or(String::new(), |c| format!("WARC-Concurrent-To: {c}\r\n"));
+        format!(
+            "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {id}\r\nWARC-Date: 2026-01-01T00:00:00Z\r\n{concurrent}Content-Length: {}\r\n\r\n{body}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes()
+    }
+
+    fn ids(path: &Path) -> Vec<String> {
+        let mut framer = Framer::new(Input::File(path.to_path_buf()).open().unwrap(), 1 << 20);
+        std::iter::from_fn(|| framer.next_record()).map(|r| r.unwrap().header("WARC-Record-ID").unwrap().to_string()).collect()
+    }
+
+    #[test]
+    fn a_left_out_page_takes_its_request_and_metadata_but_never_a_kept_capture() {
+        let dir = std::env::temp_dir().join(format!("dupflow-dedup-unit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.warc");
+        let mut warc = record("warcinfo", "<i>", None, "software: test");
+        warc.extend(record("response", "<k>", None, "HTTP/1.1 200 OK\r\n\r\nkept"));
+        warc.extend(record("request", "<q>", None, "GET / HTTP/1.1\r\n\r\n"));
+        // The left-out response names its request and (oddly) the kept capture as concurrent.
+        warc.extend(record("response", "<r>", Some("<q>"), "HTTP/1.1 200 OK\r\n\r\ncopy"));
+        warc.extend(record("metadata", "<m>", Some("<r>"), "outlinks"));
+        warc.extend(record("metadata", "<n>", Some("<k>"), "outlinks"));
+        std::fs::write(&input, &warc).unwrap();
+        let input = Input::File(input);
+        let mut census = Census::default();
+        crate::source::read_records(&input, 1 << 20, |r| census.add(&r.unwrap())).unwrap();
+        census.concurrent.get_mut("<r>").unwrap().push("<k>".into());
+        let removed = vec![Removed {
+            url: "http://h/r".into(),
+            record_id: "<r>".into(),
+            kept_url: "http://h/k".into(),
+            kept_record_id: "<k>".into(),
+            similarity: 1.0,
+            leader_url: "http://h/k".into(),
+            kept_date: "2026-01-01T00:00:00Z".into(),
+        }];
+        let out = dir.join("out.warc.gz");
+        let written = write_warc(&input, &out, &removed, &census, false, 1 << 20).unwrap();
+        assert_eq!(ids(&out), ["<i>", "<k>", "<n>"]);
+        assert_eq!((written.pages_dropped, written.concurrent_dropped), (1, 2));
+        let annotated = dir.join("annotated.warc.gz");
+        write_warc(&input, &annotated, &removed, &census, true, 1 << 20).unwrap();
+        let all = ids(&annotated);
+        assert_eq!(all.len(), 7);
+        assert_eq!(&all[..4], ["<i>", "<k>", "<q>", "<r>"], "every record kept, the annotation after <r>");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
