@@ -55,18 +55,16 @@ where
     T: Timestamp + Lattice + Ord,
 {
     fn exact_families(self) -> VecCollection<'scope, T, (PageId, PageId), isize> {
-        let keyed = self.map(|(id, page)| match content_key(&page) {
-            Some(key) => (key, id),
-            // Alone: a key no other page has (its id's own).
-            None => (mix64(id.hash ^ mix64(id.date)) | 1 << 63, id),
-        });
+        let keyed = self.clone().flat_map(|(id, page)| content_key(&page).map(|key| (key, id)));
+        // A page without sentences has no family: it represents itself.
+        let alone = self.filter(|(_, page)| page.sentences.is_empty()).map(|(id, _)| (id, id));
         let representatives = keyed
             .clone()
             .map(|(key, id)| ((key, mix64(id.hash) % BUCKETS), id))
             .reduce(earliest)
             .map(|((key, _bucket), id)| (key, id))
             .reduce(earliest);
-        keyed.join_map(representatives, |_key, &id, &representative| (id, representative))
+        keyed.join_map(representatives, |_key, &id, &representative| (id, representative)).concat(alone)
     }
 }
 
