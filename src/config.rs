@@ -123,6 +123,7 @@ pub struct PipelineConfig {
     pub candidates: CandidateConfig,
     pub verify: VerifyConfig,
     pub share: ShareConfig,
+    pub text: crate::source::text::TextConfig,
 }
 
 /// A configuration that could not be used.
@@ -216,6 +217,10 @@ impl PipelineConfig {
         }
         if self.source.max_page_bytes == 0 || self.source.max_record_bytes == 0 {
             return invalid("source.max_page_bytes", "caps must be positive");
+        }
+        let t = &self.text;
+        if t.id_field.is_empty() || t.text_field.is_empty() || t.id_field == t.text_field {
+            return invalid("text.id_field", "id_field and text_field must be set and differ");
         }
         if self.run.workers == 0 {
             return invalid("run.workers", "must be at least 1");

@@ -14,7 +14,7 @@ use crate::checkpoint::{self, Manifest};
 use crate::config::PipelineConfig;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
-use crate::source::reader::{read_feed, EpochPolicy, Feed, Message, ReaderCore};
+use crate::source::reader::{read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore};
 use crate::source::Input;
 use crate::types::{RunError, RunOutput};
 
@@ -158,12 +158,13 @@ fn start_reader(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Jo
         pending_deletion: Vec::new(),
         checkpoint: options.checkpoint.clone().map(|d| (d, run.checkpoint_epochs.max(1))),
         reads: Vec::new(),
+        items_before: 0,
     }));
     let feed = options.feed.clone();
-    let max_record_bytes = options.config.source.max_record_bytes;
+    let settings = ReadSettings { max_record_bytes: options.config.source.max_record_bytes, text: options.config.text.clone() };
     let reader = std::thread::Builder::new()
         .name("dupflow-reader".into())
-        .spawn(move || read_feed(feed, core, max_record_bytes))
+        .spawn(move || read_feed(feed, core, settings))
         .map_err(|e| RunError::Timely(e.to_string()))?;
     Ok((reader, receivers))
 }

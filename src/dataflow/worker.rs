@@ -31,6 +31,7 @@ use crate::sink::stream::Sink;
 use crate::source::current::{self, Change, CurrentPages};
 use crate::source::http::{self, Outcome, Revisit};
 use crate::source::reader::Message;
+use crate::source::text::TextDoc;
 use crate::source::RawRecord;
 use crate::types::{ClusterRow, RunError};
 
@@ -174,6 +175,13 @@ fn receive(
                     return Ok(Some(taken));
                 }
             }
+            Ok(Message::Text(doc)) => {
+                ingest.text(input, &doc);
+                taken += 1;
+                if taken >= 64 {
+                    return Ok(Some(taken));
+                }
+            }
             Ok(Message::Delete(url, as_of)) => {
                 ingest.delete(input, &url, as_of);
                 taken += 1;
@@ -242,6 +250,28 @@ impl<'a> Ingest<'a> {
         let metrics = &self.cx.metrics;
         let Some((meta, html)) = to_document(record, self.max_page_bytes, metrics, &mut self.revisits) else { return };
         let page = self.page_of(meta, html);
+        self.capture(input, page);
+    }
+
+    /// A text corpus row: split (no strip) and captured like a record's page.
+    fn text(&mut self, input: &mut Pages, doc: &TextDoc) {
+        let metrics = &self.cx.metrics;
+        let (page, cut, capped) =
+            metrics.stage("split", || crate::source::text::page_of(doc, &self.sentence, self.shingling, self.max_page_bytes));
+        metrics.inc(metrics::PAGES, "");
+        metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
+        if cut {
+            metrics.inc(metrics::CAPS, "max_page_bytes");
+        }
+        if capped {
+            metrics.inc(metrics::CAPS, "max_sentences_per_page");
+        }
+        self.capture(input, page);
+    }
+
+    /// A page in: inserted, or replacing its URL's (or id's) page.
+    fn capture(&mut self, input: &mut Pages, page: Page) {
+        let metrics = &self.cx.metrics;
         match self.pages.capture(page, self.expire_before) {
             Ok(changes) => {
                 // A replacement retracts the old page and inserts the new.

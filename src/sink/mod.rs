@@ -7,6 +7,7 @@
 
 pub mod dedup;
 pub mod stream;
+pub mod text;
 
 use std::collections::HashMap;
 use std::io::{self, Write};

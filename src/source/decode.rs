@@ -3,7 +3,8 @@
 //! gzip is read member by member, the way WARC files are written (one member per record): a
 //! corrupt member is reported as a break in the stream and reading resumes at the next gzip
 //! magic; a member cut short ends the stream with `truncated_gzip`. Whole-file gzip is just one
-//! large member. LZ4 frames are read with lz4_flex. Anything else is read as it is.
+//! large member. LZ4 frames are read with lz4_flex, Zstandard frames (text corpora are often
+//! `.jsonl.zst`) with the zstd crate. Anything else is read as it is.
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,6 +14,7 @@ use super::RecordErrorKind;
 
 const GZIP_MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
 const LZ4_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+const ZSTD_MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
 const READ_CHUNK: usize = 64 * 1024;
 
 /// The compression a stream was found to use.
@@ -21,6 +23,7 @@ pub enum Compression {
     None,
     Gzip,
     Lz4,
+    Zstd,
 }
 
 /// One step of a decoded stream.
@@ -63,6 +66,7 @@ enum State {
     Plain(Source),
     Gzip(Box<GzipMembers>),
     Lz4(Box<lz4_flex::frame::FrameDecoder<Source>>),
+    Zstd(Box<zstd::stream::read::Decoder<'static, Source>>),
     Done,
 }
 
@@ -72,6 +76,9 @@ pub struct Decoder {
     compression: Compression,
     counter: ByteCounter,
     scratch: Vec<u8>,
+    /// Bytes decoded by `sniff` and not handed out yet, and the step that ended the sniff.
+    pending: Vec<u8>,
+    pending_end: Option<Chunk>,
 }
 
 impl Decoder {
@@ -84,10 +91,13 @@ impl Decoder {
             (State::Gzip(Box::new(GzipMembers::new(source))), Compression::Gzip)
         } else if head.starts_with(&LZ4_MAGIC) {
             (State::Lz4(Box::new(lz4_flex::frame::FrameDecoder::new(source))), Compression::Lz4)
+        } else if head.starts_with(&ZSTD_MAGIC) {
+            // Concatenated frames are read as one stream.
+            (State::Zstd(Box::new(zstd::stream::read::Decoder::with_buffer(source)?)), Compression::Zstd)
         } else {
             (State::Plain(source), Compression::None)
         };
-        Ok(Decoder { state, compression, counter, scratch: vec![0; READ_CHUNK] })
+        Ok(Decoder { state, compression, counter, scratch: vec![0; READ_CHUNK], pending: Vec::new(), pending_end: None })
     }
 
     pub fn compression(&self) -> Compression {
@@ -98,8 +108,34 @@ impl Decoder {
         self.counter.clone()
     }
 
+    /// What the decoded stream holds (WARC, JSONL or Parquet), from its first bytes. The bytes
+    /// read to tell are handed out again by `next_chunk`.
+    pub fn sniff(&mut self) -> io::Result<super::text::Format> {
+        while self.pending_end.is_none() && self.pending.len() < 4 && self.pending.iter().all(u8::is_ascii_whitespace) {
+            let mut out = std::mem::take(&mut self.pending);
+            match self.decode(&mut out)? {
+                Chunk::Data(_) => {}
+                end => self.pending_end = Some(end),
+            }
+            self.pending = out;
+        }
+        Ok(super::text::Format::sniff(&self.pending))
+    }
+
     /// Appends up to 64 KiB of decoded bytes to `out`.
     pub fn next_chunk(&mut self, out: &mut Vec<u8>) -> io::Result<Chunk> {
+        if !self.pending.is_empty() {
+            let n = self.pending.len();
+            out.append(&mut self.pending);
+            return Ok(Chunk::Data(n));
+        }
+        if let Some(end) = self.pending_end.take() {
+            return Ok(end);
+        }
+        self.decode(out)
+    }
+
+    fn decode(&mut self, out: &mut Vec<u8>) -> io::Result<Chunk> {
         match &mut self.state {
             State::Done => Ok(Chunk::Eof),
             State::Plain(source) => {
@@ -116,7 +152,7 @@ impl Decoder {
                         return Ok(Chunk::Eof);
                     }
                     self.state = State::Lz4(Box::new(lz4_flex::frame::FrameDecoder::new(source)));
-                    self.next_chunk(out)
+                    self.decode(out)
                 }
                 Ok(n) => {
                     out.extend_from_slice(&self.scratch[..n]);
@@ -125,6 +161,21 @@ impl Decoder {
                 Err(_) => {
                     self.state = State::Done;
                     Ok(Chunk::Break(RecordErrorKind::InvalidLz4))
+                }
+            },
+            State::Zstd(decoder) => match decoder.read(&mut self.scratch) {
+                Ok(0) => {
+                    self.state = State::Done;
+                    Ok(Chunk::Eof)
+                }
+                Ok(n) => {
+                    out.extend_from_slice(&self.scratch[..n]);
+                    Ok(Chunk::Data(n))
+                }
+                // A damaged or cut frame: nothing after it can be located.
+                Err(_) => {
+                    self.state = State::Done;
+                    Ok(Chunk::Break(RecordErrorKind::InvalidZstd))
                 }
             },
             State::Gzip(members) => members.next_chunk(out, &mut self.scratch),

@@ -11,6 +11,7 @@ pub mod follow;
 pub mod framing;
 pub mod http;
 pub mod reader;
+pub mod text;
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -28,6 +29,7 @@ pub enum RecordErrorKind {
     InvalidGzip,
     TruncatedGzip,
     InvalidLz4,
+    InvalidZstd,
     GarbageBetweenRecords,
     InvalidHeader,
     MissingContentLength,
@@ -35,6 +37,10 @@ pub enum RecordErrorKind {
     TruncatedRecord,
     RecordTooLarge,
     UnsupportedFormat,
+    /// A text corpus row that is not a JSON object.
+    InvalidJson,
+    /// A text corpus row without its id or text field (or with one of the wrong type).
+    MissingField,
 }
 
 impl RecordErrorKind {
@@ -45,6 +51,7 @@ impl RecordErrorKind {
             RecordErrorKind::InvalidGzip => "invalid_gzip",
             RecordErrorKind::TruncatedGzip => "truncated_gzip",
             RecordErrorKind::InvalidLz4 => "invalid_lz4",
+            RecordErrorKind::InvalidZstd => "invalid_zstd",
             RecordErrorKind::GarbageBetweenRecords => "garbage_between_records",
             RecordErrorKind::InvalidHeader => "invalid_header",
             RecordErrorKind::MissingContentLength => "missing_content_length",
@@ -52,6 +59,8 @@ impl RecordErrorKind {
             RecordErrorKind::TruncatedRecord => "truncated_record",
             RecordErrorKind::RecordTooLarge => "record_too_large",
             RecordErrorKind::UnsupportedFormat => "unsupported_format",
+            RecordErrorKind::InvalidJson => "invalid_json",
+            RecordErrorKind::MissingField => "missing_field",
         }
     }
 }
@@ -80,6 +89,11 @@ pub enum SourceError {
     Glob { pattern: String, message: String },
     #[error("no such input: {0}")]
     Missing(PathBuf),
+    #[cfg(feature = "parquet")]
+    #[error(transparent)]
+    Parquet(#[from] text::ParquetError),
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 /// One WARC (or ARC) record: version, header fields in order, and the raw block.
@@ -159,10 +173,109 @@ impl Input {
     }
 }
 
-/// Whether a file in a directory looks like crawl output (`*.warc*`, `*.arc*`).
-fn looks_like_warc(path: &Path) -> bool {
+/// Whether a file in a directory looks like an input: crawl output (`*.warc*`, `*.arc*`) or a
+/// text corpus (`*.jsonl*`, `*.ndjson*`, `*.parquet`).
+fn looks_like_input(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
-    !name.starts_with('.') && (name.contains(".warc") || name.contains(".arc"))
+    !name.starts_with('.') && [".warc", ".arc", ".jsonl", ".ndjson", ".parquet"].iter().any(|ext| name.contains(ext))
+}
+
+/// One item of an input: a WARC (or ARC) record, or a text corpus row.
+#[derive(Clone, Debug)]
+pub enum Item {
+    Record(RawRecord),
+    Text(text::TextDoc),
+}
+
+enum Reading {
+    Warc(Box<Framer>),
+    Jsonl(Box<text::JsonlRows>),
+    #[cfg(feature = "parquet")]
+    Parquet(Box<text::ParquetRows>),
+    /// A format this stream cannot be read as: one error, then the end.
+    Failed(Option<RecordError>),
+}
+
+/// The items of one input, whatever its format (found from its content).
+pub struct Items {
+    reading: Reading,
+    counter: Option<ByteCounter>,
+    /// Bytes of a Parquet file, counted as read once it is.
+    size: u64,
+    done: bool,
+}
+
+impl Items {
+    /// The items of a decoded stream: WARC/ARC records or JSONL rows.
+    pub fn from_decoder(mut decoder: Decoder, max_record_bytes: u64, text: &text::TextConfig) -> Items {
+        let counter = Some(decoder.counter());
+        let reading = match decoder.sniff() {
+            Ok(text::Format::Warc) => Reading::Warc(Box::new(Framer::new(decoder, max_record_bytes))),
+            Ok(text::Format::Jsonl) => Reading::Jsonl(Box::new(text::JsonlRows::new(decoder, text.clone(), max_record_bytes))),
+            Ok(text::Format::Parquet) => Reading::Failed(Some(RecordError::new(
+                RecordErrorKind::UnsupportedFormat,
+                0,
+                "a Parquet file is read by random access: give it as a file, not a stream".into(),
+            ))),
+            Err(e) => Reading::Failed(Some(RecordError::new(RecordErrorKind::Io, 0, e.to_string()))),
+        };
+        Items { reading, counter, size: 0, done: false }
+    }
+
+    /// What an input holds (WARC/ARC, JSONL or Parquet), from its first bytes.
+    pub fn format(input: &Input) -> Result<text::Format, SourceError> {
+        if let Input::File(path) = input {
+            let mut magic = [0u8; 4];
+            if File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"PAR1" {
+                return Ok(text::Format::Parquet);
+            }
+        }
+        let path = PathBuf::from(input.name());
+        input.open()?.sniff().map_err(|source| SourceError::Open { path, source })
+    }
+
+    /// Opens an input: a Parquet file by random access, anything else as a decoded stream.
+    pub fn open(input: &Input, max_record_bytes: u64, text: &text::TextConfig) -> Result<Items, SourceError> {
+        if let (Input::File(path), text::Format::Parquet) = (input, Items::format(input)?) {
+            #[cfg(feature = "parquet")]
+            {
+                let rows = text::ParquetRows::open(path, text)?;
+                return Ok(Items {
+                    reading: Reading::Parquet(Box::new(rows)),
+                    counter: None,
+                    size: input.size().unwrap_or(0),
+                    done: false,
+                });
+            }
+            #[cfg(not(feature = "parquet"))]
+            return Err(SourceError::Unsupported(format!(
+                "{}: Parquet input needs dupflow built with the `parquet` feature",
+                path.display()
+            )));
+        }
+        Ok(Items::from_decoder(input.open()?, max_record_bytes, text))
+    }
+
+    pub fn next_item(&mut self) -> Option<Result<Item, RecordError>> {
+        let next = match &mut self.reading {
+            Reading::Warc(framer) => framer.next_record().map(|r| r.map(Item::Record)),
+            Reading::Jsonl(rows) => rows.next_doc().map(|r| r.map(Item::Text)),
+            #[cfg(feature = "parquet")]
+            Reading::Parquet(rows) => rows.next_doc().map(|r| r.map(Item::Text)),
+            Reading::Failed(error) => error.take().map(Err),
+        };
+        self.done |= next.is_none();
+        next
+    }
+
+    /// Compressed bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        match &self.counter {
+            Some(counter) => counter.get(),
+            None if self.done => self.size,
+            None => 0,
+        }
+    }
 }
 
 /// The WARC/ARC files under `dir` (recursively), unreadable entries left out.
@@ -171,7 +284,7 @@ fn walk_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
         if path.is_dir() {
             walk_files(&path, out);
-        } else if looks_like_warc(&path) {
+        } else if looks_like_input(&path) {
             out.push(path);
         }
     }
@@ -184,7 +297,7 @@ fn walk(dir: &Path, out: &mut Vec<Input>) -> Result<(), SourceError> {
     for path in paths {
         if path.is_dir() {
             walk(&path, out)?;
-        } else if looks_like_warc(&path) {
+        } else if looks_like_input(&path) {
             out.push(Input::File(path));
         }
     }

@@ -14,7 +14,8 @@ use crate::files::write_atomic;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::source::current;
-use crate::source::{self, follow, http, Input, RawRecord};
+use crate::source::text::{TextConfig, TextDoc};
+use crate::source::{self, follow, http, Input, Item, Items, RawRecord};
 
 /// Where the records come from.
 #[derive(Clone, Debug)]
@@ -47,6 +48,8 @@ pub enum ScriptItem {
 
 pub(crate) enum Message {
     Record(Box<RawRecord>),
+    /// A text corpus row (from the sentence stage on).
+    Text(Box<TextDoc>),
     /// Retract the pages of this URL; captures dated up to the crawl date given (the feed's
     /// newest when the deletion was read) stay out.
     Delete(String, u64),
@@ -88,6 +91,15 @@ pub(crate) struct ReaderCore {
     pub(crate) pending_deletion: Vec<u8>,
     pub(crate) checkpoint: Option<(PathBuf, u64)>,
     pub(crate) reads: Vec<Instant>,
+    /// Items of the inputs before the current one (text rows' ordinals continue from it).
+    pub(crate) items_before: u64,
+}
+
+/// How inputs are read: the record cap and the fields of text corpora rows.
+#[derive(Clone, Debug)]
+pub(crate) struct ReadSettings {
+    pub(crate) max_record_bytes: u64,
+    pub(crate) text: TextConfig,
 }
 
 impl ReaderCore {
@@ -98,6 +110,7 @@ impl ReaderCore {
 
     /// Starts reading input `name`; false when a checkpoint says it was read to its end.
     fn begin(&mut self, name: &str) -> bool {
+        self.items_before = self.progress.inputs.iter().filter(|p| p.name != name).map(|p| p.items).sum();
         match self.progress.inputs.iter().position(|p| p.name == name) {
             Some(i) => {
                 let p = &self.progress.inputs[i];
@@ -122,16 +135,55 @@ impl ReaderCore {
         }
     }
 
-    fn item(&mut self, item: Result<RawRecord, source::RecordError>, name: &str) {
+    /// Counts an item into the input's position; false while a resume skips what was read.
+    fn advance(&mut self) -> bool {
         // On resume the checkpoint's position already counts the skipped prefix: the position
         // grows only from where the skip ends, so it stays exact across any number of resumes
         // (issue 16: counting skipped items again moved it past records never processed).
         if self.skip > 0 {
             self.skip -= 1;
-            return;
+            return false;
         }
         if let Some(p) = self.progress.inputs.last_mut() {
             p.items += 1;
+        }
+        true
+    }
+
+    /// An item of any format.
+    fn take(&mut self, item: Result<Item, source::RecordError>, name: &str) {
+        match item {
+            Ok(Item::Record(record)) => self.item(Ok(record), name),
+            Ok(Item::Text(doc)) => self.text(doc),
+            Err(error) => self.item(Err(error), name),
+        }
+    }
+
+    /// A text corpus row: to the worker that owns its id, numbered by its position.
+    fn text(&mut self, mut doc: TextDoc) {
+        if !self.advance() {
+            return;
+        }
+        doc.ordinal = self.items_before + self.progress.inputs.last().map_or(0, |p| p.items);
+        if let Some(local) = self.route(&doc.id) {
+            self.metrics.inc(metrics::RECORDS, "text");
+            if self.report_errors {
+                self.reads.push(Instant::now());
+            }
+            let _ = self.senders[local].send(Message::Text(Box::new(doc)));
+        }
+        if self.in_epoch == 0 {
+            self.epoch_started = Instant::now();
+        }
+        self.in_epoch += 1;
+        if self.in_epoch >= self.policy.records {
+            self.close_epoch();
+        }
+    }
+
+    fn item(&mut self, item: Result<RawRecord, source::RecordError>, name: &str) {
+        if !self.advance() {
+            return;
         }
         match item {
             Ok(record) => {
@@ -277,19 +329,21 @@ fn lock(core: &Core) -> std::sync::MutexGuard<'_, ReaderCore> {
     core.lock().expect("reader core")
 }
 
-/// Frames records from `decoder` into the core until its end.
-fn pump(core: &Core, decoder: source::Decoder, name: &str, max_record_bytes: u64) {
-    let counter = decoder.counter();
+/// Items of a decoded stream (WARC records or JSONL rows) into the core until its end.
+fn pump(core: &Core, decoder: source::Decoder, name: &str, settings: &ReadSettings) {
+    pump_items(core, Items::from_decoder(decoder, settings.max_record_bytes, &settings.text), name)
+}
+
+fn pump_items(core: &Core, mut items: Items, name: &str) {
     let metrics = lock(core).metrics.clone();
     let report = lock(core).report_errors;
     let mut counted = 0u64;
-    let mut framer = source::Framer::new(decoder, max_record_bytes);
-    while let Some(item) = framer.next_record() {
+    while let Some(item) = items.next_item() {
         let mut c = lock(core);
-        c.item(item, name);
+        c.take(item, name);
         c.age_check();
         drop(c);
-        let read = counter.get();
+        let read = items.bytes_read();
         if report && read > counted {
             metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
             counted = read;
@@ -299,7 +353,7 @@ fn pump(core: &Core, decoder: source::Decoder, name: &str, max_record_bytes: u64
         }
     }
     if report {
-        metrics.add(metrics::BYTES_READ, "", counter.get().saturating_sub(counted) as i64);
+        metrics.add(metrics::BYTES_READ, "", items.bytes_read().saturating_sub(counted) as i64);
     }
 }
 
@@ -327,7 +381,7 @@ fn waiter(core: &Core, finished: Box<dyn Fn() -> bool + Send>) -> follow::Waiter
 
 /// Followed targets in order until a stop is requested: files (complete once the next target
 /// exists), directories (new files in name order) and stdin.
-fn read_followed(targets: &[Followed], core: &Core, max_record_bytes: u64) {
+fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
     let multiple = targets.len() > 1;
     'targets: for (t, target) in targets.iter().enumerate() {
         match target {
@@ -337,7 +391,7 @@ fn read_followed(targets: &[Followed], core: &Core, max_record_bytes: u64) {
                 }
                 let reader = follow::StdinPump::start(waiter(core, Box::new(|| false)));
                 match source::Decoder::new(Box::new(reader)) {
-                    Ok(d) => pump(core, d, "-", max_record_bytes),
+                    Ok(d) => pump(core, d, "-", settings),
                     Err(e) => open_failed(core, e),
                 }
                 lock(core).end_input();
@@ -364,7 +418,7 @@ fn read_followed(targets: &[Followed], core: &Core, max_record_bytes: u64) {
                     .and_then(|r| source::Decoder::new(Box::new(r)))
                     .map_err(|source| source::SourceError::Open { path: path.clone(), source });
                 match opened {
-                    Ok(d) => pump(core, d, &name, max_record_bytes),
+                    Ok(d) => pump(core, d, &name, settings),
                     Err(e) => open_failed(core, e),
                 }
                 lock(core).end_input();
@@ -398,7 +452,7 @@ fn read_followed(targets: &[Followed], core: &Core, max_record_bytes: u64) {
                     .and_then(|r| source::Decoder::new(Box::new(r)))
                     .map_err(|source| source::SourceError::Open { path: file.clone(), source });
                 match opened {
-                    Ok(d) => pump(core, d, &name, max_record_bytes),
+                    Ok(d) => pump(core, d, &name, settings),
                     Err(e) => open_failed(core, e),
                 }
                 if follow::stop_requested() {
@@ -411,7 +465,7 @@ fn read_followed(targets: &[Followed], core: &Core, max_record_bytes: u64) {
 }
 
 /// The reader thread: every input in order, each record to the worker that owns its URL.
-pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
+pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) {
     match feed {
         Feed::Inputs(inputs) => {
             for input in inputs {
@@ -422,22 +476,24 @@ pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
                 if !lock(&core).begin(&name) {
                     continue;
                 }
-                let decoder = match input {
+                let items = match input {
                     Input::Stdin => {
                         let pump_reader = follow::StdinPump::start(waiter(&core, Box::new(|| false)));
-                        source::Decoder::new(Box::new(pump_reader)).map_err(|source| source::SourceError::Open { path: "-".into(), source })
+                        source::Decoder::new(Box::new(pump_reader))
+                            .map(|d| Items::from_decoder(d, settings.max_record_bytes, &settings.text))
+                            .map_err(|source| source::SourceError::Open { path: "-".into(), source })
                     }
-                    other => other.open(),
+                    other => Items::open(&other, settings.max_record_bytes, &settings.text),
                 };
-                match decoder {
-                    Ok(d) => pump(&core, d, &name, max_record_bytes),
+                match items {
+                    Ok(items) => pump_items(&core, items, &name),
                     Err(e) => open_failed(&core, e),
                 }
                 lock(&core).end_input();
             }
             lock(&core).poll_deletions();
         }
-        Feed::Follow(targets) => read_followed(&targets, &core, max_record_bytes),
+        Feed::Follow(targets) => read_followed(&targets, &core, &settings),
         Feed::Script(items) => {
             lock(&core).begin("script");
             for item in items {
@@ -445,7 +501,7 @@ pub(crate) fn read_feed(feed: Feed, core: Core, max_record_bytes: u64) {
                     ScriptItem::Warc(bytes) => {
                         let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
                         match (Input::Embedded { name: "script", bytes: leaked }).open() {
-                            Ok(d) => pump(&core, d, "script", max_record_bytes),
+                            Ok(d) => pump(&core, d, "script", &settings),
                             Err(e) => open_failed(&core, e),
                         }
                     }
@@ -506,6 +562,7 @@ mod tests {
             pending_deletion: Vec::new(),
             checkpoint: None,
             reads: Vec::new(),
+            items_before: 0,
         };
         (core, receiver)
     }
