@@ -7,6 +7,7 @@ pub mod check;
 pub mod checkpoint;
 pub mod config;
 pub mod dataflow;
+pub mod engine;
 pub mod eval;
 pub mod files;
 pub mod join;
