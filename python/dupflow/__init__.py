@@ -1,0 +1,179 @@
+"""Near-duplicate detection for web crawls and text corpora, from Python.
+
+The engine is dupflow's own (Rust, the same pipeline as the ``dupflow`` command): sentences are
+normalized and hashed, pages sharing a fingerprint become candidates, and candidates are
+verified by the longest common subsequence of their non-template sentences. A document's
+cluster is named by the key (id or URL) of its earliest member.
+
+Three ways in:
+
+- :func:`cluster_texts` / :func:`cluster_html`: a batch over an iterable of records, returning
+  each record's cluster.
+- :func:`cluster_files`: a batch over WARC or JSONL files, on several threads.
+- :class:`Index`: incremental; ``add``, ``remove``, then ``changes()`` says which documents moved
+  between clusters; ``check(text)`` says how much of a text the index already holds.
+
+Configuration is dupflow's ``pipeline.toml`` (a path, or its text as ``config_text``); the
+defaults are those of the command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+
+from . import _native
+
+__all__ = [
+    "Change",
+    "ClusterRow",
+    "Index",
+    "check",
+    "cluster_files",
+    "cluster_html",
+    "cluster_texts",
+]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class Change:
+    """A document that moved between clusters at a commit.
+
+    ``before`` is ``None`` for a new document, ``after`` is ``None`` for one that left.
+    Clusters are named by the key of their earliest member.
+    """
+
+    key: str
+    before: Optional[str]
+    after: Optional[str]
+
+
+@dataclass(frozen=True)
+class ClusterRow:
+    """One page of a :func:`cluster_files` run."""
+
+    url: str
+    """The page's URL (WARC) or id (JSONL)."""
+    record_id: str
+    cluster: str
+    """The URL or id of the cluster's earliest page."""
+    leader: str
+    """The page it was verified against (itself for a cluster's first page)."""
+    similarity: float
+    """Resemblance to ``leader`` (1.0 for itself)."""
+
+
+class Index:
+    """An incremental near-duplicate index.
+
+    Documents are keyed by id; adding an id again replaces its document. Nothing is computed
+    until :meth:`changes` (or :meth:`clusters`) commits the pending additions and removals.
+
+    >>> index = Index()
+    >>> index.add("a", text_a)
+    >>> index.add("b", text_b)
+    >>> index.changes()
+    [Change(key='a', before=None, after='a'), Change(key='b', before=None, after='a')]
+    """
+
+    def __init__(self, config: Optional[PathLike] = None, *, config_text: Optional[str] = None) -> None:
+        self._native = _native.Index(os.fspath(config) if config is not None else None, config_text)
+        self._pending = False
+
+    def add(self, id: str, text: str, url: Optional[str] = None) -> None:
+        """Adds (or replaces) a plain-text document. Lines are blocks; ``url``, if given, groups
+        documents by host so that a site's boilerplate counts as template."""
+        self._native.add(str(id), text, url)
+        self._pending = True
+
+    def add_html(self, url: str, html: str) -> None:
+        """Adds (or replaces) an HTML page, keyed by its URL, stripped as crawled pages are."""
+        self._native.add_html(url, html)
+        self._pending = True
+
+    def remove(self, id: str) -> bool:
+        """Removes a document; ``False`` if the index has none with this key."""
+        removed = self._native.remove(str(id))
+        self._pending = self._pending or removed
+        return removed
+
+    def changes(self) -> List[Change]:
+        """Commits what was added and removed since the last call; returns the documents whose
+        cluster changed (sorted by key)."""
+        self._pending = False
+        return [Change(key, before, after) for key, before, after in self._native.changes()]
+
+    def clusters(self) -> Dict[str, str]:
+        """Each document's cluster (the key of its earliest member), committing first."""
+        if self._pending:
+            self.changes()
+        return self._native.clusters()
+
+    def check(self, text: str, threshold: float = 0.5) -> Dict[str, Any]:
+        """How much of ``text`` (plain text or HTML) the index already holds: ``share`` (of its
+        sentence weight found in indexed documents, templates left out), ``verdict``
+        (``"duplicate"`` above ``threshold``, else ``"new"``), the duplicated ``spans`` and the
+        documents that ``cover`` them."""
+        return json.loads(self._native.check(text, float(threshold)))
+
+    def __len__(self) -> int:
+        return len(self._native)
+
+
+def cluster_texts(
+    records: Iterable[Tuple[str, str]],
+    config: Optional[PathLike] = None,
+    *,
+    config_text: Optional[str] = None,
+) -> Dict[str, str]:
+    """Clusters ``(id, text)`` records; returns each id's cluster (the id of its earliest
+    record). A repeated id replaces its earlier record."""
+    index = Index(config, config_text=config_text)
+    for id, text in records:
+        index.add(id, text)
+    return index.clusters()
+
+
+def cluster_html(
+    records: Iterable[Tuple[str, str]],
+    config: Optional[PathLike] = None,
+    *,
+    config_text: Optional[str] = None,
+) -> Dict[str, str]:
+    """Clusters ``(url, html)`` records; returns each URL's cluster (its earliest page's URL)."""
+    index = Index(config, config_text=config_text)
+    for url, html in records:
+        index.add_html(url, html)
+    return index.clusters()
+
+
+def cluster_files(
+    paths: Iterable[PathLike],
+    config: Optional[PathLike] = None,
+    *,
+    config_text: Optional[str] = None,
+    workers: int = 2,
+) -> List[ClusterRow]:
+    """Runs the pipeline over WARC files (or JSONL corpora, or directories and globs of them)
+    on ``workers`` threads, as ``dupflow run`` does; returns one row per page, singletons
+    included, sorted by cluster."""
+    rows = _native.cluster_files(
+        [os.fspath(p) for p in paths],
+        os.fspath(config) if config is not None else None,
+        config_text,
+        int(workers),
+    )
+    return [ClusterRow(*row) for row in rows]
+
+
+def check(text: str, corpus: Iterable[Tuple[str, str]], threshold: float = 0.5) -> Dict[str, Any]:
+    """The sentence-share gate over a corpus of ``(id, text)`` records: how much of ``text``
+    the corpus already holds (see :meth:`Index.check`)."""
+    index = Index()
+    for id, body in corpus:
+        index.add(id, body)
+    return index.check(text, threshold)

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Installs the Python package from this checkout into a fresh venv (maturin builds the abi3
+# wheel; pip fetches maturin from PyPI) and runs its tests there. Part of the README's test
+# command; a clean build takes ~4 minutes on 2 cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=target/python-test-venv
+rm -rf "$venv"
+"${PYTHON:-python3}" -m venv "$venv"
+"$venv/bin/pip" install --quiet ./python
+# From outside the checkout, so that `import dupflow` is the installed package.
+cd "$venv" && bin/python -m unittest discover -s ../../python/tests -v

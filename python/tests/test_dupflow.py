@@ -1,0 +1,113 @@
+"""Tests of the installed package (`.ci/run` installs it into a fresh venv and runs these with
+`python -m unittest discover python/tests`)."""
+
+import gzip
+import json
+import os
+import tempfile
+import unittest
+
+import dupflow
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EMBEDDED = os.path.join(HERE, "..", "..", "fixtures", "default.warc.gz")
+
+
+def line(seed):
+    x = seed
+    words = []
+    for _ in range(14):
+        x = (x * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+        n = x >> 33
+        words.append("".join(chr(97 + (n >> (3 * i)) % 26) for i in range(3 + n % 6)))
+    return " ".join(words) + "."
+
+
+def text(doc, changed=None):
+    return "\n".join(line(10**6 + doc * 10 + i) if i == changed else line(doc * 10 + i) for i in range(10))
+
+
+class IndexTest(unittest.TestCase):
+    def test_changes_follow_additions_replacements_and_removals(self):
+        index = dupflow.Index()
+        for d in range(6):
+            index.add(f"d{d}", text(d))
+        index.add("near3", text(3, changed=5))
+        changes = index.changes()
+        self.assertEqual(len(changes), 7)
+        self.assertIn(dupflow.Change("near3", None, "d3"), changes)
+        self.assertEqual(index.clusters()["near3"], "d3")
+        self.assertEqual(index.changes(), [], "nothing pending, nothing changes")
+
+        self.assertTrue(index.remove("d3"))
+        self.assertFalse(index.remove("absent"))
+        self.assertEqual(
+            index.changes(),
+            [dupflow.Change("d3", "d3", None), dupflow.Change("near3", "d3", "near3")],
+        )
+        index.add("near3", text(1, changed=2))  # replaced: now a copy of d1
+        self.assertEqual(index.changes(), [dupflow.Change("near3", "near3", "d1")])
+        self.assertEqual(len(index), 6)
+
+    def test_check_reports_the_share_already_held(self):
+        index = dupflow.Index()
+        for d in range(4):
+            index.add(f"d{d}", text(d))
+        held = index.check(text(2, changed=0), threshold=0.5)
+        self.assertEqual(held["verdict"], "duplicate")
+        self.assertGreater(held["share"], 0.8)
+        self.assertEqual(held["cover"][0]["url"], "d2")
+        new = index.check(text(99))
+        self.assertEqual((new["verdict"], new["share"]), ("new", 0.0))
+        self.assertEqual(dupflow.check(text(1), [("a", text(1))])["verdict"], "duplicate")
+
+    def test_a_bad_config_is_a_value_error_naming_the_key(self):
+        with self.assertRaises(ValueError) as raised:
+            dupflow.Index(config_text="[verify]\nthreshhold = 0.9\n")
+        self.assertIn("threshhold", str(raised.exception))
+
+
+class BatchTest(unittest.TestCase):
+    def test_texts_and_html_records(self):
+        records = [(f"d{d}", text(d)) for d in range(5)] + [("copy", text(4)), ("near", text(0, 7))]
+        clusters = dupflow.cluster_texts(iter(records))
+        self.assertEqual(clusters["copy"], "d4")
+        self.assertEqual(clusters["near"], "d0")
+        self.assertEqual(sorted(set(clusters.values())), ["d0", "d1", "d2", "d3", "d4"])
+        html = lambda d: "<html><body>" + "".join(f"<p>{l}</p>" for l in text(d).split("\n")) + "</body></html>"
+        pages = [("https://a.example/x", html(1)), ("https://b.example/y", html(1)), ("https://a.example/z", html(2))]
+        self.assertEqual(
+            dupflow.cluster_html(pages),
+            {"https://a.example/x": "https://a.example/x", "https://b.example/y": "https://a.example/x", "https://a.example/z": "https://a.example/z"},
+        )
+
+    def test_a_jsonl_corpus_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "c.jsonl.gz")
+            with gzip.open(path, "wt") as f:
+                for d in range(8):
+                    f.write(json.dumps({"id": f"d{d}", "text": text(d)}) + "\n")
+                f.write(json.dumps({"id": "again", "text": text(5, 1)}) + "\n")
+            rows = dupflow.cluster_files([path], workers=2)
+        by_id = {r.url: r for r in rows}
+        self.assertEqual(len(rows), 9)
+        self.assertEqual(by_id["again"].cluster, "d5")
+        self.assertGreater(by_id["again"].similarity, 0.8)
+
+    def test_the_sample_warc_gives_the_expected_clusters(self):
+        with open(os.path.join(HERE, "..", "..", "fixtures", "default.expected.json")) as f:
+            expected = sorted(sorted(urls) for urls in json.load(f).values())
+        for workers in (1, 3):
+            rows = dupflow.cluster_files([EMBEDDED], workers=workers)
+            clusters = {}
+            for row in rows:
+                clusters.setdefault(row.cluster, []).append(row.url)
+            self.assertEqual(sorted(sorted(urls) for urls in clusters.values()), expected)
+
+    def test_a_missing_file_is_an_os_error(self):
+        with self.assertRaises(OSError):
+            dupflow.cluster_files(["/nonexistent/file.warc.gz"])
+
+
+if __name__ == "__main__":
+    unittest.main()
