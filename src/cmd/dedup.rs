@@ -1,5 +1,10 @@
 //! `dupflow dedup`: the pipeline as `run` does it, then the inputs written again without the
 //! near-duplicates (or with them annotated), and `removed.jsonl` naming what was left out.
+//!
+//! Clustering runs in rounds until one finds nothing more to leave out: template statistics
+//! and candidate sets depend on the corpus, so pages kept apart among all their copies can
+//! meet once the copies are gone. Each round clusters the previous round's output (written to
+//! a scratch folder under `--out`); the outputs are then written once, from the inputs.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -13,7 +18,7 @@ use dupflow::sink::dedup::{self, Census, Keep};
 use dupflow::sink::text::{self as text_out, Marks, RemovedRow};
 use dupflow::source::text::Format;
 use dupflow::source::{self, Input, Item, Items};
-use dupflow::types::RunOutput;
+use dupflow::types::ClusterRow;
 
 use super::load_config;
 
@@ -44,6 +49,11 @@ pub struct Args {
     /// Worker threads (default: run.workers of the config).
     #[arg(long)]
     pub workers: Option<usize>,
+    /// Clustering rounds at most: each round clusters what the previous one kept, until one
+    /// finds nothing more to leave out (then `dupflow run` on the output finds no cluster of
+    /// two). 1: a single pass.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
 }
 
 pub fn execute(args: Args) -> Result<ExitCode> {
@@ -60,103 +70,187 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     if text > 0 && text < inputs.len() {
         bail!("dedup takes WARC files or text corpora, not both in one run");
     }
-    let max_record_bytes = config.source.max_record_bytes;
-    let workers = args.workers.unwrap_or(config.run.workers);
-    let output = dataflow::run(RunOptions::new(Feed::Inputs(inputs.clone()), config.clone(), workers))?;
-    if text > 0 {
-        return text_corpus(&args, &inputs, &formats, &config, &output);
-    }
-
-    let mut census = Census::default();
-    for input in &inputs {
-        source::read_records(input, max_record_bytes, |item| {
-            if let Ok(record) = item {
-                census.add(&record);
-            }
-        })?;
-    }
-    let removed = dedup::plan(&output.rows, args.keep, &census);
+    let corpus = Corpus { args: &args, formats: &formats, config: &config, text: text > 0, census: census(&inputs, &config, text > 0)? };
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let mut names = HashSet::new();
-    let mut total = dedup::Written::default();
-    for input in &inputs {
-        let path = args.out.join(dedup::output_name(input, &mut names));
-        let written = dedup::write_warc(input, &path, &removed, &census, args.annotate, max_record_bytes)
-            .with_context(|| format!("deduplicating {}", input.name()))?;
-        for (kind, n) in &written.damaged {
-            tracing::warn!("{}: {n} damaged record(s) ({kind}) could not be copied", input.name());
-            *total.damaged.entry(kind).or_default() += n;
-        }
-        total.records_in += written.records_in;
-        total.records_out += written.records_out;
-        total.pages_dropped += written.pages_dropped;
-        total.concurrent_dropped += written.concurrent_dropped;
-        total.annotations += written.annotations;
-        println!("wrote {}", path.display());
-    }
-    let removed_path = args.out.join("removed.jsonl");
-    dupflow::sink::write_jsonl(&removed_path, &removed).with_context(|| format!("writing {}", removed_path.display()))?;
-    let pages = output.rows.len();
-    if args.annotate {
-        println!("pages:     {pages}, {} near-duplicates annotated ({} metadata records added)", removed.len(), total.annotations);
+    let (rows, removed) = corpus.rounds(&inputs)?;
+    if corpus.text {
+        corpus.write_text(&inputs, &rows, &removed)
     } else {
-        println!(
-            "pages:     kept {} of {pages}; {} near-duplicates left out with {} concurrent request/metadata records",
-            pages - total.pages_dropped as usize,
-            total.pages_dropped,
-            total.concurrent_dropped
-        );
+        corpus.write_warc(&inputs, &rows, &removed)
     }
-    println!("records:   {} in, {} out; wrote {}", total.records_in, total.records_out, removed_path.display());
-    Ok(ExitCode::SUCCESS)
 }
 
-/// `dedup` of text corpora: each input's rows again, in its format, marked or only the kept.
-fn text_corpus(args: &Args, inputs: &[Input], formats: &[Format], config: &PipelineConfig, output: &RunOutput) -> Result<ExitCode> {
-    // The text length of every row (the `longest` policy); ids are record ids for text.
+/// Dates, lengths and concurrent records by record id (for text: each row's length by id).
+fn census(inputs: &[Input], config: &PipelineConfig, text: bool) -> Result<Census> {
     let mut census = Census::default();
     for input in inputs {
-        let mut items = Items::open(input, config.source.max_record_bytes, &config.text)?;
-        while let Some(item) = items.next_item() {
-            if let Ok(Item::Text(doc)) = item {
-                census.lengths.insert(doc.id, doc.text.len() as u64);
+        if text {
+            let mut items = Items::open(input, config.source.max_record_bytes, &config.text)?;
+            while let Some(item) = items.next_item() {
+                if let Ok(Item::Text(doc)) = item {
+                    census.lengths.insert(doc.id, doc.text.len() as u64);
+                }
             }
+        } else {
+            source::read_records(input, config.source.max_record_bytes, |item| {
+                if let Ok(record) = item {
+                    census.add(&record);
+                }
+            })?;
         }
     }
-    let removed = dedup::plan(&output.rows, args.keep, &census);
-    let marks = Marks::new(&output.rows, &removed);
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let mut names = HashSet::new();
-    let mut total = text_out::RowsWritten::default();
-    for (input, format) in inputs.iter().zip(formats) {
-        let path = args.out.join(text_out::output_name(input, &mut names));
-        let written = match (format, input) {
+    Ok(census)
+}
+
+struct Corpus<'a> {
+    args: &'a Args,
+    formats: &'a [Format],
+    config: &'a PipelineConfig,
+    text: bool,
+    census: Census,
+}
+
+impl Corpus<'_> {
+    /// Clusters in rounds; returns the first round's rows (every page) and every page left
+    /// out, each pointing at the page finally kept in its place.
+    fn rounds(&self, inputs: &[Input]) -> Result<(Vec<ClusterRow>, Vec<dedup::Removed>)> {
+        let workers = self.args.workers.unwrap_or(self.config.run.workers);
+        let scratch = self.args.out.join(".dedup-rounds");
+        let mut current = inputs.to_vec();
+        let mut first = None;
+        let mut removed = Vec::new();
+        let mut settled = false;
+        let mut round = 0;
+        while round < self.args.rounds {
+            round += 1;
+            let output = dataflow::run(RunOptions::new(Feed::Inputs(current.clone()), self.config.clone(), workers))?;
+            let more = dedup::plan(&output.rows, self.args.keep, &self.census);
+            first.get_or_insert(output.rows);
+            if more.is_empty() {
+                settled = true;
+                break;
+            }
+            if round < self.args.rounds {
+                let dir = scratch.join(format!("round-{round}"));
+                std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                current = self.write_round(&current, &dir, &more)?;
+            }
+            removed.extend(more);
+        }
+        let _ = std::fs::remove_dir_all(&scratch);
+        if settled {
+            println!("rounds:    {round} (the last found nothing more to leave out)");
+        } else {
+            tracing::warn!("dedup: round {round} still found near-duplicates; raise --rounds for an output without any");
+            println!("rounds:    {round} (the limit; the last still left pages out)");
+        }
+        Ok((first.unwrap_or_default(), dedup::resolve(removed)))
+    }
+
+    /// One round's kept pages, as the next round's inputs.
+    fn write_round(&self, inputs: &[Input], dir: &std::path::Path, removed: &[dedup::Removed]) -> Result<Vec<Input>> {
+        let mut names = HashSet::new();
+        let mut next = Vec::new();
+        let marks = Marks::new(&[], removed);
+        for (input, format) in inputs.iter().zip(self.formats) {
+            let path = if self.text {
+                let path = dir.join(text_out::output_name(input, &mut names));
+                self.write_rows(input, *format, &path, &marks, false)?;
+                path
+            } else {
+                let path = dir.join(dedup::output_name(input, &mut names));
+                dedup::write_warc(input, &path, removed, &self.census, false, self.config.source.max_record_bytes)?;
+                path
+            };
+            next.push(Input::File(path));
+        }
+        Ok(next)
+    }
+
+    fn write_rows(
+        &self,
+        input: &Input,
+        format: Format,
+        path: &std::path::Path,
+        marks: &Marks,
+        annotate: bool,
+    ) -> Result<text_out::RowsWritten> {
+        Ok(match (format, input) {
             #[cfg(feature = "parquet")]
-            (Format::Parquet, Input::File(file)) => text_out::write_parquet(file, &path, &marks, args.annotate, &config.text),
+            (Format::Parquet, Input::File(file)) => text_out::write_parquet(file, path, marks, annotate, &self.config.text)?,
             (Format::Parquet, _) => bail!("{}: Parquet output needs a Parquet file and the `parquet` feature", input.name()),
-            _ => text_out::write_jsonl(input, &path, &marks, args.annotate, &config.text, config.source.max_record_bytes),
-        }
-        .with_context(|| format!("deduplicating {}", input.name()))?;
-        for (kind, n) in &written.damaged {
-            tracing::warn!("{}: {n} damaged stretch(es) ({kind}) could not be copied", input.name());
-        }
-        total.rows_in += written.rows_in;
-        total.rows_out += written.rows_out;
-        total.dropped += written.dropped;
-        total.copied_unclustered += written.copied_unclustered;
-        println!("wrote {}", path.display());
+            _ => text_out::write_jsonl(input, path, marks, annotate, &self.config.text, self.config.source.max_record_bytes)?,
+        })
     }
-    let removed_path = args.out.join("removed.jsonl");
-    let rows: Vec<RemovedRow> = removed.iter().map(RemovedRow::from).collect();
-    dupflow::sink::write_jsonl(&removed_path, &rows).with_context(|| format!("writing {}", removed_path.display()))?;
-    println!(
-        "rows:      {} in, {} out; {} near-duplicates {}; {} rows that are not documents copied as they were",
-        total.rows_in,
-        total.rows_out,
-        removed.len(),
-        if args.annotate { "marked" } else { "left out" },
-        total.copied_unclustered
-    );
-    println!("wrote {}", removed_path.display());
-    Ok(ExitCode::SUCCESS)
+
+    /// WARC outputs: every input without its left-out pages (or annotated), and removed.jsonl.
+    fn write_warc(&self, inputs: &[Input], rows: &[ClusterRow], removed: &[dedup::Removed]) -> Result<ExitCode> {
+        let args = self.args;
+        let mut names = HashSet::new();
+        let mut total = dedup::Written::default();
+        for input in inputs {
+            let path = args.out.join(dedup::output_name(input, &mut names));
+            let written = dedup::write_warc(input, &path, removed, &self.census, args.annotate, self.config.source.max_record_bytes)
+                .with_context(|| format!("deduplicating {}", input.name()))?;
+            for (kind, n) in &written.damaged {
+                tracing::warn!("{}: {n} damaged record(s) ({kind}) could not be copied", input.name());
+                *total.damaged.entry(kind).or_default() += n;
+            }
+            total.records_in += written.records_in;
+            total.records_out += written.records_out;
+            total.pages_dropped += written.pages_dropped;
+            total.concurrent_dropped += written.concurrent_dropped;
+            total.annotations += written.annotations;
+            println!("wrote {}", path.display());
+        }
+        let removed_path = args.out.join("removed.jsonl");
+        dupflow::sink::write_jsonl(&removed_path, removed).with_context(|| format!("writing {}", removed_path.display()))?;
+        let pages = rows.len();
+        if args.annotate {
+            println!("pages:     {pages}, {} near-duplicates annotated ({} metadata records added)", removed.len(), total.annotations);
+        } else {
+            println!(
+                "pages:     kept {} of {pages}; {} near-duplicates left out with {} concurrent request/metadata records",
+                pages - total.pages_dropped as usize,
+                total.pages_dropped,
+                total.concurrent_dropped
+            );
+        }
+        println!("records:   {} in, {} out; wrote {}", total.records_in, total.records_out, removed_path.display());
+        Ok(ExitCode::SUCCESS)
+    }
+
+    /// Text outputs: each input's rows in its format, marked or only the kept, and removed.jsonl.
+    fn write_text(&self, inputs: &[Input], rows: &[ClusterRow], removed: &[dedup::Removed]) -> Result<ExitCode> {
+        let args = self.args;
+        let marks = Marks::new(rows, removed);
+        let mut names = HashSet::new();
+        let mut total = text_out::RowsWritten::default();
+        for (input, format) in inputs.iter().zip(self.formats) {
+            let path = args.out.join(text_out::output_name(input, &mut names));
+            let written =
+                self.write_rows(input, *format, &path, &marks, args.annotate).with_context(|| format!("deduplicating {}", input.name()))?;
+            for (kind, n) in &written.damaged {
+                tracing::warn!("{}: {n} damaged stretch(es) ({kind}) could not be copied", input.name());
+            }
+            total.rows_in += written.rows_in;
+            total.rows_out += written.rows_out;
+            total.dropped += written.dropped;
+            total.copied_unclustered += written.copied_unclustered;
+            println!("wrote {}", path.display());
+        }
+        let removed_path = args.out.join("removed.jsonl");
+        let lines: Vec<RemovedRow> = removed.iter().map(RemovedRow::from).collect();
+        dupflow::sink::write_jsonl(&removed_path, &lines).with_context(|| format!("writing {}", removed_path.display()))?;
+        println!(
+            "rows:      {} in, {} out; {} near-duplicates {}; {} rows that are not documents copied as they were",
+            total.rows_in,
+            total.rows_out,
+            removed.len(),
+            if args.annotate { "marked" } else { "left out" },
+            total.copied_unclustered
+        );
+        println!("wrote {}", removed_path.display());
+        Ok(ExitCode::SUCCESS)
+    }
 }

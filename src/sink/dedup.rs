@@ -130,6 +130,30 @@ pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
     removed
 }
 
+/// Pages left out over several rounds, each pointing at the page finally kept in its place
+/// (a page kept in one round and left out in a later one passes its place on), sorted.
+pub fn resolve(removed: Vec<Removed>) -> Vec<Removed> {
+    let by_record: HashMap<String, Removed> = removed.iter().map(|r| (r.record_id.clone(), r.clone())).collect();
+    let mut out: Vec<Removed> = removed
+        .into_iter()
+        .map(|mut r| {
+            let mut hops = 0;
+            while let Some(next) = by_record.get(&r.kept_record_id) {
+                r.kept_url.clone_from(&next.kept_url);
+                r.kept_record_id.clone_from(&next.kept_record_id);
+                r.kept_date.clone_from(&next.kept_date);
+                hops += 1;
+                if hops > by_record.len() {
+                    break;
+                }
+            }
+            r
+        })
+        .collect();
+    out.sort_by(|a, b| (&a.url, &a.record_id).cmp(&(&b.url, &b.record_id)));
+    out
+}
+
 /// Counts of one written file.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Written {

@@ -1,7 +1,8 @@
 //! Text corpus output (`dupflow dedup` on JSONL or Parquet inputs): each input's rows again, in
-//! its format and compression, with two fields added: `cluster`, the id of the cluster's
-//! earliest row (its first in input order), and `duplicate_of`, the id of the row kept in its
-//! place (null for a kept row). Without `--annotate` only the kept rows are written.
+//! its format and compression, with two fields added: `cluster`, the id of the row kept for the
+//! row's cluster (under `--keep earliest`, the cluster's first row in input order; a row's own
+//! id when it is kept), and `duplicate_of`, the same id for a row left out (null for a kept
+//! row). Without `--annotate` only the kept rows are written.
 //!
 //! A JSONL row keeps its bytes: the two fields are spliced in before its closing brace (a row
 //! that already had fields of those names is rewritten with them replaced). Rows that are not
@@ -19,25 +20,20 @@ use crate::source::text::{self, Lines, TextConfig};
 use crate::source::Input;
 use crate::types::ClusterRow;
 
-/// What each clustered row gets: its cluster's id (earliest row's id) and, for a left-out
-/// duplicate, the id of the row kept in its place.
+/// What each clustered row gets: its cluster (the id of the row kept for it) and, for a
+/// left-out duplicate, that same id as `duplicate_of`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Marks {
     pub by_id: HashMap<String, (String, Option<String>)>,
 }
 
 impl Marks {
-    /// Marks for every clustered row, from the run's rows and the dedup plan.
+    /// Marks for every clustered row (`rows`) and every left-out one (`removed`).
     pub fn new(rows: &[ClusterRow], removed: &[Removed]) -> Marks {
-        let first: HashMap<_, _> = rows.iter().filter(|r| r.page == r.assignment.cluster).map(|r| (r.page, r.url.as_str())).collect();
-        let kept: HashMap<&str, &str> = removed.iter().map(|r| (r.url.as_str(), r.kept_url.as_str())).collect();
-        let by_id = rows
-            .iter()
-            .map(|r| {
-                let cluster = first.get(&r.assignment.cluster).map_or_else(|| r.url.clone(), |u| u.to_string());
-                (r.url.clone(), (cluster, kept.get(r.url.as_str()).map(|k| k.to_string())))
-            })
-            .collect();
+        let mut by_id: HashMap<String, (String, Option<String>)> = rows.iter().map(|r| (r.url.clone(), (r.url.clone(), None))).collect();
+        for r in removed {
+            by_id.insert(r.url.clone(), (r.kept_url.clone(), Some(r.kept_url.clone())));
+        }
         Marks { by_id }
     }
 
