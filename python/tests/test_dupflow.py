@@ -81,6 +81,12 @@ class BatchTest(unittest.TestCase):
             {"https://a.example/x": "https://a.example/x", "https://b.example/y": "https://a.example/x", "https://a.example/z": "https://a.example/z"},
         )
 
+    def test_the_readme_example_keeps_the_first_row_of_each_cluster(self):
+        rows = [{"text": text(d), "source": "x"} for d in range(6)] + [{"text": text(2)}, {"text": text(4, 3)}]
+        clusters = dupflow.cluster_texts((str(i), row["text"]) for i, row in enumerate(rows))
+        kept = [row for i, row in enumerate(rows) if clusters[str(i)] == str(i)]
+        self.assertEqual(kept, rows[:6])
+
     def test_a_jsonl_corpus_file(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "c.jsonl.gz")
