@@ -85,14 +85,22 @@ fn verify(c: &mut Criterion) {
     let page = |seed: u64, n: u64| Content {
         sentences: (0..n).map(|i| (sentence::mix64(seed ^ i), 12)).collect(),
         shingles: Vec::new(),
+        words: Vec::new(),
         term_weights: Vec::new(),
+        word_counts: Vec::new(),
     };
     let a = page(1, 300);
     let mut b = a.clone();
     for i in (0..300).step_by(10) {
         b.sentences[i].0 ^= 1;
     }
-    let shuffled = Content { sentences: a.sentences.iter().rev().copied().collect(), shingles: Vec::new(), term_weights: Vec::new() };
+    let shuffled = Content {
+        sentences: a.sentences.iter().rev().copied().collect(),
+        shingles: Vec::new(),
+        term_weights: Vec::new(),
+        words: Vec::new(),
+        word_counts: Vec::new(),
+    };
     let other = page(1 << 40, 300);
     let mut group = c.benchmark_group("verify");
     group.bench_function("myers lcs, 300 sentences, 10% changed", |bench| {
@@ -103,6 +111,17 @@ fn verify(c: &mut Criterion) {
     });
     group.bench_function("myers lcs, 300 sentences, same sentences reversed (worst case)", |bench| {
         bench.iter(|| lcs::compare(&a, &shuffled, lcs::ppm(0.4), 50_000))
+    });
+    // Word level: 1,200 words, one word in twelve replaced (a name in every sentence), and
+    // unrelated words (the bag filter rejects).
+    let words: Vec<u32> = (0..1200).map(|i| sentence::mix64(i) as u32).collect();
+    let renamed: Vec<u32> = words.iter().enumerate().map(|(i, &w)| if i % 12 == 3 { 7 } else { w }).collect();
+    let unrelated: Vec<u32> = (0..1200).map(|i| sentence::mix64(i + (1 << 40)) as u32).collect();
+    group.bench_function("myers words, 1,200 words, one in twelve replaced", |bench| {
+        bench.iter(|| lcs::compare_words(&words, &renamed, lcs::ppm(0.8), 50_000))
+    });
+    group.bench_function("myers words, 1,200 words, unrelated (bag filter rejects)", |bench| {
+        bench.iter(|| lcs::compare_words(&words, &unrelated, lcs::ppm(0.8), 50_000))
     });
     group.finish();
 }

@@ -324,8 +324,9 @@ mod tests {
             url: format!("u{n}"),
             host,
             record_id: String::new(),
-            sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 7 + 1) as u16, fingerprinted: true }).collect(),
+            sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 7 + 1) as u16, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
+            words: Vec::new(),
         }
     }
 

@@ -66,12 +66,15 @@ fn config(variant: Variant) -> MethodConfig {
             max_diff_distance: 10_000,
             clustering,
             central_trim_share: if matches!(variant, Variant::SentenceCentral) { 0.3 } else { 0.0 },
+            word_threshold: 0.8,
+            sibling_min_pages: 3,
+            sibling_own_units: 6,
         },
     }
 }
 
 fn sentence() -> Fingerprinting {
-    Fingerprinting::Sentence(FingerprintConfig { buckets: 4, hashes_per_bucket: 2 })
+    Fingerprinting::Sentence(FingerprintConfig { buckets: 4, hashes_per_bucket: 2, word_bands: 4, word_rows: 2, word_shingle_words: 2 })
 }
 
 /// Rounds of updates: `(round, page, diff)`.
@@ -84,8 +87,15 @@ fn workload(seed: u64) -> Vec<(u64, Page, isize)> {
 /// is retracted now and then.
 fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
     let mut rng = Rng(seed);
+    // Renamings draw from their own generator: the rest of the workload is as it was.
+    let mut renames = Rng(seed ^ 0x005e_ed0f_5eed);
     let templates: Vec<Vec<u64>> = (0..3).map(|_| (0..6).map(|_| rng.next()).collect()).collect();
     let mut bases: Vec<Vec<u64>> = Vec::new();
+    // A sentence's words: 4-8 words made from its key, unless a renaming gave it others.
+    let mut words_of: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
+    let words = |words_of: &BTreeMap<u64, Vec<u32>>, key: u64| -> Vec<u32> {
+        words_of.get(&key).cloned().unwrap_or_else(|| (0..key % 5 + 4).map(|i| (key.rotate_left(8 * i as u32) >> 40) as u32).collect())
+    };
     let mut alive: Vec<Page> = Vec::new();
     let mut updates = Vec::new();
     let mut counter = 0u64;
@@ -104,8 +114,19 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
             }
             let host = rng.below(3);
             let content: Vec<u64> = if !bases.is_empty() && rng.below(3) > 0 {
-                // A variant of an earlier page: replace, drop or add a few sentences.
+                // A variant of an earlier page: replace, drop or add a few sentences; or the
+                // same page written for another name (one word of every sentence replaced: new
+                // sentences, mostly the same words).
                 let mut c = bases[rng.below(bases.len() as u64) as usize].clone();
+                if renames.below(8) == 0 {
+                    let name = renames.next() as u32;
+                    for key in c.iter_mut() {
+                        let mut renamed = words(&words_of, *key);
+                        renamed[0] = name;
+                        *key = renames.next();
+                        words_of.insert(*key, renamed);
+                    }
+                }
                 for _ in 0..rng.below(4) {
                     let at = rng.below(c.len() as u64) as usize;
                     match rng.below(3) {
@@ -132,8 +153,17 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
                 url: format!("http://h{host}/{counter}"),
                 host,
                 record_id: counter.to_string(),
-                sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 5 + 1) as u16, fingerprinted: key % 5 != 0 }).collect(),
+                sentences: keys
+                    .iter()
+                    .map(|&key| Sentence {
+                        key,
+                        weight: (key % 5 + 1) as u16,
+                        fingerprinted: key % 5 != 0,
+                        words: words(&words_of, key).len() as u16,
+                    })
+                    .collect(),
                 shingles: Vec::new(),
+                words: keys.iter().flat_map(|&key| words(&words_of, key)).collect(),
             };
             // Shingles as the sentence stage would make them: word pairs across sentences.
             let mut page = page;

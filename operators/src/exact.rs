@@ -85,7 +85,7 @@ mod tests {
     use crate::page::Sentence;
 
     fn page(keys: &[u64]) -> Page {
-        Page::of_keys(keys, |key| Sentence { key, weight: 1, fingerprinted: true })
+        Page::of_keys(keys, |key| Sentence { key, weight: 1, fingerprinted: true, words: 0 })
     }
 
     #[test]

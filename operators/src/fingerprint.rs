@@ -6,6 +6,11 @@
 //! sentences share the `k` smallest of most buckets, so they share fingerprints; a page with too
 //! few sentences to fill most buckets also emits one fingerprint per sentence (see
 //! [`fingerprints`]).
+//!
+//! Beside them, word fingerprints: MinHash LSH bands of the page's word `n`-grams (its
+//! non-template words), for pages that share most of their words in order but few whole
+//! sentences: pages written from one pattern with a name substituted into every sentence, or
+//! edits that touch many sentences. The sentence fingerprints stay the fast path.
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -23,13 +28,45 @@ pub struct FingerprintConfig {
     pub buckets: u32,
     /// `k`: smallest hashes per bucket combined into a fingerprint.
     pub hashes_per_bucket: u32,
+    /// Word fingerprints: LSH bands of the non-template words' `word_shingle_words`-grams
+    /// (0: none).
+    pub word_bands: u32,
+    /// Minimum hashes per word band: two pages whose shingle sets have Jaccard J share a band
+    /// with probability J^rows.
+    pub word_rows: u32,
+    pub word_shingle_words: u32,
 }
 
 impl Default for FingerprintConfig {
     fn default() -> Self {
-        FingerprintConfig { buckets: 8, hashes_per_bucket: 3 }
+        FingerprintConfig { buckets: 8, hashes_per_bucket: 3, word_bands: 16, word_rows: 4, word_shingle_words: 3 }
     }
 }
+
+/// A page's word fingerprints: the LSH band keys of its word shingles, tagged apart from the
+/// sentence fingerprints. None when word fingerprints are off or the page has no words.
+pub fn word_fingerprints(words: &[u32], config: &FingerprintConfig) -> Vec<u64> {
+    if config.word_bands == 0 || words.is_empty() {
+        return Vec::new();
+    }
+    let mut shingles = crate::sentence::word_shingles(words, config.word_shingle_words as usize);
+    shingles.sort_unstable();
+    shingles.dedup();
+    let bands =
+        crate::minhash::MinhashConfig { shingle_words: config.word_shingle_words, bands: config.word_bands, rows: config.word_rows };
+    crate::minhash::band_keys(&shingles, &bands).into_iter().map(|key| mix64(key ^ WORD_TAG)).collect()
+}
+
+/// All fingerprints of a template-filtered page: sentence and word fingerprints, sorted, distinct.
+pub fn page_fingerprints(page: &crate::template::Filtered, config: &FingerprintConfig) -> Vec<u64> {
+    let mut out = fingerprints(&page.fingerprint_keys, config);
+    out.extend(word_fingerprints(&page.content.words, config));
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+const WORD_TAG: u64 = 0x77_6f72_6473; // "words"
 
 /// Computes a page's fingerprints from its sentence keys (any order, duplicates allowed).
 /// The result is sorted and free of duplicates.
@@ -98,12 +135,36 @@ impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'s
     }
 }
 
+/// Template-filtered pages: sentence and word fingerprints (`page_fingerprints`).
+impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, crate::template::Filtered), isize> {
+    fn fingerprints(self, config: FingerprintConfig) -> VecCollection<'scope, T, (u64, PageId), isize> {
+        self.flat_map(move |(page, filtered)| page_fingerprints(&filtered, &config).into_iter().map(move |fp| (fp, page)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn config(m: u32, k: u32) -> FingerprintConfig {
-        FingerprintConfig { buckets: m, hashes_per_bucket: k }
+        FingerprintConfig { buckets: m, hashes_per_bucket: k, ..Default::default() }
+    }
+
+    #[test]
+    fn pages_with_a_name_in_every_sentence_share_word_fingerprints() {
+        // Twelve sentences of twelve words, one word of each replaced by the page's name: no
+        // sentence in common, most word 3-grams in common.
+        let page = |name: u32| -> Vec<u32> {
+            (0..12u32).flat_map(|s| (0..12u32).map(move |w| if w == s % 12 { name } else { 1000 * s + w })).collect()
+        };
+        let config = FingerprintConfig::default();
+        let (a, b) = (word_fingerprints(&page(1), &config), word_fingerprints(&page(2), &config));
+        assert!(a.iter().any(|f| b.contains(f)), "members of one pattern meet");
+        let other: Vec<u32> = (50_000..50_144).collect();
+        assert!(!word_fingerprints(&other, &config).iter().any(|f| a.contains(f)), "other text does not");
+        assert!(word_fingerprints(&page(1), &FingerprintConfig { word_bands: 0, ..config }).is_empty());
+        let sentence_only = fingerprints(&[1, 2, 3], &config);
+        assert!(!a.iter().any(|f| sentence_only.contains(f)), "tagged apart from sentence fingerprints");
     }
 
     #[test]

@@ -132,6 +132,58 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
     }
 }
 
+/// Word-level resemblance `2·|LCS| / (|A| + |B|)` of two word sequences against `tau_ppm`:
+/// where sentences are too coarse (a name substituted into every sentence, edits touching
+/// many sentences). Exact as `compare` is: a length filter, a bag filter (the LCS is at most
+/// the multiset intersection of the words), then Myers' diff bounded by the remaining budget.
+pub fn compare_words(a: &[u32], b: &[u32], tau_ppm: u64, max_diff_distance: u64) -> Verdict {
+    let total = (a.len() + b.len()) as u64;
+    if total == 0 {
+        return Verdict::Similar(1.0);
+    }
+    if 2 * a.len().min(b.len()) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
+        return Verdict::Dissimilar;
+    }
+    if a == b {
+        return Verdict::Similar(1.0);
+    }
+    let budget = max_distance(total, tau_ppm);
+    let (mut sa, mut sb) = (a.to_vec(), b.to_vec());
+    sa.sort_unstable();
+    sb.sort_unstable();
+    let common = crate::sorted::intersection(&sa, &sb) as u64;
+    if total - 2 * common > budget {
+        return Verdict::Dissimilar;
+    }
+    let capped = budget > max_diff_distance;
+    match myers_distance(a, b, budget.min(max_diff_distance)) {
+        Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
+        None if capped => Verdict::CostCapped,
+        None => Verdict::Dissimilar,
+    }
+}
+
+/// Plain dynamic-programming word resemblance: the oracle of `compare_words`.
+pub fn dp_word_resemblance(a: &[u32], b: &[u32]) -> f64 {
+    let total = a.len() + b.len();
+    if total == 0 {
+        return 1.0;
+    }
+    2.0 * dp_lcs(a, b) as f64 / total as f64
+}
+
+fn dp_lcs<T: PartialEq>(a: &[T], b: &[T]) -> u32 {
+    let mut prev = vec![0u32; b.len() + 1];
+    let mut cur = vec![0u32; b.len() + 1];
+    for x in a {
+        for (j, y) in b.iter().enumerate() {
+            cur[j + 1] = if x == y { prev[j] + 1 } else { prev[j + 1].max(cur[j]) };
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
 /// The paper's refinement against template left in the LCS: template sits at the head and tail
 /// of pages, so the similarity may use the central part. Strips the sentences the two pages
 /// share at their very start and very end (as long as each stripped run stays within
@@ -156,10 +208,18 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
         tb += y.1 as u64;
         tail += 1;
     }
-    let middle = |c: &Content, s: &[(u64, u16)]| Content {
-        sentences: s[head..s.len() - tail].to_vec(),
-        shingles: c.shingles.clone(),
-        term_weights: c.term_weights.clone(),
+    let middle = |c: &Content, s: &[(u64, u16)]| {
+        // The middle's words: the word counts of the trimmed sentences are cut from both ends.
+        let counts = if c.word_counts.len() == s.len() { &c.word_counts[head..s.len() - tail] } else { &[][..] };
+        let skip: usize = c.word_counts.iter().take(head).map(|&n| n as usize).sum();
+        let taken: usize = counts.iter().map(|&n| n as usize).sum();
+        Content {
+            sentences: s[head..s.len() - tail].to_vec(),
+            shingles: c.shingles.clone(),
+            term_weights: c.term_weights.clone(),
+            words: c.words.get(skip..skip + taken).map_or_else(Vec::new, <[u32]>::to_vec),
+            word_counts: counts.to_vec(),
+        }
     };
     (middle(a, sa), middle(b, sb))
 }
@@ -170,16 +230,7 @@ pub fn dp_resemblance(a: &Content, b: &Content) -> f64 {
     if total == 0 {
         return 1.0;
     }
-    let (ta, tb) = (expand(&a.sentences), expand(&b.sentences));
-    let mut prev = vec![0u32; tb.len() + 1];
-    let mut cur = vec![0u32; tb.len() + 1];
-    for x in &ta {
-        for (j, y) in tb.iter().enumerate() {
-            cur[j + 1] = if x == y { prev[j] + 1 } else { prev[j + 1].max(cur[j]) };
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    2.0 * prev[tb.len()] as f64 / total as f64
+    2.0 * dp_lcs(&expand(&a.sentences), &expand(&b.sentences)) as f64 / total as f64
 }
 
 #[cfg(test)]
@@ -188,7 +239,13 @@ mod tests {
     use proptest::prelude::*;
 
     fn content(keys: &[u64]) -> Content {
-        Content { sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect(), shingles: Vec::new(), term_weights: Vec::new() }
+        Content {
+            sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect(),
+            shingles: Vec::new(),
+            term_weights: Vec::new(),
+            words: Vec::new(),
+            word_counts: Vec::new(),
+        }
     }
 
     fn plain_lcs(a: &[u8], b: &[u8]) -> usize {
@@ -218,8 +275,13 @@ mod tests {
     #[test]
     fn threshold_is_inclusive() {
         // 4 unit sentences vs 4 with 1 different: LCS 3, resemblance 6/8 = 0.75.
-        let unit =
-            |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
+        let unit = |keys: &[u64]| Content {
+            sentences: keys.iter().map(|&k| (k, 1)).collect(),
+            shingles: Vec::new(),
+            term_weights: Vec::new(),
+            words: Vec::new(),
+            word_counts: Vec::new(),
+        };
         let (a, b) = (unit(&[1, 2, 3, 4]), unit(&[1, 2, 3, 5]));
         assert_eq!(compare(&a, &b, ppm(0.75), 1000), Verdict::Similar(0.75));
         assert_eq!(compare(&a, &b, ppm(0.76), 1000), Verdict::Dissimilar);
@@ -227,15 +289,32 @@ mod tests {
 
     #[test]
     fn cost_cap_is_reported() {
-        let a = Content { sentences: (0..50).map(|k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
-        let b = Content { sentences: (0..50).rev().map(|k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
+        let a = Content {
+            sentences: (0..50).map(|k| (k, 1)).collect(),
+            shingles: Vec::new(),
+            term_weights: Vec::new(),
+            words: Vec::new(),
+            word_counts: Vec::new(),
+        };
+        let b = Content {
+            sentences: (0..50).rev().map(|k| (k, 1)).collect(),
+            shingles: Vec::new(),
+            term_weights: Vec::new(),
+            words: Vec::new(),
+            word_counts: Vec::new(),
+        };
         assert_eq!(compare(&a, &b, ppm(0.1), 3), Verdict::CostCapped);
     }
 
     #[test]
     fn central_part_strips_shared_head_and_tail_within_the_share() {
-        let unit =
-            |keys: &[u64]| Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() };
+        let unit = |keys: &[u64]| Content {
+            sentences: keys.iter().map(|&k| (k, 1)).collect(),
+            shingles: Vec::new(),
+            term_weights: Vec::new(),
+            words: Vec::new(),
+            word_counts: Vec::new(),
+        };
         let (a, b) = (unit(&[1, 2, 3, 4, 5, 6, 7, 8]), unit(&[1, 2, 30, 40, 50, 60, 7, 8]));
         let (ca, cb) = central(&a, &b, 0.25);
         assert_eq!(ca.sentences.len(), 4, "two shared sentences off each end (25% of 8)");
@@ -264,7 +343,7 @@ mod tests {
             }
             prop_assert_eq!(kept.iter().map(|&(_, w)| w as u64).sum::<u64>() + dropped, ca.weight());
             // and it never changes the LCS
-            let filtered = Content { sentences: kept, shingles: Vec::new(), term_weights: Vec::new() };
+            let filtered = Content { sentences: kept, shingles: Vec::new(), term_weights: Vec::new(), words: Vec::new(), word_counts: Vec::new() };
             let lcs = |x: &Content, y: &Content| dp_resemblance(x, y) * (x.weight() + y.weight()) as f64;
             prop_assert!((lcs(&ca, &cb) - lcs(&filtered, &cb)).abs() < 1e-9);
         }
@@ -277,6 +356,22 @@ mod tests {
             let exact = dp_resemblance(&ca, &cb);
             let tau_ppm = ppm(tau);
             match compare(&ca, &cb, tau_ppm, 1_000_000) {
+                Verdict::Similar(s) => {
+                    prop_assert!((s - exact).abs() < 1e-9);
+                    prop_assert!(s * 1e6 >= tau_ppm as f64 - 1e-6);
+                }
+                Verdict::Dissimilar => prop_assert!(exact * 1e6 < tau_ppm as f64 + 1e-6),
+                Verdict::CostCapped => prop_assert!(false, "no cap at 1e6"),
+            }
+        }
+
+        #[test]
+        fn compare_words_agrees_with_the_oracle(a in proptest::collection::vec(0u32..6, 0..40),
+                                                b in proptest::collection::vec(0u32..6, 0..40),
+                                                tau in 0.3f64..1.0) {
+            let exact = dp_word_resemblance(&a, &b);
+            let tau_ppm = ppm(tau);
+            match compare_words(&a, &b, tau_ppm, 1_000_000) {
                 Verdict::Similar(s) => {
                     prop_assert!((s - exact).abs() < 1e-9);
                     prop_assert!(s * 1e6 >= tau_ppm as f64 - 1e-6);

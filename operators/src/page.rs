@@ -1,8 +1,9 @@
 //! The page record that flows through the dataflow, and its stable identity.
 //!
 //! A page is kept compact: per sentence only a 64-bit key (from the sentence's MD5), a weight
-//! (its length in word-sized units) and whether it is long enough to be fingerprinted. The
-//! sentence text itself is not kept, so state is ~11 bytes per sentence.
+//! (its length in word-sized units) and whether it is long enough to be fingerprinted; per word a
+//! 32-bit hash (word-level verification and fingerprints). The text itself is not kept, so state
+//! is ~16 bytes per sentence and 4 per word.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +44,8 @@ pub struct Sentence {
     pub weight: u16,
     /// Long enough to take part in fingerprints (`min_sentence_units`).
     pub fingerprinted: bool,
+    /// Its words in the page's `words` (the next `words` of them after the earlier sentences').
+    pub words: u16,
 }
 
 /// A page after ingest: identity, provenance and its ordered sentences.
@@ -57,6 +60,9 @@ pub struct Page {
     /// Hashes of word n-gram shingles, in order (only for the MinHash and SimHash methods).
     #[serde(default)]
     pub shingles: Vec<u64>,
+    /// 32-bit hashes of the normalized words of all sentences, in order (see `Sentence::words`).
+    #[serde(default)]
+    pub words: Vec<u32>,
 }
 
 /// What verification compares: a page's non-template sentences in document order.
@@ -69,6 +75,11 @@ pub struct Content {
     /// For cosine: each term's IDF weight in 1/64ths, parallel to `shingles` (set by the
     /// dataflow from the document frequencies it maintains; empty otherwise).
     pub term_weights: Vec<u32>,
+    /// The words of `sentences`, in order (32-bit hashes): word-level verification and
+    /// fingerprints, where sentences are too coarse.
+    pub words: Vec<u32>,
+    /// Each sentence's number of `words`, parallel to `sentences` (empty without words).
+    pub word_counts: Vec<u16>,
 }
 
 impl Content {
@@ -99,6 +110,7 @@ impl Page {
             record_id: String::new(),
             sentences: keys.iter().map(|&key| sentence(key)).collect(),
             shingles: Vec::new(),
+            words: Vec::new(),
         }
     }
 }

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::candidates::{star_edges, CandidateConfig};
 use crate::exact::content_key;
-use crate::fingerprint::{fingerprints, FingerprintConfig};
+use crate::fingerprint::{page_fingerprints, FingerprintConfig};
 use crate::lcs::{self, Verdict};
 use crate::minhash::{band_keys, MinhashConfig};
 use crate::page::{Page, PageId};
@@ -122,7 +122,7 @@ pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, con
     match &config.fingerprint {
         Fingerprinting::Sentence(f) => {
             for (&id, page) in filtered {
-                for fp in fingerprints(&page.fingerprint_keys, f) {
+                for fp in page_fingerprints(page, f) {
                     groups.entry(fp).or_default().insert(id);
                 }
             }
@@ -210,6 +210,7 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
     let mut out = BTreeMap::new();
     for members in sets.values() {
         let members: Vec<_> = members.iter().map(|id| (*id, &filtered[id].content)).collect();
+        let common = crate::verify::set_common_keys(&members, config.verify.sibling_min_pages);
         let assignments = cluster_set(
             &members,
             config.candidates.max_set_pages as usize,
@@ -217,22 +218,30 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
             config.verify.method,
             config.verify.clustering,
             &mut VerifyStats::default(),
-            |a, b| match config.verify.method {
-                // Plain dynamic programming instead of Myers and its filters.
-                VerifyMethod::Lcs => {
-                    let (a, b) = if config.verify.central_trim_share > 0.0 {
-                        lcs::central(a, b, config.verify.central_trim_share)
-                    } else {
-                        (a.clone(), b.clone())
-                    };
-                    let s = lcs::dp_resemblance(&a, &b);
-                    if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 {
-                        Verdict::Similar(s)
-                    } else {
-                        Verdict::Dissimilar
+            |a, b| {
+                let verdict = match config.verify.method {
+                    // Plain dynamic programming instead of Myers and its filters.
+                    VerifyMethod::Lcs => {
+                        let (a, b) = if config.verify.central_trim_share > 0.0 {
+                            lcs::central(a, b, config.verify.central_trim_share)
+                        } else {
+                            (a.clone(), b.clone())
+                        };
+                        let at_least = |s: f64, tau_ppm: u64| {
+                            if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 {
+                                Verdict::Similar(s)
+                            } else {
+                                Verdict::Dissimilar
+                            }
+                        };
+                        let verdict = at_least(lcs::dp_resemblance(&a, &b), tau_ppm);
+                        crate::verify::or_by_words(&config.verify, &a, &b, verdict, |a, b, tau| {
+                            at_least(lcs::dp_word_resemblance(a, b), tau)
+                        })
                     }
-                }
-                _ => crate::verify::compare(&config.verify, a, b, tau_ppm),
+                    _ => crate::verify::compare(&config.verify, a, b, tau_ppm),
+                };
+                crate::verify::unless_siblings(&config.verify, a, b, &common, verdict)
             },
         );
         out.extend(assignments);
@@ -258,8 +267,9 @@ mod tests {
             url: format!("http://h{host}/{n}"),
             host,
             record_id: n.to_string(),
-            sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true }).collect(),
+            sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
+            words: Vec::new(),
         }
     }
 

@@ -194,46 +194,64 @@ pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> Split
     page
 }
 
-/// The compact form the dataflow keeps.
-pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> Vec<Sentence> {
-    sentences
+/// The compact form the dataflow keeps: sentences and their words.
+pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Sentence>, Vec<u32>) {
+    let mut words: Vec<u64> = Vec::new();
+    let mut all = Vec::new();
+    let compact = sentences
         .iter()
-        .map(|s| Sentence { key: s.key, weight: weight(s.units), fingerprinted: s.units >= config.min_sentence_units })
-        .collect()
+        .map(|s| {
+            words.clear();
+            word_hashes(&s.normalized, &mut words);
+            words.truncate(u16::MAX as usize);
+            all.extend(words.iter().map(|&w| (w >> 32) as u32));
+            Sentence { key: s.key, weight: weight(s.units), fingerprinted: s.units >= config.min_sentence_units, words: words.len() as u16 }
+        })
+        .collect();
+    (compact, all)
 }
 
-/// Hashes of the word `n`-grams of a page's normalized sentences, in order. Words are split at
-/// white space; a CJK character is a word of its own. A page with fewer than `n` words has one
-/// shingle of all of them.
+/// Appends the hashes of a normalized sentence's words: split at white space, a CJK character
+/// is a word of its own.
+pub fn word_hashes(text: &str, words: &mut Vec<u64>) {
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        if c.is_whitespace() || is_cjk(c) {
+            if let Some(s) = start.take() {
+                words.push(stable_hash(&text[s..i]));
+            }
+            if is_cjk(c) {
+                words.push(stable_hash(&text[i..i + c.len_utf8()]));
+            }
+        } else if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        words.push(stable_hash(&text[s..]));
+    }
+}
+
+/// Hashes of the word `n`-grams of a page's normalized sentences, in order. A page with fewer
+/// than `n` words has one shingle of all of them.
 pub fn shingles(sentences: &[HashedSentence], n: usize) -> Vec<u64> {
     let mut words: Vec<u64> = Vec::new();
     for sentence in sentences {
-        let mut start = None;
-        let text = &sentence.normalized;
-        for (i, c) in text.char_indices() {
-            if c.is_whitespace() || is_cjk(c) {
-                if let Some(s) = start.take() {
-                    words.push(stable_hash(&text[s..i]));
-                }
-                if is_cjk(c) {
-                    words.push(stable_hash(&text[i..i + c.len_utf8()]));
-                }
-            } else if start.is_none() {
-                start = Some(i);
-            }
-        }
-        if let Some(s) = start {
-            words.push(stable_hash(&text[s..]));
-        }
+        word_hashes(&sentence.normalized, &mut words);
     }
+    word_shingles(&words, n)
+}
+
+/// Hashes of the `n`-grams of a word sequence (one of all of them when shorter than `n`).
+pub fn word_shingles<W: Copy + Into<u64>>(words: &[W], n: usize) -> Vec<u64> {
     let n = n.max(1);
     if words.is_empty() {
         return Vec::new();
     }
     if words.len() < n {
-        return vec![words.iter().fold(0u64, |acc, &w| mix64(acc ^ w))];
+        return vec![words.iter().fold(0u64, |acc, &w| mix64(acc ^ w.into()))];
     }
-    words.windows(n).map(|w| w.iter().fold(0u64, |acc, &x| mix64(acc ^ x))).collect()
+    words.windows(n).map(|w| w.iter().fold(0u64, |acc, &x| mix64(acc ^ x.into()))).collect()
 }
 
 /// The sentence operator.
@@ -318,13 +336,13 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
             }
         });
     }
-    let sentences = compact(&split.sentences, config);
+    let (sentences, words) = compact(&split.sentences, config);
     let shingles = match (shingling, language) {
         (Shingling::Words(n), _) => shingles(&split.sentences, n),
         (Shingling::Terms, Some(language)) => terms_in(blocks, language, &config.synonyms),
         _ => Vec::new(),
     };
-    (Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles }, split.truncated)
+    (Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles, words }, split.truncated)
 }
 
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {

@@ -76,13 +76,24 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
     let kept: u64 = page.sentences.iter().filter(|s| !is_template(&s.key)).map(|s| s.weight as u64).sum();
     let dominated = kept == 0 || ((kept as f64) < config.min_content_share * total as f64 && kept < config.min_content_units as u64);
-    let selected: Vec<&crate::page::Sentence> = if dominated {
-        let head = page.sentences.iter().take_while(|s| is_template(&s.key)).count();
-        let head = if head == page.sentences.len() { 0 } else { head };
-        page.sentences[head..].iter().collect()
-    } else {
-        page.sentences.iter().filter(|s| !is_template(&s.key)).collect()
-    };
+    let head = if dominated { page.sentences.iter().take_while(|s| is_template(&s.key)).count() } else { 0 };
+    let head = if head == page.sentences.len() { 0 } else { head };
+    let keep = |i: usize, s: &crate::page::Sentence| if dominated { i >= head } else { !is_template(&s.key) };
+    // The kept sentences and their words (`page.words`, each sentence's run in order).
+    let (mut selected, mut words, mut word_counts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut offset = 0usize;
+    for (i, s) in page.sentences.iter().enumerate() {
+        let end = (offset + s.words as usize).min(page.words.len());
+        if keep(i, s) {
+            selected.push(s);
+            words.extend_from_slice(&page.words[offset..end]);
+            word_counts.push((end - offset) as u16);
+        }
+        offset = end;
+    }
+    if words.is_empty() {
+        word_counts.clear();
+    }
     let content: Vec<(u64, u16)> = selected.iter().map(|s| (s.key, s.weight)).collect();
     let mut keys: Vec<u64> = selected.iter().filter(|s| s.fingerprinted).map(|s| s.key).collect();
     if keys.is_empty() {
@@ -93,7 +104,7 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     let mut shingles = page.shingles.clone();
     shingles.sort_unstable();
     shingles.dedup();
-    Filtered { content: Content { sentences: content, shingles, term_weights: Vec::new() }, fingerprint_keys: keys }
+    Filtered { content: Content { sentences: content, shingles, term_weights: Vec::new(), words, word_counts }, fingerprint_keys: keys }
 }
 
 /// The template operator.
@@ -144,7 +155,7 @@ mod tests {
     use crate::page::Sentence;
 
     fn page(keys: &[u64]) -> Page {
-        Page::of_keys(keys, |key| Sentence { key, weight: 2, fingerprinted: key < 100 })
+        Page::of_keys(keys, |key| Sentence { key, weight: 2, fingerprinted: key < 100, words: 0 })
     }
 
     #[test]

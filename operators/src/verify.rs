@@ -66,16 +66,31 @@ pub struct VerifyConfig {
     /// The paper's central-part refinement (LCS only): strip sentences the two pages share at
     /// their very head and tail, up to this share of each page, before comparing. 0: off.
     pub central_trim_share: f64,
+    /// LCS only: a pair below `threshold` over sentences is compared again over words, and is a
+    /// near-duplicate at or above this word-level resemblance (0: off). Sentences are too
+    /// coarse where a name is substituted into every sentence or edits touch most sentences.
+    pub word_threshold: f64,
+    /// Siblings: a block on at least this many pages of a candidate set is the set's shared
+    /// template (a section's sidebar, a generated member list); two pages that share mostly
+    /// such blocks and whose own texts differ are not near-duplicates (0: off). See
+    /// `own_texts_differ`.
+    pub sibling_min_pages: u32,
+    /// ... when each page's own text (its sentences the other lacks) weighs at least this
+    /// many units (about words).
+    pub sibling_own_units: u32,
 }
 
 impl Default for VerifyConfig {
     fn default() -> Self {
         VerifyConfig {
             method: VerifyMethod::Lcs,
-            threshold: 0.45,
+            threshold: 0.6,
             max_diff_distance: 50_000,
             clustering: Clustering::Connected,
             central_trim_share: 0.0,
+            word_threshold: 0.8,
+            sibling_min_pages: 16,
+            sibling_own_units: 15,
         }
     }
 }
@@ -216,6 +231,9 @@ fn content_hash(c: &Content) -> u64 {
     for &s in &c.shingles {
         h = crate::hashing::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
     }
+    for &w in &c.words {
+        h = crate::hashing::mix64(h ^ w as u64).wrapping_add(0x2545_f491_4f6c_dd1d);
+    }
     // The cosine's IDF weights change as pages come and go: part of the key.
     for &w in &c.term_weights {
         h = crate::hashing::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
@@ -233,11 +251,12 @@ pub fn weighted_cosine(a: &Content, b: &Content) -> f64 {
 pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) -> Verdict {
     let max_diff_distance = config.max_diff_distance;
     match config.method {
-        VerifyMethod::Lcs if config.central_trim_share > 0.0 => {
-            let (ca, cb) = lcs::central(a, b, config.central_trim_share);
-            lcs::compare(&ca, &cb, tau_ppm, max_diff_distance)
+        VerifyMethod::Lcs => {
+            let central = (config.central_trim_share > 0.0).then(|| lcs::central(a, b, config.central_trim_share));
+            let (a, b) = central.as_ref().map_or((a, b), |(ca, cb)| (ca, cb));
+            let verdict = lcs::compare(a, b, tau_ppm, max_diff_distance);
+            or_by_words(config, a, b, verdict, |a, b, tau| lcs::compare_words(a, b, tau, max_diff_distance))
         }
-        VerifyMethod::Lcs => lcs::compare(a, b, tau_ppm, max_diff_distance),
         VerifyMethod::Jaccard => {
             let j = crate::minhash::jaccard(&a.shingles, &b.shingles);
             if j * 1_000_000.0 >= tau_ppm as f64 {
@@ -255,6 +274,115 @@ pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) ->
                 Verdict::Dissimilar
             }
         }
+    }
+}
+
+/// The word-level second chance of the LCS verifier: a pair the sentences rejected is compared
+/// over words (`by_words(a, b, word τ)`) when `word_threshold` is set; its verdict stands if
+/// similar, the sentences' otherwise. The reference passes plain dynamic programming.
+pub fn or_by_words(
+    config: &VerifyConfig,
+    a: &Content,
+    b: &Content,
+    verdict: Verdict,
+    by_words: impl FnOnce(&[u32], &[u32], u64) -> Verdict,
+) -> Verdict {
+    if matches!(verdict, Verdict::Similar(_)) || config.word_threshold <= 0.0 || a.words.is_empty() || b.words.is_empty() {
+        return verdict;
+    }
+    match by_words(&a.words, &b.words, lcs::ppm(config.word_threshold)) {
+        similar @ Verdict::Similar(_) => similar,
+        _ => verdict,
+    }
+}
+
+/// Word-level resemblance below which two pages' own texts are different texts, not edits
+/// of one text (the truth's "distinct" bound).
+const OWN_TEXT_SAME_PPM: u64 = 500_000;
+
+/// The sentence keys on at least `min_pages` of a candidate set's pages, sorted: the blocks
+/// the set repeats.
+pub fn set_common_keys(members: &[(PageId, &Content)], min_pages: u32) -> Vec<u64> {
+    if min_pages == 0 {
+        return Vec::new();
+    }
+    let mut keys: Vec<u64> = Vec::new();
+    for (_, c) in members {
+        let start = keys.len();
+        keys.extend(c.sentences.iter().map(|&(k, _)| k));
+        keys[start..].sort_unstable();
+        let mut distinct = keys.split_off(start);
+        distinct.dedup();
+        keys.extend(distinct);
+    }
+    keys.sort_unstable();
+    let mut common = Vec::new();
+    for run in keys.chunk_by(|x, y| x == y) {
+        if run.len() >= min_pages as usize {
+            common.push(run[0]);
+        }
+    }
+    common
+}
+
+/// Siblings, not near-duplicates: `a` and `b` share mostly blocks repeated across their
+/// candidate set (`common`, from `set_common_keys`), each has its own text (its sentences the
+/// other lacks, at least `sibling_own_units`), and their own texts are different texts (word-
+/// level resemblance below 0.5), not edits of one text. A family of near-copies differs by
+/// edits, whose words agree; pages generated around shared member lists differ by their own
+/// words. A page's own text is measured on the page as compared (template removed).
+pub fn own_texts_differ(config: &VerifyConfig, a: &Content, b: &Content, common: &[u64]) -> bool {
+    if config.sibling_min_pages == 0 || a.word_counts.len() != a.sentences.len() || b.word_counts.len() != b.sentences.len() {
+        return false;
+    }
+    let keys = |c: &Content| {
+        let mut k: Vec<u64> = c.sentences.iter().map(|&(k, _)| k).collect();
+        k.sort_unstable();
+        k.dedup();
+        k
+    };
+    let (ka, kb) = (keys(a), keys(b));
+    let is_common = |k: &u64| common.binary_search(k).is_ok();
+    // What `a` shares with `b`: mostly the set's repeated blocks?
+    let (mut shared, mut shared_common) = (0u64, 0u64);
+    for &(k, w) in &a.sentences {
+        if kb.binary_search(&k).is_ok() {
+            shared += w as u64;
+            if is_common(&k) {
+                shared_common += w as u64;
+            }
+        }
+    }
+    if shared == 0 || 2 * shared_common < shared {
+        return false;
+    }
+    // Each page's own text: its sentences the other lacks, with their words.
+    let own = |c: &Content, other: &[u64]| -> (u64, Vec<u32>) {
+        let (mut weight, mut words, mut offset) = (0u64, Vec::new(), 0usize);
+        for (&(k, w), &n) in c.sentences.iter().zip(&c.word_counts) {
+            let end = (offset + n as usize).min(c.words.len());
+            if other.binary_search(&k).is_err() {
+                weight += w as u64;
+                words.extend_from_slice(&c.words[offset..end]);
+            }
+            offset = end;
+        }
+        (weight, words)
+    };
+    let ((wa, own_a), (wb, own_b)) = (own(a, &kb), own(b, &ka));
+    let units = config.sibling_own_units as u64;
+    if wa < units.max(1) || wb < units.max(1) {
+        return false;
+    }
+    !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
+}
+
+/// A verdict with the sibling rule applied: similar pages whose own texts differ
+/// (`own_texts_differ`) are dissimilar.
+pub fn unless_siblings(config: &VerifyConfig, a: &Content, b: &Content, common: &[u64], verdict: Verdict) -> Verdict {
+    match verdict {
+        Verdict::Similar(_) if own_texts_differ(config, a, b, common) => Verdict::Dissimilar,
+        verdict => verdict,
     }
 }
 
@@ -302,9 +430,11 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
                 }
                 let hashes: HashMap<*const Content, u64, Mixed> =
                     members.iter().map(|&(_, c)| (c as *const Content, content_hash(c))).collect();
+                let common = set_common_keys(&members, config.sibling_min_pages);
                 let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
                     let key = (hashes[&(a as *const Content)], hashes[&(b as *const Content)]);
-                    *cache.entry(key).or_insert_with(|| compare(&config, a, b, tau_ppm))
+                    let verdict = *cache.entry(key).or_insert_with(|| compare(&config, a, b, tau_ppm));
+                    unless_siblings(&config, a, b, &common, verdict)
                 });
                 stats.nanos = started.elapsed().as_nanos() as u64;
                 on_stats(&stats);
@@ -324,7 +454,13 @@ mod tests {
         PageId { date: n, hash: 0 }
     }
     fn unit(keys: &[u64]) -> Content {
-        Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), shingles: Vec::new(), term_weights: Vec::new() }
+        Content {
+            sentences: keys.iter().map(|&k| (k, 1)).collect(),
+            shingles: Vec::new(),
+            term_weights: Vec::new(),
+            words: Vec::new(),
+            word_counts: Vec::new(),
+        }
     }
 
     fn run(members: &[(PageId, &Content)], tau: f64, max: usize) -> Vec<(PageId, Assignment)> {
@@ -375,6 +511,85 @@ mod tests {
         assert_eq!(out[0].1.cluster, id(1));
         assert_eq!(out[0].1.leader, id(2));
         assert_eq!(out[1].1.cluster, id(1));
+    }
+
+    /// A page of sentences given as word lists (sentence key: a hash of its words).
+    fn of_words(sentences: &[Vec<u32>]) -> Content {
+        let key = |w: &[u32]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
+        Content {
+            sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
+            words: sentences.concat(),
+            word_counts: sentences.iter().map(|w| w.len() as u16).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn sentence(seed: u32) -> Vec<u32> {
+        (0..12).map(|i| seed * 100 + i).collect()
+    }
+
+    #[test]
+    fn a_name_in_every_sentence_is_found_by_words() {
+        let page = |name: u32| {
+            of_words(
+                &(0..10)
+                    .map(|s| {
+                        let mut w = sentence(s);
+                        w[3] = name;
+                        w
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        };
+        let (a, b) = (page(1_000_001), page(1_000_002));
+        let config = VerifyConfig::default();
+        assert_eq!(lcs::compare(&a, &b, lcs::ppm(config.threshold), 1000), Verdict::Dissimilar, "no sentence in common");
+        match compare(&config, &a, &b, lcs::ppm(config.threshold)) {
+            Verdict::Similar(s) => assert!((s - 11.0 / 12.0).abs() < 1e-9, "one word in twelve differs: {s}"),
+            other => panic!("{other:?}"),
+        }
+        let off = VerifyConfig { word_threshold: 0.0, ..config };
+        assert_eq!(compare(&off, &a, &b, lcs::ppm(off.threshold)), Verdict::Dissimilar);
+    }
+
+    #[test]
+    fn siblings_sharing_a_generated_block_are_not_near_duplicates() {
+        // A member list of 30 sentences on every sibling, 3 sentences of each page's own.
+        let block: Vec<Vec<u32>> = (0..30).map(sentence).collect();
+        let sibling = |n: u32| of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
+        let (a, b, c) = (sibling(1), sibling(2), sibling(3));
+        let config = VerifyConfig::default();
+        let members = [(id(1), &a), (id(2), &b), (id(3), &c)];
+        let common = set_common_keys(&members, 3);
+        assert_eq!(common.len(), 30);
+        assert!(matches!(compare(&config, &a, &b, lcs::ppm(config.threshold)), Verdict::Similar(_)), "90% shared");
+        assert!(own_texts_differ(&config, &a, &b, &common));
+        assert_eq!(unless_siblings(&config, &a, &b, &common, Verdict::Similar(0.9)), Verdict::Dissimilar);
+        // The block on fewer pages of the set than sibling_min_pages: no rule.
+        assert!(set_common_keys(&members, 4).is_empty());
+        assert!(!own_texts_differ(&config, &a, &b, &[]));
+    }
+
+    #[test]
+    fn a_family_of_edited_copies_stays_together() {
+        // Copies of one text, each with a word changed in four sentences (edits of one text).
+        let base: Vec<Vec<u32>> = (0..33).map(sentence).collect();
+        let copy = |n: u32| {
+            let mut s = base.clone();
+            for k in 0..4 {
+                s[(n as usize * 7 + k * 5) % 33][5] = 5_000_000 + n;
+            }
+            of_words(&s)
+        };
+        let pages: Vec<Content> = (0..6).map(copy).collect();
+        let members: Vec<(PageId, &Content)> = pages.iter().enumerate().map(|(i, c)| (id(i as u64), c)).collect();
+        let common = set_common_keys(&members, 3);
+        let config = VerifyConfig { sibling_own_units: 20, ..Default::default() };
+        for a in &pages {
+            for b in &pages {
+                assert!(!own_texts_differ(&config, a, b, &common), "edits of one text are not own texts");
+            }
+        }
     }
 
     #[test]

@@ -60,6 +60,7 @@ pub fn clusters_and_shares<'scope>(
     let pages = pages
         .map(|(id, mut page)| {
             page.sentences = Vec::new();
+            page.words = Vec::new();
             (id, page)
         })
         .semijoin(representatives.clone());
@@ -124,7 +125,7 @@ pub fn candidate_sets<'scope>(
 ) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
     let page_ids = pages.clone().map(|(id, _)| id);
     let fingerprints = match &method.fingerprint {
-        Fingerprinting::Sentence(config) => filtered.map(|(id, page)| (id, page.fingerprint_keys)).fingerprints(config.clone()),
+        Fingerprinting::Sentence(config) => filtered.fingerprints(config.clone()),
         Fingerprinting::Minhash(config) => pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone()),
         Fingerprinting::Simhash(config) => {
             // Edges straight from the block tables: only pairs within the Hamming distance.

@@ -240,10 +240,15 @@ impl CurrentPages {
                 out.write_all(&s.key.to_le_bytes())?;
                 out.write_all(&s.weight.to_le_bytes())?;
                 out.write_all(&[s.fingerprinted as u8])?;
+                out.write_all(&s.words.to_le_bytes())?;
             }
             out.write_all(&(page.shingles.len() as u32).to_le_bytes())?;
             for s in &page.shingles {
                 out.write_all(&s.to_le_bytes())?;
+            }
+            out.write_all(&(page.words.len() as u32).to_le_bytes())?;
+            for w in &page.words {
+                out.write_all(&w.to_le_bytes())?;
             }
         }
         // Then the tombstones: a count and (URL key, date) pairs.
@@ -285,14 +290,20 @@ impl CurrentPages {
                 let key = u64::from_le_bytes(array::<8>(input)?);
                 let weight = u16::from_le_bytes(array::<2>(input)?);
                 let fingerprinted = array::<1>(input)?[0] != 0;
-                sentences.push(Sentence { key, weight, fingerprinted });
+                let words = u16::from_le_bytes(array::<2>(input)?);
+                sentences.push(Sentence { key, weight, fingerprinted, words });
             }
             let n = u32::from_le_bytes(array::<4>(input)?) as usize;
             let mut shingles = Vec::with_capacity(n.min(1 << 16));
             for _ in 0..n {
                 shingles.push(u64::from_le_bytes(array::<8>(input)?));
             }
-            each(Page { id: PageId { date, hash }, url, host, record_id, sentences, shingles });
+            let n = u32::from_le_bytes(array::<4>(input)?) as usize;
+            let mut words = Vec::with_capacity(n.min(1 << 16));
+            for _ in 0..n {
+                words.push(u32::from_le_bytes(array::<4>(input)?));
+            }
+            each(Page { id: PageId { date, hash }, url, host, record_id, sentences, shingles, words });
         }
         let count = u64_of(input)?;
         for _ in 0..count {
@@ -313,8 +324,9 @@ mod tests {
             url: url.into(),
             host: 1,
             record_id: rid.into(),
-            sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true }],
+            sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true, words: 2 }],
             shingles: vec![date, 7],
+            words: vec![date as u32, 9],
         }
     }
 
