@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Quality and speed on corpora this repository does not hold, from HTML generators other than
+# mdBook (issue 13): each corpus is a real GNU wget crawl (WARC) of a site served on loopback,
+# its truth from the generator's main content (benches/quality/truth.py: lxml, not dupflow);
+# dupflow (2 workers) and the speed peer (../shared/tools/fast_minhash_peer.py, 1 core) run on
+# it in the same run; both are scored by ../shared/bench/score.py (page-averaged and pairwise,
+# per section).
+#
+#   bash benches/quality.sh [CORPUS...] [-- dupflow run arguments]
+#
+# Corpora (built once into target/quality/, then reused):
+#   synthetic  issue 13's failure patterns planted in this machine's prose (benches/quality/
+#              synthetic.py): template-generated families, siblings sharing generated member
+#              lists, a stub family, two versions of prose pages, unique pages.   TUNING
+#   rustdoc    cargo doc of tokio, serde_json, itertools and chrono, two versions of each side
+#              by side (/old/, /new/): rustdoc, heavy navigation and trait lists.  TUNING
+#   doxygen    libstdc++ 11 and 12 API documentation and manual (Debian's libstdc++-1{1,2}-doc):
+#              doxygen + DocBook, two versions side by side.                      HELD OUT
+#   sphinx     CMake's reference (Sphinx, Debian's cmake-doc) on one host and git's manual
+#              pages (asciidoc, Debian's git-doc) on another.                     HELD OUT
+# HELD OUT corpora were not looked at while changing the method: they are measured, not tuned on.
+# Needs: wget, the Debian packages above (installed when missing), a venv made here with
+# fastwarc, resiliparse, rensa, rapidfuzz and lxml (pinned), network to crates.io for cargo doc.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench=../shared/bench
+peer=../shared/tools/fast_minhash_peer.py
+for f in "$bench/score.py" "$peer"; do
+  [ -f "$f" ] || { echo "$f is absent: the quality benchmark needs shared/ beside the checkout" >&2; exit 1; }
+done
+corpora=()
+while [ $# -gt 0 ] && [ "$1" != "--" ]; do corpora+=("$1"); shift; done
+[ $# -gt 0 ] && shift
+[ ${#corpora[@]} -gt 0 ] || corpora=(synthetic rustdoc doxygen sphinx)
+work=$PWD/target/quality
+mkdir -p "$work"
+cargo build --release --locked -q
+dupflow=$PWD/target/release/dupflow
+
+venv=$work/venv
+if ! [ -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import fastwarc, resiliparse, rensa, rapidfuzz, lxml" 2>/dev/null; then
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet "fastwarc==2.0.1" "resiliparse==2.0.1" "rensa==0.5.0" "rapidfuzz==3.14.6" "lxml==6.1.3"
+fi
+py=$venv/bin/python
+
+need_packages() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+# crawl ROOT ADDRESS OUT.warc.gz: serve ROOT on ADDRESS, crawl every page from a sitemap of its
+# *.html files (source views of rustdoc left out) with GNU wget into OUT.
+crawl() {
+  local root=$1 address=$2 out=$3 port
+  (cd "$root" && find -L . -name '*.html' -not -path '*/src/*' | sort \
+    | sed 's|^\./\(.*\)|<li><a href="\1">\1</a></li>|' | { echo '<html><body><ul>'; cat; echo '</ul></body></html>'; } > sitemap.html)
+  port=$("$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$py" -m http.server --bind "$address" --directory "$root" "$port" >/dev/null 2>&1 &
+  local server=$!
+  for _ in $(seq 50); do (exec 3<>"/dev/tcp/$address/$port") 2>/dev/null && break; sleep 0.1; done
+  local tmp
+  tmp=$(mktemp -d)
+  (cd "$tmp" && wget -q -r -l inf -np -nd --delete-after -e robots=off -A '*.html' --reject-regex '/src/' \
+    --warc-file=crawl --warc-cdx=off "http://$address:$port/sitemap.html" || true)
+  kill "$server"; wait "$server" 2>/dev/null || true
+  mv "$tmp/crawl.warc.gz" "$out"; rm -rf "$tmp"
+}
+
+rustdoc_versions() {
+  local name=$1; shift
+  local d=$work/rustdoc-src/$name
+  mkdir -p "$d/src"
+  printf '[package]\nname = "quality-%s"\nversion = "0.0.0"\nedition = "2021"\n[lib]\npath = "src/lib.rs"\n[dependencies]\n' "$name" > "$d/Cargo.toml"
+  printf '%s\n' "$@" >> "$d/Cargo.toml"
+  touch "$d/src/lib.rs"
+  [ -d "$d/target/doc/tokio" ] && return
+  (cd "$d" && CARGO_TARGET_DIR="$d/target" cargo doc -q --no-deps -p tokio -p serde_json -p itertools -p chrono)
+}
+
+build_corpus() {
+  local name=$1 root=$work/$1-site
+  rm -rf "$root"; mkdir -p "$root"
+  case $name in
+    synthetic)
+      python3 benches/quality/synthetic.py "$root/synthetic"
+      crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
+    rustdoc)
+      rustdoc_versions old 'tokio = { version = "=1.38.0", features = ["full"] }' 'serde_json = "=1.0.100"' 'itertools = "=0.11.0"' 'chrono = "=0.4.31"'
+      rustdoc_versions new 'tokio = { version = "=1.54.1", features = ["full"] }' 'serde_json = "=1.0.154"' 'itertools = "=0.14.0"' 'chrono = "=0.4.42"'
+      ln -s "$work/rustdoc-src/old/target/doc" "$root/old"
+      ln -s "$work/rustdoc-src/new/target/doc" "$root/new"
+      crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
+    doxygen)
+      need_packages libstdc++-12-doc
+      # 11 and 12 conflict as packages: 11 is unpacked, not installed.
+      if ! [ -d "$work/libstdc++-11/usr" ]; then
+        (cd "$work" && apt-get download libstdc++-11-doc 2>/dev/null && dpkg-deb -x libstdc++-11-doc_*.deb libstdc++-11 && rm libstdc++-11-doc_*.deb)
+      fi
+      ln -s "$work/libstdc++-11/usr/share/doc/gcc-11-base/libstdc++" "$root/11"
+      ln -s /usr/share/doc/gcc-12-base/libstdc++ "$root/12"
+      crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
+    sphinx)
+      need_packages cmake-doc git-doc
+      mkdir -p "$root/a" "$root/b/git"
+      ln -s /usr/share/doc/cmake-data/html "$root/a/cmake"
+      ln -s /usr/share/doc/git-doc "$root/b/git/docs"
+      crawl "$root/a" 127.0.0.1 "$work/a.warc.gz"
+      crawl "$root/b" 127.0.0.2 "$work/b.warc.gz"
+      cat "$work/a.warc.gz" "$work/b.warc.gz" > "$work/$name.warc.gz"; rm "$work/a.warc.gz" "$work/b.warc.gz" ;;
+    *) echo "unknown corpus $name (synthetic, rustdoc, doxygen, sphinx)" >&2; exit 2 ;;
+  esac
+  "$py" benches/quality/truth.py "$work/$name.warc.gz" "$work/$name"
+}
+
+measure() { # measure LABEL OUTDIR COMMAND...: wall seconds and peak RSS into $work/LABEL.time
+  /usr/bin/time -f "%e %M" -o "$work/$1.time" "${@:3}" >/dev/null 2>"$work/$1.err" || { cat "$work/$1.err" >&2; exit 1; }
+}
+
+for name in "${corpora[@]}"; do
+  [ -f "$work/$name.truth.json" ] || build_corpus "$name"
+  out=$work/$name-out
+  rm -rf "$out"; mkdir -p "$out"
+  pages=$("$py" -c "import json,sys; t=json.load(open(sys.argv[1])); print(len(t['urls']) + len(t['excluded']))" "$work/$name.truth.json")
+  measure "$name-dupflow" "$out" "$dupflow" run "$work/$name.warc.gz" --workers 2 --quiet --out "$out" "$@"
+  measure "$name-peer" "$out" "$py" "$peer" "$work/$name.warc.gz" "$out/peer.jsonl"
+  read -r dw dr < "$work/$name-dupflow.time"
+  read -r pw pr < "$work/$name-peer.time"
+  echo "== $name: $pages html pages"
+  echo "dupflow, 2 workers: wall ${dw} s, peak RSS $((dr / 1024)) MB; per core $(awk -v p="$pages" -v w="$dw" 'BEGIN{printf "%.0f", p/w/2}') pages/s"
+  echo "peer, 1 core:       wall ${pw} s, peak RSS $((pr / 1024)) MB; per core $(awk -v p="$pages" -v w="$pw" 'BEGIN{printf "%.0f", p/w}') pages/s"
+  echo "per core, dupflow / peer: $(awk -v d="$dw" -v p="$pw" 'BEGIN{printf "%.2f", p/(2*d)}')"
+  echo "-- dupflow"
+  "$py" "$bench/score.py" "$work/$name.truth.json" "$out/clusters.jsonl" --tokens "$work/$name.tokens.pickle" --by-section
+  echo "-- peer"
+  "$py" "$bench/score.py" "$work/$name.truth.json" "$out/peer.jsonl" --tokens "$work/$name.tokens.pickle" --by-section
+done

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Truth for a crawl, in the dev benchmark's format, from each page's main content.
+
+Usage: truth.py CRAWL.warc.gz OUT   (writes OUT.truth.json and OUT.tokens.pickle)
+
+The main content is what the page's generator marks as such, found with lxml (dupflow uses
+neither the markup nor lxml): rustdoc's section#main-content without its implementation lists
+(trait, auto-trait and blanket implementations are generated member lists), doxygen's
+div.contents without member summary tables, Sphinx's div[role=main], asciidoc's div#content,
+<main> elsewhere; scripts and styles removed. Its words (\\w+, lowercased) are the page's tokens.
+As in ../shared/bench/README.md: pages with fewer than 50 words are not scored; every pair of
+scored pages sharing a run of 5 words (a run on more than 2,000 distinct contents is ignored
+as boilerplate) gets its resemblance 2*LCS/(|A|+|B|) over word sequences (rapidfuzz Indel),
+kept when >= 0.5; dup = 0.8, non = 0.5. The tokens pickle lets score.py (--tokens) judge
+predicted pairs outside those candidates exactly. Needs fastwarc, lxml and rapidfuzz.
+"""
+import collections
+import json
+import pickle
+import re
+import sys
+
+from fastwarc.warc import ArchiveIterator, WarcRecordType
+from lxml import html as lxml_html
+from rapidfuzz.distance import Indel
+
+RUN = 5
+MAX_RUN_PAGES = 2000
+MIN_WORDS = 50
+DUP, NON = 0.8, 0.5
+DROP = (
+    "//script | //style | //noscript"
+    " | //*[@id='trait-implementations-list'] | //*[@id='synthetic-implementations-list']"
+    " | //*[@id='blanket-implementations-list'] | //*[@id='trait-implementations']"
+    " | //*[@id='synthetic-implementations'] | //*[@id='blanket-implementations']"
+    " | //table[contains(@class, 'memberdecls')]"
+)
+MAIN = ["//section[@id='main-content']", "//div[contains(concat(' ', @class, ' '), ' contents ')]",
+        "//div[@role='main']", "//div[@id='content']", "//main"]
+
+
+def main_words(body):
+    try:
+        tree = lxml_html.fromstring(body)
+    except Exception:
+        return None
+    for node in tree.xpath(DROP):
+        node.drop_tree()
+    for selector in MAIN:
+        found = tree.xpath(selector)
+        if found:
+            text = " ".join(node.text_content() for node in found)
+            return re.findall(r"\w+", text.lower())
+    return None
+
+
+def pages(path):
+    with open(path, "rb") as f:
+        for record in ArchiveIterator(f, record_types=WarcRecordType.response, parse_http=True):
+            content_type = record.http_headers.get("Content-Type", "") if record.http_headers else ""
+            if "html" not in content_type or record.http_headers.status_code != 200:
+                continue
+            words = main_words(record.reader.read())
+            if words is not None:
+                yield record.headers["WARC-Target-URI"].strip("<>"), words
+
+
+def main():
+    crawl, out = sys.argv[1], sys.argv[2]
+    tokens = dict(pages(crawl))
+    urls = sorted(u for u, w in tokens.items() if len(w) >= MIN_WORDS)
+    excluded = sorted(u for u, w in tokens.items() if len(w) < MIN_WORDS)
+    # Identical contents are compared once.
+    contents = {}
+    for i, u in enumerate(urls):
+        contents.setdefault(tuple(tokens[u]), []).append(i)
+    distinct = list(contents)
+    postings = collections.defaultdict(list)
+    for c, words in enumerate(distinct):
+        for run in {hash(tuple(words[i:i + RUN])) for i in range(len(words) - RUN + 1)}:
+            postings[run].append(c)
+    shared = collections.Counter()
+    for members in postings.values():
+        if 1 < len(members) <= MAX_RUN_PAGES:
+            for a in range(len(members)):
+                for b in range(a + 1, len(members)):
+                    shared[members[a], members[b]] += 1
+    sims = {}
+
+    def add(group_a, group_b, s):
+        for a in group_a:
+            for b in group_b:
+                if a != b:
+                    sims[f"{min(a, b)} {max(a, b)}"] = round(s, 4)
+
+    for members in contents.values():
+        add(members, members, 1.0)
+    for (a, b) in shared:
+        la, lb = len(distinct[a]), len(distinct[b])
+        if 2 * min(la, lb) < NON * (la + lb):
+            continue
+        s = Indel.normalized_similarity(distinct[a], distinct[b])
+        if s >= NON:
+            add(contents[distinct[a]], contents[distinct[b]], s)
+    truth = {"dup": DUP, "non": NON, "urls": urls, "excluded": excluded, "sims": sims,
+             "lengths": [len(tokens[u]) for u in urls]}
+    with open(out + ".truth.json", "w") as f:
+        json.dump(truth, f)
+    with open(out + ".tokens.pickle", "wb") as f:
+        pickle.dump({u: tokens[u] for u in urls}, f)
+    dups = sum(1 for s in sims.values() if s >= DUP)
+    print(f"{len(tokens)} html pages, {len(urls)} scored, {len(distinct)} distinct contents, "
+          f"{len(shared)} candidate pairs, {dups} duplicate pairs", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
