@@ -114,9 +114,9 @@ fn verify(c: &mut Criterion) {
     });
     // Word level: 1,200 words, one word in twelve replaced (a name in every sentence), and
     // unrelated words (the bag filter rejects).
-    let words: Vec<u32> = (0..1200).map(|i| sentence::mix64(i) as u32).collect();
-    let renamed: Vec<u32> = words.iter().enumerate().map(|(i, &w)| if i % 12 == 3 { 7 } else { w }).collect();
-    let unrelated: Vec<u32> = (0..1200).map(|i| sentence::mix64(i + (1 << 40)) as u32).collect();
+    let words: Vec<u16> = (0..1200).map(|i| sentence::mix64(i) as u16).collect();
+    let renamed: Vec<u16> = words.iter().enumerate().map(|(i, &w)| if i % 12 == 3 { 7 } else { w }).collect();
+    let unrelated: Vec<u16> = (0..1200).map(|i| sentence::mix64(i + (1 << 40)) as u16).collect();
     group.bench_function("myers words, 1,200 words, one in twelve replaced", |bench| {
         bench.iter(|| lcs::compare_words(&words, &renamed, lcs::ppm(0.8), 50_000))
     });

@@ -168,6 +168,9 @@ impl PipelineConfig {
         if !(v.threshold > 0.0 && v.threshold <= 1.0) {
             return invalid("verify.threshold", "must be in (0, 1]");
         }
+        if !(0.0..=1.0).contains(&v.word_threshold) {
+            return invalid("verify.word_threshold", "must be in [0, 1] (0: off)");
+        }
         match &self.fingerprint {
             Fingerprinting::Sentence(f) => {
                 if f.buckets == 0 {
@@ -175,6 +178,9 @@ impl PipelineConfig {
                 }
                 if f.hashes_per_bucket == 0 {
                     return invalid("fingerprint.hashes_per_bucket", "must be at least 1");
+                }
+                if f.word_bands > 0 && (f.word_rows == 0 || f.word_shingle_words == 0) {
+                    return invalid("fingerprint.word_rows", "word_rows and word_shingle_words must be at least 1 (word_bands 0: off)");
                 }
             }
             Fingerprinting::Minhash(m) => {
@@ -267,6 +273,10 @@ mod tests {
 
     #[test]
     fn invalid_values_name_their_key() {
+        let err = PipelineConfig::parse("[verify]\nword_threshold = 2\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("verify.word_threshold"), "{err}");
+        let err = PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nword_rows = 0\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("fingerprint.word_rows"), "{err}");
         let err = PipelineConfig::parse("[verify]\nthreshold = 1.5\n", "p.toml").unwrap_err().to_string();
         assert!(err.contains("verify.threshold"), "{err}");
         let err = PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nbuckets = 0\n", "p.toml").unwrap_err().to_string();

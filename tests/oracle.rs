@@ -92,9 +92,9 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
     let templates: Vec<Vec<u64>> = (0..3).map(|_| (0..6).map(|_| rng.next()).collect()).collect();
     let mut bases: Vec<Vec<u64>> = Vec::new();
     // A sentence's words: 4-8 words made from its key, unless a renaming gave it others.
-    let mut words_of: BTreeMap<u64, Vec<u32>> = BTreeMap::new();
-    let words = |words_of: &BTreeMap<u64, Vec<u32>>, key: u64| -> Vec<u32> {
-        words_of.get(&key).cloned().unwrap_or_else(|| (0..key % 5 + 4).map(|i| (key.rotate_left(8 * i as u32) >> 40) as u32).collect())
+    let mut words_of: BTreeMap<u64, Vec<u16>> = BTreeMap::new();
+    let words = |words_of: &BTreeMap<u64, Vec<u16>>, key: u64| -> Vec<u16> {
+        words_of.get(&key).cloned().unwrap_or_else(|| (0..key % 5 + 4).map(|i| (key.rotate_left(8 * i as u32) >> 48) as u16).collect())
     };
     let mut alive: Vec<Page> = Vec::new();
     let mut updates = Vec::new();
@@ -119,7 +119,7 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
                 // sentences, mostly the same words).
                 let mut c = bases[rng.below(bases.len() as u64) as usize].clone();
                 if renames.below(8) == 0 {
-                    let name = renames.next() as u32;
+                    let name = renames.next() as u16;
                     for key in c.iter_mut() {
                         let mut renamed = words(&words_of, *key);
                         renamed[0] = name;

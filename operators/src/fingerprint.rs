@@ -45,16 +45,45 @@ impl Default for FingerprintConfig {
 
 /// A page's word fingerprints: the LSH band keys of its word shingles, tagged apart from the
 /// sentence fingerprints. None when word fingerprints are off or the page has no words.
-pub fn word_fingerprints(words: &[u32], config: &FingerprintConfig) -> Vec<u64> {
+///
+/// The signature is one-permutation MinHash (Li, Owen and Zhang 2012): each shingle is hashed
+/// once and falls into one of `bands × rows` bins, which keeps its smallest hash; an empty bin
+/// borrows from the next non-empty one, offset by the distance (Shrivastava and Li 2014). Two
+/// pages with Jaccard J agree in a bin with probability about J, as with independent hashes,
+/// at one hash per shingle instead of one per shingle and row.
+pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig) -> Vec<u64> {
     if config.word_bands == 0 || words.is_empty() {
         return Vec::new();
     }
-    let mut shingles = crate::sentence::word_shingles(words, config.word_shingle_words as usize);
-    shingles.sort_unstable();
-    shingles.dedup();
-    let bands =
-        crate::minhash::MinhashConfig { shingle_words: config.word_shingle_words, bands: config.word_bands, rows: config.word_rows };
-    crate::minhash::band_keys(&shingles, &bands).into_iter().map(|key| mix64(key ^ WORD_TAG)).collect()
+    let (bands, rows) = (config.word_bands as usize, config.word_rows.max(1) as usize);
+    let bins = bands * rows;
+    let mut signature = vec![u64::MAX; bins];
+    for shingle in crate::sentence::word_shingles(words, config.word_shingle_words as usize) {
+        let h = mix64(shingle ^ WORD_TAG);
+        let bin = ((h >> 32) * bins as u64 >> 32) as usize;
+        signature[bin] = signature[bin].min(h);
+    }
+    // Densify: an empty bin takes the next non-empty bin's value (cyclically), mixed with the
+    // distance, so that two pages borrow alike exactly when the same bins are empty.
+    let filled: Vec<usize> = (0..bins).filter(|&b| signature[b] != u64::MAX).collect();
+    let dense: Vec<u64> = (0..bins)
+        .map(|b| {
+            if signature[b] != u64::MAX {
+                return signature[b];
+            }
+            let next = filled.iter().copied().find(|&f| f > b).unwrap_or(filled[0]);
+            let distance = (next + bins - b) % bins;
+            mix64(signature[next] ^ (distance as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        })
+        .collect();
+    let mut keys: Vec<u64> = dense
+        .chunks(rows)
+        .enumerate()
+        .map(|(band, values)| values.iter().fold(mix64(band as u64 ^ WORD_TAG), |acc, &v| mix64(acc ^ v)))
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys
 }
 
 /// All fingerprints of a template-filtered page: sentence and word fingerprints, sorted, distinct.
@@ -154,13 +183,13 @@ mod tests {
     fn pages_with_a_name_in_every_sentence_share_word_fingerprints() {
         // Twelve sentences of twelve words, one word of each replaced by the page's name: no
         // sentence in common, most word 3-grams in common.
-        let page = |name: u32| -> Vec<u32> {
-            (0..12u32).flat_map(|s| (0..12u32).map(move |w| if w == s % 12 { name } else { 1000 * s + w })).collect()
+        let page = |name: u16| -> Vec<u16> {
+            (0..12u16).flat_map(|s| (0..12u16).map(move |w| if w == s % 12 { name } else { 1000 * s + w })).collect()
         };
         let config = FingerprintConfig::default();
         let (a, b) = (word_fingerprints(&page(1), &config), word_fingerprints(&page(2), &config));
         assert!(a.iter().any(|f| b.contains(f)), "members of one pattern meet");
-        let other: Vec<u32> = (50_000..50_144).collect();
+        let other: Vec<u16> = (50_000..50_144).collect();
         assert!(!word_fingerprints(&other, &config).iter().any(|f| a.contains(f)), "other text does not");
         assert!(word_fingerprints(&page(1), &FingerprintConfig { word_bands: 0, ..config }).is_empty());
         let sentence_only = fingerprints(&[1, 2, 3], &config);

@@ -30,4 +30,4 @@ pub mod template;
 pub mod text;
 pub mod verify;
 
-pub use page::{Content, Page, PageId, PageMeta, Sentence};
+pub use page::{Content, Page, PageId, PageMeta, Sentence, Word};

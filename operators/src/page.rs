@@ -2,8 +2,8 @@
 //!
 //! A page is kept compact: per sentence only a 64-bit key (from the sentence's MD5), a weight
 //! (its length in word-sized units) and whether it is long enough to be fingerprinted; per word a
-//! 32-bit hash (word-level verification and fingerprints). The text itself is not kept, so state
-//! is ~16 bytes per sentence and 4 per word.
+//! 16-bit hash (word-level verification and fingerprints). The text itself is not kept, so state
+//! is ~16 bytes per sentence and 2 per word.
 
 use serde::{Deserialize, Serialize};
 
@@ -35,6 +35,11 @@ impl std::fmt::Display for PageId {
     }
 }
 
+/// A word as the dataflow keeps it: 16 bits of its hash. Two different words of two compared
+/// pages agree by chance with probability 2^-16, which moves a word-level resemblance by far
+/// less than its threshold's resolution; 2 bytes a word keep page state small.
+pub type Word = u16;
+
 /// One sentence of a page, as the dataflow keeps it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Sentence {
@@ -60,9 +65,9 @@ pub struct Page {
     /// Hashes of word n-gram shingles, in order (only for the MinHash and SimHash methods).
     #[serde(default)]
     pub shingles: Vec<u64>,
-    /// 32-bit hashes of the normalized words of all sentences, in order (see `Sentence::words`).
+    /// Hashes of the normalized words of all sentences, in order (see `Sentence::words`).
     #[serde(default)]
-    pub words: Vec<u32>,
+    pub words: Vec<Word>,
 }
 
 /// What verification compares: a page's non-template sentences in document order.
@@ -75,9 +80,9 @@ pub struct Content {
     /// For cosine: each term's IDF weight in 1/64ths, parallel to `shingles` (set by the
     /// dataflow from the document frequencies it maintains; empty otherwise).
     pub term_weights: Vec<u32>,
-    /// The words of `sentences`, in order (32-bit hashes): word-level verification and
-    /// fingerprints, where sentences are too coarse.
-    pub words: Vec<u32>,
+    /// The words of `sentences`, in order (hashes): word-level verification and fingerprints,
+    /// where sentences are too coarse.
+    pub words: Vec<Word>,
     /// Each sentence's number of `words`, parallel to `sentences` (empty without words).
     pub word_counts: Vec<u16>,
 }

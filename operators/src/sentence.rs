@@ -195,7 +195,7 @@ pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> Split
 }
 
 /// The compact form the dataflow keeps: sentences and their words.
-pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Sentence>, Vec<u32>) {
+pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::page::Word>) {
     let mut words: Vec<u64> = Vec::new();
     let mut all = Vec::new();
     let compact = sentences
@@ -204,7 +204,7 @@ pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Se
             words.clear();
             word_hashes(&s.normalized, &mut words);
             words.truncate(u16::MAX as usize);
-            all.extend(words.iter().map(|&w| (w >> 32) as u32));
+            all.extend(words.iter().map(|&w| (w >> 48) as crate::page::Word));
             Sentence { key: s.key, weight: weight(s.units), fingerprinted: s.units >= config.min_sentence_units, words: words.len() as u16 }
         })
         .collect();

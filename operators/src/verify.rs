@@ -285,7 +285,7 @@ pub fn or_by_words(
     a: &Content,
     b: &Content,
     verdict: Verdict,
-    by_words: impl FnOnce(&[u32], &[u32], u64) -> Verdict,
+    by_words: impl FnOnce(&[crate::page::Word], &[crate::page::Word], u64) -> Verdict,
 ) -> Verdict {
     if matches!(verdict, Verdict::Similar(_)) || config.word_threshold <= 0.0 || a.words.is_empty() || b.words.is_empty() {
         return verdict;
@@ -357,7 +357,7 @@ pub fn own_texts_differ(config: &VerifyConfig, a: &Content, b: &Content, common:
         return false;
     }
     // Each page's own text: its sentences the other lacks, with their words.
-    let own = |c: &Content, other: &[u64]| -> (u64, Vec<u32>) {
+    let own = |c: &Content, other: &[u64]| -> (u64, Vec<crate::page::Word>) {
         let (mut weight, mut words, mut offset) = (0u64, Vec::new(), 0usize);
         for (&(k, w), &n) in c.sentences.iter().zip(&c.word_counts) {
             let end = (offset + n as usize).min(c.words.len());
@@ -514,8 +514,8 @@ mod tests {
     }
 
     /// A page of sentences given as word lists (sentence key: a hash of its words).
-    fn of_words(sentences: &[Vec<u32>]) -> Content {
-        let key = |w: &[u32]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
+    fn of_words(sentences: &[Vec<u16>]) -> Content {
+        let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
         Content {
             sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
             words: sentences.concat(),
@@ -524,13 +524,13 @@ mod tests {
         }
     }
 
-    fn sentence(seed: u32) -> Vec<u32> {
-        (0..12).map(|i| seed * 100 + i).collect()
+    fn sentence(seed: u16) -> Vec<u16> {
+        (0..12).map(|i| seed * 16 + i).collect()
     }
 
     #[test]
     fn a_name_in_every_sentence_is_found_by_words() {
-        let page = |name: u32| {
+        let page = |name: u16| {
             of_words(
                 &(0..10)
                     .map(|s| {
@@ -541,7 +541,7 @@ mod tests {
                     .collect::<Vec<_>>(),
             )
         };
-        let (a, b) = (page(1_000_001), page(1_000_002));
+        let (a, b) = (page(60_001), page(60_002));
         let config = VerifyConfig::default();
         assert_eq!(lcs::compare(&a, &b, lcs::ppm(config.threshold), 1000), Verdict::Dissimilar, "no sentence in common");
         match compare(&config, &a, &b, lcs::ppm(config.threshold)) {
@@ -555,8 +555,8 @@ mod tests {
     #[test]
     fn siblings_sharing_a_generated_block_are_not_near_duplicates() {
         // A member list of 30 sentences on every sibling, 3 sentences of each page's own.
-        let block: Vec<Vec<u32>> = (0..30).map(sentence).collect();
-        let sibling = |n: u32| of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
+        let block: Vec<Vec<u16>> = (0..30).map(sentence).collect();
+        let sibling = |n: u16| of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
         let (a, b, c) = (sibling(1), sibling(2), sibling(3));
         let config = VerifyConfig::default();
         let members = [(id(1), &a), (id(2), &b), (id(3), &c)];
@@ -573,15 +573,15 @@ mod tests {
     #[test]
     fn a_family_of_edited_copies_stays_together() {
         // Copies of one text, each with a word changed in four sentences (edits of one text).
-        let base: Vec<Vec<u32>> = (0..33).map(sentence).collect();
-        let copy = |n: u32| {
+        let base: Vec<Vec<u16>> = (0..33).map(sentence).collect();
+        let copy = |n: u16| {
             let mut s = base.clone();
             for k in 0..4 {
-                s[(n as usize * 7 + k * 5) % 33][5] = 5_000_000 + n;
+                s[(n as usize * 7 + k * 5) % 33][5] = 61_000 + n;
             }
             of_words(&s)
         };
-        let pages: Vec<Content> = (0..6).map(copy).collect();
+        let pages: Vec<Content> = (0..6u16).map(copy).collect();
         let members: Vec<(PageId, &Content)> = pages.iter().enumerate().map(|(i, c)| (id(i as u64), c)).collect();
         let common = set_common_keys(&members, 3);
         let config = VerifyConfig { sibling_own_units: 20, ..Default::default() };

@@ -301,7 +301,7 @@ impl CurrentPages {
             let n = u32::from_le_bytes(array::<4>(input)?) as usize;
             let mut words = Vec::with_capacity(n.min(1 << 16));
             for _ in 0..n {
-                words.push(u32::from_le_bytes(array::<4>(input)?));
+                words.push(u16::from_le_bytes(array::<2>(input)?));
             }
             each(Page { id: PageId { date, hash }, url, host, record_id, sentences, shingles, words });
         }
@@ -326,7 +326,7 @@ mod tests {
             record_id: rid.into(),
             sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true, words: 2 }],
             shingles: vec![date, 7],
-            words: vec![date as u32, 9],
+            words: vec![date as u16, 9],
         }
     }
 
