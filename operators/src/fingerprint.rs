@@ -60,7 +60,7 @@ pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig
     let mut signature = vec![u64::MAX; bins];
     for shingle in crate::sentence::word_shingles(words, config.word_shingle_words as usize) {
         let h = mix64(shingle ^ WORD_TAG);
-        let bin = ((h >> 32) * bins as u64 >> 32) as usize;
+        let bin = (((h >> 32) * bins as u64) >> 32) as usize;
         signature[bin] = signature[bin].min(h);
     }
     // Densify: an empty bin takes the next non-empty bin's value (cyclically), mixed with the
