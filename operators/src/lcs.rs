@@ -348,6 +348,20 @@ mod tests {
         assert!(ca.sentences.is_empty() && cb.sentences.is_empty());
     }
 
+    /// A verdict agrees with the exact resemblance: similar with the exact value at or above τ,
+    /// dissimilar below it, never capped (no cap in these tests).
+    fn agrees(verdict: Verdict, exact: f64, tau_ppm: u64) -> Result<(), TestCaseError> {
+        match verdict {
+            Verdict::Similar(s) => {
+                prop_assert!((s - exact).abs() < 1e-9);
+                prop_assert!(s * 1e6 >= tau_ppm as f64 - 1e-6);
+            }
+            Verdict::Dissimilar => prop_assert!(exact * 1e6 < tau_ppm as f64 + 1e-6),
+            Verdict::CostCapped => prop_assert!(false, "no cap at 1e6"),
+        }
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn myers_matches_dynamic_programming(a in proptest::collection::vec(0u8..4, 0..40),
@@ -378,14 +392,7 @@ mod tests {
             let (ca, cb) = (content(&a), content(&b));
             let exact = dp_resemblance(&ca, &cb);
             let tau_ppm = ppm(tau);
-            match compare(&ca, &cb, tau_ppm, 1_000_000) {
-                Verdict::Similar(s) => {
-                    prop_assert!((s - exact).abs() < 1e-9);
-                    prop_assert!(s * 1e6 >= tau_ppm as f64 - 1e-6);
-                }
-                Verdict::Dissimilar => prop_assert!(exact * 1e6 < tau_ppm as f64 + 1e-6),
-                Verdict::CostCapped => prop_assert!(false, "no cap at 1e6"),
-            }
+            agrees(compare(&ca, &cb, tau_ppm, 1_000_000), exact, tau_ppm)?;
         }
 
         #[test]
@@ -394,14 +401,7 @@ mod tests {
                                                 tau in 0.3f64..1.0) {
             let exact = dp_word_resemblance(&a, &b);
             let tau_ppm = ppm(tau);
-            match compare_words(&a, &b, tau_ppm, 1_000_000) {
-                Verdict::Similar(s) => {
-                    prop_assert!((s - exact).abs() < 1e-9);
-                    prop_assert!(s * 1e6 >= tau_ppm as f64 - 1e-6);
-                }
-                Verdict::Dissimilar => prop_assert!(exact * 1e6 < tau_ppm as f64 + 1e-6),
-                Verdict::CostCapped => prop_assert!(false, "no cap at 1e6"),
-            }
+            agrees(compare_words(&a, &b, tau_ppm, 1_000_000), exact, tau_ppm)?;
         }
 
         #[test]

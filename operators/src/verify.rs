@@ -306,12 +306,11 @@ pub fn set_common_keys(members: &[(PageId, &Content)], min_pages: u32) -> Vec<u6
     if min_pages == 0 {
         return Vec::new();
     }
+    // Each page's distinct keys, all pages together: a key's run is the pages it is on.
     let mut keys: Vec<u64> = Vec::new();
     for (_, c) in members {
-        let start = keys.len();
-        keys.extend(c.sentences.iter().map(|&(k, _)| k));
-        keys[start..].sort_unstable();
-        let mut distinct = keys.split_off(start);
+        let mut distinct: Vec<u64> = c.sentences.iter().map(|&(k, _)| k).collect();
+        distinct.sort_unstable();
         distinct.dedup();
         keys.extend(distinct);
     }
