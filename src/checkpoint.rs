@@ -2,6 +2,14 @@
 //! The reader writes its positions (`reader-EPOCH.json`) when it closes a checkpoint epoch, each
 //! worker its held pages and revisits (`part-EPOCH-WORKER.lz4`, `revisits-EPOCH-WORKER.json`),
 //! and the sink commits the checkpoint by writing `checkpoint.json` last, atomically.
+//!
+//! In a cluster the directory is one that every process sees (a shared file system). Process
+//! 0's reader chooses the checkpoint epochs; every reader writes its positions at each epoch it
+//! closes (`reader-EPOCH-pP.json`, and `reader-done-pP.json` once it has read everything),
+//! every process's sink the length of its shard of the change stream (`sink-EPOCH-pP.json`),
+//! and process 0 commits the manifest once all of them are on disk. A process whose reader
+//! jumped over the checkpoint's epoch (epochs advance in step with the cluster's fastest) is
+//! described by its first position file past it: it sent nothing in between.
 //! Save and restore of those parts live here too: the worker loop calls `save_part` at a
 //! checkpoint epoch and `restore_pages` / `restore_revisits` when it resumes.
 
@@ -46,6 +54,79 @@ pub struct Manifest {
     /// Workers that wrote parts (`part-EPOCH-WORKER.lz4`).
     pub parts: usize,
     pub reader: ReaderProgress,
+    /// A cluster's checkpoint: each process's reader positions and the length of its shard of
+    /// the change stream, by process (empty for one process, which uses the fields above).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub processes: Vec<ProcessState>,
+}
+
+/// One process's share of a cluster checkpoint.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessState {
+    pub reader: ReaderProgress,
+    pub changes_bytes: u64,
+}
+
+impl Manifest {
+    /// Process `process`'s reader positions and change-stream length.
+    pub fn process(&self, process: usize) -> ProcessState {
+        match self.processes.get(process) {
+            Some(state) => state.clone(),
+            None => ProcessState { reader: self.reader.clone(), changes_bytes: self.changes_bytes },
+        }
+    }
+
+    /// A resume must have the cluster's shape: the parts and shards are split by it.
+    pub fn check_shape(&self, processes: usize, path: &Path) -> Result<(), RunError> {
+        let written = self.processes.len().max(1);
+        if written != processes.max(1) {
+            return Err(RunError::Checkpoint {
+                path: path.to_path_buf(),
+                message: format!("written by {written} process(es); resume it with --processes {written}"),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Where process `process` of `processes` writes its reader positions as of `epoch`.
+pub fn reader_path(dir: &Path, epoch: u64, process: usize, processes: usize) -> PathBuf {
+    match processes {
+        0 | 1 => progress_path(dir, epoch),
+        _ => dir.join(format!("reader-{epoch}-p{process}.json")),
+    }
+}
+
+/// A cluster process's reader positions once it has read all its inputs (valid for any later
+/// epoch).
+pub fn reader_done_path(dir: &Path, process: usize) -> PathBuf {
+    dir.join(format!("reader-done-p{process}.json"))
+}
+
+/// A cluster process's shard of a checkpoint: its change stream's length.
+pub fn sink_path(dir: &Path, epoch: u64, process: usize) -> PathBuf {
+    dir.join(format!("sink-{epoch}-p{process}.json"))
+}
+
+/// Process `process`'s reader positions as of checkpoint `epoch`: its first position file at or
+/// past the epoch (it sent nothing between the epoch and that file's), or its final one.
+/// `None` while neither is on disk.
+pub fn reader_positions_at(dir: &Path, epoch: u64, process: usize) -> Option<ReaderProgress> {
+    let suffix = format!("-p{process}.json");
+    let first = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name().to_string_lossy().to_string();
+            name.strip_prefix("reader-")?.strip_suffix(suffix.as_str())?.parse::<u64>().ok()
+        })
+        .filter(|&e| e >= epoch)
+        .min();
+    let path = match first {
+        Some(e) => reader_path(dir, e, process, 2),
+        None => reader_done_path(dir, process),
+    };
+    serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }
 
 pub const MANIFEST: &str = "checkpoint.json";
@@ -135,10 +216,12 @@ pub fn restore_pages(
     Ok(())
 }
 
-/// Resume: the revisits every worker had seen by the checkpoint.
-pub fn restore_revisits(dir: &Path, manifest: &Manifest) -> Result<Vec<Revisit>, RunError> {
+/// Resume: the revisits worker `index` of `peers` takes back: its own part's when the worker
+/// count is the checkpoint's, else worker 0 takes every part's.
+pub fn restore_revisits(dir: &Path, manifest: &Manifest, peers: usize, index: usize) -> Result<Vec<Revisit>, RunError> {
     let mut revisits = Vec::new();
-    for part in 0..manifest.parts {
+    let mine = |part: usize| if peers == manifest.parts { part == index } else { index == 0 };
+    for part in (0..manifest.parts).filter(|p| mine(*p)) {
         let path = revisits_path(dir, manifest.epoch, part);
         let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
         let saved: Vec<Revisit> = serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;

@@ -6,7 +6,7 @@ mod cmd;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
@@ -50,6 +50,10 @@ enum Command {
     /// left out and the page kept in its place; or, with --annotate, every record kept and a
     /// metadata record marking each near-duplicate.
     Dedup(cmd::dedup::Args),
+    /// Merge the sharded outputs of a cluster run (`clusters-I-of-N.jsonl`, `changes-…`,
+    /// `revisits-…`, one set per process) into the clusters.jsonl, changes.jsonl and
+    /// revisits.jsonl a single process writes, line for line.
+    Merge { dir: PathBuf },
     /// Print a shell completion script: `dupflow completions bash > /etc/bash_completion.d/dupflow`
     /// (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
@@ -96,6 +100,13 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Similar(args) => cmd::similar::execute(args),
         Command::Eval(args) => cmd::eval::execute(args),
         Command::Dedup(args) => cmd::dedup::execute(args),
+        Command::Merge { dir } => {
+            let merged = dupflow::sink::shards::merge(&dir).with_context(|| format!("merging the shards in {}", dir.display()))?;
+            for (path, lines) in &merged.files {
+                println!("{}: {lines} lines from {} shards", path.display(), merged.shards);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "dupflow", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)

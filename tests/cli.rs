@@ -104,7 +104,12 @@ fn two_processes_give_the_same_clusters_as_one() {
         let output = child.wait_with_output().unwrap();
         assert!(output.status.success(), "process failed: {}", String::from_utf8_lossy(&output.stderr));
     }
+    // Each process wrote its shard; merged, they are the one-process file line for line.
+    assert!(!out.join("clusters.jsonl").exists());
+    let merged = dupflow().arg("merge").arg(&out).output().unwrap();
+    assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
     assert_eq!(clusters(&out), clusters(&single));
+    assert_eq!(std::fs::read(out.join("clusters.jsonl")).unwrap(), std::fs::read(single.join("clusters.jsonl")).unwrap());
 }
 
 #[test]

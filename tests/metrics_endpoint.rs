@@ -38,7 +38,7 @@ fn metrics_agree_with_the_run() {
     assert_eq!(value(&scrape, "dupflow_record_errors_total", Some(("kind", "bad_content_length"))), 2.0);
     assert_eq!(value(&scrape, "dupflow_record_errors_total", Some(("kind", "garbage_between_records"))), 2.0);
     assert_eq!(value(&scrape, "dupflow_pages_total", None), 6.0);
-    assert!(value(&scrape, "dupflow_read_bytes_total", None) > 2000.0);
+    assert!(value(&scrape, "dupflow_input_read_bytes_total", None) > 2000.0);
 
     let lines = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
     let clusters: BTreeSet<String> =

@@ -56,7 +56,8 @@ pub struct Args {
     #[arg(long)]
     pub deletions: Option<PathBuf>,
     /// Checkpoint directory: state is saved there every `run.checkpoint_epochs` epochs and
-    /// at the end; a run started with a directory holding a checkpoint resumes from it.
+    /// at the end; a run started with a directory holding a checkpoint resumes from it. In a
+    /// cluster, a directory every process sees (a shared file system), the same for all.
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
 }
@@ -66,8 +67,8 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         args;
     let config = load_config(config.as_deref())?;
     let feed = feed(&inputs, follow)?;
-    if checkpoint.is_some() && processes > 1 {
-        bail!("--checkpoint works in one process (use --workers for threads)");
+    if config.share.enabled && processes > 1 {
+        bail!("share.enabled (spans.jsonl) works in one process: its spans name pages of every shard");
     }
     source::follow::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
     if processes == 0 || process >= processes {
@@ -78,14 +79,19 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let metrics = Arc::new(Registry::default());
     let live = Arc::new(Live::new(metrics.clone(), config.metrics.cluster_alarm_pages));
     let address = metrics_address.unwrap_or_else(|| config.metrics.address.clone());
-    if !address.is_empty() && process == 0 {
-        // POST /api/check: the workers keep a sentence index of the pages they hold.
+    // Every process serves its share (its reading, its workers, its shard of the clusters).
+    if !address.is_empty() {
+        // POST /api/check: the workers keep a sentence index of the pages they hold (in a
+        // cluster, a process's index holds the pages its workers own).
         *live.gate.lock().expect("gate") =
             Some(dupflow::check::Gate { index: dupflow::check::ShareIndex::empty(&config.template), sentence: config.sentence.clone() });
         let bound = server::serve(&address, live.clone(), server::Limits::from_config(&config.metrics))?;
         tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
     }
     let sampler = progress::start(live.clone(), quiet || process != 0);
+    if processes > 1 {
+        tracing::info!("process {process} of {processes}: reads its share of the inputs, writes shard {process} of the outputs");
+    }
     let names: Vec<String> = match &feed {
         dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
         _ => inputs.clone(),
@@ -93,17 +99,21 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let options =
         RunOptions { feed, config, workers, processes, process, addresses, live: live.clone(), out: out.clone(), deletions, checkpoint };
     let output = dataflow::run(options)?;
-    if process != 0 {
-        sampler.stop();
-        return Ok(ExitCode::SUCCESS);
-    }
+    // Each process writes its shard: the clusters whose id falls to it, whole.
+    let shard = sink::Shard { index: process, count: processes };
     let rows = output.rows.clone();
     if let Some(dir) = &out {
-        sink::write_outputs(dir, &output, &rows).with_context(|| format!("writing to {}", dir.display()))?;
+        sink::write_outputs(dir, &output, &rows, shard).with_context(|| format!("writing to {}", dir.display()))?;
+    }
+    if processes > 1 {
+        println!("process {process} of {processes}: the inputs it read, the pages its workers own, the clusters of its shard");
     }
     print_summary(&rows, &output, &metrics, &live, &names);
     if let Some(dir) = &out {
-        println!("wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl", dir.display());
+        match processes {
+            1 => println!("wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl", dir.display()),
+            _ => println!("wrote {}/{}, {}, {}", dir.display(), shard.file("clusters"), shard.file("changes"), shard.file("revisits")),
+        }
     }
     // Outputs are on disk: the live view says "finished".
     live.finish();

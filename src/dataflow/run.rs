@@ -15,7 +15,7 @@ use crate::config::PipelineConfig;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::source::reader::{read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore};
-use crate::source::Input;
+use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
 
 /// What a run was asked to do.
@@ -88,6 +88,9 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let started = Instant::now();
     let registry = options.live.registry.clone();
     let manifest = checkpoint::open(options.checkpoint.as_deref())?;
+    if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
+        m.check_shape(options.processes, dir)?;
+    }
     if let Some(m) = &manifest {
         tracing::info!("resuming from the checkpoint of epoch {} ({} inputs read so far)", m.epoch, m.reader.inputs.len());
     }
@@ -102,7 +105,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         restore: manifest.clone(),
         peers,
         first_worker: options.process * workers,
-        sink_process: options.process == 0,
+        processes: options.processes.max(1),
         receivers: Mutex::new(receivers.into_iter().map(Some).collect()),
     };
     let guards = timely::execute(options.timely_config(), move |timely| worker::work(timely, &context)).map_err(RunError::Timely)?;
@@ -134,7 +137,13 @@ fn start_reader(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Jo
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| bounded::<Message>(capacity)).unzip();
     let watched: Vec<Receiver<Message>> = receivers.clone();
     *options.live.channel_depth.lock().expect("live lock") = Some(Box::new(move || watched.iter().map(|r| r.len()).sum()));
-    if let Feed::Inputs(inputs) = &options.feed {
+    // This process's share of the inputs: every input is read by one process of the cluster.
+    let part = Part { process: options.process, processes: options.processes.max(1) };
+    let feed = match options.feed.clone() {
+        Feed::Inputs(inputs) => Feed::Inputs(part.inputs(inputs)),
+        other => other,
+    };
+    if let Feed::Inputs(inputs) = &feed {
         metrics.set(metrics::INPUT_BYTES, "", inputs.iter().filter_map(Input::size).sum::<u64>() as i64);
     }
     metrics.set(metrics::CHANNEL_CAPACITY, "", (capacity * workers) as i64);
@@ -143,7 +152,7 @@ fn start_reader(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Jo
         senders,
         first_worker: options.process * workers,
         peers,
-        report_errors: options.process == 0,
+        part,
         policy: EpochPolicy { records: run.epoch_records.max(1), max_age: Duration::from_millis(run.epoch_ms) },
         epoch: manifest.map_or(0, |m| m.epoch),
         in_epoch: 0,
@@ -152,15 +161,15 @@ fn start_reader(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Jo
         metrics,
         printed: 0,
         retention_secs: run.retention_secs,
-        progress: manifest.map(|m| m.reader.clone()).unwrap_or_default(),
+        progress: manifest.map(|m| m.process(options.process).reader).unwrap_or_default(),
         skip: 0,
-        deletions: options.deletions.clone(),
+        // Deletions are a control stream: process 0 reads them and sends each to its URL's owner.
+        deletions: options.deletions.clone().filter(|_| options.process == 0),
         pending_deletion: Vec::new(),
         checkpoint: options.checkpoint.clone().map(|d| (d, run.checkpoint_epochs.max(1))),
         reads: Vec::new(),
         items_before: 0,
     }));
-    let feed = options.feed.clone();
     let settings = ReadSettings { max_record_bytes: options.config.source.max_record_bytes, text: options.config.text.clone() };
     let reader = std::thread::Builder::new()
         .name("dupflow-reader".into())

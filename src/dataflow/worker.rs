@@ -1,11 +1,17 @@
-//! The worker loop: records from the reader → pages (HTTP, strip, split) → changes to the
-//! input collection (re-crawls, deletions, retention); stepping the dataflow; completed epochs
-//! to the sink (worker 0 of process 0) and checkpoints.
+//! The worker loop: records from this process's reader → pages (HTTP, strip, split, where
+//! they were read) → the worker that owns their URL (timely's exchange, across processes: a
+//! compact page, not the record) → changes to the input collection (re-crawls, deletions,
+//! retention); stepping the dataflow; completed epochs to the sink (the first worker of each
+//! process, one shard each) and checkpoints.
 //!
+//! An owner applies what it receives only once the epoch is complete everywhere, in a fixed
+//! order (end-of-epoch actions last, then by sending worker and its sequence), so the input
+//! changes do not depend on how the network interleaved them.
 //! Workers poll their channel with `try_recv` and `step_or_park`, so a worker never blocks on
 //! input while the dataflow has work.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -13,8 +19,14 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use differential_dataflow::input::{Input as _, InputSession};
+use serde::{Deserialize, Serialize};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::operator::Operator as _;
 use timely::dataflow::operators::probe::Handle;
-use timely::dataflow::operators::{Exchange, Inspect, Probe};
+use timely::dataflow::operators::{Exchange, Input as _, Inspect, Probe};
+use timely::dataflow::InputHandle;
+use timely::progress::Antichain;
 use timely::worker::Worker;
 
 use dupflow_operators::reference::MethodConfig;
@@ -47,10 +59,18 @@ pub(super) struct Context {
     /// Workers in the whole cluster, and the index of this process's first.
     pub peers: usize,
     pub first_worker: usize,
-    /// Process 0: its worker 0 is the sink.
-    pub sink_process: bool,
+    /// Processes in the cluster: each one's first worker is the sink of one shard of the rows.
+    pub processes: usize,
     /// One receiver per worker of this process, taken by its worker.
     pub receivers: Mutex<Vec<Option<Receiver<Message>>>>,
+}
+
+impl Context {
+    /// The outputs this process writes.
+    pub(super) fn shard(&self) -> crate::sink::Shard {
+        let per_process = (self.peers / self.processes.max(1)).max(1);
+        crate::sink::Shard { index: self.first_worker / per_process, count: self.processes.max(1) }
+    }
 }
 
 /// What a worker hands back when the feed is done.
@@ -77,35 +97,54 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     let index = worker.index();
     let receiver = cx.receivers.lock().expect("receivers")[index - cx.first_worker].take().expect("one receiver per worker");
     let method = cx.pipeline.method();
-    let (mut input, probe, collected) = build(worker, cx, &method);
-    let sink = if index == 0 && cx.sink_process {
-        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), cx.checkpoint.clone(), cx.peers, cx.live.clone())?)
+    let (mut input, probe, collected, mut transport) = build(worker, cx, &method);
+    let sink = if index == cx.first_worker {
+        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), cx.checkpoint.clone(), cx.peers, cx.live.clone(), cx.shard())?)
     } else {
         None
     };
     let mut ingest = Ingest::new(cx, index, method.shingling());
     ingest.restore(&mut input)?;
     let start = cx.restore.as_ref().map_or(0, |m| m.epoch);
+    if let Some(handle) = transport.input.as_mut() {
+        handle.advance_to(start);
+    }
     let mut progress = Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
-    while let Some(taken) = receive(&receiver, &mut ingest, &mut input, &mut progress)? {
+    loop {
+        let taken = match transport.input.is_some() {
+            true => receive(&receiver, &mut ingest, &mut transport, index == cx.first_worker)?,
+            false => 0,
+        };
         if taken == 0 {
             worker.step_or_park(Some(Duration::from_millis(1)));
         } else {
-            input.flush();
             worker.step();
         }
+        let done = ingest.apply_complete(&mut transport, &mut input, &mut progress)?;
+        input.flush();
         progress.note(&probe)?;
+        if done {
+            break;
+        }
     }
-    // The feed is done: close the last epoch and drain the dataflow.
-    progress.epoch += 1;
-    input.advance_to(progress.epoch);
-    input.flush();
+    // Every epoch is in: close the input and drain the dataflow. Other workers' last updates
+    // may sit at a later epoch than this worker's last (the frontier went from their epoch
+    // straight to empty): once drained, the sink writes through the latest epoch it holds.
     drop(input);
-    while probe.less_than(&progress.epoch) {
+    while !probe.with_frontier(|frontier| frontier.is_empty()) {
         worker.step_or_park(Some(Duration::from_millis(1)));
         progress.note(&probe)?;
     }
+    if let Some(end) = progress.sink.as_ref().and_then(Sink::pending_end) {
+        progress.epoch = progress.epoch.max(end);
+    }
     progress.note(&probe)?;
+    // Process 0 of a cluster commits the last checkpoint once the others' shares are on disk.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while progress.sink.as_ref().is_some_and(|s| s.uncommitted() > 0) && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        progress.note(&probe)?;
+    }
     let sink = progress.sink.as_ref();
     Ok(Finished {
         rows: sink.map(Sink::final_rows).unwrap_or_default(),
@@ -116,13 +155,85 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     })
 }
 
-/// The dataflow of one worker: the graph on the input pages, its rows and shares gathered at
-/// worker 0.
-fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Handle<u64>, Collected) {
+/// An input item on its way to the worker that owns it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+enum Routed {
+    /// A page of a record or a text row, parsed where it was read.
+    Page(Box<Page>),
+    /// Retract the URL's pages (captures dated up to the second field stay out).
+    Delete(String, u64),
+    /// End of an epoch, sent to every worker: retention's clock (pages crawled before it leave).
+    Retire(u64),
+    /// End of an epoch, sent to every worker: save the held pages as of this next epoch.
+    Checkpoint(u64),
+}
+
+impl Routed {
+    /// Within an epoch, pages and deletions come first and end-of-epoch actions last.
+    fn rank(&self) -> u8 {
+        matches!(self, Routed::Retire(_) | Routed::Checkpoint(_)) as u8
+    }
+}
+
+/// (owner, sending worker, the sender's sequence number, item).
+type Envelope = (u64, u64, u64, Routed);
+
+/// The exchange of input items: what this worker sends, and what it owns as it arrives.
+struct Transport {
+    /// Closed (`None`) once this process's reader has ended.
+    input: Option<InputHandle<u64, CapacityContainerBuilder<Vec<Envelope>>>>,
+    /// Items received, by epoch, not yet applied.
+    received: Rc<RefCell<BTreeMap<u64, Vec<Envelope>>>>,
+    /// Epochs before this frontier are received whole (empty: every sender is done).
+    frontier: Rc<RefCell<Antichain<u64>>>,
+    me: u64,
+    peers: u64,
+    sent: u64,
+}
+
+impl Transport {
+    fn send(&mut self, owner: u64, item: Routed) {
+        let input = self.input.as_mut().expect("sending on an open transport");
+        input.send((owner, self.me, self.sent, item));
+        self.sent += 1;
+    }
+
+    /// To the worker that owns `key` (a page's URL: a text row's id).
+    fn route(&mut self, key: &str, item: Routed) {
+        let owner = current::url_key(key) % self.peers;
+        self.send(owner, item);
+    }
+
+    fn broadcast(&mut self, item: Routed) {
+        for owner in 0..self.peers {
+            self.send(owner, item.clone());
+        }
+    }
+}
+
+/// The dataflow of one worker: the exchange of input items, the graph on the input pages, its
+/// rows gathered at their shard's sink (by cluster) and shares at process 0's.
+fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Handle<u64>, Collected, Transport) {
     let collected = Collected { rows: Rc::default(), shares: Rc::default() };
     let (rows_sink, shares_sink) = (collected.rows.clone(), collected.shares.clone());
     let (metrics, share) = (cx.metrics.clone(), cx.pipeline.share.enabled);
-    let (input, probe) = worker.dataflow::<u64, _, _>(|scope| {
+    let (received, frontier) = (Rc::<RefCell<BTreeMap<u64, Vec<Envelope>>>>::default(), Rc::new(RefCell::new(Antichain::from_elem(0))));
+    let (into, seen) = (received.clone(), frontier.clone());
+    let per_process = (cx.peers / cx.processes.max(1)).max(1) as u64;
+    let shards = cx.processes.max(1) as u64;
+    let (handle, input, probe) = worker.dataflow::<u64, _, _>(|scope| {
+        // Input items to their owners; taken whole (no copy) and applied by the worker loop once
+        // their epoch is complete.
+        let (handle, items) = scope.new_input::<Vec<Envelope>>();
+        items.exchange(|envelope: &Envelope| envelope.0).sink(Pipeline, "Owners", move |(input, frontier)| {
+            let mut received = into.borrow_mut();
+            input.for_each(|stamp, data| {
+                if let Some(time) = stamp.least() {
+                    received.entry(*time).or_default().append(data);
+                }
+            });
+            *seen.borrow_mut() = frontier.frontier().to_owned();
+        });
         // Pages enter compact (stripped and split in the worker loop): the worker keeps them to
         // retract on re-crawl, deletion or retention.
         let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
@@ -133,7 +244,7 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Ha
         let (probe, _) = rows
             .consolidate()
             .inner
-            .exchange(|_| 0)
+            .exchange(move |(row, _, _): &(ClusterRow, u64, isize)| (row.assignment.cluster.hash % shards) * per_process)
             .inspect_core(move |event: Result<(_, &Updates<ClusterRow>), _>| {
                 if let Ok((_, updates)) = event {
                     rows_sink.borrow_mut().extend_from_slice(updates);
@@ -152,50 +263,64 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Ha
                 })
                 .probe_with(&probe);
         }
-        (input, probe)
+        (handle, input, probe)
     });
-    (input, probe, collected)
+    let transport = Transport { input: Some(handle), received, frontier, me: worker.index() as u64, peers: cx.peers as u64, sent: 0 };
+    (input, probe, collected, transport)
 }
 
-/// Takes what the channel holds now (at most 64 records, up to an epoch mark) into the input.
-/// `None` once the feed has ended.
-fn receive(
-    receiver: &Receiver<Message>,
-    ingest: &mut Ingest,
-    input: &mut Pages,
-    progress: &mut Progress,
-) -> Result<Option<usize>, RunError> {
+/// Parses what the channel holds now (at most 64 records, up to an epoch mark) and sends the
+/// pages to their owners; returns how many messages it took. The process's first worker
+/// (`speaker`) passes the reader's end-of-epoch actions to every worker. The channel's end
+/// closes the transport.
+fn receive(receiver: &Receiver<Message>, ingest: &mut Ingest, transport: &mut Transport, speaker: bool) -> Result<usize, RunError> {
     let mut taken = 0;
     loop {
         match receiver.try_recv() {
             Ok(Message::Record(record)) => {
-                ingest.record(input, &record);
+                if let Some(page) = ingest.record(&record) {
+                    transport.route(&page.url.clone(), Routed::Page(Box::new(page)));
+                }
                 taken += 1;
                 if taken >= 64 {
-                    return Ok(Some(taken));
+                    return Ok(taken);
                 }
             }
             Ok(Message::Text(doc)) => {
-                ingest.text(input, &doc);
+                let page = ingest.text(&doc);
+                transport.route(&page.url.clone(), Routed::Page(Box::new(page)));
                 taken += 1;
                 if taken >= 64 {
-                    return Ok(Some(taken));
+                    return Ok(taken);
                 }
             }
             Ok(Message::Delete(url, as_of)) => {
-                ingest.delete(input, &url, as_of);
+                transport.route(&url.clone(), Routed::Delete(url, as_of));
                 taken += 1;
             }
             Ok(Message::Epoch { next, expire_before, checkpoint }) => {
-                ingest.close_epoch(input, next, expire_before, checkpoint)?;
-                if checkpoint {
-                    progress.checkpoints.push(next);
+                if speaker && expire_before > 0 {
+                    transport.broadcast(Routed::Retire(expire_before));
                 }
-                progress.epoch = next;
-                return Ok(Some(taken + 1));
+                if speaker && checkpoint {
+                    transport.broadcast(Routed::Checkpoint(next));
+                }
+                if let Some(input) = transport.input.as_mut() {
+                    input.advance_to(next);
+                    input.flush();
+                }
+                return Ok(taken + 1);
             }
-            Ok(Message::End) | Err(TryRecvError::Disconnected) => return Ok(None),
-            Err(TryRecvError::Empty) => return Ok(Some(taken)),
+            Ok(Message::End) | Err(TryRecvError::Disconnected) => {
+                transport.input = None;
+                return Ok(taken + 1);
+            }
+            Err(TryRecvError::Empty) => {
+                if let Some(input) = transport.input.as_mut() {
+                    input.flush();
+                }
+                return Ok(taken);
+            }
         }
     }
 }
@@ -212,6 +337,8 @@ struct Ingest<'a> {
     revisits: Vec<Revisit>,
     /// Retention: captures dated before this are out of the window.
     expire_before: u64,
+    /// The last checkpoint epoch this worker saved its part for.
+    saved: u64,
 }
 
 impl<'a> Ingest<'a> {
@@ -225,6 +352,7 @@ impl<'a> Ingest<'a> {
             max_page_bytes: cx.pipeline.source.max_page_bytes as usize,
             revisits: Vec::new(),
             expire_before: 0,
+            saved: cx.restore.as_ref().map_or(0, |m| m.epoch),
         }
     }
 
@@ -239,22 +367,20 @@ impl<'a> Ingest<'a> {
             }
         })?;
         input.advance_to(manifest.epoch);
-        if self.index == 0 {
-            self.revisits = checkpoint::restore_revisits(dir, manifest)?;
-        }
+        self.revisits = checkpoint::restore_revisits(dir, manifest, self.cx.peers, self.index)?;
         Ok(())
     }
 
-    /// A record: decoded, stripped, split, and captured (inserted, or replacing its URL's page).
-    fn record(&mut self, input: &mut Pages, record: &RawRecord) {
+    /// A record: decoded, stripped and split into its page (a revisit is kept, other records
+    /// are counted by why they hold no page).
+    fn record(&mut self, record: &RawRecord) -> Option<Page> {
         let metrics = &self.cx.metrics;
-        let Some((meta, html)) = to_document(record, self.max_page_bytes, metrics, &mut self.revisits) else { return };
-        let page = self.page_of(meta, html);
-        self.capture(input, page);
+        let (meta, html) = to_document(record, self.max_page_bytes, metrics, &mut self.revisits)?;
+        Some(self.page_of(meta, html))
     }
 
-    /// A text corpus row: split (no strip) and captured like a record's page.
-    fn text(&mut self, input: &mut Pages, doc: &TextDoc) {
+    /// A text corpus row: split (no strip), to be captured like a record's page.
+    fn text(&mut self, doc: &TextDoc) -> Page {
         let metrics = &self.cx.metrics;
         let (page, cut, capped) =
             metrics.stage("split", || crate::source::text::page_of(doc, &self.sentence, self.shingling, self.max_page_bytes));
@@ -266,7 +392,7 @@ impl<'a> Ingest<'a> {
         if capped {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");
         }
-        self.capture(input, page);
+        page
     }
 
     /// A page in: inserted, or replacing its URL's (or id's) page.
@@ -284,7 +410,7 @@ impl<'a> Ingest<'a> {
         }
     }
 
-    /// Strip and split: the first two stages, per record, on the worker that owns its URL.
+    /// Strip and split: the first two stages, per record, on a worker of the process that read it.
     fn page_of(&self, meta: PageMeta, html: String) -> Page {
         let metrics = &self.cx.metrics;
         let stripped = metrics.stage("strip", || dupflow_operators::html::strip(&html));
@@ -304,19 +430,60 @@ impl<'a> Ingest<'a> {
         apply(&self.cx.live, input, changes);
     }
 
-    /// An epoch mark: retention retires what fell out of the window, a checkpoint epoch saves
-    /// this worker's part, and the input moves on to `next`.
-    fn close_epoch(&mut self, input: &mut Pages, next: u64, expire_before: u64, save: bool) -> Result<(), RunError> {
+    /// Applies every epoch the transport has received whole, oldest first, and moves the input
+    /// to the transport's frontier. True once every sender is done and all is applied.
+    fn apply_complete(&mut self, transport: &mut Transport, input: &mut Pages, progress: &mut Progress) -> Result<bool, RunError> {
+        let bound = transport.frontier.borrow().first().copied();
+        let received = transport.received.borrow();
+        if let Some(latest) = received.keys().next_back() {
+            self.cx.live.epoch_floor.fetch_max(*latest, std::sync::atomic::Ordering::Relaxed);
+        }
+        let complete: Vec<u64> = received.keys().copied().take_while(|t| bound.is_none_or(|b| *t < b)).collect();
+        drop(received);
+        for time in complete {
+            let mut items = transport.received.borrow_mut().remove(&time).unwrap_or_default();
+            items.sort_by_key(|(_, source, sent, item)| (item.rank(), *source, *sent));
+            input.advance_to(time);
+            progress.epoch = progress.epoch.max(time + 1);
+            for (_, _, _, item) in items {
+                match item {
+                    Routed::Page(page) => self.capture(input, *page),
+                    Routed::Delete(url, as_of) => self.delete(input, &url, as_of),
+                    Routed::Retire(before) => self.retire(input, before),
+                    Routed::Checkpoint(next) => self.checkpoint(next, progress)?,
+                }
+            }
+        }
+        if let Some(bound) = bound {
+            progress.epoch = progress.epoch.max(bound);
+        }
+        input.advance_to(progress.epoch);
+        Ok(bound.is_none() && transport.input.is_none())
+    }
+
+    /// End of an epoch: retention retires what fell out of the window.
+    fn retire(&mut self, input: &mut Pages, expire_before: u64) {
+        if expire_before <= self.expire_before {
+            return;
+        }
         self.expire_before = expire_before;
-        if expire_before > 0 {
-            let changes = self.pages.expire(expire_before);
-            self.cx.metrics.add(metrics::PAGE_UPDATES, "retired", changes.len() as i64);
-            apply(&self.cx.live, input, changes);
+        let changes = self.pages.expire(expire_before);
+        self.cx.metrics.add(metrics::PAGE_UPDATES, "retired", changes.len() as i64);
+        apply(&self.cx.live, input, changes);
+    }
+
+    /// End of a checkpoint epoch: this worker's part (held pages, revisits) as of `next`, once
+    /// however many readers marked it; the sink commits it when the epoch is complete.
+    fn checkpoint(&mut self, next: u64, progress: &mut Progress) -> Result<(), RunError> {
+        let Some(dir) = &self.cx.checkpoint else { return Ok(()) };
+        if next <= self.saved {
+            return Ok(());
         }
-        if let (true, Some(dir)) = (save, &self.cx.checkpoint) {
-            checkpoint::save_part(dir, next, self.index, &self.pages, &self.revisits)?;
+        checkpoint::save_part(dir, next, self.index, &self.pages, &self.revisits)?;
+        self.saved = next;
+        if progress.sink.is_some() {
+            progress.checkpoints.push(next);
         }
-        input.advance_to(next);
         Ok(())
     }
 }
@@ -419,6 +586,7 @@ impl Progress<'_> {
                 sink.commit_checkpoint(c)?;
             }
         }
+        sink.try_commit()?;
         self.cx.metrics.set(metrics::EPOCHS_DONE, "", self.completed as i64);
         Ok(())
     }

@@ -53,6 +53,9 @@ pub struct Live {
     pub gate: Mutex<Option<crate::check::Gate>>,
     /// Record latencies in seconds (the first million), for p50/p99 in the summary.
     pub latencies: Mutex<Vec<f32>>,
+    /// The latest epoch of any item this process's workers received (from any process): a
+    /// reader behind it jumps to it, so that the cluster's epochs advance in step.
+    pub epoch_floor: std::sync::atomic::AtomicU64,
     finished_secs: Mutex<Option<f64>>,
 }
 
@@ -70,6 +73,7 @@ impl Live {
             epoch_reads: Mutex::default(),
             latencies: Mutex::default(),
             gate: Mutex::new(None),
+            epoch_floor: Default::default(),
             finished_secs: Mutex::new(None),
         }
     }

@@ -47,7 +47,7 @@ use Kind::{Counter, Gauge, Histogram};
 
 metrics! {
     RECORDS = "dupflow_records_total", Counter, Some("type"), "WARC/ARC records read, by record type.";
-    BYTES_READ = "dupflow_read_bytes_total", Counter, None, "Bytes read from the inputs (compressed).";
+    BYTES_READ = "dupflow_input_read_bytes_total", Counter, None, "Bytes of input this process read (compressed); over a cluster the processes' figures sum to the inputs' size.";
     INPUT_BYTES = "dupflow_input_bytes", Gauge, None, "Total size of the inputs, where known (for progress).";
     RECORD_ERRORS = "dupflow_record_errors_total", Counter, Some("kind"), "Stretches of input skipped as damaged, by kind.";
     DOCUMENT_ERRORS = "dupflow_document_errors_total", Counter, Some("kind"), "Records that should have been pages but could not be decoded, by kind.";

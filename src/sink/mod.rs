@@ -6,6 +6,7 @@
 //! same directory and renamed into place, so a reader never sees a half-written file.
 
 pub mod dedup;
+pub mod shards;
 pub mod stream;
 pub mod text;
 
@@ -78,7 +79,8 @@ pub fn cluster_lines(rows: &[ClusterRow]) -> Vec<ClusterLine> {
             )
         })
         .collect();
-    lines.sort_by(|a, b| (a.0, &a.1.url).cmp(&(b.0, &b.1.url)));
+    // By the cluster id as written, then URL: the order `dupflow merge` restores from shards.
+    lines.sort_by(|a, b| (&a.1.cluster, &a.1.url).cmp(&(&b.1.cluster, &b.1.url)));
     lines.into_iter().map(|(_, l)| l).collect()
 }
 
@@ -94,6 +96,28 @@ pub fn summarize(rows: &[ClusterRow]) -> ClusterSummary {
         multi_page_clusters: multi.len(),
         pages_in_multi_page_clusters: multi.iter().sum(),
         largest_cluster: sizes.values().copied().max().unwrap_or(0),
+    }
+}
+
+/// The share of the outputs one process writes. One process writes `clusters.jsonl`; process 1
+/// of 4 writes `clusters-00001-of-00004.jsonl`, the rows of the clusters whose id's hash is 1
+/// modulo 4 (so a cluster is whole in one shard), and likewise for `changes` and `revisits`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: usize,
+    pub count: usize,
+}
+
+impl Shard {
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// The file name of output `stem` (`clusters`, `changes`, ...) for this shard.
+    pub fn file(&self, stem: &str) -> String {
+        if self.count <= 1 {
+            format!("{stem}.jsonl")
+        } else {
+            format!("{stem}-{:05}-of-{:05}.jsonl", self.index, self.count)
+        }
     }
 }
 
@@ -147,12 +171,14 @@ pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::sha
     lines
 }
 
-/// Writes clusters.jsonl (from `rows`, the final state), spans.jsonl and revisits.jsonl into
-/// `dir` (changes.jsonl is written by the run, epoch by epoch).
-pub fn write_outputs(dir: &Path, output: &RunOutput, rows: &[ClusterRow]) -> io::Result<()> {
+/// Writes this shard's clusters.jsonl (from `rows`, the final state), spans.jsonl (one process
+/// only) and revisits.jsonl into `dir` (changes.jsonl is written by the run, epoch by epoch).
+pub fn write_outputs(dir: &Path, output: &RunOutput, rows: &[ClusterRow], shard: Shard) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    write_jsonl(&dir.join("clusters.jsonl"), &cluster_lines(rows))?;
-    write_jsonl(&dir.join("spans.jsonl"), &span_lines(rows, &output.shares))?;
+    write_jsonl(&dir.join(shard.file("clusters")), &cluster_lines(rows))?;
+    if shard.count <= 1 {
+        write_jsonl(&dir.join("spans.jsonl"), &span_lines(rows, &output.shares))?;
+    }
     #[derive(Serialize)]
     struct RevisitLine<'a> {
         url: &'a str,
@@ -170,5 +196,5 @@ pub fn write_outputs(dir: &Path, output: &RunOutput, rows: &[ClusterRow]) -> io:
             refers_to_date: r.refers_to_date.as_deref(),
         })
         .collect();
-    write_jsonl(&dir.join("revisits.jsonl"), &revisits)
+    write_jsonl(&dir.join(shard.file("revisits")), &revisits)
 }

@@ -1,5 +1,6 @@
-//! The change stream and checkpoints: process 0's worker 0 writes each epoch's cluster changes
-//! as it completes, keeps the current clusters, and commits checkpoints (the manifest last).
+//! The change stream and checkpoints: the first worker of each process writes its shard's
+//! cluster changes as each epoch completes, keeps its shard's current clusters, and (in one
+//! process) commits checkpoints (the manifest last).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::time::Instant;
 use dupflow_operators::share::Shared;
 use dupflow_operators::PageId;
 
-use crate::checkpoint::{progress_path, Manifest, ReaderProgress, MANIFEST};
+use crate::checkpoint::{progress_path, reader_positions_at, sink_path, Manifest, ProcessState, ReaderProgress, MANIFEST};
 use crate::files::write_atomic;
 use crate::metrics::{self, live::Live};
 use crate::types::{ClusterRow, RunError};
@@ -16,8 +17,8 @@ use crate::types::{ClusterRow, RunError};
 /// Share updates of one epoch.
 type ShareUpdates = Vec<((PageId, Shared), isize)>;
 
-/// The sink of process 0's worker 0: cluster changes, written epoch by epoch as epochs
-/// complete, the current clusters, and checkpoints.
+/// The sink of a process's first worker: its shard's cluster changes, written epoch by epoch as
+/// epochs complete, the current clusters, and checkpoints.
 pub(crate) struct Sink {
     changes: Option<(PathBuf, std::io::BufWriter<std::fs::File>)>,
     changes_bytes: u64,
@@ -36,6 +37,9 @@ pub(crate) struct Sink {
     checkpoint: Option<PathBuf>,
     peers: usize,
     live: Arc<Live>,
+    shard: crate::sink::Shard,
+    /// Process 0 of a cluster: checkpoints whose other shares may not be on disk yet.
+    uncommitted: Vec<u64>,
 }
 
 impl Sink {
@@ -45,16 +49,17 @@ impl Sink {
         checkpoint: Option<PathBuf>,
         peers: usize,
         live: Arc<Live>,
+        shard: crate::sink::Shard,
     ) -> Result<Sink, RunError> {
         let mut changes = None;
         let mut changes_bytes = 0;
         if let Some(dir) = &out {
             let fail = |path: PathBuf| move |source| RunError::Output { path, source };
             std::fs::create_dir_all(dir).map_err(fail(dir.clone()))?;
-            let path = dir.join("changes.jsonl");
+            let path = dir.join(shard.file("changes"));
             let file = std::fs::OpenOptions::new().create(true).write(true).truncate(false).open(&path).map_err(fail(path.clone()))?;
             // A resumed run continues the change stream where its checkpoint ended it.
-            changes_bytes = manifest.map_or(0, |m| m.changes_bytes);
+            changes_bytes = manifest.map_or(0, |m| m.process(shard.index).changes_bytes);
             file.set_len(changes_bytes).map_err(fail(path.clone()))?;
             let mut file = std::io::BufWriter::new(file);
             use std::io::Seek as _;
@@ -75,6 +80,8 @@ impl Sink {
             checkpoint,
             peers,
             live,
+            shard,
+            uncommitted: Vec::new(),
         })
     }
 
@@ -171,12 +178,21 @@ impl Sink {
         Ok(())
     }
 
+    /// One past the latest epoch with updates not yet written, if any.
+    pub(crate) fn pending_end(&self) -> Option<u64> {
+        let rows = self.pending.keys().next_back();
+        let shares = self.pending_shares.keys().next_back();
+        rows.max(shares).map(|t| t + 1)
+    }
+
     pub(crate) fn final_rows(&self) -> Vec<ClusterRow> {
         self.rows.keys().cloned().collect()
     }
 
-    /// Commits the checkpoint of `epoch` (every epoch before it is written): the manifest is
-    /// the commit point; older parts are removed after it.
+    /// Commits the checkpoint of `epoch` (every epoch before it is written). One process: the
+    /// manifest is the commit point; older parts are removed after it. A cluster: this shard's
+    /// share (its change stream's length) is written, and process 0 commits once every
+    /// process's share is on disk (`try_commit`).
     pub(crate) fn commit_checkpoint(&mut self, epoch: u64) -> Result<(), RunError> {
         let Some(dir) = self.checkpoint.clone() else { return Ok(()) };
         let fail = |message: String| RunError::Checkpoint { path: dir.clone(), message };
@@ -185,25 +201,67 @@ impl Sink {
         }
         if let Some(out) = &self.out {
             let rows = self.final_rows();
-            crate::sink::write_jsonl(&out.join("clusters.jsonl"), &crate::sink::cluster_lines(&rows)).map_err(|e| fail(e.to_string()))?;
-            crate::sink::write_jsonl(&out.join("spans.jsonl"), &crate::sink::span_lines(&rows, &self.final_shares()))
+            crate::sink::write_jsonl(&out.join(self.shard.file("clusters")), &crate::sink::cluster_lines(&rows))
                 .map_err(|e| fail(e.to_string()))?;
+            if self.shard.count <= 1 {
+                crate::sink::write_jsonl(&out.join("spans.jsonl"), &crate::sink::span_lines(&rows, &self.final_shares()))
+                    .map_err(|e| fail(e.to_string()))?;
+            }
         }
-        let reader: ReaderProgress = serde_json::from_slice(&std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?)
-            .map_err(|e| fail(e.to_string()))?;
-        let manifest = Manifest { epoch, changes_bytes: self.changes_bytes, parts: self.peers, reader };
+        if self.shard.count <= 1 {
+            let reader: ReaderProgress =
+                serde_json::from_slice(&std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?)
+                    .map_err(|e| fail(e.to_string()))?;
+            let manifest = Manifest { epoch, changes_bytes: self.changes_bytes, parts: self.peers, reader, processes: Vec::new() };
+            return self.write_manifest(&dir, manifest);
+        }
+        let share = serde_json::to_vec(&self.changes_bytes).expect("a length serializes");
+        write_atomic(&sink_path(&dir, epoch, self.shard.index), &share).map_err(|e| fail(e.to_string()))?;
+        if self.shard.index == 0 {
+            self.uncommitted.push(epoch);
+        }
+        self.try_commit()
+    }
+
+    /// Process 0 of a cluster: commits the newest checkpoint whose every share is on disk (the
+    /// other processes' sinks and readers write theirs on their own time).
+    pub(crate) fn try_commit(&mut self) -> Result<(), RunError> {
+        let Some(dir) = self.checkpoint.clone() else { return Ok(()) };
+        let count = self.shard.count;
+        let share = |epoch: u64, process: usize| -> Option<ProcessState> {
+            let changes_bytes = serde_json::from_slice(&std::fs::read(sink_path(&dir, epoch, process)).ok()?).ok()?;
+            Some(ProcessState { reader: reader_positions_at(&dir, epoch, process)?, changes_bytes })
+        };
+        for at in (0..self.uncommitted.len()).rev() {
+            let epoch = self.uncommitted[at];
+            let Some(processes) = (0..count).map(|p| share(epoch, p)).collect::<Option<Vec<ProcessState>>>() else { continue };
+            self.uncommitted.drain(..=at);
+            let first = processes[0].clone();
+            let manifest = Manifest { epoch, changes_bytes: first.changes_bytes, parts: self.peers, reader: first.reader, processes };
+            return self.write_manifest(&dir, manifest);
+        }
+        Ok(())
+    }
+
+    /// Checkpoints not yet committed (process 0 of a cluster, waiting for other processes).
+    pub(crate) fn uncommitted(&self) -> usize {
+        self.uncommitted.len()
+    }
+
+    /// Writes the manifest (the commit point), then removes what older checkpoints left.
+    fn write_manifest(&mut self, dir: &std::path::Path, manifest: Manifest) -> Result<(), RunError> {
+        let epoch = manifest.epoch;
         write_atomic(&dir.join(MANIFEST), &serde_json::to_vec_pretty(&manifest).expect("manifest serializes"))
-            .map_err(|e| fail(e.to_string()))?;
+            .map_err(|e| RunError::Checkpoint { path: dir.to_path_buf(), message: e.to_string() })?;
         self.live.registry.inc(metrics::CHECKPOINTS, "");
-        // Older checkpoints are no longer needed.
-        if let Ok(entries) = std::fs::read_dir(&dir) {
+        if let Ok(entries) = std::fs::read_dir(dir) {
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().to_string();
-                let epoch_of = name
-                    .strip_prefix("part-")
-                    .or_else(|| name.strip_prefix("revisits-"))
-                    .and_then(|r| r.split('-').next())
-                    .or_else(|| name.strip_prefix("reader-").and_then(|r| r.strip_suffix(".json")))
+                // part-E-W.lz4, revisits-E-W.json, reader-E.json, reader-E-pP.json, sink-E-pP.json
+                let epoch_of = ["part-", "revisits-", "reader-", "sink-"]
+                    .iter()
+                    .find_map(|prefix| name.strip_prefix(prefix))
+                    .and_then(|rest| rest.split(['-', '.']).next())
                     .and_then(|e| e.parse::<u64>().ok());
                 if epoch_of.is_some_and(|e| e < epoch) {
                     let _ = std::fs::remove_file(entry.path());

@@ -11,6 +11,7 @@ pub mod follow;
 pub mod framing;
 pub mod http;
 pub mod reader;
+pub mod split;
 pub mod text;
 
 use std::fs::File;
@@ -96,6 +97,65 @@ pub enum SourceError {
     Unsupported(String),
 }
 
+/// Which inputs one process of a cluster reads: every input is read by exactly one process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub process: usize,
+    pub processes: usize,
+}
+
+impl Part {
+    pub const WHOLE: Part = Part { process: 0, processes: 1 };
+
+    /// The inputs this process reads, from the list every process is given. A file larger than
+    /// twice a unit (a process's share of all bytes, halved; at least 256 KiB) is cut at record
+    /// starts into ranges of about a unit (`split`); then the largest piece first, each to the
+    /// process with the fewest bytes so far (ties: the lowest index), so the shares are even
+    /// and the same list gives the same shares everywhere. Inputs of unknown size (stdin) go
+    /// to process 0.
+    pub fn inputs(&self, inputs: Vec<Input>) -> Vec<Input> {
+        if self.processes <= 1 {
+            return inputs;
+        }
+        let total: u64 = inputs.iter().filter_map(Input::size).sum();
+        let unit = (total / (2 * self.processes as u64)).max(256 << 10);
+        let inputs: Vec<Input> = inputs
+            .into_iter()
+            .flat_map(|input| match (&input, input.size()) {
+                (Input::File(path), Some(size)) if size > 2 * unit => match split::record_ranges(path, size.div_ceil(unit) as usize) {
+                    Ok(ranges) if ranges.len() > 1 => {
+                        ranges.into_iter().map(|(start, end)| Input::Range { path: path.clone(), start, end }).collect()
+                    }
+                    _ => vec![input],
+                },
+                _ => vec![input],
+            })
+            .collect();
+        let mut order: Vec<(usize, u64)> = inputs.iter().enumerate().map(|(i, input)| (i, input.size().unwrap_or(0))).collect();
+        order.sort_by_key(|&(i, size)| (std::cmp::Reverse(size), i));
+        let mut load = vec![0u64; self.processes];
+        let mut mine = vec![false; inputs.len()];
+        for (i, size) in order {
+            let to = if inputs[i].size().is_none() { 0 } else { (0..self.processes).min_by_key(|&p| (load[p], p)).unwrap_or(0) };
+            load[to] += size;
+            mine[i] = to == self.process;
+        }
+        // In the order given: a process reads its inputs in the user's order.
+        inputs.into_iter().zip(mine).filter_map(|(input, mine)| mine.then_some(input)).collect()
+    }
+
+    /// Followed targets (files, stdin) by their place in the list.
+    pub fn takes_index(&self, index: usize) -> bool {
+        index % self.processes.max(1) == self.process
+    }
+
+    /// Files that appear in a followed directory, by name: the same name, the same process.
+    pub fn takes_name(&self, name: &str) -> bool {
+        let file = std::path::Path::new(name).file_name().map_or(name.to_string(), |f| f.to_string_lossy().to_string());
+        self.processes <= 1 || dupflow_operators::hashing::stable_hash(&file) % self.processes as u64 == self.process as u64
+    }
+}
+
 /// One WARC (or ARC) record: version, header fields in order, and the raw block.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RawRecord {
@@ -132,6 +192,13 @@ impl RawRecord {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Input {
     File(PathBuf),
+    /// Bytes `[start, end)` of a file, cut at record starts (see `split`): one process's share
+    /// of a large file in a cluster.
+    Range {
+        path: PathBuf,
+        start: u64,
+        end: u64,
+    },
     Stdin,
     /// A WARC compiled into the binary (the default input).
     Embedded {
@@ -144,6 +211,7 @@ impl Input {
     pub fn name(&self) -> String {
         match self {
             Input::File(p) => p.display().to_string(),
+            Input::Range { path, start, end } => format!("{}@{start}-{end}", path.display()),
             Input::Stdin => "-".to_string(),
             Input::Embedded { name, .. } => format!("(embedded) {name}"),
         }
@@ -153,6 +221,12 @@ impl Input {
     pub fn open(&self) -> Result<Decoder, SourceError> {
         let reader: Box<dyn Read + Send> = match self {
             Input::File(path) => Box::new(File::open(path).map_err(|source| SourceError::Open { path: path.clone(), source })?),
+            Input::Range { path, start, end } => {
+                let mut file = File::open(path).map_err(|source| SourceError::Open { path: path.clone(), source })?;
+                use std::io::Seek as _;
+                file.seek(io::SeekFrom::Start(*start)).map_err(|source| SourceError::Open { path: path.clone(), source })?;
+                Box::new(file.take(end - start))
+            }
             Input::Stdin => Box::new(io::stdin()),
             Input::Embedded { bytes, .. } => Box::new(io::Cursor::new(*bytes)),
         };
@@ -167,6 +241,7 @@ impl Input {
     pub fn size(&self) -> Option<u64> {
         match self {
             Input::File(p) => std::fs::metadata(p).ok().map(|m| m.len()),
+            Input::Range { start, end, .. } => Some(end - start),
             Input::Stdin => None,
             Input::Embedded { bytes, .. } => Some(bytes.len() as u64),
         }

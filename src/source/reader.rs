@@ -1,6 +1,7 @@
-//! The reader thread: inputs (read once or followed), deletions, epochs, routing by URL, the
-//! retention clock and the reader's share of checkpoints. Records go to the worker that owns
-//! their URL through bounded channels (backpressure).
+//! The reader thread: this process's share of the inputs (read once or followed), deletions,
+//! epochs, the retention clock and the reader's share of checkpoints. A record goes through a
+//! bounded channel (backpressure) to the local worker that owns its URL, or, when a worker of
+//! another process owns it, to a local worker that sends it on (timely's exchange).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -8,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use crate::checkpoint::progress_path;
+use crate::checkpoint::{reader_done_path, reader_path};
 pub use crate::checkpoint::{InputProgress, ReaderProgress};
 use crate::files::write_atomic;
 use crate::metrics::live::Live;
@@ -75,7 +76,8 @@ pub(crate) struct ReaderCore {
     pub(crate) senders: Vec<Sender<Message>>,
     pub(crate) first_worker: usize,
     pub(crate) peers: usize,
-    pub(crate) report_errors: bool,
+    /// This process's share of followed inputs.
+    pub(crate) part: source::Part,
     pub(crate) policy: EpochPolicy,
     pub(crate) epoch: u64,
     pub(crate) in_epoch: u64,
@@ -103,9 +105,10 @@ pub(crate) struct ReadSettings {
 }
 
 impl ReaderCore {
-    fn route(&self, url: &str) -> Option<usize> {
+    /// The local worker a key's item goes to: its owner when the owner is local (no hop).
+    fn route(&self, url: &str) -> usize {
         let target = (current::url_key(url) % self.peers as u64) as usize;
-        target.checked_sub(self.first_worker).filter(|l| *l < self.senders.len())
+        target.checked_sub(self.first_worker).filter(|l| *l < self.senders.len()).unwrap_or(target % self.senders.len())
     }
 
     /// Starts reading input `name`; false when a checkpoint says it was read to its end.
@@ -165,13 +168,10 @@ impl ReaderCore {
             return;
         }
         doc.ordinal = self.items_before + self.progress.inputs.last().map_or(0, |p| p.items);
-        if let Some(local) = self.route(&doc.id) {
-            self.metrics.inc(metrics::RECORDS, "text");
-            if self.report_errors {
-                self.reads.push(Instant::now());
-            }
-            let _ = self.senders[local].send(Message::Text(Box::new(doc)));
-        }
+        let local = self.route(&doc.id);
+        self.metrics.inc(metrics::RECORDS, "text");
+        self.reads.push(Instant::now());
+        let _ = self.senders[local].send(Message::Text(Box::new(doc)));
         if self.in_epoch == 0 {
             self.epoch_started = Instant::now();
         }
@@ -191,22 +191,19 @@ impl ReaderCore {
                 if let Some(date) = record.header("WARC-Date").and_then(http::parse_warc_date) {
                     self.progress.max_date = self.progress.max_date.max(date);
                 }
-                if let Some(local) = self.route(&url) {
-                    self.metrics.inc(metrics::RECORDS, &record.type_name());
-                    if record.lenient_length {
-                        self.metrics.inc(metrics::QUIRKS, "content_length_mismatch");
+                let local = self.route(&url);
+                self.metrics.inc(metrics::RECORDS, &record.type_name());
+                if record.lenient_length {
+                    self.metrics.inc(metrics::QUIRKS, "content_length_mismatch");
+                }
+                use warc::RecordType::*;
+                match record.warc_type() {
+                    Response | Resource | Revisit => {
+                        self.reads.push(Instant::now());
+                        // Blocks when the worker is behind: backpressure, no unbounded buffer.
+                        let _ = self.senders[local].send(Message::Record(Box::new(record)));
                     }
-                    use warc::RecordType::*;
-                    match record.warc_type() {
-                        Response | Resource | Revisit => {
-                            if self.report_errors {
-                                self.reads.push(Instant::now());
-                            }
-                            // Blocks when the worker is behind: backpressure, no unbounded buffer.
-                            let _ = self.senders[local].send(Message::Record(Box::new(record)));
-                        }
-                        other => self.metrics.inc(metrics::SKIPPED, &other.to_string()),
-                    }
+                    other => self.metrics.inc(metrics::SKIPPED, &other.to_string()),
                 }
                 if self.in_epoch == 0 {
                     self.epoch_started = Instant::now();
@@ -214,15 +211,13 @@ impl ReaderCore {
                 self.in_epoch += 1;
             }
             Err(error) => {
-                if self.report_errors {
-                    self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
-                    if self.printed < 20 {
-                        tracing::warn!("{name}: skipped {error}");
-                        self.printed += 1;
-                    } else if self.printed == 20 {
-                        tracing::warn!("further skipped records are counted, not printed");
-                        self.printed += 1;
-                    }
+                self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
+                if self.printed < 20 {
+                    tracing::warn!("{name}: skipped {error}");
+                    self.printed += 1;
+                } else if self.printed == 20 {
+                    tracing::warn!("further skipped records are counted, not printed");
+                    self.printed += 1;
                 }
             }
         }
@@ -232,9 +227,8 @@ impl ReaderCore {
     }
 
     fn delete(&mut self, url: &str) {
-        if let Some(local) = self.route(url) {
-            let _ = self.senders[local].send(Message::Delete(url.to_string(), self.progress.max_date));
-        }
+        let local = self.route(url);
+        let _ = self.senders[local].send(Message::Delete(url.to_string(), self.progress.max_date));
         if self.in_epoch == 0 {
             self.epoch_started = Instant::now();
         }
@@ -275,32 +269,43 @@ impl ReaderCore {
         }
     }
 
+    /// Closes the epoch when it is old enough, or when another process's reader is ahead (its
+    /// items arrived at a later epoch): the cluster's epochs advance in step, so no reader
+    /// holds the others' records back, and an idle one does not stop the frontier.
     fn age_check(&mut self) {
-        if self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age {
+        let behind = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed) > self.epoch;
+        if behind || (self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age) {
             self.close_epoch();
         }
     }
 
     fn close_epoch(&mut self) {
-        self.epoch += 1;
+        let previous = self.epoch;
+        self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed));
         self.in_epoch = 0;
         let now = Instant::now();
-        self.live.epoch_closed.lock().expect("epochs").insert(self.epoch - 1, now);
+        self.live.epoch_closed.lock().expect("epochs").insert(previous, now);
         if !self.reads.is_empty() {
-            self.live.epoch_reads.lock().expect("reads").insert(self.epoch - 1, std::mem::take(&mut self.reads));
+            self.live.epoch_reads.lock().expect("reads").insert(previous, std::mem::take(&mut self.reads));
         }
         let expire_before = if self.retention_secs > 0 { self.progress.max_date.saturating_sub(self.retention_secs) } else { 0 };
+        // Process 0's reader chooses the checkpoint epochs; in a cluster every reader writes its
+        // positions at each epoch it closes (a checkpoint of process 0's may fall on any).
+        let (part, cluster) = (self.part, self.part.processes > 1);
         let checkpoint = match &self.checkpoint {
-            Some((dir, every)) if self.epoch.is_multiple_of(*every) => {
-                if self.report_errors {
+            Some((dir, every)) => {
+                // Epochs may jump (see `age_check`): a checkpoint falls where a multiple of
+                // `every` is reached or passed.
+                let marks = part.process == 0 && previous / every < self.epoch / every;
+                if marks || cluster {
                     let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
-                    if let Err(e) = write_atomic(&progress_path(dir, self.epoch), &bytes) {
+                    if let Err(e) = write_atomic(&reader_path(dir, self.epoch, part.process, part.processes), &bytes) {
                         tracing::error!("checkpoint: {e}");
                     }
                 }
-                true
+                marks
             }
-            _ => false,
+            None => false,
         };
         for sender in &self.senders {
             let _ = sender.send(Message::Epoch { next: self.epoch, expire_before, checkpoint });
@@ -316,6 +321,12 @@ impl ReaderCore {
                 *every = 1;
             }
             self.close_epoch();
+        }
+        if let (Some((dir, _)), true) = (&self.checkpoint, self.part.processes > 1) {
+            let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
+            if let Err(e) = write_atomic(&reader_done_path(dir, self.part.process), &bytes) {
+                tracing::error!("checkpoint: {e}");
+            }
         }
         for sender in &self.senders {
             let _ = sender.send(Message::End);
@@ -336,7 +347,6 @@ fn pump(core: &Core, decoder: source::Decoder, name: &str, settings: &ReadSettin
 
 fn pump_items(core: &Core, mut items: Items, name: &str) {
     let metrics = lock(core).metrics.clone();
-    let report = lock(core).report_errors;
     let mut counted = 0u64;
     while let Some(item) = items.next_item() {
         let mut c = lock(core);
@@ -344,7 +354,7 @@ fn pump_items(core: &Core, mut items: Items, name: &str) {
         c.age_check();
         drop(c);
         let read = items.bytes_read();
-        if report && read > counted {
+        if read > counted {
             metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
             counted = read;
         }
@@ -352,17 +362,13 @@ fn pump_items(core: &Core, mut items: Items, name: &str) {
             break;
         }
     }
-    if report {
-        metrics.add(metrics::BYTES_READ, "", items.bytes_read().saturating_sub(counted) as i64);
-    }
+    metrics.add(metrics::BYTES_READ, "", items.bytes_read().saturating_sub(counted) as i64);
 }
 
 fn open_failed(core: &Core, error: impl std::fmt::Display) {
     let c = lock(core);
-    if c.report_errors {
-        c.metrics.inc(metrics::RECORD_ERRORS, "open_failed");
-        tracing::error!("{error}");
-    }
+    c.metrics.inc(metrics::RECORD_ERRORS, "open_failed");
+    tracing::error!("{error}");
 }
 
 /// The wait between polls of a quiet input: deletions, epochs by age and stop requests, until
@@ -383,7 +389,11 @@ fn waiter(core: &Core, finished: Box<dyn Fn() -> bool + Send>) -> follow::Waiter
 /// exists), directories (new files in name order) and stdin.
 fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
     let multiple = targets.len() > 1;
+    let part = lock(core).part;
     'targets: for (t, target) in targets.iter().enumerate() {
+        if !matches!(target, Followed::Dir(_)) && !part.takes_index(t) {
+            continue;
+        }
         match target {
             Followed::Stdin => {
                 if !lock(core).begin("-") {
@@ -431,7 +441,7 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
                         .iter()
                         .find(|f| {
                             let name = f.display().to_string();
-                            !c.progress.inputs.iter().any(|p| p.name == name && p.done)
+                            part.takes_name(&name) && !c.progress.inputs.iter().any(|p| p.name == name && p.done)
                         })
                         .cloned()
                 };
@@ -547,7 +557,7 @@ mod tests {
             senders: vec![sender],
             first_worker: 0,
             peers: 1,
-            report_errors: false,
+            part: source::Part::WHOLE,
             policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600) },
             epoch: 0,
             in_epoch: 0,
