@@ -266,3 +266,63 @@ fn a_cluster_killed_mid_run_resumes_from_its_common_checkpoint_and_loses_nothing
     let (uninterrupted, _) = net_of_changes(&single);
     assert_eq!(net, uninterrupted, "the change stream nets to the uninterrupted run's clusters");
 }
+
+/// Pages in the net of the change-stream shards in `out` (url → cluster).
+fn net_of_shards(out: &Path, processes: usize) -> std::collections::BTreeMap<String, String> {
+    let mut rows: std::collections::BTreeMap<(String, String), i64> = Default::default();
+    for i in 0..processes {
+        let path = out.join(format!("changes-{i:05}-of-{processes:05}.jsonl"));
+        for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+            *rows.entry((v["url"].as_str().unwrap().into(), v["cluster"].as_str().unwrap().into())).or_default() +=
+                v["diff"].as_i64().unwrap();
+        }
+    }
+    rows.into_iter().filter(|(_, n)| *n > 0).map(|((url, cluster), _)| (url, cluster)).collect()
+}
+
+#[test]
+fn followed_directories_are_shared_out_by_file_and_epochs_advance_in_step() {
+    let dir = temp_dir("cluster-follow");
+    let source = dir.join("source");
+    let files = write_inputs(&source, 40, 0);
+    let config = dir.join("fast-epochs.toml");
+    std::fs::write(&config, "[run]\nepoch_ms = 100\n").unwrap();
+    let feed = dir.join("feed");
+    std::fs::create_dir_all(&feed).unwrap();
+    let out = dir.join("out");
+    let hostfile = dir.join("hosts");
+    std::fs::write(&hostfile, free_ports(2).iter().map(|p| format!("127.0.0.1:{p}\n")).collect::<String>()).unwrap();
+    let args = ["--follow", feed.to_str().unwrap(), "--config", config.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let children: Vec<_> = (0..2).map(|i| spawn_process(i, 2, &hostfile, &args)).collect();
+    // Files appear one by one (renamed into place), as a crawler finishes them. A process
+    // whose files are all read (or that has none) must not hold back the other's epochs.
+    for file in &files {
+        let tmp = feed.join(".incoming");
+        std::fs::copy(file, &tmp).unwrap();
+        std::fs::rename(&tmp, feed.join(file.file_name().unwrap())).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(150));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while net_of_shards(&out, 2).len() < 100 {
+        assert!(std::time::Instant::now() < deadline, "the followed pages did not all reach the change streams");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for child in &children {
+        let ok = std::process::Command::new("kill").arg("-TERM").arg(child.id().to_string()).status().unwrap().success();
+        assert!(ok);
+    }
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "a follower failed: {}", String::from_utf8_lossy(&output.stderr));
+    }
+    merge(&out);
+    let batch = dir.join("batch");
+    let status = dupflow()
+        .args(["run", source.to_str().unwrap(), "--quiet", "--out", batch.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(read(&out.join("clusters.jsonl")), read(&batch.join("clusters.jsonl")), "followed in a cluster = one batch run");
+}

@@ -157,6 +157,7 @@ fn start_reader(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Jo
         epoch: manifest.map_or(0, |m| m.epoch),
         in_epoch: 0,
         epoch_started: Instant::now(),
+        epoch_opened: Instant::now(),
         live: options.live.clone(),
         metrics,
         printed: 0,

@@ -82,6 +82,8 @@ pub(crate) struct ReaderCore {
     pub(crate) epoch: u64,
     pub(crate) in_epoch: u64,
     pub(crate) epoch_started: Instant,
+    /// When the current epoch began: the previous close (`epoch_started` is its first record).
+    pub(crate) epoch_opened: Instant,
     pub(crate) live: Arc<Live>,
     pub(crate) metrics: Arc<Registry>,
     pub(crate) printed: usize,
@@ -269,17 +271,23 @@ impl ReaderCore {
         }
     }
 
-    /// Closes the epoch when it is old enough, or when another process's reader is ahead (its
-    /// items arrived at a later epoch): the cluster's epochs advance in step, so no reader
-    /// holds the others' records back, and an idle one does not stop the frontier.
+    /// Closes the epoch when it is old enough. In a cluster also when another process's reader
+    /// is ahead (its items arrived at a later epoch: jump to it at once), or when items sent at
+    /// this very epoch are waiting for this reader to move on (close it once it is as old as an
+    /// epoch may be, even with no records of its own): the cluster's epochs advance in step, no
+    /// reader holds the others' records back, and an idle one does not stop the frontier.
     fn age_check(&mut self) {
-        let behind = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed) > self.epoch;
-        if behind || (self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age) {
+        let due = self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age;
+        let cluster = self.part.processes > 1;
+        let floor = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed);
+        let behind = floor > self.epoch || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
+        if due || (cluster && behind) {
             self.close_epoch();
         }
     }
 
     fn close_epoch(&mut self) {
+        self.epoch_opened = Instant::now();
         let previous = self.epoch;
         self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed));
         self.in_epoch = 0;
@@ -562,6 +570,7 @@ mod tests {
             epoch: 0,
             in_epoch: 0,
             epoch_started: Instant::now(),
+            epoch_opened: Instant::now(),
             live: Arc::new(Live::new(registry.clone(), 0)),
             metrics: registry,
             printed: 0,
