@@ -163,6 +163,16 @@ fn processes_read_their_share_and_their_shards_merge_into_the_one_process_output
             .map(|s| serde_json::from_str::<serde_json::Value>(&get(&s.address, "/api/summary")).unwrap()["pages"].as_u64().unwrap())
             .collect();
         assert!(pages.iter().all(|p| *p > 0), "every process owns pages: {pages:?}");
+        // Process 0 also shows the whole cluster's totals.
+        let totals = serde_json::from_str::<serde_json::Value>(&get(&served[0].address, "/api/summary")).unwrap()["cluster_totals"].clone();
+        let ids: std::collections::BTreeSet<&str> =
+            clusters.lines().map(|l| l.split("\"cluster\":\"").nth(1).unwrap().split('"').next().unwrap()).collect();
+        assert_eq!(totals["pages"], 3100, "{totals}");
+        assert_eq!(totals["clusters"], ids.len(), "{totals}");
+        assert!(
+            served[1..].iter().all(|s| get(&s.address, "/api/summary").contains("\"cluster_totals\":null")),
+            "only process 0 has totals"
+        );
         drop(served);
         for i in 0..processes {
             assert!(out.join(format!("clusters-{i:05}-of-{processes:05}.jsonl")).exists(), "shard {i} of {processes}");

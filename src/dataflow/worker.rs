@@ -86,10 +86,12 @@ pub(super) struct Finished {
 type Updates<D> = Vec<(D, u64, isize)>;
 type Pages = InputSession<u64, (PageId, Page), isize>;
 
-/// The graph's outputs as they reach worker 0 (the sink takes them epoch by epoch).
+/// The graph's outputs as they reach a sink (it takes them epoch by epoch).
 struct Collected {
     rows: Rc<RefCell<Updates<ClusterRow>>>,
     shares: Rc<RefCell<Updates<(PageId, Shared)>>>,
+    /// A cluster's clusters by size ((size, clusters)), at worker 0: process 0's totals.
+    sizes: Rc<RefCell<Updates<(i64, i64)>>>,
 }
 
 /// One worker: its share of the records in, the dataflow stepped, the sink fed.
@@ -214,8 +216,8 @@ impl Transport {
 /// The dataflow of one worker: the exchange of input items, the graph on the input pages, its
 /// rows gathered at their shard's sink (by cluster) and shares at process 0's.
 fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Handle<u64>, Collected, Transport) {
-    let collected = Collected { rows: Rc::default(), shares: Rc::default() };
-    let (rows_sink, shares_sink) = (collected.rows.clone(), collected.shares.clone());
+    let collected = Collected { rows: Rc::default(), shares: Rc::default(), sizes: Rc::default() };
+    let (rows_sink, shares_sink, sizes_sink) = (collected.rows.clone(), collected.shares.clone(), collected.sizes.clone());
     let (metrics, share) = (cx.metrics.clone(), cx.pipeline.share.enabled);
     let (received, frontier) = (Rc::<RefCell<BTreeMap<u64, Vec<Envelope>>>>::default(), Rc::new(RefCell::new(Antichain::from_elem(0))));
     let (into, seen) = (received.clone(), frontier.clone());
@@ -241,6 +243,9 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Ha
         let rows = pages.map(|(id, page)| (id, (page.url, page.record_id))).join_map(assignments, |&page, (url, record_id), assignment| {
             ClusterRow { page, url: url.clone(), record_id: record_id.clone(), assignment: *assignment }
         });
+        // A cluster's totals for process 0: clusters by size, a collection as small as the
+        // number of distinct sizes (each shard's sink sees only its own clusters).
+        let sizes = (shards > 1).then(|| rows.clone().map(|row| row.assignment.cluster).count().map(|(_, size)| size as i64).count());
         let (probe, _) = rows
             .consolidate()
             .inner
@@ -251,6 +256,18 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Ha
                 }
             })
             .probe();
+        if let Some(sizes) = sizes {
+            sizes
+                .map(|(size, clusters)| (size, clusters as i64))
+                .inner
+                .exchange(|_| 0)
+                .inspect_core(move |event: Result<(_, &Updates<(i64, i64)>), _>| {
+                    if let Ok((_, updates)) = event {
+                        sizes_sink.borrow_mut().extend_from_slice(updates);
+                    }
+                })
+                .probe_with(&probe);
+        }
         if let Some(shares) = shares {
             shares
                 .consolidate()
@@ -569,6 +586,10 @@ impl Progress<'_> {
             self.completed += 1;
         }
         let Some(sink) = &mut self.sink else { return Ok(()) };
+        let sizes = std::mem::take(&mut *self.collected.sizes.borrow_mut());
+        if !sizes.is_empty() {
+            self.cx.live.apply_cluster_sizes(&sizes);
+        }
         sink.accept(&std::mem::take(&mut *self.collected.rows.borrow_mut()));
         sink.accept_shares(&std::mem::take(&mut *self.collected.shares.borrow_mut()));
         // Epoch by epoch, so that a checkpoint records the change stream up to it.

@@ -53,6 +53,8 @@ pub struct Live {
     pub gate: Mutex<Option<crate::check::Gate>>,
     /// Record latencies in seconds (the first million), for p50/p99 in the summary.
     pub latencies: Mutex<Vec<f32>>,
+    /// Process 0 of a cluster: clusters by size over every shard (size → clusters).
+    pub cluster_sizes: Mutex<BTreeMap<i64, i64>>,
     /// The latest epoch of any item this process's workers received (from any process): a
     /// reader behind it jumps to it, so that the cluster's epochs advance in step.
     pub epoch_floor: std::sync::atomic::AtomicU64,
@@ -74,6 +76,7 @@ impl Live {
             latencies: Mutex::default(),
             gate: Mutex::new(None),
             epoch_floor: Default::default(),
+            cluster_sizes: Mutex::default(),
             finished_secs: Mutex::new(None),
         }
     }
@@ -119,6 +122,43 @@ impl Live {
                 inner.current.insert(page, row);
             }
         }
+    }
+
+    /// Process 0 of a cluster: changes to the count of clusters of each size, over all shards.
+    pub fn apply_cluster_sizes(&self, updates: &[((i64, i64), u64, isize)]) {
+        let mut sizes = self.cluster_sizes.lock().expect("sizes");
+        for ((size, clusters), _, diff) in updates {
+            let n = sizes.entry(*size).or_default();
+            *n += clusters * *diff as i64;
+            if *n == 0 {
+                sizes.remove(size);
+            }
+        }
+        let (mut clusters, mut pages, mut duplicates) = (0, 0, 0);
+        for (&size, &n) in sizes.iter() {
+            clusters += n;
+            pages += size * n;
+            if size > 1 {
+                duplicates += size * n;
+            }
+        }
+        let largest = sizes.keys().next_back().copied().unwrap_or(0);
+        for (of, value) in [("clusters", clusters), ("pages", pages), ("duplicate_pages", duplicates), ("largest", largest)] {
+            self.registry.set(super::CLUSTER_TOTALS, of, value);
+        }
+    }
+
+    /// The whole cluster's totals (process 0 of a cluster), or `None`.
+    fn cluster_totals(&self) -> Option<Value> {
+        let sizes = self.cluster_sizes.lock().expect("sizes");
+        if sizes.is_empty() {
+            return None;
+        }
+        let r = &self.registry;
+        let get = |of: &str| r.get(super::CLUSTER_TOTALS, of);
+        Some(
+            json!({"clusters": get("clusters"), "pages": get("pages"), "duplicate_pages": get("duplicate_pages"), "largest": get("largest")}),
+        )
     }
 
     pub fn finish(&self) {
@@ -223,6 +263,7 @@ impl Live {
         let duplicates: usize = inner.members.values().map(|m| m.len()).filter(|&n| n > 1).sum();
         json!({
             "finished": inner.finished,
+            "cluster_totals": self.cluster_totals(),
             "elapsed_secs": (secs * 10.0).round() / 10.0,
             "records": r.total(super::RECORDS),
             "pages": pages,

@@ -79,6 +79,7 @@ metrics! {
     DUPLICATE_PAGES = "dupflow_duplicate_pages", Gauge, None, "Pages in clusters of more than one page.";
     DUPLICATE_RATIO = "dupflow_duplicate_ratio", Gauge, None, "Share of pages in clusters of more than one page.";
     LARGEST_CLUSTER = "dupflow_largest_cluster_pages", Gauge, None, "Pages in the largest cluster.";
+    CLUSTER_TOTALS = "dupflow_cluster_totals", Gauge, Some("of"), "Process 0 of a cluster: the whole cluster's clusters, pages, duplicate_pages and largest (the other gauges show this process's shard).";
     STATE_BYTES = "dupflow_state_bytes", Gauge, None, "Estimated bytes of page state held by the dataflow.";
     RSS_BYTES = "dupflow_process_resident_memory_bytes", Gauge, None, "Resident memory of the process.";
     HTTP_RESPONSES = "dupflow_http_responses_total", Counter, Some("status"), "Responses of the HTTP endpoint, by status code.";
