@@ -31,6 +31,9 @@ pub struct RunOutput {
     pub shares: Vec<(PageId, Shared)>,
     pub revisits: Vec<Revisit>,
     pub elapsed: Duration,
+    /// From the start until the workers ran: in a cluster, timely's wait for every process's
+    /// connection (it retries and polls once a second).
+    pub connecting: Duration,
     /// Epochs written (the last one's number + 1).
     pub epochs: u64,
     /// The epoch a checkpoint resumed from, if any.

@@ -176,6 +176,13 @@ fn print_summary(rows: &[dupflow::dataflow::ClusterRow], output: &dataflow::RunO
         pages as f64 / secs.max(1e-9),
         metrics.get(metrics::REVISITS, "")
     );
+    let connecting = output.connecting.as_secs_f64();
+    if connecting >= 0.1 {
+        println!(
+            "           of which {connecting:.2} s connecting the cluster; {:.0} pages/s after it",
+            pages as f64 / (secs - connecting).max(1e-9)
+        );
+    }
     println!(
         "clusters:  {} ({} with more than one page, holding {} pages; largest {})",
         summary.clusters, summary.multi_page_clusters, summary.pages_in_multi_page_clusters, summary.largest_cluster

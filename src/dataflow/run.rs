@@ -107,8 +107,11 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         first_worker: options.process * workers,
         processes: options.processes.max(1),
         receivers: Mutex::new(receivers.into_iter().map(Some).collect()),
+        workers_started: Default::default(),
     };
-    let guards = timely::execute(options.timely_config(), move |timely| worker::work(timely, &context)).map_err(RunError::Timely)?;
+    let context = Arc::new(context);
+    let shared = context.clone();
+    let guards = timely::execute(options.timely_config(), move |timely| worker::work(timely, &shared)).map_err(RunError::Timely)?;
 
     let mut output = RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
     let mut held = 0;
@@ -125,6 +128,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
     output.elapsed = started.elapsed();
+    output.connecting = context.workers_started.get().map_or(Duration::ZERO, |at| at.saturating_duration_since(started));
     Ok(output)
 }
 

@@ -63,6 +63,8 @@ pub(super) struct Context {
     pub processes: usize,
     /// One receiver per worker of this process, taken by its worker.
     pub receivers: Mutex<Vec<Option<Receiver<Message>>>>,
+    /// When the first worker of this process started (after the cluster connected).
+    pub workers_started: std::sync::OnceLock<std::time::Instant>,
 }
 
 impl Context {
@@ -97,6 +99,7 @@ struct Collected {
 /// One worker: its share of the records in, the dataflow stepped, the sink fed.
 pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunError> {
     let index = worker.index();
+    cx.workers_started.get_or_init(std::time::Instant::now);
     let receiver = cx.receivers.lock().expect("receivers")[index - cx.first_worker].take().expect("one receiver per worker");
     let method = cx.pipeline.method();
     let (mut input, probe, collected, mut transport) = build(worker, cx, &method);
