@@ -3,11 +3,12 @@
 //! worker its held pages and revisits (`part-EPOCH-WORKER.lz4`, `revisits-EPOCH-WORKER.json`),
 //! and the sink commits the checkpoint by writing `checkpoint.json` last, atomically.
 //!
-//! In a cluster the directory is one that every process sees (a shared file system). Process
-//! 0's reader chooses the checkpoint epochs; every reader writes its positions at each epoch it
-//! closes (`reader-EPOCH-pP.json`, and `reader-done-pP.json` once it has read everything),
-//! every process's sink the length of its shard of the change stream (`sink-EPOCH-pP.json`),
-//! and process 0 commits the manifest once all of them are on disk. A process whose reader
+//! In a cluster the directory is one that every process sees (a shared file system). With
+//! several readers (processes, or reader threads in one), reader 0 chooses the checkpoint
+//! epochs; every reader R writes its positions at each epoch it closes (`reader-EPOCH-pR.json`,
+//! and `reader-done-pR.json` once it has read everything), every process's sink the length of
+//! its shard of the change stream (`sink-EPOCH-pP.json`), and process 0 commits the manifest
+//! once all of them are on disk. A process whose reader
 //! jumped over the checkpoint's epoch (epochs advance in step with the cluster's fastest) is
 //! described by its first position file past it: it sent nothing in between.
 //! Save and restore of those parts live here too: the worker loop calls `save_part` at a
@@ -54,53 +55,57 @@ pub struct Manifest {
     /// Workers that wrote parts (`part-EPOCH-WORKER.lz4`).
     pub parts: usize,
     pub reader: ReaderProgress,
-    /// A cluster's checkpoint: each process's reader positions and the length of its shard of
-    /// the change stream, by process (empty for one process, which uses the fields above).
+    /// Several readers (processes, reader threads): each reader's positions, by reader
+    /// (process × reader_threads + thread). Empty for one reader, which uses `reader`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub processes: Vec<ProcessState>,
-}
-
-/// One process's share of a cluster checkpoint.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProcessState {
-    pub reader: ReaderProgress,
-    pub changes_bytes: u64,
+    pub readers: Vec<ReaderProgress>,
+    /// A cluster: the length of each process's shard of the change stream, by process. Empty
+    /// for one process, which uses `changes_bytes`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<u64>,
 }
 
 impl Manifest {
-    /// Process `process`'s reader positions and change-stream length.
-    pub fn process(&self, process: usize) -> ProcessState {
-        match self.processes.get(process) {
-            Some(state) => state.clone(),
-            None => ProcessState { reader: self.reader.clone(), changes_bytes: self.changes_bytes },
-        }
+    /// Reader `reader`'s positions.
+    pub fn reader_of(&self, reader: usize) -> ReaderProgress {
+        self.readers.get(reader).cloned().unwrap_or_else(|| self.reader.clone())
     }
 
-    /// A resume must have the cluster's shape: the parts and shards are split by it.
-    pub fn check_shape(&self, processes: usize, path: &Path) -> Result<(), RunError> {
-        let written = self.processes.len().max(1);
-        if written != processes.max(1) {
+    /// The length of shard `shard` of the change stream.
+    pub fn changes_bytes_of(&self, shard: usize) -> u64 {
+        self.shards.get(shard).copied().unwrap_or(self.changes_bytes)
+    }
+
+    /// A resume must have the checkpoint's shape: its parts, positions and shards are split by
+    /// it.
+    pub fn check_shape(&self, processes: usize, readers: usize, path: &Path) -> Result<(), RunError> {
+        let (shards, written) = (self.shards.len().max(1), self.readers.len().max(1));
+        if shards != processes.max(1) || written != readers.max(1) {
             return Err(RunError::Checkpoint {
                 path: path.to_path_buf(),
-                message: format!("written by {written} process(es); resume it with --processes {written}"),
+                message: format!(
+                    "written by {shards} process(es) with {} reader thread(s) each; resume it with --processes {shards} and source.reader_threads = {}",
+                    written / shards,
+                    written / shards
+                ),
             });
         }
         Ok(())
     }
 }
 
-/// Where process `process` of `processes` writes its reader positions as of `epoch`.
-pub fn reader_path(dir: &Path, epoch: u64, process: usize, processes: usize) -> PathBuf {
-    match processes {
+/// Where reader `reader` of `readers` writes its positions as of `epoch`.
+pub fn reader_path(dir: &Path, epoch: u64, reader: usize, readers: usize) -> PathBuf {
+    match readers {
         0 | 1 => progress_path(dir, epoch),
-        _ => dir.join(format!("reader-{epoch}-p{process}.json")),
+        _ => dir.join(format!("reader-{epoch}-p{reader}.json")),
     }
 }
 
-/// A cluster process's reader positions once it has read all its inputs (valid for any later
+/// One of several readers' positions once it has read all its inputs (valid for any later
 /// epoch).
-pub fn reader_done_path(dir: &Path, process: usize) -> PathBuf {
-    dir.join(format!("reader-done-p{process}.json"))
+pub fn reader_done_path(dir: &Path, reader: usize) -> PathBuf {
+    dir.join(format!("reader-done-p{reader}.json"))
 }
 
 /// A cluster process's shard of a checkpoint: its change stream's length.
@@ -108,11 +113,11 @@ pub fn sink_path(dir: &Path, epoch: u64, process: usize) -> PathBuf {
     dir.join(format!("sink-{epoch}-p{process}.json"))
 }
 
-/// Process `process`'s reader positions as of checkpoint `epoch`: its first position file at or
-/// past the epoch (it sent nothing between the epoch and that file's), or its final one.
-/// `None` while neither is on disk.
-pub fn reader_positions_at(dir: &Path, epoch: u64, process: usize) -> Option<ReaderProgress> {
-    let suffix = format!("-p{process}.json");
+/// Reader `reader`'s positions as of checkpoint `epoch`: its first position file at or past the
+/// epoch (it sent nothing between the epoch and that file's), or its final one. `None` while
+/// neither is on disk.
+pub fn reader_positions_at(dir: &Path, epoch: u64, reader: usize) -> Option<ReaderProgress> {
+    let suffix = format!("-p{reader}.json");
     let first = std::fs::read_dir(dir)
         .ok()?
         .flatten()
@@ -123,8 +128,8 @@ pub fn reader_positions_at(dir: &Path, epoch: u64, process: usize) -> Option<Rea
         .filter(|&e| e >= epoch)
         .min();
     let path = match first {
-        Some(e) => reader_path(dir, e, process, 2),
-        None => reader_done_path(dir, process),
+        Some(e) => reader_path(dir, e, reader, 2),
+        None => reader_done_path(dir, reader),
     };
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }

@@ -23,8 +23,11 @@ pub struct SourceConfig {
     pub max_record_bytes: u64,
     /// Decoded HTML beyond this is cut off (counted as `page_truncated`).
     pub max_page_bytes: u64,
-    /// Records buffered between the reader thread and each worker.
+    /// Records buffered between a reader thread and each worker.
     pub channel_capacity: usize,
+    /// Reader threads per process: each reads its own share of the inputs (whole files, or
+    /// record ranges of a large one), decompresses and frames them.
+    pub reader_threads: usize,
     /// A re-crawl of a URL: `replace` (the newest capture is the page) or `keep` (every capture
     /// is a page).
     pub recrawls: crate::source::current::Recrawls,
@@ -36,6 +39,7 @@ impl Default for SourceConfig {
             max_record_bytes: 64 << 20,
             max_page_bytes: 2 << 20,
             channel_capacity: 256,
+            reader_threads: 1,
             recrawls: crate::source::current::Recrawls::Replace,
         }
     }
@@ -220,6 +224,9 @@ impl PipelineConfig {
         }
         if self.source.channel_capacity == 0 {
             return invalid("source.channel_capacity", "must be at least 1");
+        }
+        if self.source.reader_threads == 0 {
+            return invalid("source.reader_threads", "must be at least 1");
         }
         if self.source.max_page_bytes == 0 || self.source.max_record_bytes == 0 {
             return invalid("source.max_page_bytes", "caps must be positive");

@@ -67,10 +67,11 @@ fn write_inputs(dir: &Path, bases: usize, big: usize) -> Vec<PathBuf> {
     paths
 }
 
-/// One epoch for the whole run, so that the change streams are comparable line for line.
-fn config(dir: &Path) -> PathBuf {
-    let path = dir.join("one-epoch.toml");
-    std::fs::write(&path, "[run]\nepoch_records = 1000000\nepoch_ms = 600000\n").unwrap();
+/// One epoch for the whole run, so that the change streams are comparable line for line;
+/// `threads` reader threads per process.
+fn config(dir: &Path, threads: usize) -> PathBuf {
+    let path = dir.join(format!("one-epoch-{threads}.toml"));
+    std::fs::write(&path, format!("[run]\nepoch_records = 1000000\nepoch_ms = 600000\n[source]\nreader_threads = {threads}\n")).unwrap();
     path
 }
 
@@ -132,7 +133,8 @@ fn processes_read_their_share_and_their_shards_merge_into_the_one_process_output
     let inputs = dir.join("in");
     let files = write_inputs(&inputs, 40, 1500);
     let input_bytes: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
-    let config = config(&dir);
+    let config_of = |threads| config(&dir, threads);
+    let config = config_of(1);
     let single = dir.join("single");
     let status = dupflow()
         .args(["run", inputs.to_str().unwrap(), "--workers", "2", "--quiet", "--config"])
@@ -148,9 +150,10 @@ fn processes_read_their_share_and_their_shards_merge_into_the_one_process_output
     let big = std::fs::metadata(inputs.join("big.warc.gz")).unwrap().len();
     assert!(big * 10 > input_bytes * 7, "the gzip file holds most of the bytes ({big} of {input_bytes})");
 
-    for processes in [2, 3] {
+    // 2 processes of one reader thread, 3 of two (6 readers).
+    for (processes, threads) in [(2, 1), (3, 2)] {
         let out = dir.join(format!("cluster-{processes}"));
-        let served = run_cluster(processes, &inputs, &config, &out);
+        let served = run_cluster(processes, &inputs, &config_of(threads), &out);
         let read_bytes: Vec<f64> = served.iter().map(|s| counter(&get(&s.address, "/metrics"), "dupflow_input_read_bytes_total")).collect();
         assert_eq!(read_bytes.iter().sum::<f64>() as u64, input_bytes, "{processes} processes read every byte once: {read_bytes:?}");
         assert!(read_bytes.iter().all(|b| *b > 0.0), "every process reads a share: {read_bytes:?}");
@@ -220,7 +223,7 @@ fn a_cluster_killed_mid_run_resumes_from_its_common_checkpoint_and_loses_nothing
     write_inputs(&inputs, 600, 0);
     // Many small epochs, a checkpoint at each: a kill always finds one committed and more due.
     let config = dir.join("small-epochs.toml");
-    std::fs::write(&config, "[run]\nepoch_records = 40\nepoch_ms = 600000\ncheckpoint_epochs = 1\n").unwrap();
+    std::fs::write(&config, "[run]\nepoch_records = 40\nepoch_ms = 600000\ncheckpoint_epochs = 1\n[source]\nreader_threads = 2\n").unwrap();
     let single = dir.join("single");
     let status = dupflow()
         .args(["run", inputs.to_str().unwrap(), "--workers", "2", "--quiet", "--config", config.to_str().unwrap(), "--out"])
@@ -258,6 +261,9 @@ fn a_cluster_killed_mid_run_resumes_from_its_common_checkpoint_and_loses_nothing
         let _ = child.wait();
     }
     let killed_at = manifest_epoch(&state);
+    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(state.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!(manifest["readers"].as_array().map(Vec::len), Some(6), "3 processes × 2 reader threads: 6 readers' positions");
+    assert_eq!(manifest["shards"].as_array().map(Vec::len), Some(3), "3 shards of the change stream");
 
     // All restarted, with new ports: they resume from the checkpoint and run to the end.
     std::fs::write(&hostfile, free_ports(3).iter().map(|p| format!("127.0.0.1:{p}\n")).collect::<String>()).unwrap();
@@ -335,4 +341,48 @@ fn followed_directories_are_shared_out_by_file_and_epochs_advance_in_step() {
         .unwrap();
     assert!(status.success());
     assert_eq!(read(&out.join("clusters.jsonl")), read(&batch.join("clusters.jsonl")), "followed in a cluster = one batch run");
+}
+
+#[test]
+fn reader_threads_in_one_process_share_the_inputs_and_checkpoint_together() {
+    let dir = temp_dir("reader-threads");
+    let inputs = dir.join("in");
+    write_inputs(&inputs, 40, 1500);
+    let one = dir.join("one");
+    let status = dupflow()
+        .args(["run", inputs.to_str().unwrap(), "--quiet", "--out", one.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let config = dir.join("three-readers.toml");
+    std::fs::write(&config, "[source]\nreader_threads = 3\n[run]\ncheckpoint_epochs = 1\n").unwrap();
+    let (out, state) = (dir.join("out"), dir.join("state"));
+    let run = || {
+        let args = [
+            "run",
+            inputs.to_str().unwrap(),
+            "--quiet",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--checkpoint",
+            state.to_str().unwrap(),
+        ];
+        let output = dupflow().args(args).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8_lossy(&output.stderr).to_string()
+    };
+    run();
+    assert_eq!(read(&out.join("clusters.jsonl")), read(&one.join("clusters.jsonl")), "3 reader threads = 1");
+    let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(state.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!(manifest["readers"].as_array().map(Vec::len), Some(3), "each reader's positions are in the checkpoint");
+    // Run again: every reader resumes at the end of its share; nothing is read twice.
+    let again = run();
+    assert!(again.contains("resuming from the checkpoint"), "{again}");
+    assert_eq!(read(&out.join("clusters.jsonl")), read(&one.join("clusters.jsonl")));
+    let (net, doubled) = net_of_changes(&out);
+    assert!(!doubled, "nothing counted twice");
+    assert_eq!(net.len(), 3100);
 }

@@ -57,6 +57,12 @@ impl RunOptions {
         }
     }
 
+    /// Reader threads in this process, and readers in the whole run.
+    pub(super) fn readers(&self) -> (usize, usize) {
+        let threads = self.config.source.reader_threads.max(1);
+        (threads, threads * self.processes.max(1))
+    }
+
     /// Worker threads in this process, and in the whole cluster.
     fn workers(&self) -> (usize, usize) {
         let workers = self.workers.max(1);
@@ -89,12 +95,12 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let registry = options.live.registry.clone();
     let manifest = checkpoint::open(options.checkpoint.as_deref())?;
     if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
-        m.check_shape(options.processes, dir)?;
+        m.check_shape(options.processes, options.readers().1, dir)?;
     }
     if let Some(m) = &manifest {
         tracing::info!("resuming from the checkpoint of epoch {} ({} inputs read so far)", m.epoch, m.reader.inputs.len());
     }
-    let (reader, receivers) = start_reader(&options, manifest.as_ref())?;
+    let (readers, receivers) = start_readers(&options, manifest.as_ref())?;
     let (workers, peers) = options.workers();
     let context = Context {
         pipeline: options.config.clone(),
@@ -108,6 +114,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         processes: options.processes.max(1),
         receivers: Mutex::new(receivers.into_iter().map(Some).collect()),
         workers_started: Default::default(),
+        readers: options.readers().1,
     };
     let context = Arc::new(context);
     let shared = context.clone();
@@ -124,7 +131,9 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         held += finished.held_bytes;
     }
     registry.set(metrics::HELD_BYTES, "", held as i64);
-    let _ = reader.join();
+    for reader in readers {
+        let _ = reader.join();
+    }
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
     output.elapsed = started.elapsed();
@@ -132,53 +141,70 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     Ok(output)
 }
 
-/// Starts the reader thread, resumed from the checkpoint's positions; returns it and one
-/// bounded channel per worker of this process (backpressure).
-fn start_reader(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(JoinHandle<()>, Vec<Receiver<Message>>), RunError> {
+/// For each worker of a process, one channel from each of its reader threads.
+type WorkerChannels = Vec<Vec<Receiver<Message>>>;
+
+/// Starts this process's reader threads, each resumed from the checkpoint's positions; returns
+/// them and, for each worker of this process, one bounded channel from each reader
+/// (backpressure).
+fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Vec<JoinHandle<()>>, WorkerChannels), RunError> {
     let metrics = options.live.registry.clone();
     let (workers, peers) = options.workers();
+    let (threads, readers) = options.readers();
     let capacity = options.config.source.channel_capacity;
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..workers).map(|_| bounded::<Message>(capacity)).unzip();
-    let watched: Vec<Receiver<Message>> = receivers.clone();
+    // channels[reader][worker]
+    let channels: Vec<(Vec<_>, Vec<_>)> = (0..threads).map(|_| (0..workers).map(|_| bounded::<Message>(capacity)).unzip()).collect();
+    let watched: Vec<Receiver<Message>> = channels.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
     *options.live.channel_depth.lock().expect("live lock") = Some(Box::new(move || watched.iter().map(|r| r.len()).sum()));
-    // This process's share of the inputs: every input is read by one process of the cluster.
-    let part = Part { process: options.process, processes: options.processes.max(1) };
-    let feed = match options.feed.clone() {
-        Feed::Inputs(inputs) => Feed::Inputs(part.inputs(inputs)),
-        other => other,
-    };
-    if let Feed::Inputs(inputs) = &feed {
-        metrics.set(metrics::INPUT_BYTES, "", inputs.iter().filter_map(Input::size).sum::<u64>() as i64);
+    metrics.set(metrics::CHANNEL_CAPACITY, "", (capacity * workers * threads) as i64);
+    let mut input_bytes = 0;
+    let mut handles = Vec::new();
+    let mut receivers: WorkerChannels = (0..workers).map(|_| Vec::new()).collect();
+    for (thread, (senders, from)) in channels.into_iter().enumerate() {
+        for (worker, receiver) in from.into_iter().enumerate() {
+            receivers[worker].push(receiver);
+        }
+        // This reader's share of the inputs: every input is read by one reader of the run.
+        let reader = options.process * threads + thread;
+        let part = Part { process: reader, processes: readers };
+        let feed = match options.feed.clone() {
+            Feed::Inputs(inputs) => Feed::Inputs(part.inputs(inputs)),
+            other => other,
+        };
+        if let Feed::Inputs(inputs) = &feed {
+            input_bytes += inputs.iter().filter_map(Input::size).sum::<u64>();
+        }
+        let run = &options.config.run;
+        let core = Arc::new(Mutex::new(ReaderCore {
+            senders,
+            first_worker: options.process * workers,
+            peers,
+            part,
+            policy: EpochPolicy { records: run.epoch_records.max(1), max_age: Duration::from_millis(run.epoch_ms) },
+            epoch: manifest.map_or(0, |m| m.epoch),
+            in_epoch: 0,
+            epoch_started: Instant::now(),
+            epoch_opened: Instant::now(),
+            live: options.live.clone(),
+            metrics: metrics.clone(),
+            printed: 0,
+            retention_secs: run.retention_secs,
+            progress: manifest.map(|m| m.reader_of(reader)).unwrap_or_default(),
+            skip: 0,
+            // Deletions are a control stream: reader 0 reads them and sends each to its URL's owner.
+            deletions: options.deletions.clone().filter(|_| reader == 0),
+            pending_deletion: Vec::new(),
+            checkpoint: options.checkpoint.clone().map(|d| (d, run.checkpoint_epochs.max(1))),
+            reads: Vec::new(),
+            items_before: 0,
+        }));
+        let settings = ReadSettings { max_record_bytes: options.config.source.max_record_bytes, text: options.config.text.clone() };
+        let handle = std::thread::Builder::new()
+            .name(format!("dupflow-reader-{thread}"))
+            .spawn(move || read_feed(feed, core, settings))
+            .map_err(|e| RunError::Timely(e.to_string()))?;
+        handles.push(handle);
     }
-    metrics.set(metrics::CHANNEL_CAPACITY, "", (capacity * workers) as i64);
-    let run = &options.config.run;
-    let core = Arc::new(Mutex::new(ReaderCore {
-        senders,
-        first_worker: options.process * workers,
-        peers,
-        part,
-        policy: EpochPolicy { records: run.epoch_records.max(1), max_age: Duration::from_millis(run.epoch_ms) },
-        epoch: manifest.map_or(0, |m| m.epoch),
-        in_epoch: 0,
-        epoch_started: Instant::now(),
-        epoch_opened: Instant::now(),
-        live: options.live.clone(),
-        metrics,
-        printed: 0,
-        retention_secs: run.retention_secs,
-        progress: manifest.map(|m| m.process(options.process).reader).unwrap_or_default(),
-        skip: 0,
-        // Deletions are a control stream: process 0 reads them and sends each to its URL's owner.
-        deletions: options.deletions.clone().filter(|_| options.process == 0),
-        pending_deletion: Vec::new(),
-        checkpoint: options.checkpoint.clone().map(|d| (d, run.checkpoint_epochs.max(1))),
-        reads: Vec::new(),
-        items_before: 0,
-    }));
-    let settings = ReadSettings { max_record_bytes: options.config.source.max_record_bytes, text: options.config.text.clone() };
-    let reader = std::thread::Builder::new()
-        .name("dupflow-reader".into())
-        .spawn(move || read_feed(feed, core, settings))
-        .map_err(|e| RunError::Timely(e.to_string()))?;
-    Ok((reader, receivers))
+    metrics.set(metrics::INPUT_BYTES, "", input_bytes as i64);
+    Ok((handles, receivers))
 }

@@ -24,7 +24,7 @@ use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
 use timely::dataflow::operators::generic::operator::Operator as _;
 use timely::dataflow::operators::probe::Handle;
-use timely::dataflow::operators::{Exchange, Input as _, Inspect, Probe};
+use timely::dataflow::operators::{Concatenate as _, Exchange, Input as _, Inspect, Probe};
 use timely::dataflow::InputHandle;
 use timely::progress::Antichain;
 use timely::worker::Worker;
@@ -61,8 +61,10 @@ pub(super) struct Context {
     pub first_worker: usize,
     /// Processes in the cluster: each one's first worker is the sink of one shard of the rows.
     pub processes: usize,
-    /// One receiver per worker of this process, taken by its worker.
-    pub receivers: Mutex<Vec<Option<Receiver<Message>>>>,
+    /// For each worker of this process, one receiver from each of its reader threads.
+    pub receivers: Mutex<Vec<Option<Vec<Receiver<Message>>>>>,
+    /// Readers in the whole run (processes × reader threads).
+    pub readers: usize,
     /// When the first worker of this process started (after the cluster connected).
     pub workers_started: std::sync::OnceLock<std::time::Instant>,
 }
@@ -100,26 +102,28 @@ struct Collected {
 pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunError> {
     let index = worker.index();
     cx.workers_started.get_or_init(std::time::Instant::now);
-    let receiver = cx.receivers.lock().expect("receivers")[index - cx.first_worker].take().expect("one receiver per worker");
+    let receivers = cx.receivers.lock().expect("receivers")[index - cx.first_worker].take().expect("receivers for every worker");
     let method = cx.pipeline.method();
-    let (mut input, probe, collected, mut transport) = build(worker, cx, &method);
+    let (mut input, probe, collected, mut transport) = build(worker, cx, &method, receivers.len());
     let sink = if index == cx.first_worker {
-        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), cx.checkpoint.clone(), cx.peers, cx.live.clone(), cx.shard())?)
+        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), cx.checkpoint.clone(), cx.peers, cx.live.clone(), cx.shard(), cx.readers)?)
     } else {
         None
     };
     let mut ingest = Ingest::new(cx, index, method.shingling());
     ingest.restore(&mut input)?;
     let start = cx.restore.as_ref().map_or(0, |m| m.epoch);
-    if let Some(handle) = transport.input.as_mut() {
+    for handle in transport.inputs.iter_mut().flatten() {
         handle.advance_to(start);
     }
     let mut progress = Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
     loop {
-        let taken = match transport.input.is_some() {
-            true => receive(&receiver, &mut ingest, &mut transport, index == cx.first_worker)?,
-            false => 0,
-        };
+        let mut taken = 0;
+        for (reader, receiver) in receivers.iter().enumerate() {
+            if transport.inputs[reader].is_some() {
+                taken += receive(receiver, reader, &mut ingest, &mut transport, index == cx.first_worker)?;
+            }
+        }
         if taken == 0 {
             worker.step_or_park(Some(Duration::from_millis(1)));
         } else {
@@ -185,40 +189,50 @@ type Envelope = (u64, u64, u64, Routed);
 
 /// The exchange of input items: what this worker sends, and what it owns as it arrives.
 struct Transport {
-    /// Closed (`None`) once this process's reader has ended.
-    input: Option<InputHandle<u64, CapacityContainerBuilder<Vec<Envelope>>>>,
+    /// One input per reader thread of this process, each at its reader's epoch; closed (`None`)
+    /// once that reader has ended.
+    inputs: Vec<Option<InputHandle<u64, CapacityContainerBuilder<Vec<Envelope>>>>>,
     /// Items received, by epoch, not yet applied.
     received: Rc<RefCell<BTreeMap<u64, Vec<Envelope>>>>,
     /// Epochs before this frontier are received whole (empty: every sender is done).
     frontier: Rc<RefCell<Antichain<u64>>>,
     me: u64,
     peers: u64,
-    sent: u64,
+    /// Items sent through each input (their order key at the owners).
+    sent: Vec<u64>,
 }
 
 impl Transport {
-    fn send(&mut self, owner: u64, item: Routed) {
-        let input = self.input.as_mut().expect("sending on an open transport");
-        input.send((owner, self.me, self.sent, item));
-        self.sent += 1;
+    /// Through reader `reader`'s input, at its epoch; ordered at the owner by (this worker,
+    /// that reader, sequence).
+    fn send(&mut self, reader: usize, owner: u64, item: Routed) {
+        let source = self.me * self.inputs.len() as u64 + reader as u64;
+        let input = self.inputs[reader].as_mut().expect("sending on an open input");
+        input.send((owner, source, self.sent[reader], item));
+        self.sent[reader] += 1;
     }
 
     /// To the worker that owns `key` (a page's URL: a text row's id).
-    fn route(&mut self, key: &str, item: Routed) {
+    fn route(&mut self, reader: usize, key: &str, item: Routed) {
         let owner = current::url_key(key) % self.peers;
-        self.send(owner, item);
+        self.send(reader, owner, item);
     }
 
-    fn broadcast(&mut self, item: Routed) {
+    fn broadcast(&mut self, reader: usize, item: Routed) {
         for owner in 0..self.peers {
-            self.send(owner, item.clone());
+            self.send(reader, owner, item.clone());
         }
+    }
+
+    /// Every reader of this process has ended.
+    fn closed(&self) -> bool {
+        self.inputs.iter().all(Option::is_none)
     }
 }
 
 /// The dataflow of one worker: the exchange of input items, the graph on the input pages, its
 /// rows gathered at their shard's sink (by cluster) and shares at process 0's.
-fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Handle<u64>, Collected, Transport) {
+fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usize) -> (Pages, Handle<u64>, Collected, Transport) {
     let collected = Collected { rows: Rc::default(), shares: Rc::default(), sizes: Rc::default() };
     let (rows_sink, shares_sink, sizes_sink) = (collected.rows.clone(), collected.shares.clone(), collected.sizes.clone());
     let (metrics, share) = (cx.metrics.clone(), cx.pipeline.share.enabled);
@@ -226,11 +240,11 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Ha
     let (into, seen) = (received.clone(), frontier.clone());
     let per_process = (cx.peers / cx.processes.max(1)).max(1) as u64;
     let shards = cx.processes.max(1) as u64;
-    let (handle, input, probe) = worker.dataflow::<u64, _, _>(|scope| {
+    let (handles, input, probe) = worker.dataflow::<u64, _, _>(|scope| {
         // Input items to their owners; taken whole (no copy) and applied by the worker loop once
-        // their epoch is complete.
-        let (handle, items) = scope.new_input::<Vec<Envelope>>();
-        items.exchange(|envelope: &Envelope| envelope.0).sink(Pipeline, "Owners", move |(input, frontier)| {
+        // their epoch is complete. One input per reader thread: each follows its reader's epochs.
+        let (handles, streams): (Vec<_>, Vec<_>) = (0..readers.max(1)).map(|_| scope.new_input::<Vec<Envelope>>()).unzip();
+        scope.concatenate(streams).exchange(|envelope: &Envelope| envelope.0).sink(Pipeline, "Owners", move |(input, frontier)| {
             let mut received = into.borrow_mut();
             input.for_each(|stamp, data| {
                 if let Some(time) = stamp.least() {
@@ -283,9 +297,11 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Ha
                 })
                 .probe_with(&probe);
         }
-        (handle, input, probe)
+        (handles, input, probe)
     });
-    let transport = Transport { input: Some(handle), received, frontier, me: worker.index() as u64, peers: cx.peers as u64, sent: 0 };
+    let sent = vec![0; handles.len()];
+    let inputs = handles.into_iter().map(Some).collect();
+    let transport = Transport { inputs, received, frontier, me: worker.index() as u64, peers: cx.peers as u64, sent };
     (input, probe, collected, transport)
 }
 
@@ -293,13 +309,19 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig) -> (Pages, Ha
 /// pages to their owners; returns how many messages it took. The process's first worker
 /// (`speaker`) passes the reader's end-of-epoch actions to every worker. The channel's end
 /// closes the transport.
-fn receive(receiver: &Receiver<Message>, ingest: &mut Ingest, transport: &mut Transport, speaker: bool) -> Result<usize, RunError> {
+fn receive(
+    receiver: &Receiver<Message>,
+    reader: usize,
+    ingest: &mut Ingest,
+    transport: &mut Transport,
+    speaker: bool,
+) -> Result<usize, RunError> {
     let mut taken = 0;
     loop {
         match receiver.try_recv() {
             Ok(Message::Record(record)) => {
                 if let Some(page) = ingest.record(&record) {
-                    transport.route(&page.url.clone(), Routed::Page(Box::new(page)));
+                    transport.route(reader, &page.url.clone(), Routed::Page(Box::new(page)));
                 }
                 taken += 1;
                 if taken >= 64 {
@@ -308,35 +330,35 @@ fn receive(receiver: &Receiver<Message>, ingest: &mut Ingest, transport: &mut Tr
             }
             Ok(Message::Text(doc)) => {
                 let page = ingest.text(&doc);
-                transport.route(&page.url.clone(), Routed::Page(Box::new(page)));
+                transport.route(reader, &page.url.clone(), Routed::Page(Box::new(page)));
                 taken += 1;
                 if taken >= 64 {
                     return Ok(taken);
                 }
             }
             Ok(Message::Delete(url, as_of)) => {
-                transport.route(&url.clone(), Routed::Delete(url, as_of));
+                transport.route(reader, &url.clone(), Routed::Delete(url, as_of));
                 taken += 1;
             }
             Ok(Message::Epoch { next, expire_before, checkpoint }) => {
                 if speaker && expire_before > 0 {
-                    transport.broadcast(Routed::Retire(expire_before));
+                    transport.broadcast(reader, Routed::Retire(expire_before));
                 }
                 if speaker && checkpoint {
-                    transport.broadcast(Routed::Checkpoint(next));
+                    transport.broadcast(reader, Routed::Checkpoint(next));
                 }
-                if let Some(input) = transport.input.as_mut() {
+                if let Some(input) = transport.inputs[reader].as_mut() {
                     input.advance_to(next);
                     input.flush();
                 }
                 return Ok(taken + 1);
             }
             Ok(Message::End) | Err(TryRecvError::Disconnected) => {
-                transport.input = None;
+                transport.inputs[reader] = None;
                 return Ok(taken + 1);
             }
             Err(TryRecvError::Empty) => {
-                if let Some(input) = transport.input.as_mut() {
+                if let Some(input) = transport.inputs[reader].as_mut() {
                     input.flush();
                 }
                 return Ok(taken);
@@ -478,7 +500,7 @@ impl<'a> Ingest<'a> {
             progress.epoch = progress.epoch.max(bound);
         }
         input.advance_to(progress.epoch);
-        Ok(bound.is_none() && transport.input.is_none())
+        Ok(bound.is_none() && transport.closed())
     }
 
     /// End of an epoch: retention retires what fell out of the window.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use dupflow_operators::share::Shared;
 use dupflow_operators::PageId;
 
-use crate::checkpoint::{progress_path, reader_positions_at, sink_path, Manifest, ProcessState, ReaderProgress, MANIFEST};
+use crate::checkpoint::{progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, MANIFEST};
 use crate::files::write_atomic;
 use crate::metrics::{self, live::Live};
 use crate::types::{ClusterRow, RunError};
@@ -38,7 +38,9 @@ pub(crate) struct Sink {
     peers: usize,
     live: Arc<Live>,
     shard: crate::sink::Shard,
-    /// Process 0 of a cluster: checkpoints whose other shares may not be on disk yet.
+    /// Readers in the whole run (processes × reader threads).
+    readers: usize,
+    /// Process 0, several readers: checkpoints whose other shares may not be on disk yet.
     uncommitted: Vec<u64>,
 }
 
@@ -50,6 +52,7 @@ impl Sink {
         peers: usize,
         live: Arc<Live>,
         shard: crate::sink::Shard,
+        readers: usize,
     ) -> Result<Sink, RunError> {
         let mut changes = None;
         let mut changes_bytes = 0;
@@ -59,7 +62,7 @@ impl Sink {
             let path = dir.join(shard.file("changes"));
             let file = std::fs::OpenOptions::new().create(true).write(true).truncate(false).open(&path).map_err(fail(path.clone()))?;
             // A resumed run continues the change stream where its checkpoint ended it.
-            changes_bytes = manifest.map_or(0, |m| m.process(shard.index).changes_bytes);
+            changes_bytes = manifest.map_or(0, |m| m.changes_bytes_of(shard.index));
             file.set_len(changes_bytes).map_err(fail(path.clone()))?;
             let mut file = std::io::BufWriter::new(file);
             use std::io::Seek as _;
@@ -81,6 +84,7 @@ impl Sink {
             peers,
             live,
             shard,
+            readers,
             uncommitted: Vec::new(),
         })
     }
@@ -189,10 +193,11 @@ impl Sink {
         self.rows.keys().cloned().collect()
     }
 
-    /// Commits the checkpoint of `epoch` (every epoch before it is written). One process: the
-    /// manifest is the commit point; older parts are removed after it. A cluster: this shard's
-    /// share (its change stream's length) is written, and process 0 commits once every
-    /// process's share is on disk (`try_commit`).
+    /// Commits the checkpoint of `epoch` (every epoch before it is written). One reader: the
+    /// manifest is the commit point; older parts are removed after it. Several readers (a
+    /// cluster, or reader threads): this shard's share (its change stream's length) is written,
+    /// and process 0 commits once every shard's and every reader's share is on disk
+    /// (`try_commit`).
     pub(crate) fn commit_checkpoint(&mut self, epoch: u64) -> Result<(), RunError> {
         let Some(dir) = self.checkpoint.clone() else { return Ok(()) };
         let fail = |message: String| RunError::Checkpoint { path: dir.clone(), message };
@@ -208,11 +213,12 @@ impl Sink {
                     .map_err(|e| fail(e.to_string()))?;
             }
         }
-        if self.shard.count <= 1 {
+        if self.readers <= 1 {
             let reader: ReaderProgress =
                 serde_json::from_slice(&std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?)
                     .map_err(|e| fail(e.to_string()))?;
-            let manifest = Manifest { epoch, changes_bytes: self.changes_bytes, parts: self.peers, reader, processes: Vec::new() };
+            let manifest =
+                Manifest { epoch, changes_bytes: self.changes_bytes, parts: self.peers, reader, readers: Vec::new(), shards: Vec::new() };
             return self.write_manifest(&dir, manifest);
         }
         let share = serde_json::to_vec(&self.changes_bytes).expect("a length serializes");
@@ -223,21 +229,21 @@ impl Sink {
         self.try_commit()
     }
 
-    /// Process 0 of a cluster: commits the newest checkpoint whose every share is on disk (the
-    /// other processes' sinks and readers write theirs on their own time).
+    /// Process 0, several readers: commits the newest checkpoint whose every share is on disk
+    /// (the other sinks and readers write theirs on their own time).
     pub(crate) fn try_commit(&mut self) -> Result<(), RunError> {
         let Some(dir) = self.checkpoint.clone() else { return Ok(()) };
-        let count = self.shard.count;
-        let share = |epoch: u64, process: usize| -> Option<ProcessState> {
-            let changes_bytes = serde_json::from_slice(&std::fs::read(sink_path(&dir, epoch, process)).ok()?).ok()?;
-            Some(ProcessState { reader: reader_positions_at(&dir, epoch, process)?, changes_bytes })
+        let shard = |epoch: u64, process: usize| -> Option<u64> {
+            serde_json::from_slice(&std::fs::read(sink_path(&dir, epoch, process)).ok()?).ok()
         };
         for at in (0..self.uncommitted.len()).rev() {
             let epoch = self.uncommitted[at];
-            let Some(processes) = (0..count).map(|p| share(epoch, p)).collect::<Option<Vec<ProcessState>>>() else { continue };
+            let Some(shards) = (0..self.shard.count).map(|p| shard(epoch, p)).collect::<Option<Vec<u64>>>() else { continue };
+            let Some(readers) = (0..self.readers).map(|r| reader_positions_at(&dir, epoch, r)).collect::<Option<Vec<_>>>() else {
+                continue;
+            };
             self.uncommitted.drain(..=at);
-            let first = processes[0].clone();
-            let manifest = Manifest { epoch, changes_bytes: first.changes_bytes, parts: self.peers, reader: first.reader, processes };
+            let manifest = Manifest { epoch, changes_bytes: shards[0], parts: self.peers, reader: readers[0].clone(), readers, shards };
             return self.write_manifest(&dir, manifest);
         }
         Ok(())

@@ -292,9 +292,10 @@ impl ReaderCore {
         self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed));
         self.in_epoch = 0;
         let now = Instant::now();
-        self.live.epoch_closed.lock().expect("epochs").insert(previous, now);
+        // Several reader threads close the same epochs: the first close and every read count.
+        self.live.epoch_closed.lock().expect("epochs").entry(previous).or_insert(now);
         if !self.reads.is_empty() {
-            self.live.epoch_reads.lock().expect("reads").insert(previous, std::mem::take(&mut self.reads));
+            self.live.epoch_reads.lock().expect("reads").entry(previous).or_default().append(&mut self.reads);
         }
         let expire_before = if self.retention_secs > 0 { self.progress.max_date.saturating_sub(self.retention_secs) } else { 0 };
         // Process 0's reader chooses the checkpoint epochs; in a cluster every reader writes its
