@@ -24,8 +24,10 @@
 //!   verification): pages in, assignments and shares out, nothing else;
 //! - `worker`: the worker loop (records → pages → input changes, stepping, the sink and
 //!   checkpoints of completed epochs);
-//! - `run`: timely's configuration, the reader thread, the workers' join.
+//! - `run`: timely's configuration, the reader threads, the workers' join;
+//! - `connect`: a cluster's connections, made before timely starts.
 
+mod connect;
 mod graph;
 mod run;
 mod worker;

@@ -18,6 +18,9 @@ use crate::source::reader::{read_feed, EpochPolicy, Feed, Message, ReadSettings,
 use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
 
+/// How long a process of a cluster waits for all the others to be up.
+const CONNECT_PATIENCE: Duration = Duration::from_secs(600);
+
 /// What a run was asked to do.
 #[derive(Clone)]
 pub struct RunOptions {
@@ -118,7 +121,27 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     };
     let context = Arc::new(context);
     let shared = context.clone();
-    let guards = timely::execute(options.timely_config(), move |timely| worker::work(timely, &shared)).map_err(RunError::Timely)?;
+    let work = move |timely: &mut timely::worker::Worker| worker::work(timely, &shared);
+    let guards = if options.processes > 1 {
+        // A cluster: dupflow connects the processes itself (fast retries, see `connect`) and
+        // hands the sockets to timely.
+        let sockets = super::connect::sockets(&options.addresses, options.process, CONNECT_PATIENCE)
+            .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
+        let hooks = timely_communication::Hooks::default();
+        let local = timely_communication::allocator::ProcessBuilder::new_typed_vector(workers, hooks.refill.clone(), hooks.spill.clone());
+        let (builders, guard) = timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets(
+            local,
+            sockets,
+            options.process,
+            workers,
+            hooks,
+        )
+        .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
+        let builders = builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
+        timely::execute::execute_from(builders, Box::new(guard), WorkerConfig::default(), work).map_err(RunError::Timely)?
+    } else {
+        timely::execute(options.timely_config(), work).map_err(RunError::Timely)?
+    };
 
     let mut output = RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
     let mut held = 0;
