@@ -126,6 +126,12 @@ fn merge(out: &Path) {
     assert!(status.success(), "dupflow merge failed");
 }
 
+/// `dupflow run INPUTS --quiet --out OUT ARGS…` in one process, to its end.
+fn run_once(inputs: &Path, out: &Path, args: &[&str]) {
+    let status = dupflow().arg("run").arg(inputs).args(["--quiet", "--out"]).arg(out).args(args).stdout(Stdio::null()).status().unwrap();
+    assert!(status.success(), "dupflow run {} failed", inputs.display());
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -143,17 +149,7 @@ fn processes_read_their_share_and_their_shards_merge_into_the_one_process_output
     let deletions = dir.join("deleted.txt");
     std::fs::write(&deletions, "http://h1.example/doc/7/1\nhttp://h2.example/doc/11/2\nhttp://h0.example/doc/9/0\n").unwrap();
     let single = dir.join("single");
-    let status = dupflow()
-        .args(["run", inputs.to_str().unwrap(), "--workers", "2", "--quiet", "--config"])
-        .arg(&config)
-        .arg("--deletions")
-        .arg(&deletions)
-        .arg("--out")
-        .arg(&single)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    run_once(&inputs, &single, &["--workers", "2", "--config", config.to_str().unwrap(), "--deletions", deletions.to_str().unwrap()]);
     let clusters = read(&single.join("clusters.jsonl"));
     let page_count = clusters.lines().count();
     assert_eq!(page_count, 100 + 3000 - 3, "every page of the corpus but the three deleted");
@@ -238,13 +234,7 @@ fn a_cluster_killed_mid_run_resumes_from_its_common_checkpoint_and_loses_nothing
     let config = dir.join("small-epochs.toml");
     std::fs::write(&config, "[run]\nepoch_records = 40\nepoch_ms = 600000\ncheckpoint_epochs = 1\n[source]\nreader_threads = 2\n").unwrap();
     let single = dir.join("single");
-    let status = dupflow()
-        .args(["run", inputs.to_str().unwrap(), "--workers", "2", "--quiet", "--config", config.to_str().unwrap(), "--out"])
-        .arg(&single)
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    run_once(&inputs, &single, &["--workers", "2", "--config", config.to_str().unwrap()]);
 
     let (out, state) = (dir.join("out"), dir.join("state"));
     let args = [
@@ -347,12 +337,7 @@ fn followed_directories_are_shared_out_by_file_and_epochs_advance_in_step() {
     }
     merge(&out);
     let batch = dir.join("batch");
-    let status = dupflow()
-        .args(["run", source.to_str().unwrap(), "--quiet", "--out", batch.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    run_once(&source, &batch, &[]);
     assert_eq!(read(&out.join("clusters.jsonl")), read(&batch.join("clusters.jsonl")), "followed in a cluster = one batch run");
 }
 
@@ -362,12 +347,7 @@ fn reader_threads_in_one_process_share_the_inputs_and_checkpoint_together() {
     let inputs = dir.join("in");
     write_inputs(&inputs, 40, 1500);
     let one = dir.join("one");
-    let status = dupflow()
-        .args(["run", inputs.to_str().unwrap(), "--quiet", "--out", one.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
+    run_once(&inputs, &one, &[]);
     let config = dir.join("three-readers.toml");
     std::fs::write(&config, "[source]\nreader_threads = 3\n[run]\ncheckpoint_epochs = 1\n").unwrap();
     let (out, state) = (dir.join("out"), dir.join("state"));
