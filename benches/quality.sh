@@ -74,7 +74,8 @@ rustdoc_versions() {
   local name=$1; shift
   local d=$work/rustdoc-src/$name
   mkdir -p "$d/src"
-  printf '[package]\nname = "quality-%s"\nversion = "0.0.0"\nedition = "2021"\n[lib]\npath = "src/lib.rs"\n[dependencies]\n' "$name" > "$d/Cargo.toml"
+  # An empty [workspace]: target/quality is under this repository's workspace root.
+  printf '[package]\nname = "quality-%s"\nversion = "0.0.0"\nedition = "2021"\n[workspace]\n[lib]\npath = "src/lib.rs"\n[dependencies]\n' "$name" > "$d/Cargo.toml"
   printf '%s\n' "$@" >> "$d/Cargo.toml"
   touch "$d/src/lib.rs"
   [ -d "$d/target/doc/tokio" ] && return

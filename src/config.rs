@@ -213,6 +213,9 @@ impl PipelineConfig {
         if self.candidates.max_set_pages < 2 {
             return invalid("candidates.max_set_pages", "must be at least 2");
         }
+        if self.candidates.neighbors == 0 {
+            return invalid("candidates.neighbors", "must be at least 1");
+        }
         if self.candidates.max_fingerprint_pages < 2 {
             return invalid("candidates.max_fingerprint_pages", "must be at least 2");
         }

@@ -59,7 +59,7 @@ fn config(variant: Variant) -> MethodConfig {
     MethodConfig {
         template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25, min_content_units: 8 },
         fingerprint,
-        candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5 },
+        candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5, neighbors: 2 },
         verify: VerifyConfig {
             method,
             threshold: 0.6,

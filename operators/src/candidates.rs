@@ -25,11 +25,14 @@ pub struct CandidateConfig {
     /// Largest candidate set verified as one; larger sets are cut into chunks of this size
     /// (pages in length order) and each cut is counted.
     pub max_set_pages: u32,
+    /// Bounded verification (`clustering = "connected"`): each page of a fingerprint group is
+    /// compared with this many of the next pages in length order (see `edges`).
+    pub neighbors: u32,
 }
 
 impl Default for CandidateConfig {
     fn default() -> Self {
-        CandidateConfig { max_fingerprint_pages: 1_000, max_set_pages: 1_000 }
+        CandidateConfig { max_fingerprint_pages: 1_000, max_set_pages: 1_000, neighbors: 8 }
     }
 }
 

@@ -14,6 +14,7 @@
 
 pub mod candidates;
 pub mod cosine;
+pub mod edges;
 pub mod exact;
 pub mod fingerprint;
 pub mod hashing;

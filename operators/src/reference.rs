@@ -10,14 +10,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::candidates::{star_edges, CandidateConfig};
+use crate::edges::{group_edges, Edge, Member};
 use crate::exact::content_key;
 use crate::fingerprint::{page_fingerprints, FingerprintConfig};
 use crate::lcs::{self, Verdict};
 use crate::minhash::{band_keys, MinhashConfig};
-use crate::page::{Page, PageId};
+use crate::page::{Content, Page, PageId};
 use crate::simhash::{block_keys, hamming, simhash, SimhashConfig};
 use crate::template::{apply, distinct_keys, Filtered, TemplateConfig};
-use crate::verify::{cluster_set, Assignment, VerifyConfig, VerifyMethod, VerifyStats};
+use crate::verify::{cluster_set, Assignment, Clustering, VerifyConfig, VerifyMethod, VerifyStats};
 
 /// Which fingerprints feed the candidate stage (`[fingerprint] type = …`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -114,11 +115,13 @@ fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {
     x
 }
 
-/// Candidate-set label (the set's earliest page) of every page, from scratch.
-pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, PageId> {
+/// The fingerprint groups of the configured fingerprints (`None` for SimHash, which has edges).
+fn fingerprint_groups(
+    pages: &[Page],
+    filtered: &BTreeMap<PageId, Filtered>,
+    config: &MethodConfig,
+) -> Option<BTreeMap<u64, BTreeSet<PageId>>> {
     let mut groups: BTreeMap<u64, BTreeSet<PageId>> = BTreeMap::new();
-    let mut edges: Vec<(PageId, PageId)> = Vec::new();
-    let max = config.candidates.max_fingerprint_pages;
     match &config.fingerprint {
         Fingerprinting::Sentence(f) => {
             for (&id, page) in filtered {
@@ -134,7 +137,24 @@ pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, con
                 }
             }
         }
-        Fingerprinting::Simhash(s) => {
+        Fingerprinting::Simhash(_) => return None,
+    }
+    Some(groups)
+}
+
+/// Candidate-set label (the set's earliest page) of every page, from scratch.
+pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, PageId> {
+    let mut edges: Vec<(PageId, PageId)> = Vec::new();
+    let max = config.candidates.max_fingerprint_pages;
+    match fingerprint_groups(pages, filtered, config) {
+        Some(groups) => {
+            for members in groups.values() {
+                let members: Vec<PageId> = members.iter().copied().collect();
+                edges.extend(star_edges(&members, max));
+            }
+        }
+        None => {
+            let Fingerprinting::Simhash(s) = &config.fingerprint else { unreachable!("only SimHash has no groups") };
             let mut blocks: BTreeMap<u64, Vec<(PageId, u64)>> = BTreeMap::new();
             for page in pages {
                 let hash = simhash(&page.shingles);
@@ -153,10 +173,6 @@ pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, con
             }
         }
     }
-    for members in groups.values() {
-        let members: Vec<PageId> = members.iter().copied().collect();
-        edges.extend(star_edges(&members, max));
-    }
     let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
     for (a, b) in edges {
         let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
@@ -165,6 +181,76 @@ pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, con
         }
     }
     filtered.keys().map(|&id| (id, find(&mut parent, id))).collect()
+}
+
+/// A pair's verdict by plain dynamic programming (LCS) or the configured measure, before the
+/// sibling rule.
+fn verdict(config: &MethodConfig, a: &Content, b: &Content) -> Verdict {
+    let tau_ppm = lcs::ppm(config.verify.threshold);
+    match config.verify.method {
+        // Plain dynamic programming instead of Myers and its filters.
+        VerifyMethod::Lcs => {
+            let (a, b) = if config.verify.central_trim_share > 0.0 {
+                lcs::central(a, b, config.verify.central_trim_share)
+            } else {
+                (a.clone(), b.clone())
+            };
+            let at_least = |s: f64, tau_ppm: u64| {
+                if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 {
+                    Verdict::Similar(s)
+                } else {
+                    Verdict::Dissimilar
+                }
+            };
+            let verdict = at_least(lcs::dp_resemblance(&a, &b), tau_ppm);
+            crate::verify::or_by_words(&config.verify, &a, &b, verdict, |a, b, tau| at_least(lcs::dp_word_resemblance(a, b), tau))
+        }
+        _ => crate::verify::compare(&config.verify, a, b, tau_ppm),
+    }
+}
+
+/// Bounded verification from scratch: every group's neighbour pairs (`edges::group_edges`),
+/// decided by `verdict`; clusters are the components of the verified pairs, named by their
+/// earliest page; a page's leader is the shortest page it verified against.
+fn bounded_clusters(
+    groups: &BTreeMap<u64, BTreeSet<PageId>>,
+    filtered: &BTreeMap<PageId, Filtered>,
+    config: &MethodConfig,
+) -> BTreeMap<PageId, Assignment> {
+    let mut edges: BTreeSet<Edge> = BTreeSet::new();
+    for ids in groups.values() {
+        if ids.len() < 2 || ids.len() > config.candidates.max_fingerprint_pages as usize {
+            continue;
+        }
+        let mut members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
+        members.sort();
+        let members: Vec<&Member> = members.iter().collect();
+        edges.extend(group_edges(&members, &config.verify, config.candidates.neighbors as usize, &mut VerifyStats::default(), |a, b| {
+            let v = verdict(config, &a.content, &b.content);
+            let differ =
+                matches!(v, Verdict::Similar(_)) && crate::verify::own_texts_are_different_texts(&config.verify, &a.content, &b.content);
+            (v, differ)
+        }));
+    }
+    let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
+    let mut leader: BTreeMap<PageId, (u64, PageId, u32)> = BTreeMap::new();
+    for e in &edges {
+        let (ra, rb) = (find(&mut parent, e.shorter), find(&mut parent, e.longer));
+        if ra != rb {
+            parent.insert(ra.max(rb), ra.min(rb));
+        }
+        let candidate = (e.shorter_length, e.shorter, e.similarity_ppm);
+        let best = leader.entry(e.longer).or_insert(candidate);
+        *best = (*best).min(candidate);
+    }
+    filtered
+        .keys()
+        .map(|&id| {
+            let cluster = find(&mut parent, id);
+            let (leader, similarity_ppm) = leader.get(&id).map_or((id, 1_000_000), |&(_, l, s)| (l, s));
+            (id, Assignment { cluster, leader, similarity_ppm })
+        })
+        .collect()
 }
 
 /// Exact families, from scratch: each page's representative (the earliest page with the same
@@ -180,6 +266,32 @@ pub fn families(pages: &[Page]) -> BTreeMap<PageId, PageId> {
     pages.iter().map(|p| (p.id, content_key(p).map_or(p.id, |key| earliest[&key]))).collect()
 }
 
+/// The paper's clustering of whole candidate sets (`clustering = "leader"`, SimHash), from
+/// scratch.
+fn set_clusters(unique: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
+    let mut sets: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
+    for (id, label) in candidate_sets(unique, filtered, config) {
+        sets.entry(label).or_default().push(id);
+    }
+    let tau_ppm = lcs::ppm(config.verify.threshold);
+    let mut out = BTreeMap::new();
+    for members in sets.values() {
+        let members: Vec<_> = members.iter().map(|id| (*id, &filtered[id].content)).collect();
+        let common = crate::verify::set_common_keys(&members, config.verify.sibling_min_pages);
+        let assignments = cluster_set(
+            &members,
+            config.candidates.max_set_pages as usize,
+            tau_ppm,
+            config.verify.method,
+            config.verify.clustering,
+            &mut VerifyStats::default(),
+            |a, b| crate::verify::unless_siblings(&config.verify, a, b, &common, verdict(config, a, b)),
+        );
+        out.extend(assignments);
+    }
+    out
+}
+
 /// Clusters of `pages` (ids distinct), from scratch.
 pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
     let all_filtered = filter_templates(pages, &config.template);
@@ -188,11 +300,6 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
     let unique: Vec<Page> = pages.iter().filter(|p| families[&p.id] == p.id).cloned().collect();
     let filtered: BTreeMap<PageId, Filtered> =
         all_filtered.iter().filter(|(id, _)| families[id] == **id).map(|(id, f)| (*id, f.clone())).collect();
-    let mut sets: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
-    for (id, label) in candidate_sets(&unique, &filtered, config) {
-        sets.entry(label).or_default().push(id);
-    }
-    let tau_ppm = lcs::ppm(config.verify.threshold);
     let mut filtered = filtered;
     if config.verify.method == VerifyMethod::Cosine {
         // Document frequencies over every filtered page (members too), from scratch.
@@ -207,45 +314,14 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
             f.content.term_weights = f.content.shingles.iter().map(|t| crate::cosine::idf_weight(n, df[t])).collect();
         }
     }
-    let mut out = BTreeMap::new();
-    for members in sets.values() {
-        let members: Vec<_> = members.iter().map(|id| (*id, &filtered[id].content)).collect();
-        let common = crate::verify::set_common_keys(&members, config.verify.sibling_min_pages);
-        let assignments = cluster_set(
-            &members,
-            config.candidates.max_set_pages as usize,
-            tau_ppm,
-            config.verify.method,
-            config.verify.clustering,
-            &mut VerifyStats::default(),
-            |a, b| {
-                let verdict = match config.verify.method {
-                    // Plain dynamic programming instead of Myers and its filters.
-                    VerifyMethod::Lcs => {
-                        let (a, b) = if config.verify.central_trim_share > 0.0 {
-                            lcs::central(a, b, config.verify.central_trim_share)
-                        } else {
-                            (a.clone(), b.clone())
-                        };
-                        let at_least = |s: f64, tau_ppm: u64| {
-                            if s * 1_000_000.0 >= tau_ppm as f64 - 1e-6 {
-                                Verdict::Similar(s)
-                            } else {
-                                Verdict::Dissimilar
-                            }
-                        };
-                        let verdict = at_least(lcs::dp_resemblance(&a, &b), tau_ppm);
-                        crate::verify::or_by_words(&config.verify, &a, &b, verdict, |a, b, tau| {
-                            at_least(lcs::dp_word_resemblance(a, b), tau)
-                        })
-                    }
-                    _ => crate::verify::compare(&config.verify, a, b, tau_ppm),
-                };
-                crate::verify::unless_siblings(&config.verify, a, b, &common, verdict)
-            },
-        );
-        out.extend(assignments);
-    }
+    let groups = match config.verify.clustering {
+        Clustering::Connected => fingerprint_groups(&unique, &filtered, config),
+        Clustering::Leader => None,
+    };
+    let mut out = match groups {
+        Some(groups) => bounded_clusters(&groups, &filtered, config),
+        None => set_clusters(&unique, &filtered, config),
+    };
     for (&id, &representative) in &families {
         if id != representative {
             let assignment = crate::exact::member_assignment(representative, &out[&representative]);

@@ -122,6 +122,25 @@ pub struct VerifyStats {
     pub nanos: u64,
 }
 
+/// A page's length for the length filter: sentence weight for LCS, shingle count for Jaccard;
+/// both bound the similarity by the shorter over the longer, so a set sorted by length can stop
+/// a scan early.
+pub fn length(method: VerifyMethod, c: &Content) -> u64 {
+    match method {
+        VerifyMethod::Jaccard => c.shingles.len() as u64,
+        _ => c.weight(),
+    }
+}
+
+/// The length filter: a page of length `wi` cannot reach τ with one of length `wj` ≥ `wi`.
+pub fn too_long(method: VerifyMethod, tau_ppm: u64, wi: u64, wj: u64) -> bool {
+    match method {
+        VerifyMethod::Lcs => (2 * wi as u128) * 1_000_000 < tau_ppm as u128 * (wi + wj) as u128,
+        VerifyMethod::Jaccard => (wi as u128) * 1_000_000 < tau_ppm as u128 * wj as u128,
+        VerifyMethod::None | VerifyMethod::Cosine => false,
+    }
+}
+
 /// Clusters one candidate set. `compare` decides a pair (Myers in the dataflow, plain DP in the
 /// reference). Returns an assignment per page, in the input's order of ids.
 pub fn cluster_set<F>(
@@ -136,17 +155,8 @@ pub fn cluster_set<F>(
 where
     F: FnMut(&Content, &Content) -> Verdict,
 {
-    // Length: sentence weight for LCS, shingle count for Jaccard; both bound the similarity by
-    // the shorter over the longer, so a sorted set can stop the scan early.
-    let length = |c: &Content| match method {
-        VerifyMethod::Jaccard => c.shingles.len() as u64,
-        _ => c.weight(),
-    };
-    let too_long = |wi: u64, wj: u64| match method {
-        VerifyMethod::Lcs => (2 * wi as u128) * 1_000_000 < tau_ppm as u128 * (wi + wj) as u128,
-        VerifyMethod::Jaccard => (wi as u128) * 1_000_000 < tau_ppm as u128 * wj as u128,
-        VerifyMethod::None | VerifyMethod::Cosine => false,
-    };
+    let length = |c: &Content| length(method, c);
+    let too_long = |wi: u64, wj: u64| too_long(method, tau_ppm, wi, wj);
     let mut order: Vec<(u64, PageId, &Content)> = members.iter().map(|&(id, c)| (length(c), id, c)).collect();
     order.sort_by_key(|&(weight, id, _)| (weight, id));
     let mut out = Vec::with_capacity(order.len());
@@ -223,7 +233,7 @@ where
 pub const VERDICT_CACHE_ENTRIES: usize = 1 << 20;
 
 /// A 64-bit hash of a page's content (sentences and shingles), the verdict cache's key.
-fn content_hash(c: &Content) -> u64 {
+pub fn content_hash(c: &Content) -> u64 {
     let mut h = crate::hashing::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
     for &(key, weight) in &c.sentences {
         h = crate::hashing::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -331,30 +341,18 @@ pub fn set_common_keys(members: &[(PageId, &Content)], min_pages: u32) -> Vec<u6
 /// edits, whose words agree; pages generated around shared member lists differ by their own
 /// words. A page's own text is measured on the page as compared (template removed).
 pub fn own_texts_differ(config: &VerifyConfig, a: &Content, b: &Content, common: &[u64]) -> bool {
+    own_texts_are_different_texts(config, a, b) && shares_mostly_common(a, b, common)
+}
+
+/// The part of the sibling rule that depends on the two pages alone: each has its own text
+/// (its sentences the other lacks, at least `sibling_own_units`) and the two own texts are
+/// different texts (word-level resemblance below 0.5). A pure function of the two contents,
+/// so it can be cached with the pair's verdict; `shares_mostly_common` needs the set.
+pub fn own_texts_are_different_texts(config: &VerifyConfig, a: &Content, b: &Content) -> bool {
     if config.sibling_min_pages == 0 || a.word_counts.len() != a.sentences.len() || b.word_counts.len() != b.sentences.len() {
         return false;
     }
-    let keys = |c: &Content| {
-        let mut k: Vec<u64> = c.sentences.iter().map(|&(k, _)| k).collect();
-        k.sort_unstable();
-        k.dedup();
-        k
-    };
-    let (ka, kb) = (keys(a), keys(b));
-    let is_common = |k: &u64| common.binary_search(k).is_ok();
-    // What `a` shares with `b`: mostly the set's repeated blocks?
-    let (mut shared, mut shared_common) = (0u64, 0u64);
-    for &(k, w) in &a.sentences {
-        if kb.binary_search(&k).is_ok() {
-            shared += w as u64;
-            if is_common(&k) {
-                shared_common += w as u64;
-            }
-        }
-    }
-    if shared == 0 || 2 * shared_common < shared {
-        return false;
-    }
+    let (ka, kb) = (distinct_sentence_keys(a), distinct_sentence_keys(b));
     // Each page's own text: its sentences the other lacks, with their words.
     let own = |c: &Content, other: &[u64]| -> (u64, Vec<crate::page::Word>) {
         let (mut weight, mut words, mut offset) = (0u64, Vec::new(), 0usize);
@@ -374,6 +372,28 @@ pub fn own_texts_differ(config: &VerifyConfig, a: &Content, b: &Content, common:
         return false;
     }
     !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
+}
+
+/// What `a` shares with `b` is mostly blocks the set repeats (`common`, sorted).
+pub fn shares_mostly_common(a: &Content, b: &Content, common: &[u64]) -> bool {
+    let kb = distinct_sentence_keys(b);
+    let (mut shared, mut shared_common) = (0u64, 0u64);
+    for &(k, w) in &a.sentences {
+        if kb.binary_search(&k).is_ok() {
+            shared += w as u64;
+            if common.binary_search(&k).is_ok() {
+                shared_common += w as u64;
+            }
+        }
+    }
+    shared > 0 && 2 * shared_common >= shared
+}
+
+fn distinct_sentence_keys(c: &Content) -> Vec<u64> {
+    let mut k: Vec<u64> = c.sentences.iter().map(|&(k, _)| k).collect();
+    k.sort_unstable();
+    k.dedup();
+    k
 }
 
 /// A verdict with the sibling rule applied: similar pages whose own texts differ

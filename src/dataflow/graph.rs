@@ -7,6 +7,7 @@ use std::sync::Arc;
 use differential_dataflow::VecCollection;
 
 use dupflow_operators::candidates::{components, CandidateSets};
+use dupflow_operators::edges::{Edges, Member, VerifyEdges};
 use dupflow_operators::exact::{expand_families, ExactFamilies};
 use dupflow_operators::fingerprint::Fingerprint;
 use dupflow_operators::minhash::MinhashBands;
@@ -14,7 +15,7 @@ use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::share::{SentenceShare, Shared};
 use dupflow_operators::simhash::{simhash, SimhashEdges};
 use dupflow_operators::template::{Filtered, RemoveTemplates};
-use dupflow_operators::verify::{Assignment, VerifyClusters, VerifyMethod};
+use dupflow_operators::verify::{Assignment, Clustering, VerifyClusters, VerifyMethod, VerifyStats};
 use dupflow_operators::{Content, Page, PageId};
 
 use crate::metrics::{self, Registry};
@@ -65,27 +66,22 @@ pub fn clusters_and_shares<'scope>(
         })
         .semijoin(representatives.clone());
     let unique = filtered.clone().semijoin(representatives);
-    let sets = candidate_sets(pages, unique.clone(), method, metrics.clone());
-    let contents = unique.map(|(id, page)| (id, page.content));
+    let contents = unique.clone().map(|(id, page)| (id, page.content));
     // Term weights from every page (a family's members count in document frequencies).
     let contents = if method.verify.method == VerifyMethod::Cosine { with_idf_weights(filtered, contents) } else { contents };
-    let verify_metrics = metrics;
-    let assignments = sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, move |stats| {
-        verify_metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
-        verify_metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
-        verify_metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
-        verify_metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
-        verify_metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
-        if stats.cost_capped > 0 {
-            verify_metrics.add(metrics::CAPS, "max_diff_distance", stats.cost_capped as i64);
+    // Connected clusters are verified along fingerprint groups, work per page bounded; the
+    // paper's leader rule (and SimHash's edges) cluster whole candidate sets.
+    let groups = match method.verify.clustering {
+        Clustering::Connected => fingerprint_groups(pages.clone(), unique.clone(), method),
+        Clustering::Leader => None,
+    };
+    let assignments = match groups {
+        Some(groups) => bounded_clusters(groups, pages.map(|(id, _)| id), contents, method, metrics),
+        None => {
+            let sets = candidate_sets(pages, unique, method, metrics.clone());
+            sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, verify_stats(metrics))
         }
-        if stats.set_cuts > 0 {
-            verify_metrics.add(metrics::CAPS, "max_set_pages", stats.set_cuts as i64);
-        }
-        if stats.cache_clears > 0 {
-            verify_metrics.add(metrics::CAPS, "verdict_cache_entries", stats.cache_clears as i64);
-        }
-    });
+    };
     (expand_families(families, assignments), shares)
 }
 
@@ -116,6 +112,74 @@ fn with_idf_weights<'scope>(
     weighted.concat(contents.antijoin(by_page.map(|(id, _)| id)))
 }
 
+/// Counters of verification, by group or set, into `metrics`.
+fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&VerifyStats) + 'static {
+    move |stats| {
+        metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
+        metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
+        metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
+        metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
+        metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
+        if stats.cost_capped > 0 {
+            metrics.add(metrics::CAPS, "max_diff_distance", stats.cost_capped as i64);
+        }
+        if stats.set_cuts > 0 {
+            metrics.add(metrics::CAPS, "max_set_pages", stats.set_cuts as i64);
+        }
+        if stats.cache_clears > 0 {
+            metrics.add(metrics::CAPS, "verdict_cache_entries", stats.cache_clears as i64);
+        }
+    }
+}
+
+/// Bounded verification (`edges`): each page compared with its neighbours in length order in
+/// the fingerprint groups it is in; clusters are the connected components of the verified
+/// pairs (an incremental union-find), named by their earliest page. A page's leader is the
+/// shortest page it verified against (itself when none).
+fn bounded_clusters<'scope>(
+    groups: VecCollection<'scope, u64, (u64, PageId), isize>,
+    page_ids: VecCollection<'scope, u64, PageId, isize>,
+    contents: VecCollection<'scope, u64, (PageId, Content), isize>,
+    method: &MethodConfig,
+    metrics: Arc<Registry>,
+) -> Assignments<'scope> {
+    let verify = method.verify.method;
+    let members = contents.map(move |(id, content)| (id, Member::new(verify, id, content)));
+    let Edges { edges, oversized_fingerprints } = groups.verified_edges(
+        members,
+        method.verify.clone(),
+        method.candidates.neighbors,
+        method.candidates.max_fingerprint_pages,
+        verify_stats(metrics.clone()),
+    );
+    oversized_fingerprints.inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
+    let leaders = edges
+        .clone()
+        .map(|e| (e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)))
+        .reduce(|_page, partners, output| output.push((*partners[0].0, 1isize)));
+    let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids);
+    let led = labels
+        .clone()
+        .join_map(leaders.clone(), |&id, &cluster, &(_, leader, similarity_ppm)| (id, Assignment { cluster, leader, similarity_ppm }));
+    let alone =
+        labels.antijoin(leaders.map(|(id, _)| id)).map(|(id, cluster)| (id, Assignment { cluster, leader: id, similarity_ppm: 1_000_000 }));
+    led.concat(alone)
+}
+
+/// `(fingerprint, page)` for every page by the configured fingerprints; `None` for SimHash,
+/// whose candidates are edges within a Hamming distance, not groups.
+pub fn fingerprint_groups<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+    method: &MethodConfig,
+) -> Option<VecCollection<'scope, u64, (u64, PageId), isize>> {
+    match &method.fingerprint {
+        Fingerprinting::Sentence(config) => Some(filtered.fingerprints(config.clone())),
+        Fingerprinting::Minhash(config) => Some(pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone())),
+        Fingerprinting::Simhash(_) => None,
+    }
+}
+
 /// Candidate sets by the configured fingerprints: `(page, set label)` for every page.
 pub fn candidate_sets<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
@@ -124,16 +188,13 @@ pub fn candidate_sets<'scope>(
     metrics: Arc<Registry>,
 ) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
     let page_ids = pages.clone().map(|(id, _)| id);
-    let fingerprints = match &method.fingerprint {
-        Fingerprinting::Sentence(config) => filtered.fingerprints(config.clone()),
-        Fingerprinting::Minhash(config) => pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone()),
-        Fingerprinting::Simhash(config) => {
-            // Edges straight from the block tables: only pairs within the Hamming distance.
-            let edges = pages
-                .map(|(id, page)| (id, simhash(&page.shingles)))
-                .simhash_edges(config.max_distance, method.candidates.max_fingerprint_pages);
-            return components(edges, page_ids);
-        }
+    let Some(fingerprints) = fingerprint_groups(pages.clone(), filtered, method) else {
+        let Fingerprinting::Simhash(config) = &method.fingerprint else { unreachable!("only SimHash has no groups") };
+        // Edges straight from the block tables: only pairs within the Hamming distance.
+        let edges = pages
+            .map(|(id, page)| (id, simhash(&page.shingles)))
+            .simhash_edges(config.max_distance, method.candidates.max_fingerprint_pages);
+        return components(edges, page_ids);
     };
     let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
     candidates.oversized_fingerprints.inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
