@@ -16,8 +16,10 @@
 //! in the worker's verdict cache, keyed by the two contents' hashes.
 //!
 //! Siblings (generated pages that share blocks with a subset of their host's pages) are judged
-//! inside the group: a sentence on at least `sibling_min_pages` of the group's pages is a block
-//! the group repeats (`verify::shares_mostly_common`).
+//! inside a group of at least `sibling_min_pages` pages: a sentence on that many of the group's
+//! pages is a block the group repeats, and two pages that share mostly such blocks, with own
+//! texts that are different texts, are not near-duplicates (`verify::own_texts_differ`). A
+//! smaller group cannot tell a repeated block and applies no rule.
 //!
 //! Semantics: A≈B, B≈C gives {A, B, C} (connected), as `clustering = "connected"` did over
 //! candidate sets; two near-duplicates are compared when they share a fingerprint and are
@@ -37,14 +39,49 @@ use crate::page::{Content, PageId};
 use crate::verify::{self, VerifyConfig, VerifyStats};
 
 /// A page as a group holds it: ordered by length, then id. The content is shared (one
-/// allocation per page, however many groups hold it).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// allocation per page, however many groups hold it). Equality and order are by length, id
+/// and content hash, never by the content itself: consolidating a group's updates compares
+/// members, and comparing whole contents cost 3% of a run. Two contents of one page with the
+/// same 64-bit hash would count as one (probability 2^-64 per change).
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Member {
     pub length: u64,
     pub id: PageId,
     /// `verify::content_hash`: the verdict cache's key.
     pub hash: u64,
     pub content: Arc<Content>,
+}
+
+impl Member {
+    fn identity(&self) -> (u64, PageId, u64) {
+        (self.length, self.id, self.hash)
+    }
+}
+
+impl PartialEq for Member {
+    fn eq(&self, other: &Self) -> bool {
+        self.identity() == other.identity()
+    }
+}
+
+impl Eq for Member {}
+
+impl PartialOrd for Member {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Member {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.identity().cmp(&other.identity())
+    }
+}
+
+impl std::hash::Hash for Member {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.identity().hash(state)
+    }
 }
 
 impl Member {
@@ -62,9 +99,9 @@ pub struct Edge {
     pub similarity_ppm: u32,
 }
 
-/// What a pair of contents gives, before the group's sibling blocks are known: the verdict
-/// and whether the two pages' own texts are different texts (`verify::
-/// own_texts_are_different_texts`). A pure function of the two contents (cached).
+/// What a pair of contents gives, before the group's repeated blocks are known: the verdict
+/// and whether the two pages' own texts are different texts
+/// (`verify::own_texts_are_different_texts`). A pure function of the two contents (cached).
 pub type PairVerdict = (Verdict, bool);
 
 /// The pairs of a group (members sorted by length, then id) to compare: each member with the
@@ -90,24 +127,50 @@ where
 {
     let tau_ppm = lcs::ppm(config.threshold);
     let lengths: Vec<u64> = members.iter().map(|m| m.length).collect();
-    let mut common: Option<Vec<u64>> = None;
+    let mut common: Option<(Vec<Vec<u64>>, Vec<u64>)> = None;
     let mut edges = Vec::new();
+    // The group's own union-find: a pair already joined through the group's verified pairs is
+    // not compared (it adds no connection), so a family of n copies costs about n comparisons
+    // in a group, not n · neighbors.
+    let mut root: Vec<usize> = (0..members.len()).collect();
+    fn find(root: &mut [usize], mut x: usize) -> usize {
+        while root[x] != x {
+            root[x] = root[root[x]];
+            x = root[x];
+        }
+        x
+    }
     for (i, j) in neighbour_pairs(&lengths, neighbors, |a, b| verify::too_long(config.method, tau_ppm, a, b)) {
         let (a, b) = (members[i], members[j]);
+        let (ri, rj) = (find(&mut root, i), find(&mut root, j));
+        if ri == rj {
+            continue;
+        }
         stats.comparisons += 1;
         match compare(a, b) {
             (Verdict::Similar(s), own_texts_differ) => {
+                // Siblings: what they share is mostly blocks the group repeats (judged in a
+                // group of at least `sibling_min_pages` pages).
                 if own_texts_differ && members.len() >= config.sibling_min_pages as usize {
-                    let common = common.get_or_insert_with(|| {
-                        let all: Vec<(PageId, &Content)> = members.iter().map(|m| (m.id, &*m.content)).collect();
-                        verify::set_common_keys(&all, config.sibling_min_pages)
+                    // The group's repeated blocks, and every member's distinct keys, once per scan.
+                    let (keys, common) = common.get_or_insert_with(|| {
+                        let keys: Vec<Vec<u64>> = members.iter().map(|m| verify::distinct_sentence_keys(&m.content)).collect();
+                        let mut pages: HashMap<u64, u32, Mixed> = HashMap::default();
+                        for k in keys.iter().flatten() {
+                            *pages.entry(*k).or_default() += 1;
+                        }
+                        let mut common: Vec<u64> =
+                            pages.into_iter().filter(|&(_, n)| n >= config.sibling_min_pages).map(|(k, _)| k).collect();
+                        common.sort_unstable();
+                        (keys, common)
                     });
-                    if verify::shares_mostly_common(&a.content, &b.content, common) {
+                    if verify::shares_mostly_common_with(&a.content, &keys[j], common) {
                         stats.rejected += 1;
                         continue;
                     }
                 }
                 stats.accepted += 1;
+                root[ri.max(rj)] = ri.min(rj);
                 edges.push(Edge {
                     shorter_length: a.length,
                     shorter: a.id,
@@ -239,7 +302,8 @@ mod tests {
         // Ten copies of one text, each with its own last sentence: every neighbour pair verifies.
         let family: Vec<Member> = (0..10).map(|n| member(n, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 100 + n])).collect();
         let edges = edges_of(&family, 2);
-        assert_eq!(edges.len(), 17, "9 + 8 neighbour pairs, not 45");
+        assert_eq!(edges.len(), 9, "a chain: pairs already joined through the group are not compared again");
+        assert_eq!(edges[..3], [(0, 1), (0, 2), (1, 3)], "(1, 2) is joined through 0: not compared");
     }
 
     #[test]

@@ -160,12 +160,30 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
     if total - 2 * common > budget {
         return Verdict::Dissimilar;
     }
+    if shared_bigrams(a, b) + 1 + 2 * budget < a.len().max(b.len()) as u64 {
+        return Verdict::Dissimilar;
+    }
     let capped = budget > max_diff_distance;
     match myers_distance(a, b, budget.min(max_diff_distance)) {
         Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
         None if capped => Verdict::CostCapped,
         None => Verdict::Dissimilar,
     }
+}
+
+/// The bigram filter: the multiset intersection of the two sequences' word bigrams. An
+/// alignment of D insertions and deletions keeps all of A's N − 1 bigrams but those touching a
+/// deleted word (two each) or split by an inserted one (one each), so at least N − 1 − 2D are
+/// shared (and M − 1 − 2D): a pair sharing fewer than max(N, M) − 1 − 2·budget bigrams cannot
+/// be within the budget. Bag-similar texts that are not the same text (common words in another
+/// order) end here, before Myers runs to its budget.
+fn shared_bigrams(a: &[Word], b: &[Word]) -> u64 {
+    let bigrams = |w: &[Word]| -> Vec<u32> {
+        let mut v: Vec<u32> = w.windows(2).map(|p| (p[0] as u32) << 16 | p[1] as u32).collect();
+        v.sort_unstable();
+        v
+    };
+    crate::sorted::intersection(&bigrams(a), &bigrams(b)) as u64
 }
 
 /// An upper bound on the multiset intersection of two word sequences: words counted in 1,024

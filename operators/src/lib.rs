@@ -5,9 +5,13 @@
 //!
 //! ```text
 //! html::strip → sentence::split → template (per-host df) → exact (identical pages: one
-//!   representative) → fingerprint → candidates (exchange by fingerprint, star edges,
-//!   union-find) → verify (Myers LCS) → clusters (members of a family take its representative's)
+//!   representative) → fingerprint → edges (exchange by fingerprint; each page verified by
+//!   Myers LCS against its neighbours in length order: bounded work per page) → union-find over
+//!   the verified pairs → clusters (members of a family take its representative's)
 //! ```
+//!
+//! With `clustering = "leader"` (the paper's rule), `candidates` (star edges, union-find) forms
+//! whole candidate sets first and `verify` clusters each set.
 //!
 //! `reference` is the from-scratch oracle of the whole method: the incremental dataflow must
 //! produce exactly its clusters, whatever the worker count, batch boundaries or input order.

@@ -2,6 +2,8 @@
 //!
 //! Per host, the document frequency of each sentence key is maintained incrementally; a key on
 //! at least `max(min_pages, ceil(page_fraction · pages on host))` pages of its host is template.
+//! When a key becomes template (or stops being), only the pages holding it are filtered again:
+//! the cost follows the key's pages, never the host's.
 //! Template sentences take no part in fingerprints and do not count in the LCS weight. A page
 //! that is nothing but template keeps all its sentences (it *is* the template, and its copies
 //! are its duplicates).
@@ -122,30 +124,39 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
         self,
         config: TemplateConfig,
     ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>) {
-        let document_frequency = self
-            .clone()
-            .flat_map(|(_, page)| {
-                let host = page.host;
-                distinct_keys(&page).into_iter().map(move |key| (host, key))
-            })
-            .count();
+        // Each page's distinct sentences by (host, key): counted for the document frequencies,
+        // and looked up when a sentence becomes template (or stops being): only the pages that
+        // hold it are filtered again, not every page of its host.
+        let holders = self.clone().flat_map(|(id, page)| {
+            let host = page.host;
+            distinct_keys(&page).into_iter().map(move |key| ((host, key), id))
+        });
+        let document_frequency = holders.clone().map(|(key, _)| key).count();
         // The threshold, not the page count, meets the frequencies: it changes once in 1/fraction
         // pages, so a page arriving does not re-join every key of its host.
         let host_thresholds =
             self.clone().map(|(_, page)| page.host).count().map(move |(host, pages)| (host, config.threshold(pages as u64)));
+        // Only a sentence on at least `threshold(0)` pages (min_pages) can be template at any
+        // host size: the join with the thresholds holds the repeated sentences only, not every
+        // sentence of every page.
+        let least = config.threshold(0) as isize;
         let templates = document_frequency
+            .filter(move |&(_, count)| count >= least)
             .map(|((host, key), count)| (host, (key, count)))
             .join_map(host_thresholds, move |&host, &(key, count), &threshold| (host, key, count as u64 >= threshold))
             .filter(|&(_, _, is_template)| is_template)
             .map(|(host, key, _)| (host, key));
-        let template_sets = templates.clone().reduce(|_host, keys, output| {
-            output.push((keys.iter().map(|&(key, _)| *key).collect::<Vec<u64>>(), 1isize));
-        });
-        let by_host = self.map(|(id, page)| (page.host, (id, page)));
-        let with_template = by_host.clone().join_map(template_sets.clone(), move |_, (id, page), set| (*id, apply(page, set, &config)));
-        let without_template =
-            by_host.antijoin(template_sets.map(|(host, _)| host)).map(move |(_, (id, page))| (id, apply(&page, &[], &config)));
-        (with_template.concat(without_template), templates)
+        // Each page's template keys (none for most pages of a small host): one value per page.
+        let page_templates = holders
+            .semijoin(templates.clone())
+            .map(|((_, key), id)| (id, Some(key)))
+            .concat(self.clone().map(|(id, _)| (id, None)))
+            .reduce(|_id, keys, output| {
+                let set: Vec<u64> = keys.iter().filter_map(|&(key, _)| *key).collect();
+                output.push((set, 1isize));
+            });
+        let filtered = self.join_map(page_templates, move |&id, page, set| (id, apply(page, set, &config)));
+        (filtered, templates)
     }
 }
 

@@ -376,7 +376,11 @@ pub fn own_texts_are_different_texts(config: &VerifyConfig, a: &Content, b: &Con
 
 /// What `a` shares with `b` is mostly blocks the set repeats (`common`, sorted).
 pub fn shares_mostly_common(a: &Content, b: &Content, common: &[u64]) -> bool {
-    let kb = distinct_sentence_keys(b);
+    shares_mostly_common_with(a, &distinct_sentence_keys(b), common)
+}
+
+/// `shares_mostly_common` with `b`'s distinct sentence keys, sorted (`distinct_sentence_keys`).
+pub fn shares_mostly_common_with(a: &Content, kb: &[u64], common: &[u64]) -> bool {
     let (mut shared, mut shared_common) = (0u64, 0u64);
     for &(k, w) in &a.sentences {
         if kb.binary_search(&k).is_ok() {
@@ -389,7 +393,8 @@ pub fn shares_mostly_common(a: &Content, b: &Content, common: &[u64]) -> bool {
     shared > 0 && 2 * shared_common >= shared
 }
 
-fn distinct_sentence_keys(c: &Content) -> Vec<u64> {
+/// A content's distinct sentence keys, sorted.
+pub fn distinct_sentence_keys(c: &Content) -> Vec<u64> {
     let mut k: Vec<u64> = c.sentences.iter().map(|&(k, _)| k).collect();
     k.sort_unstable();
     k.dedup();

@@ -57,27 +57,42 @@ pub fn clusters_and_shares<'scope>(
         .clone()
         .filter(|(id, representative)| id != representative)
         .inspect(move |(_, _, diff)| family_gauge.add(metrics::EXACT_DUPLICATES, "", *diff as i64));
-    // Downstream of here a page is read for its id and shingles only.
-    let pages = pages
-        .map(|(id, mut page)| {
-            page.sentences = Vec::new();
-            page.words = Vec::new();
-            (id, page)
-        })
-        .semijoin(representatives.clone());
-    let unique = filtered.clone().semijoin(representatives);
-    let contents = unique.clone().map(|(id, page)| (id, page.content));
+    let cosine = method.verify.method == VerifyMethod::Cosine;
     // Term weights from every page (a family's members count in document frequencies).
-    let contents = if method.verify.method == VerifyMethod::Cosine { with_idf_weights(filtered, contents) } else { contents };
+    let weighted = |filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+                    unique: VecCollection<'scope, u64, (PageId, Filtered), isize>| {
+        let contents = unique.map(|(id, page)| (id, page.content));
+        if cosine {
+            with_idf_weights(filtered, contents)
+        } else {
+            contents
+        }
+    };
     // Connected clusters are verified along fingerprint groups, work per page bounded; the
     // paper's leader rule (and SimHash's edges) cluster whole candidate sets.
-    let groups = match method.verify.clustering {
-        Clustering::Connected => fingerprint_groups(pages.clone(), unique.clone(), method),
-        Clustering::Leader => None,
-    };
-    let assignments = match groups {
-        Some(groups) => bounded_clusters(groups, pages.map(|(id, _)| id), contents, method, metrics),
-        None => {
+    let assignments = match (method.verify.clustering, &method.fingerprint) {
+        (Clustering::Connected, Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_)) => {
+            // Every page's fingerprints; only the representatives' contents meet them in the
+            // groups, so neither pages nor contents are arranged again for the semijoin.
+            let groups = fingerprint_groups(pages, filtered.clone(), method).expect("sentence and MinHash fingerprints form groups");
+            let contents = if cosine {
+                weighted(filtered.clone(), filtered.semijoin(representatives.clone()))
+            } else {
+                weighted(filtered.clone(), filtered)
+            };
+            bounded_clusters(groups, representatives, contents, method, metrics)
+        }
+        _ => {
+            // Downstream of here a page is read for its id and shingles only.
+            let pages = pages
+                .map(|(id, mut page)| {
+                    page.sentences = Vec::new();
+                    page.words = Vec::new();
+                    (id, page)
+                })
+                .semijoin(representatives.clone());
+            let unique = filtered.clone().semijoin(representatives);
+            let contents = weighted(filtered, unique.clone());
             let sets = candidate_sets(pages, unique, method, metrics.clone());
             sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, verify_stats(metrics))
         }
@@ -132,8 +147,9 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&VerifyStats) + 'static {
     }
 }
 
-/// Bounded verification (`edges`): each page compared with its neighbours in length order in
-/// the fingerprint groups it is in; clusters are the connected components of the verified
+/// Bounded verification (`edges`) of the pages `page_ids` (the representatives; `groups` and
+/// `contents` may hold other pages, left out here): each page compared with its neighbours in
+/// length order in the fingerprint groups it is in; clusters are the connected components of the verified
 /// pairs (an incremental union-find), named by their earliest page. A page's leader is the
 /// shortest page it verified against (itself when none).
 fn bounded_clusters<'scope>(
@@ -144,7 +160,7 @@ fn bounded_clusters<'scope>(
     metrics: Arc<Registry>,
 ) -> Assignments<'scope> {
     let verify = method.verify.method;
-    let members = contents.map(move |(id, content)| (id, Member::new(verify, id, content)));
+    let members = contents.map(move |(id, content)| (id, Member::new(verify, id, content))).semijoin(page_ids.clone());
     let Edges { edges, oversized_fingerprints } = groups.verified_edges(
         members,
         method.verify.clone(),

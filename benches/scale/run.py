@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Runs dupflow on the scale corpora and prints cost per size (benches/scale.sh calls it).
+
+Usage: run.py DUPFLOW WORKDIR SIZE... [--workers 2] [--limit-gib 20] [-- dupflow run args]
+
+For each SIZE (10k, 100k, 1M or a number), writes WORKDIR/sSIZE.warc.gz with corpus.py if it is
+absent, runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
+peak RSS, RSS per page, record-to-change latency (p50/p99, from the run's summary) and the
+planted-truth score (score.py). Peak RSS is sampled from /proc every 0.1 s; a run over
+--limit-gib is stopped and reported as such, so a 1M run never takes the machine down. The
+last lines give the ratios the issue asks for: pages/s at the largest size over the smallest,
+and the RSS slope (bytes per added page) between consecutive sizes.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def size_of(label):
+    label = label.lower()
+    if label.endswith("m"):
+        return int(float(label[:-1]) * 1_000_000)
+    if label.endswith("k"):
+        return int(float(label[:-1]) * 1_000)
+    return int(label)
+
+
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def main():
+    args = sys.argv[1:]
+    extra = []
+    if "--" in args:
+        extra = args[args.index("--") + 1:]
+        args = args[:args.index("--")]
+    workers, limit_gib = "2", 20.0
+    if "--workers" in args:
+        i = args.index("--workers")
+        workers = args[i + 1]
+        del args[i:i + 2]
+    if "--limit-gib" in args:
+        i = args.index("--limit-gib")
+        limit_gib = float(args[i + 1])
+        del args[i:i + 2]
+    dupflow, work, labels = args[0], args[1], args[2:]
+    os.makedirs(work, exist_ok=True)
+    results = []
+    for label in labels:
+        n = size_of(label)
+        corpus = os.path.join(work, f"s{label}.warc.gz")
+        if not os.path.exists(corpus):
+            started = time.time()
+            subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), corpus, "--pages", str(n)], check=True)
+            print(f"(wrote {corpus} in {time.time() - started:.0f} s)", flush=True)
+        out = os.path.join(work, f"s{label}-out")
+        os.makedirs(out, exist_ok=True)
+        started = time.time()
+        log_path = os.path.join(out, "run.log")
+        log = open(log_path, "w")
+        proc = subprocess.Popen([dupflow, "run", corpus, "--workers", workers, "--out", out, *extra],
+                                stdout=log, stderr=subprocess.STDOUT, text=True)
+        peak, stopped = 0, False
+        # The summary is short: read it after the run; sample RSS meanwhile.
+        while proc.poll() is None:
+            peak = max(peak, rss_kib(proc.pid))
+            if peak > limit_gib * 1024 * 1024:
+                proc.kill()
+                stopped = True
+            time.sleep(0.1)
+        wall = time.time() - started
+        log.close()
+        with open(log_path) as f:
+            summary = f.read()
+        if stopped:
+            progress = re.findall(r"(\d+) pages, (\d+) pages/s", summary)
+            read = f", {progress[-1][0]} pages read" if progress else ""
+            print(f"== {label}: stopped at {peak / 1024 / 1024:.1f} GiB of RSS (limit {limit_gib} GiB) after {wall:.0f} s{read}", flush=True)
+            results.append((label, n, None, peak))
+            continue
+        if proc.returncode != 0:
+            print(summary)
+            sys.exit(f"dupflow failed on {corpus}")
+        pages = re.search(r"pages:\s+(\d+) in ([\d.]+) s \((\d+) pages/s\)", summary)
+        latency = re.search(r"p50 ([\d.]+) s, p99 ([\d.]+) s", summary)
+        rate = int(pages.group(1)) / wall
+        score = subprocess.run([sys.executable, os.path.join(HERE, "score.py"), os.path.join(out, "clusters.jsonl")],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        print(f"== {label}: {pages.group(1)} pages, wall {wall:.1f} s, {rate:.0f} pages/s ({float(pages.group(3)):.0f} in the pipeline), "
+              f"peak RSS {peak / 1024:.0f} MB ({peak * 1024 / n / 1024:.1f} KB a page), "
+              f"latency p50 {latency.group(1)} s p99 {latency.group(2)} s", flush=True)
+        print("   " + score.replace("\n", "\n   "), flush=True)
+        results.append((label, n, rate, peak))
+    done = [r for r in results if r[2] is not None]
+    if len(done) >= 2:
+        first, last = done[0], done[-1]
+        print(f"pages/s at {last[0]} / at {first[0]}: {last[2] / first[2]:.2f}")
+        for a, b in zip(done, done[1:]):
+            slope = (b[3] - a[3]) * 1024 / (b[1] - a[1])
+            print(f"RSS slope {a[0]} -> {b[0]}: {slope / 1024:.1f} KB per added page")
+
+
+if __name__ == "__main__":
+    main()
