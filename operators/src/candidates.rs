@@ -67,7 +67,7 @@ where
 {
     fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T> {
         let max = config.max_fingerprint_pages;
-        let oversized_fingerprints = self.clone().map(|(fp, _)| fp).count().filter(move |&(_, count)| count > max as isize);
+        let oversized_fingerprints = oversized(self.clone(), max);
         let edges = self
             .reduce(move |_fp, group, output| {
                 let members: Vec<PageId> = group.iter().map(|&(p, _)| *p).collect();
@@ -79,6 +79,17 @@ where
             .distinct();
         Candidates { sets: components(edges, pages), oversized_fingerprints }
     }
+}
+
+/// Fingerprints on more than `max_fingerprint_pages` pages, with their page counts.
+pub fn oversized<'scope, T>(
+    fingerprints: VecCollection<'scope, T, (u64, PageId), isize>,
+    max_fingerprint_pages: u32,
+) -> VecCollection<'scope, T, (u64, isize), isize>
+where
+    T: Timestamp + Lattice + Ord,
+{
+    fingerprints.map(|(fp, _)| fp).count().filter(move |&(_, count)| count > max_fingerprint_pages as isize)
 }
 
 /// Connected components of `edges` over `pages`, each page labelled by its component's smallest

@@ -133,16 +133,9 @@ where
     // not compared (it adds no connection), so a family of n copies costs about n comparisons
     // in a group, not n · neighbors.
     let mut root: Vec<usize> = (0..members.len()).collect();
-    fn find(root: &mut [usize], mut x: usize) -> usize {
-        while root[x] != x {
-            root[x] = root[root[x]];
-            x = root[x];
-        }
-        x
-    }
     for (i, j) in neighbour_pairs(&lengths, neighbors, |a, b| verify::too_long(config.method, tau_ppm, a, b)) {
         let (a, b) = (members[i], members[j]);
-        let (ri, rj) = (find(&mut root, i), find(&mut root, j));
+        let (ri, rj) = (verify::find(&mut root, i), verify::find(&mut root, j));
         if ri == rj {
             continue;
         }
@@ -155,13 +148,7 @@ where
                     // The group's repeated blocks, and every member's distinct keys, once per scan.
                     let (keys, common) = common.get_or_insert_with(|| {
                         let keys: Vec<Vec<u64>> = members.iter().map(|m| verify::distinct_sentence_keys(&m.content)).collect();
-                        let mut pages: HashMap<u64, u32, Mixed> = HashMap::default();
-                        for k in keys.iter().flatten() {
-                            *pages.entry(*k).or_default() += 1;
-                        }
-                        let mut common: Vec<u64> =
-                            pages.into_iter().filter(|&(_, n)| n >= config.sibling_min_pages).map(|(k, _)| k).collect();
-                        common.sort_unstable();
+                        let common = verify::common_keys(&keys, config.sibling_min_pages);
                         (keys, common)
                     });
                     if verify::shares_mostly_common_with(&a.content, &keys[j], common) {
@@ -232,8 +219,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
         S: FnMut(&VerifyStats) + 'static,
     {
         let max = max_fingerprint_pages as usize;
-        let oversized_fingerprints =
-            self.clone().map(|(fp, _)| fp).count().filter(move |&(_, count)| count > max_fingerprint_pages as isize);
+        let oversized_fingerprints = crate::candidates::oversized(self.clone(), max_fingerprint_pages);
         let mut cache: HashMap<(u64, u64), PairVerdict, Mixed> = HashMap::default();
         let edges = self
             .map(|(fp, id)| (id, fp))

@@ -141,6 +141,15 @@ pub fn too_long(method: VerifyMethod, tau_ppm: u64, wi: u64, wj: u64) -> bool {
     }
 }
 
+/// Union-find over indices: the root of `x`, halving the path (`root[r] == r` at a root).
+pub fn find(root: &mut [usize], mut x: usize) -> usize {
+    while root[x] != x {
+        root[x] = root[root[x]];
+        x = root[x];
+    }
+    x
+}
+
 /// Clusters one candidate set. `compare` decides a pair (Myers in the dataflow, plain DP in the
 /// reference). Returns an assignment per page, in the input's order of ids.
 pub fn cluster_set<F>(
@@ -168,13 +177,6 @@ where
         let mut leader_of: Vec<Option<(usize, u32)>> = vec![None; chunk.len()];
         // Connected: union-find over accepted pairs (root = smallest index, the shortest page).
         let mut root: Vec<usize> = (0..chunk.len()).collect();
-        fn find(root: &mut [usize], mut x: usize) -> usize {
-            while root[x] != x {
-                root[x] = root[root[x]];
-                x = root[x];
-            }
-            x
-        }
         for i in 0..chunk.len() {
             if clustering == Clustering::Leader && leader_of[i].is_some() {
                 continue;
@@ -316,21 +318,18 @@ pub fn set_common_keys(members: &[(PageId, &Content)], min_pages: u32) -> Vec<u6
     if min_pages == 0 {
         return Vec::new();
     }
-    // Each page's distinct keys, all pages together: a key's run is the pages it is on.
-    let mut keys: Vec<u64> = Vec::new();
-    for (_, c) in members {
-        let mut distinct: Vec<u64> = c.sentences.iter().map(|&(k, _)| k).collect();
-        distinct.sort_unstable();
-        distinct.dedup();
-        keys.extend(distinct);
+    let keys: Vec<Vec<u64>> = members.iter().map(|(_, c)| distinct_sentence_keys(c)).collect();
+    common_keys(&keys, min_pages)
+}
+
+/// The keys on at least `min_pages` of the pages whose distinct keys are `keys`, sorted.
+pub fn common_keys(keys: &[Vec<u64>], min_pages: u32) -> Vec<u64> {
+    let mut pages: HashMap<u64, u32, Mixed> = HashMap::default();
+    for k in keys.iter().flatten() {
+        *pages.entry(*k).or_default() += 1;
     }
-    keys.sort_unstable();
-    let mut common = Vec::new();
-    for run in keys.chunk_by(|x, y| x == y) {
-        if run.len() >= min_pages as usize {
-            common.push(run[0]);
-        }
-    }
+    let mut common: Vec<u64> = pages.into_iter().filter(|&(_, n)| n >= min_pages).map(|(k, _)| k).collect();
+    common.sort_unstable();
     common
 }
 

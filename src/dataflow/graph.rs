@@ -57,12 +57,9 @@ pub fn clusters_and_shares<'scope>(
         .clone()
         .filter(|(id, representative)| id != representative)
         .inspect(move |(_, _, diff)| family_gauge.add(metrics::EXACT_DUPLICATES, "", *diff as i64));
-    let cosine = method.verify.method == VerifyMethod::Cosine;
     // Term weights from every page (a family's members count in document frequencies).
-    let weighted = |filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
-                    unique: VecCollection<'scope, u64, (PageId, Filtered), isize>| {
-        let contents = unique.map(|(id, page)| (id, page.content));
-        if cosine {
+    let weighted = |filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>, contents| {
+        if method.verify.method == VerifyMethod::Cosine {
             with_idf_weights(filtered, contents)
         } else {
             contents
@@ -75,11 +72,7 @@ pub fn clusters_and_shares<'scope>(
             // Every page's fingerprints; only the representatives' contents meet them in the
             // groups, so neither pages nor contents are arranged again for the semijoin.
             let groups = fingerprint_groups(pages, filtered.clone(), method).expect("sentence and MinHash fingerprints form groups");
-            let contents = if cosine {
-                weighted(filtered.clone(), filtered.semijoin(representatives.clone()))
-            } else {
-                weighted(filtered.clone(), filtered)
-            };
+            let contents = weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
             bounded_clusters(groups, representatives, contents, method, metrics)
         }
         _ => {
@@ -92,7 +85,7 @@ pub fn clusters_and_shares<'scope>(
                 })
                 .semijoin(representatives.clone());
             let unique = filtered.clone().semijoin(representatives);
-            let contents = weighted(filtered, unique.clone());
+            let contents = weighted(filtered, unique.clone().map(|(id, page)| (id, page.content)));
             let sets = candidate_sets(pages, unique, method, metrics.clone());
             sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, verify_stats(metrics))
         }
