@@ -15,11 +15,13 @@
 //! group that changes is re-scanned whole, but the pairs it had compared before cost a lookup
 //! in the worker's verdict cache, keyed by the two contents' hashes.
 //!
-//! Siblings (generated pages that share blocks with a subset of their host's pages) are judged
-//! inside a group of at least `sibling_min_pages` pages: a sentence on that many of the group's
-//! pages is a block the group repeats, and two pages that share mostly such blocks, with own
-//! texts that are different texts, are not near-duplicates (`verify::own_texts_differ`). A
-//! smaller group cannot tell a repeated block and applies no rule.
+//! Siblings (generated pages that share blocks with a subset of their host's pages): a sentence
+//! on at least `sibling_min_pages` pages of a group is a block that group repeats, and each
+//! page carries its *repeated keys*, its sentences repeated in any group it is in
+//! (`repeated_keys`). Two pages whose similarity is mostly sentences repeated for both, with
+//! own texts that are different texts, are not near-duplicates
+//! (`verify::own_texts_are_different_texts`), in whatever group they meet: a small group (a
+//! word band shared by a few siblings) judges a pair as the large groups of its pages would.
 //!
 //! Semantics: A≈B, B≈C gives {A, B, C} (connected), as `clustering = "connected"` did over
 //! candidate sets; two near-duplicates are compared when they share a fingerprint and are
@@ -41,7 +43,8 @@ use crate::verify::{self, VerifyConfig, VerifyStats};
 /// A page as a group holds it: ordered by length, then id. The content is shared (one
 /// allocation per page, however many groups hold it). Equality and order are by length, id
 /// and content hash, never by the content itself: consolidating a group's updates compares
-/// members, and comparing whole contents cost 3% of a run. Two contents of one page with the
+/// members, and comparing whole contents cost 3% of a run (the repeated keys are compared:
+/// a page whose repeated keys change is a changed member). Two contents of one page with the
 /// same 64-bit hash would count as one (probability 2^-64 per change).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Member {
@@ -49,12 +52,14 @@ pub struct Member {
     pub id: PageId,
     /// `verify::content_hash`: the verdict cache's key.
     pub hash: u64,
+    /// The page's repeated keys (`repeated_keys`), sorted: what the sibling rule reads.
+    pub repeated: Arc<Vec<u64>>,
     pub content: Arc<Content>,
 }
 
 impl Member {
-    fn identity(&self) -> (u64, PageId, u64) {
-        (self.length, self.id, self.hash)
+    fn identity(&self) -> (u64, PageId, u64, &[u64]) {
+        (self.length, self.id, self.hash, &self.repeated)
     }
 }
 
@@ -85,9 +90,39 @@ impl std::hash::Hash for Member {
 }
 
 impl Member {
+    /// A member with no repeated keys (`with_repeated` adds them).
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
-        Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content) }
+        Member {
+            length: verify::length(method, &content),
+            id,
+            hash: verify::content_hash(&content),
+            repeated: Arc::default(),
+            content: Arc::new(content),
+        }
     }
+
+    pub fn with_repeated(mut self, repeated: Arc<Vec<u64>>) -> Self {
+        self.repeated = repeated;
+        self
+    }
+
+    /// The sibling rule's set part: what this page shares with `other` is mostly sentences
+    /// repeated for both (in their repeated keys).
+    fn shares_mostly_repeated(&self, other: &Member) -> bool {
+        let common = crate::sorted::intersect(&self.repeated, &other.repeated);
+        !common.is_empty() && verify::shares_mostly_common_with(&self.content, &verify::distinct_sentence_keys(&other.content), &common)
+    }
+}
+
+/// Each member's repeated keys in one group (keys: each member's distinct sentence keys,
+/// sorted): the member's sentences on at least `min_pages` of the group's pages. None when the
+/// group is smaller than `min_pages` (or `min_pages` is 0: no sibling rule).
+pub fn group_repeated_keys(keys: &[&[u64]], min_pages: u32) -> Option<Vec<Vec<u64>>> {
+    if min_pages == 0 || keys.len() < min_pages as usize {
+        return None;
+    }
+    let common = verify::common_keys(keys, min_pages);
+    Some(keys.iter().map(|k| crate::sorted::intersect(k, &common)).collect())
 }
 
 /// A verified pair: `longer` is within τ of `shorter` (the earlier in length order).
@@ -127,7 +162,6 @@ where
 {
     let tau_ppm = lcs::ppm(config.threshold);
     let lengths: Vec<u64> = members.iter().map(|m| m.length).collect();
-    let mut common: Option<(Vec<Vec<u64>>, Vec<u64>)> = None;
     let mut edges = Vec::new();
     // The group's own union-find: a pair already joined through the group's verified pairs is
     // not compared (it adds no connection), so a family of n copies costs about n comparisons
@@ -142,19 +176,10 @@ where
         stats.comparisons += 1;
         match compare(a, b) {
             (Verdict::Similar(s), own_texts_differ) => {
-                // Siblings: what they share is mostly blocks the group repeats (judged in a
-                // group of at least `sibling_min_pages` pages).
-                if own_texts_differ && members.len() >= config.sibling_min_pages as usize {
-                    // The group's repeated blocks, and every member's distinct keys, once per scan.
-                    let (keys, common) = common.get_or_insert_with(|| {
-                        let keys: Vec<Vec<u64>> = members.iter().map(|m| verify::distinct_sentence_keys(&m.content)).collect();
-                        let common = verify::common_keys(&keys, config.sibling_min_pages);
-                        (keys, common)
-                    });
-                    if verify::shares_mostly_common_with(&a.content, &keys[j], common) {
-                        stats.rejected += 1;
-                        continue;
-                    }
+                // Siblings: what they share is mostly blocks repeated for both.
+                if own_texts_differ && a.shares_mostly_repeated(b) {
+                    stats.rejected += 1;
+                    continue;
                 }
                 stats.accepted += 1;
                 root[ri.max(rj)] = ri.min(rj);
@@ -220,9 +245,10 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
     {
         let max = max_fingerprint_pages as usize;
         let oversized_fingerprints = crate::candidates::oversized(self.clone(), max_fingerprint_pages);
+        let by_page = self.map(|(fp, id)| (id, fp));
+        let members = with_repeated_keys(by_page.clone(), members, config.sibling_min_pages, max_fingerprint_pages);
         let mut cache: HashMap<(u64, u64), PairVerdict, Mixed> = HashMap::default();
-        let edges = self
-            .map(|(fp, id)| (id, fp))
+        let edges = by_page
             .join_map(members, |_, &fp, member| (fp, member.clone()))
             .reduce(move |_fp, group, output| {
                 if group.len() > max || group.len() < 2 {
@@ -248,6 +274,48 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
             .distinct();
         Edges { edges, oversized_fingerprints }
     }
+}
+
+/// `members` with their repeated keys: each page's sentences on at least `min_pages` pages of
+/// some group it is in (`group_repeated_keys`), groups over `max_pages` left out as in
+/// verification. `by_page` is `(page, fingerprint)`. A group that changes recomputes its
+/// members' keys; a member whose keys change is a changed member downstream (its groups
+/// re-verify, at a verdict-cache lookup per pair compared before). The keys are held once per
+/// (large group, page) as shared lists, and once per page.
+fn with_repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
+    by_page: VecCollection<'scope, T, (PageId, u64), isize>,
+    members: VecCollection<'scope, T, (PageId, Member), isize>,
+    min_pages: u32,
+    max_pages: u32,
+) -> VecCollection<'scope, T, (PageId, Member), isize> {
+    if min_pages == 0 {
+        return members;
+    }
+    let keys = members.clone().map(|(id, m)| (id, Arc::new(verify::distinct_sentence_keys(&m.content))));
+    let by_group = by_page
+        .join_map(keys, |&id, &fp, keys| (fp, (id, keys.clone())))
+        .reduce(move |_fp, group, output| {
+            if group.len() > max_pages as usize {
+                return;
+            }
+            let keys: Vec<&[u64]> = group.iter().map(|((_, k), _)| k.as_slice()).collect();
+            if let Some(repeated) = group_repeated_keys(&keys, min_pages) {
+                for (((id, _), _), repeated) in group.iter().zip(repeated) {
+                    if !repeated.is_empty() {
+                        output.push(((*id, repeated), 1isize));
+                    }
+                }
+            }
+        })
+        .map(|(_fp, (id, repeated))| (id, repeated));
+    // Every member gets its union (empty when none of its groups repeats a sentence of it).
+    let repeated = by_group.concat(members.clone().map(|(id, _)| (id, Vec::new()))).reduce(|_id, lists, output| {
+        let mut union: Vec<u64> = lists.iter().flat_map(|(l, _)| l.iter().copied()).collect();
+        union.sort_unstable();
+        union.dedup();
+        output.push((Arc::new(union), 1isize));
+    });
+    members.join_map(repeated, |&id, member, repeated| (id, member.clone().with_repeated(repeated.clone())))
 }
 
 #[cfg(test)]
@@ -290,6 +358,47 @@ mod tests {
         let edges = edges_of(&family, 2);
         assert_eq!(edges.len(), 9, "a chain: pairs already joined through the group are not compared again");
         assert_eq!(edges[..3], [(0, 1), (0, 2), (1, 3)], "(1, 2) is joined through 0: not compared");
+    }
+
+    fn of_words(sentences: &[Vec<u16>]) -> Content {
+        let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
+        Content {
+            sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
+            words: sentences.concat(),
+            word_counts: sentences.iter().map(|w| w.len() as u16).collect(),
+            ..Default::default()
+        }
+    }
+
+    fn sentence(seed: u16) -> Vec<u16> {
+        (0..12).map(|i| seed * 16 + i).collect()
+    }
+
+    #[test]
+    fn siblings_meeting_in_a_small_group_are_judged_by_their_repeated_keys() {
+        // 20 siblings: a generated block of 30 sentences on each, 3 sentences of each page's own.
+        let block: Vec<Vec<u16>> = (0..30).map(sentence).collect();
+        let sibling = |n: u16| of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
+        let contents: Vec<Content> = (0..20).map(sibling).collect();
+        let config = VerifyConfig::default();
+        assert_eq!(config.sibling_min_pages, 16);
+        let keys: Vec<Vec<u64>> = contents.iter().map(verify::distinct_sentence_keys).collect();
+        let refs: Vec<&[u64]> = keys.iter().map(|k| k.as_slice()).collect();
+        let repeated = group_repeated_keys(&refs, config.sibling_min_pages).expect("a group of 20");
+        assert!(repeated.iter().all(|r| r.len() == 30), "the block is repeated, the own sentences are not");
+        assert!(group_repeated_keys(&refs[..2], config.sibling_min_pages).is_none(), "two pages cannot tell a repeated block");
+        // Two of them meet in a group of two (e.g. a word band only they share).
+        let edges = |repeated: &[Vec<u64>]| {
+            let mut pair: Vec<Member> = (0..2)
+                .map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), contents[n].clone()).with_repeated(Arc::new(repeated[n].clone())))
+                .collect();
+            pair.sort();
+            let pair: Vec<&Member> = pair.iter().collect();
+            group_edges(&pair, &config, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, &a.content, &b.content)).len()
+        };
+        assert_eq!(edges(&[Vec::new(), Vec::new()]), 1, "90% shared: similar, with nothing known to be repeated");
+        assert_eq!(edges(&repeated), 0, "what they share is repeated for both: siblings");
+        assert_eq!(edges(&[repeated[0].clone(), Vec::new()]), 1, "repeated for one of them only: no rule");
     }
 
     #[test]

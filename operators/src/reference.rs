@@ -217,12 +217,30 @@ fn bounded_clusters(
     filtered: &BTreeMap<PageId, Filtered>,
     config: &MethodConfig,
 ) -> BTreeMap<PageId, Assignment> {
+    let max = config.candidates.max_fingerprint_pages as usize;
+    // Each page's repeated keys: its sentences on at least sibling_min_pages pages of a group.
+    let mut repeated: BTreeMap<PageId, BTreeSet<u64>> = BTreeMap::new();
+    for ids in groups.values().filter(|ids| ids.len() <= max) {
+        let keys: Vec<Vec<u64>> = ids.iter().map(|id| crate::verify::distinct_sentence_keys(&filtered[id].content)).collect();
+        let keys: Vec<&[u64]> = keys.iter().map(|k| k.as_slice()).collect();
+        if let Some(lists) = crate::edges::group_repeated_keys(&keys, config.verify.sibling_min_pages) {
+            for (id, list) in ids.iter().zip(lists) {
+                repeated.entry(*id).or_default().extend(list);
+            }
+        }
+    }
     let mut edges: BTreeSet<Edge> = BTreeSet::new();
     for ids in groups.values() {
-        if ids.len() < 2 || ids.len() > config.candidates.max_fingerprint_pages as usize {
+        if ids.len() < 2 || ids.len() > max {
             continue;
         }
-        let mut members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
+        let mut members: Vec<Member> = ids
+            .iter()
+            .map(|&id| {
+                let keys = repeated.get(&id).map_or_else(Vec::new, |k| k.iter().copied().collect());
+                Member::new(config.verify.method, id, filtered[&id].content.clone()).with_repeated(std::sync::Arc::new(keys))
+            })
+            .collect();
         members.sort();
         let members: Vec<&Member> = members.iter().collect();
         edges.extend(group_edges(&members, &config.verify, config.candidates.neighbors as usize, &mut VerifyStats::default(), |a, b| {

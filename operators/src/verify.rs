@@ -323,9 +323,9 @@ pub fn set_common_keys(members: &[(PageId, &Content)], min_pages: u32) -> Vec<u6
 }
 
 /// The keys on at least `min_pages` of the pages whose distinct keys are `keys`, sorted.
-pub fn common_keys(keys: &[Vec<u64>], min_pages: u32) -> Vec<u64> {
+pub fn common_keys<K: AsRef<[u64]>>(keys: &[K], min_pages: u32) -> Vec<u64> {
     let mut pages: HashMap<u64, u32, Mixed> = HashMap::default();
-    for k in keys.iter().flatten() {
+    for k in keys.iter().flat_map(|k| k.as_ref()) {
         *pages.entry(*k).or_default() += 1;
     }
     let mut common: Vec<u64> = pages.into_iter().filter(|&(_, n)| n >= min_pages).map(|(k, _)| k).collect();
