@@ -11,31 +11,37 @@
 //! per sentence for short pages), each group it is in costs at most `2 · neighbors`
 //! comparisons that involve it, and a group over `max_fingerprint_pages` is dropped (counted),
 //! so an arriving page costs at most `2 · F · neighbors` comparisons, whatever the size of its
-//! cluster: no "perhaps similar" set is closed transitively and then verified all pairs. A
-//! group that changes is re-scanned whole, but the pairs it had compared before cost a lookup
-//! in the worker's verdict cache, keyed by the two contents' hashes.
+//! cluster: no "perhaps similar" set is closed transitively and then verified all pairs. Pairs
+//! are taken by distance in length order (adjacent pairs first, `neighbour_pairs`), so an
+//! arriving page brings new pairs near it only. A group that changes is re-scanned whole, but
+//! the pairs it had compared before cost a lookup in the worker's verdict cache
+//! (`verify::VerdictCache`), keyed by the two contents' hashes.
 //!
 //! Siblings (generated pages that share blocks with a subset of their host's pages): a sentence
 //! on at least `sibling_min_pages` pages of a group is a block that group repeats, and each
-//! page carries its *repeated keys*, its sentences repeated in any group it is in
-//! (`repeated_keys`). Two pages whose similarity is mostly sentences repeated for both, with
-//! own texts that are different texts, are not near-duplicates
-//! (`verify::own_texts_are_different_texts`), in whatever group they meet: a small group (a
-//! word band shared by a few siblings) judges a pair as the large groups of its pages would.
+//! page's *repeated keys* are its sentences repeated in any group it is in (`repeated_keys`).
+//! A similar pair whose own texts are different texts
+//! (`verify::own_texts_are_different_texts`) is a *sibling candidate*: it joins nothing in
+//! its group and becomes an edge unless what the two share is mostly sentences repeated for
+//! both (`siblings`), decided after the groups with both pages' repeated keys. A small group
+//! (a word band shared by a few siblings) thus judges a pair as the large groups of its pages
+//! would, and the repeated keys never change a member: a group whose repeated blocks change
+//! re-verifies nothing (feeding them back into the members made every such change re-verify
+//! all the groups of the group's pages).
 //!
 //! Semantics: A≈B, B≈C gives {A, B, C} (connected), as `clustering = "connected"` did over
 //! candidate sets; two near-duplicates are compared when they share a fingerprint and are
 //! within `neighbors` of each other in some group they share, or are joined through others.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use differential_dataflow::lattice::Lattice;
+use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
+use differential_dataflow::trace::implementations::ValSpine;
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
 use crate::page::{Content, PageId};
 use crate::verify::{self, VerifyConfig, VerifyStats};
@@ -43,8 +49,7 @@ use crate::verify::{self, VerifyConfig, VerifyStats};
 /// A page as a group holds it: ordered by length, then id. The content is shared (one
 /// allocation per page, however many groups hold it). Equality and order are by length, id
 /// and content hash, never by the content itself: consolidating a group's updates compares
-/// members, and comparing whole contents cost 3% of a run (the repeated keys are compared:
-/// a page whose repeated keys change is a changed member). Two contents of one page with the
+/// members, and comparing whole contents cost 3% of a run. Two contents of one page with the
 /// same 64-bit hash would count as one (probability 2^-64 per change).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Member {
@@ -52,14 +57,12 @@ pub struct Member {
     pub id: PageId,
     /// `verify::content_hash`: the verdict cache's key.
     pub hash: u64,
-    /// The page's repeated keys (`repeated_keys`), sorted: what the sibling rule reads.
-    pub repeated: Arc<Vec<u64>>,
     pub content: Arc<Content>,
 }
 
 impl Member {
-    fn identity(&self) -> (u64, PageId, u64, &[u64]) {
-        (self.length, self.id, self.hash, &self.repeated)
+    fn identity(&self) -> (u64, PageId, u64) {
+        (self.length, self.id, self.hash)
     }
 }
 
@@ -92,37 +95,35 @@ impl std::hash::Hash for Member {
 impl Member {
     /// A member with no repeated keys (`with_repeated` adds them).
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
-        Member {
-            length: verify::length(method, &content),
-            id,
-            hash: verify::content_hash(&content),
-            repeated: Arc::default(),
-            content: Arc::new(content),
-        }
-    }
-
-    pub fn with_repeated(mut self, repeated: Arc<Vec<u64>>) -> Self {
-        self.repeated = repeated;
-        self
-    }
-
-    /// The sibling rule's set part: what this page shares with `other` is mostly sentences
-    /// repeated for both (in their repeated keys).
-    fn shares_mostly_repeated(&self, other: &Member) -> bool {
-        let common = crate::sorted::intersect(&self.repeated, &other.repeated);
-        !common.is_empty() && verify::shares_mostly_common_with(&self.content, &verify::distinct_sentence_keys(&other.content), &common)
+        Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content) }
     }
 }
 
-/// Each member's repeated keys in one group (keys: each member's distinct sentence keys,
-/// sorted): the member's sentences on at least `min_pages` of the group's pages. None when the
-/// group is smaller than `min_pages` (or `min_pages` is 0: no sibling rule).
-pub fn group_repeated_keys(keys: &[&[u64]], min_pages: u32) -> Option<Vec<Vec<u64>>> {
+/// The sentences repeated in a group (each member's distinct keys, sorted): those on at least
+/// `min_pages` of its pages, sorted. None when the group is smaller than `min_pages` (or
+/// `min_pages` is 0: no sibling rule).
+pub fn group_repeated_keys(keys: &[&[u64]], min_pages: u32) -> Option<Vec<u64>> {
     if min_pages == 0 || keys.len() < min_pages as usize {
         return None;
     }
-    let common = verify::common_keys(keys, min_pages);
-    Some(keys.iter().map(|k| crate::sorted::intersect(k, &common)).collect())
+    Some(verify::common_keys(keys, min_pages))
+}
+
+/// Siblings: of what `a` shares with `b`, most (by weight) is sentences in both pages'
+/// repeated keys (`repeated_a`, `repeated_b`, sorted). Decides a sibling candidate: a similar
+/// pair whose own texts are different texts (`verify::own_texts_are_different_texts`), which
+/// the groups the pair meets in alone cannot tell (a word band shared by two siblings).
+pub fn siblings(a: &Content, repeated_a: &[u64], b: &Content, repeated_b: &[u64]) -> bool {
+    let common = crate::sorted::intersect(repeated_a, repeated_b);
+    !common.is_empty() && verify::shares_mostly_common_with(a, &verify::distinct_sentence_keys(b), &common)
+}
+
+/// What verifying a group gives: its edges, and its sibling candidates (similar pairs whose
+/// own texts differ), decided later with the pages' repeated keys (`siblings`).
+#[derive(Debug, Default)]
+pub struct GroupVerdicts {
+    pub edges: Vec<Edge>,
+    pub candidates: Vec<Edge>,
 }
 
 /// A verified pair: `longer` is within τ of `shorter` (the earlier in length order).
@@ -140,15 +141,20 @@ pub struct Edge {
 pub type PairVerdict = (Verdict, bool);
 
 /// The pairs of a group (members sorted by length, then id) to compare: each member with the
-/// next `neighbors` members within the length filter.
+/// next `neighbors` members within the length filter, by distance: every adjacent pair first,
+/// then the pairs two apart, and so on. With the group's union-find skipping pairs already
+/// joined, a family of copies costs its adjacent pairs, and a page inserted into a group
+/// brings new pairs near it only: in member order (each member with its next `neighbors`),
+/// an insertion shifted which pair each later member compared, and a group of g copies
+/// cost O(g) new comparisons per arriving copy. The components are the same in any order
+/// (a pair is skipped only when already joined).
 pub fn neighbour_pairs(lengths: &[u64], neighbors: usize, too_long: impl Fn(u64, u64) -> bool) -> Vec<(usize, usize)> {
     let mut pairs = Vec::new();
-    for i in 0..lengths.len() {
-        for j in i + 1..lengths.len().min(i + 1 + neighbors) {
-            if too_long(lengths[i], lengths[j]) {
-                break;
+    for distance in 1..=neighbors {
+        for i in 0..lengths.len().saturating_sub(distance) {
+            if !too_long(lengths[i], lengths[i + distance]) {
+                pairs.push((i, i + distance));
             }
-            pairs.push((i, j));
         }
     }
     pairs
@@ -156,16 +162,22 @@ pub fn neighbour_pairs(lengths: &[u64], neighbors: usize, too_long: impl Fn(u64,
 
 /// The edges of one group (`members` sorted by length, then id). `compare` decides a pair
 /// (Myers with a cache in the dataflow, plain DP in the reference).
-pub fn group_edges<F>(members: &[&Member], config: &VerifyConfig, neighbors: usize, stats: &mut VerifyStats, mut compare: F) -> Vec<Edge>
+pub fn group_edges<F>(
+    members: &[&Member],
+    config: &VerifyConfig,
+    neighbors: usize,
+    stats: &mut VerifyStats,
+    mut compare: F,
+) -> GroupVerdicts
 where
     F: FnMut(&Member, &Member) -> PairVerdict,
 {
     let tau_ppm = lcs::ppm(config.threshold);
     let lengths: Vec<u64> = members.iter().map(|m| m.length).collect();
-    let mut edges = Vec::new();
-    // The group's own union-find: a pair already joined through the group's verified pairs is
-    // not compared (it adds no connection), so a family of n copies costs about n comparisons
-    // in a group, not n · neighbors.
+    let mut out = GroupVerdicts::default();
+    // The group's own union-find: a pair already joined through the group's edges is not
+    // compared (it adds no connection), so a family of n copies costs about n comparisons in a
+    // group, not n · neighbors. Sibling candidates join nothing (they may be rejected).
     let mut root: Vec<usize> = (0..members.len()).collect();
     for (i, j) in neighbour_pairs(&lengths, neighbors, |a, b| verify::too_long(config.method, tau_ppm, a, b)) {
         let (a, b) = (members[i], members[j]);
@@ -176,19 +188,14 @@ where
         stats.comparisons += 1;
         match compare(a, b) {
             (Verdict::Similar(s), own_texts_differ) => {
-                // Siblings: what they share is mostly blocks repeated for both.
-                if own_texts_differ && a.shares_mostly_repeated(b) {
-                    stats.rejected += 1;
+                let edge = Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: (s * 1_000_000.0).round() as u32 };
+                if own_texts_differ {
+                    out.candidates.push(edge);
                     continue;
                 }
                 stats.accepted += 1;
                 root[ri.max(rj)] = ri.min(rj);
-                edges.push(Edge {
-                    shorter_length: a.length,
-                    shorter: a.id,
-                    longer: b.id,
-                    similarity_ppm: (s * 1_000_000.0).round() as u32,
-                });
+                out.edges.push(edge);
             }
             (Verdict::Dissimilar, _) => stats.rejected += 1,
             (Verdict::CostCapped, _) => {
@@ -197,7 +204,7 @@ where
             }
         }
     }
-    edges
+    out
 }
 
 /// A pair's verdict in the dataflow: Myers (`verify::compare`) and the pair part of the
@@ -244,12 +251,15 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
         S: FnMut(&VerifyStats) + 'static,
     {
         let max = max_fingerprint_pages as usize;
+        let sibling_min_pages = config.sibling_min_pages;
         let oversized_fingerprints = crate::candidates::oversized(self.clone(), max_fingerprint_pages);
-        let by_page = self.map(|(fp, id)| (id, fp));
-        let members = with_repeated_keys(by_page.clone(), members, config.sibling_min_pages, max_fingerprint_pages);
-        let mut cache: HashMap<(u64, u64), PairVerdict, Mixed> = HashMap::default();
-        let edges = by_page
-            .join_map(members, |_, &fp, member| (fp, member.clone()))
+        let by_page = self.map(|(fp, id)| (id, fp)).arrange_by_key();
+        let members = members.arrange_by_key();
+        let mut cache: verify::VerdictCache<PairVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
+        // Each group's edges (`None`) and sibling candidates (`Some(shared)`).
+        let verdicts = by_page
+            .clone()
+            .join_core(members.clone(), |_, &fp, member| Some((fp, member.clone())))
             .reduce(move |_fp, group, output| {
                 if group.len() > max || group.len() < 2 {
                     return;
@@ -257,65 +267,89 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
                 let started = std::time::Instant::now();
                 let members: Vec<&Member> = group.iter().map(|&(m, _)| m).collect();
                 let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
-                if cache.len() >= verify::VERDICT_CACHE_ENTRIES {
-                    cache.clear();
+                if cache.rotate_if_full() {
                     stats.cache_clears += 1;
                 }
-                let edges = group_edges(&members, &config, neighbors as usize, &mut stats, |a, b| {
-                    *cache.entry((a.hash, b.hash)).or_insert_with(|| pair_verdict(&config, &a.content, &b.content))
+                let verdicts = group_edges(&members, &config, neighbors as usize, &mut stats, |a, b| {
+                    cache.get_or_insert_with((a.hash, b.hash), || pair_verdict(&config, &a.content, &b.content))
                 });
                 stats.nanos = started.elapsed().as_nanos() as u64;
                 on_stats(&stats);
-                for edge in edges {
-                    output.push((edge, 1isize));
+                for edge in verdicts.edges {
+                    output.push(((edge, false), 1isize));
+                }
+                for edge in verdicts.candidates {
+                    output.push(((edge, true), 1isize));
                 }
             })
-            .map(|(_fp, edge)| edge)
+            .map(|(_fp, verdict)| verdict)
             .distinct();
+        let edges = verdicts.clone().flat_map(|(edge, candidate)| (!candidate).then_some(edge));
+        let candidates = verdicts.flat_map(|(edge, candidate)| candidate.then_some(edge));
+        let edges = match repeated_keys(by_page, members.clone(), sibling_min_pages, max_fingerprint_pages) {
+            // Sibling candidates that are not siblings are edges: each meets both pages'
+            // contents and repeated keys.
+            Some(repeated) => {
+                let views = members
+                    .join_core(repeated.arrange_by_key(), |&id, member, repeated| Some((id, (member.clone(), repeated.clone()))))
+                    .arrange_by_key();
+                let not_siblings = candidates
+                    .map(|e| (e.shorter, e))
+                    .join_core(views.clone(), |_, e, (a, ra)| Some((e.longer, (*e, a.clone(), ra.clone()))))
+                    .join_core(views, |_, (e, a, ra), (b, rb)| (!siblings(&a.content, ra, &b.content, rb)).then_some(*e));
+                edges.concat(not_siblings).distinct()
+            }
+            None => edges.concat(candidates).distinct(),
+        };
         Edges { edges, oversized_fingerprints }
     }
 }
 
-/// `members` with their repeated keys: each page's sentences on at least `min_pages` pages of
-/// some group it is in (`group_repeated_keys`), groups over `max_pages` left out as in
-/// verification. `by_page` is `(page, fingerprint)`. A group that changes recomputes its
-/// members' keys; a member whose keys change is a changed member downstream (its groups
-/// re-verify, at a verdict-cache lookup per pair compared before). The keys are held once per
-/// (large group, page) as shared lists, and once per page.
-fn with_repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
-    by_page: VecCollection<'scope, T, (PageId, u64), isize>,
-    members: VecCollection<'scope, T, (PageId, Member), isize>,
+/// Each page's repeated keys: its sentences on at least `min_pages` pages of some group it is
+/// in (`group_repeated_keys`), groups over `max_pages` left out as in verification; `(page,
+/// keys)` for every member (empty when none), None when `min_pages` is 0 (no sibling rule).
+/// `by_page` is `(page, fingerprint)`. The keys decide sibling candidates only: they never
+/// change a member, so a group whose repeated blocks change re-verifies nothing.
+///
+/// Memory: each page's distinct keys once (shared by every group holding it), a group's
+/// repeated blocks once per large group (shared by its members' entries), each page's repeated
+/// keys once; per (group, page) a pointer, never a copy of a list.
+#[allow(clippy::type_complexity)]
+fn repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
+    by_page: Arranged<'scope, TraceAgent<ValSpine<PageId, u64, T, isize>>>,
+    members: Arranged<'scope, TraceAgent<ValSpine<PageId, Member, T, isize>>>,
     min_pages: u32,
     max_pages: u32,
-) -> VecCollection<'scope, T, (PageId, Member), isize> {
+) -> Option<VecCollection<'scope, T, (PageId, Arc<Vec<u64>>), isize>> {
     if min_pages == 0 {
-        return members;
+        return None;
     }
-    let keys = members.clone().map(|(id, m)| (id, Arc::new(verify::distinct_sentence_keys(&m.content))));
-    let by_group = by_page
-        .join_map(keys, |&id, &fp, keys| (fp, (id, keys.clone())))
+    let keys = members.as_collection(|&id, m| (id, Arc::new(verify::distinct_sentence_keys(&m.content))));
+    // Each large group's repeated blocks, one list per group, a pointer to it per member.
+    let blocks = by_page
+        .join_core(keys.clone().arrange_by_key(), |&id, &fp, keys| Some((fp, (id, keys.clone()))))
         .reduce(move |_fp, group, output| {
             if group.len() > max_pages as usize {
                 return;
             }
             let keys: Vec<&[u64]> = group.iter().map(|((_, k), _)| k.as_slice()).collect();
-            if let Some(repeated) = group_repeated_keys(&keys, min_pages) {
-                for (((id, _), _), repeated) in group.iter().zip(repeated) {
-                    if !repeated.is_empty() {
-                        output.push(((*id, repeated), 1isize));
-                    }
+            if let Some(common) = group_repeated_keys(&keys, min_pages).filter(|c| !c.is_empty()) {
+                let common = Arc::new(common);
+                for ((id, _), _) in group {
+                    output.push(((*id, common.clone()), 1isize));
                 }
             }
         })
-        .map(|(_fp, (id, repeated))| (id, repeated));
-    // Every member gets its union (empty when none of its groups repeats a sentence of it).
-    let repeated = by_group.concat(members.clone().map(|(id, _)| (id, Vec::new()))).reduce(|_id, lists, output| {
-        let mut union: Vec<u64> = lists.iter().flat_map(|(l, _)| l.iter().copied()).collect();
+        .map(|(_fp, (id, common))| (id, (true, common)));
+    // A page's repeated keys: its keys in any of its groups' blocks (empty when none).
+    Some(keys.map(|(id, keys)| (id, (false, keys))).concat(blocks).reduce(|_id, lists, output| {
+        // `false` (the page's own keys) sorts first; without it the page is gone.
+        let Some(((false, keys), _)) = lists.first() else { return };
+        let mut union: Vec<u64> = lists[1..].iter().flat_map(|((_, common), _)| crate::sorted::intersect(keys, common)).collect();
         union.sort_unstable();
         union.dedup();
         output.push((Arc::new(union), 1isize));
-    });
-    members.join_map(repeated, |&id, member, repeated| (id, member.clone().with_repeated(repeated.clone())))
+    }))
 }
 
 #[cfg(test)]
@@ -338,6 +372,7 @@ mod tests {
         let config = VerifyConfig { threshold: 0.8, word_threshold: 0.0, ..Default::default() };
         let mut stats = VerifyStats::default();
         group_edges(&sorted, &config, neighbors, &mut stats, |a, b| pair_verdict(&config, &a.content, &b.content))
+            .edges
             .iter()
             .map(|e| (e.shorter.date, e.longer.date))
             .collect()
@@ -347,7 +382,7 @@ mod tests {
     fn each_page_is_compared_with_its_neighbours_in_length_order() {
         let lengths = [5, 5, 6, 7, 20];
         let pairs = neighbour_pairs(&lengths, 2, |a, b| 2 * a * 10 < 8 * (a + b));
-        assert_eq!(pairs, vec![(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)], "the length filter stops at 20");
+        assert_eq!(pairs, vec![(0, 1), (1, 2), (2, 3), (0, 2), (1, 3)], "adjacent pairs first; the length filter keeps 20 out");
         assert_eq!(neighbour_pairs(&lengths, 100, |_, _| false).len(), 10, "all pairs when neighbours cover the group");
     }
 
@@ -356,8 +391,35 @@ mod tests {
         // Ten copies of one text, each with its own last sentence: every neighbour pair verifies.
         let family: Vec<Member> = (0..10).map(|n| member(n, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 100 + n])).collect();
         let edges = edges_of(&family, 2);
-        assert_eq!(edges.len(), 9, "a chain: pairs already joined through the group are not compared again");
-        assert_eq!(edges[..3], [(0, 1), (0, 2), (1, 3)], "(1, 2) is joined through 0: not compared");
+        assert_eq!(edges, (0..9).map(|n| (n, n + 1)).collect::<Vec<_>>(), "a chain of adjacent pairs; no pair two apart is compared");
+    }
+
+    #[test]
+    fn a_page_inserted_into_a_family_brings_new_pairs_near_it_only() {
+        let config = VerifyConfig { threshold: 0.8, word_threshold: 0.0, ..Default::default() };
+        let compared = |family: &[Member]| {
+            let mut sorted: Vec<&Member> = family.iter().collect();
+            sorted.sort();
+            let mut pairs = std::collections::BTreeSet::new();
+            let _ = group_edges(&sorted, &config, 8, &mut VerifyStats::default(), |a, b| {
+                pairs.insert((a.id.date, b.id.date));
+                pair_verdict(&config, &a.content, &b.content)
+            });
+            pairs
+        };
+        // 200 copies, each with its own last sentence and one more common sentence every 10.
+        let copy = |n: u64| member(n, &(1..=20 + n / 10).chain([1000 + n]).collect::<Vec<u64>>());
+        let mut family: Vec<Member> = (0..200).map(copy).collect();
+        let before = compared(&family);
+        family.push(member(1000, &(1..=30).chain([5000]).collect::<Vec<u64>>()));
+        let after = compared(&family);
+        assert_eq!(before.len(), 199, "a chain of adjacent pairs");
+        assert_eq!(
+            after.difference(&before).count(),
+            2,
+            "the page and its two neighbours in length order: {:?}",
+            after.difference(&before).collect::<Vec<_>>()
+        );
     }
 
     fn of_words(sentences: &[Vec<u16>]) -> Content {
@@ -385,20 +447,21 @@ mod tests {
         let keys: Vec<Vec<u64>> = contents.iter().map(verify::distinct_sentence_keys).collect();
         let refs: Vec<&[u64]> = keys.iter().map(|k| k.as_slice()).collect();
         let repeated = group_repeated_keys(&refs, config.sibling_min_pages).expect("a group of 20");
-        assert!(repeated.iter().all(|r| r.len() == 30), "the block is repeated, the own sentences are not");
+        assert_eq!(repeated.len(), 30, "the block is repeated, the own sentences are not");
         assert!(group_repeated_keys(&refs[..2], config.sibling_min_pages).is_none(), "two pages cannot tell a repeated block");
-        // Two of them meet in a group of two (e.g. a word band only they share).
-        let edges = |repeated: &[Vec<u64>]| {
-            let mut pair: Vec<Member> = (0..2)
-                .map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), contents[n].clone()).with_repeated(Arc::new(repeated[n].clone())))
-                .collect();
-            pair.sort();
-            let pair: Vec<&Member> = pair.iter().collect();
-            group_edges(&pair, &config, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, &a.content, &b.content)).len()
-        };
-        assert_eq!(edges(&[Vec::new(), Vec::new()]), 1, "90% shared: similar, with nothing known to be repeated");
-        assert_eq!(edges(&repeated), 0, "what they share is repeated for both: siblings");
-        assert_eq!(edges(&[repeated[0].clone(), Vec::new()]), 1, "repeated for one of them only: no rule");
+        // Two of them meet in a group of two (e.g. a word band only they share): a similar pair
+        // whose own texts differ, a sibling candidate, not an edge yet.
+        let mut pair: Vec<Member> = (0..2).map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), contents[n].clone())).collect();
+        pair.sort();
+        let pair: Vec<&Member> = pair.iter().collect();
+        let verdicts = group_edges(&pair, &config, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, &a.content, &b.content));
+        assert!(verdicts.edges.is_empty());
+        let [candidate] = verdicts.candidates[..] else { panic!("one candidate: {:?}", verdicts.candidates) };
+        let (a, b) = (&pair[0].content, &pair[1].content);
+        assert_eq!((candidate.shorter, candidate.longer), (pair[0].id, pair[1].id));
+        assert!(!siblings(a, &[], b, &[]), "90% shared, nothing known to be repeated: an edge");
+        assert!(siblings(a, &repeated, b, &repeated), "what they share is repeated for both: siblings");
+        assert!(!siblings(a, &repeated, b, &[]), "repeated for one of them only: an edge");
     }
 
     #[test]

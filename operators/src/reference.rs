@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use serde::{Deserialize, Serialize};
 
 use crate::candidates::{star_edges, CandidateConfig};
-use crate::edges::{group_edges, Edge, Member};
+use crate::edges::{group_edges, siblings, Edge, Member};
 use crate::exact::content_key;
 use crate::fingerprint::{page_fingerprints, FingerprintConfig};
 use crate::lcs::{self, Verdict};
@@ -219,36 +219,45 @@ fn bounded_clusters(
 ) -> BTreeMap<PageId, Assignment> {
     let max = config.candidates.max_fingerprint_pages as usize;
     // Each page's repeated keys: its sentences on at least sibling_min_pages pages of a group.
-    let mut repeated: BTreeMap<PageId, BTreeSet<u64>> = BTreeMap::new();
+    let mut repeated: BTreeMap<PageId, Vec<u64>> = BTreeMap::new();
     for ids in groups.values().filter(|ids| ids.len() <= max) {
         let keys: Vec<Vec<u64>> = ids.iter().map(|id| crate::verify::distinct_sentence_keys(&filtered[id].content)).collect();
-        let keys: Vec<&[u64]> = keys.iter().map(|k| k.as_slice()).collect();
-        if let Some(lists) = crate::edges::group_repeated_keys(&keys, config.verify.sibling_min_pages) {
-            for (id, list) in ids.iter().zip(lists) {
-                repeated.entry(*id).or_default().extend(list);
+        let refs: Vec<&[u64]> = keys.iter().map(|k| k.as_slice()).collect();
+        if let Some(common) = crate::edges::group_repeated_keys(&refs, config.verify.sibling_min_pages) {
+            for (id, keys) in ids.iter().zip(&keys) {
+                repeated.entry(*id).or_default().extend(crate::sorted::intersect(keys, &common));
             }
         }
+    }
+    for keys in repeated.values_mut() {
+        keys.sort_unstable();
+        keys.dedup();
     }
     let mut edges: BTreeSet<Edge> = BTreeSet::new();
     for ids in groups.values() {
         if ids.len() < 2 || ids.len() > max {
             continue;
         }
-        let mut members: Vec<Member> = ids
-            .iter()
-            .map(|&id| {
-                let keys = repeated.get(&id).map_or_else(Vec::new, |k| k.iter().copied().collect());
-                Member::new(config.verify.method, id, filtered[&id].content.clone()).with_repeated(std::sync::Arc::new(keys))
-            })
-            .collect();
+        let mut members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
         members.sort();
         let members: Vec<&Member> = members.iter().collect();
-        edges.extend(group_edges(&members, &config.verify, config.candidates.neighbors as usize, &mut VerifyStats::default(), |a, b| {
+        let verdicts = group_edges(&members, &config.verify, config.candidates.neighbors as usize, &mut VerifyStats::default(), |a, b| {
             let v = verdict(config, &a.content, &b.content);
             let differ =
                 matches!(v, Verdict::Similar(_)) && crate::verify::own_texts_are_different_texts(&config.verify, &a.content, &b.content);
             (v, differ)
-        }));
+        });
+        edges.extend(verdicts.edges);
+        // Sibling candidates: edges unless what they share is repeated for both.
+        let none = Vec::new();
+        let keys = |id: &PageId| repeated.get(id).unwrap_or(&none);
+        let content = |id: &PageId| &filtered[id].content;
+        edges.extend(
+            verdicts
+                .candidates
+                .into_iter()
+                .filter(|e| !siblings(content(&e.shorter), keys(&e.shorter), content(&e.longer), keys(&e.longer))),
+        );
     }
     let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
     let mut leader: BTreeMap<PageId, (u64, PageId, u32)> = BTreeMap::new();

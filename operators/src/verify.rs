@@ -115,7 +115,7 @@ pub struct VerifyStats {
     pub rejected: u64,
     pub cost_capped: u64,
     pub set_cuts: u64,
-    /// Times the verdict cache was full and cleared.
+    /// Times the verdict cache was full and started a new generation.
     pub cache_clears: u64,
     /// Pages in the set and time spent on it (filled by the operator).
     pub pages: u64,
@@ -231,8 +231,53 @@ where
     out
 }
 
-/// Entries of the per-worker verdict cache before it is cleared (~40 bytes each).
+/// Entries of one generation of the per-worker verdict cache (~40 bytes each; two generations).
 pub const VERDICT_CACHE_ENTRIES: usize = 1 << 20;
+
+/// The per-worker verdict cache: a pair of content hashes to its verdict, in two generations
+/// of at most `capacity` entries each. When the current generation is full it becomes the old
+/// one and the older is dropped (`rotate_if_full`, counted as `verdict_cache_entries`); a hit
+/// in the old generation moves forward. Pairs still in use survive a rotation: a full cache
+/// costs the pairs not seen for a generation, never every pair at once (clearing it made every
+/// large group recompute all its pairs at the next change).
+pub struct VerdictCache<V> {
+    current: HashMap<(u64, u64), V, Mixed>,
+    old: HashMap<(u64, u64), V, Mixed>,
+    capacity: usize,
+}
+
+impl<V: Copy> VerdictCache<V> {
+    pub fn new(capacity: usize) -> Self {
+        VerdictCache { current: HashMap::default(), old: HashMap::default(), capacity }
+    }
+
+    /// The verdict of `key`, computed by `compute` when neither generation holds it.
+    pub fn get_or_insert_with(&mut self, key: (u64, u64), compute: impl FnOnce() -> V) -> V {
+        if let Some(&v) = self.current.get(&key) {
+            return v;
+        }
+        let v = self.old.remove(&key).unwrap_or_else(compute);
+        self.current.insert(key, v);
+        v
+    }
+
+    /// Starts a new generation if the current one is full; true when it did.
+    pub fn rotate_if_full(&mut self) -> bool {
+        if self.current.len() < self.capacity {
+            return false;
+        }
+        self.old = std::mem::take(&mut self.current);
+        true
+    }
+
+    pub fn len(&self) -> usize {
+        self.current.len() + self.old.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
 
 /// A 64-bit hash of a page's content (sentences and shingles), the verdict cache's key.
 pub fn content_hash(c: &Content) -> u64 {
@@ -440,15 +485,14 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         let method = config.method;
         // Verdicts of pairs already compared, by the two contents' hashes: a set that changes is
         // re-clustered whole, but the pairs it had compared before cost a lookup, not an LCS.
-        // Bounded: cleared when it reaches VERDICT_CACHE_ENTRIES (counted in the stats).
-        let mut cache: HashMap<(u64, u64), Verdict, Mixed> = HashMap::default();
+        // Bounded: two generations of VERDICT_CACHE_ENTRIES (rotations counted in the stats).
+        let mut cache: VerdictCache<Verdict> = VerdictCache::new(VERDICT_CACHE_ENTRIES);
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
             .reduce(move |_set, members, output| {
                 let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
                 let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
                 let started = std::time::Instant::now();
-                if cache.len() >= VERDICT_CACHE_ENTRIES {
-                    cache.clear();
+                if cache.rotate_if_full() {
                     stats.cache_clears += 1;
                 }
                 let hashes: HashMap<*const Content, u64, Mixed> =
@@ -456,7 +500,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
                 let common = set_common_keys(&members, config.sibling_min_pages);
                 let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
                     let key = (hashes[&(a as *const Content)], hashes[&(b as *const Content)]);
-                    let verdict = *cache.entry(key).or_insert_with(|| compare(&config, a, b, tau_ppm));
+                    let verdict = cache.get_or_insert_with(key, || compare(&config, a, b, tau_ppm));
                     unless_siblings(&config, a, b, &common, verdict)
                 });
                 stats.nanos = started.elapsed().as_nanos() as u64;
@@ -613,6 +657,27 @@ mod tests {
                 assert!(!own_texts_differ(&config, a, b, &common), "edits of one text are not own texts");
             }
         }
+    }
+
+    #[test]
+    fn the_verdict_cache_keeps_pairs_in_use_across_a_rotation() {
+        let mut cache: VerdictCache<u32> = VerdictCache::new(2);
+        let mut computed = 0;
+        let mut get = |cache: &mut VerdictCache<u32>, k: u64| {
+            cache.get_or_insert_with((k, k), || {
+                computed += 1;
+                k as u32
+            })
+        };
+        assert_eq!((get(&mut cache, 1), get(&mut cache, 2), get(&mut cache, 1)), (1, 2, 1));
+        assert!(cache.rotate_if_full(), "two entries: full");
+        assert!(!cache.rotate_if_full(), "a new generation is empty");
+        assert_eq!(get(&mut cache, 1), 1, "found in the old generation, moved forward");
+        get(&mut cache, 3);
+        assert!(cache.rotate_if_full());
+        assert_eq!(cache.len(), 2, "2 was not used for a generation: dropped");
+        assert_eq!((get(&mut cache, 1), get(&mut cache, 3)), (1, 3));
+        assert_eq!(computed, 3, "1, 2 and 3 once each");
     }
 
     #[test]
