@@ -93,7 +93,6 @@ impl std::hash::Hash for Member {
 }
 
 impl Member {
-    /// A member with no repeated keys (`with_repeated` adds them).
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
         Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content) }
     }
@@ -256,7 +255,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
         let by_page = self.map(|(fp, id)| (id, fp)).arrange_by_key();
         let members = members.arrange_by_key();
         let mut cache: verify::VerdictCache<PairVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
-        // Each group's edges (`None`) and sibling candidates (`Some(shared)`).
+        // Each group's edges (`false`) and sibling candidates (`true`).
         let verdicts = by_page
             .clone()
             .join_core(members.clone(), |_, &fp, member| Some((fp, member.clone())))
