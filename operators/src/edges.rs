@@ -354,6 +354,7 @@ fn repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::tests::{of_words, sentence};
     use crate::verify::VerifyMethod;
 
     fn id(n: u64) -> PageId {
@@ -419,20 +420,6 @@ mod tests {
             "the page and its two neighbours in length order: {:?}",
             after.difference(&before).collect::<Vec<_>>()
         );
-    }
-
-    fn of_words(sentences: &[Vec<u16>]) -> Content {
-        let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
-        Content {
-            sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
-            words: sentences.concat(),
-            word_counts: sentences.iter().map(|w| w.len() as u16).collect(),
-            ..Default::default()
-        }
-    }
-
-    fn sentence(seed: u16) -> Vec<u16> {
-        (0..12).map(|i| seed * 16 + i).collect()
     }
 
     #[test]

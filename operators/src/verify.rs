@@ -514,7 +514,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn id(n: u64) -> PageId {
@@ -581,7 +581,7 @@ mod tests {
     }
 
     /// A page of sentences given as word lists (sentence key: a hash of its words).
-    fn of_words(sentences: &[Vec<u16>]) -> Content {
+    pub(crate) fn of_words(sentences: &[Vec<u16>]) -> Content {
         let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
         Content {
             sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
@@ -591,7 +591,8 @@ mod tests {
         }
     }
 
-    fn sentence(seed: u16) -> Vec<u16> {
+    /// Twelve words of their own for each seed.
+    pub(crate) fn sentence(seed: u16) -> Vec<u16> {
         (0..12).map(|i| seed * 16 + i).collect()
     }
 
