@@ -199,6 +199,18 @@ fn print_summary(rows: &[dupflow::dataflow::ClusterRow], output: &dataflow::RunO
             held / summary.pages as i64
         );
     }
+    let arranged = metrics.total(metrics::ARRANGED_UPDATES);
+    if summary.pages > 0 && arranged > 0 {
+        let largest = metrics::arrangements::largest(metrics, 5)
+            .into_iter()
+            .map(|(name, n)| format!("{name} {:.1}", n as f64 / summary.pages as f64))
+            .collect::<Vec<_>>()
+            .join(", ");
+        println!(
+            "arranged:  {arranged} updates in the arrangements ({:.1} a page; largest, a page: {largest})",
+            arranged as f64 / summary.pages as f64
+        );
+    }
     let updates = label(metrics::PAGE_UPDATES);
     if !updates.is_empty() {
         println!("updates:   {updates}");

@@ -240,6 +240,7 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usiz
     let (into, seen) = (received.clone(), frontier.clone());
     let per_process = (cx.peers / cx.processes.max(1)).max(1) as u64;
     let shards = cx.processes.max(1) as u64;
+    metrics::arrangements::enable(worker, cx.metrics.clone());
     let (handles, input, probe) = worker.dataflow::<u64, _, _>(|scope| {
         // Input items to their owners; taken whole (no copy) and applied by the worker loop once
         // their epoch is complete. One input per reader thread: each follows its reader's epochs.

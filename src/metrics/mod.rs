@@ -5,6 +5,7 @@
 //! (`kind="invalid_gzip"`), never raw messages. The reader, the workers and the sink update the
 //! registry per record or per batch; the summary, `/metrics` and the dashboard read it.
 
+pub mod arrangements;
 pub mod live;
 pub mod progress;
 pub mod server;
@@ -80,6 +81,7 @@ metrics! {
     DUPLICATE_RATIO = "dupflow_duplicate_ratio", Gauge, None, "Share of pages in clusters of more than one page.";
     LARGEST_CLUSTER = "dupflow_largest_cluster_pages", Gauge, None, "Pages in the largest cluster.";
     CLUSTER_TOTALS = "dupflow_cluster_totals", Gauge, Some("of"), "Process 0 of a cluster: the whole cluster's clusters, pages, duplicate_pages and largest (the other gauges show this process's shard).";
+    ARRANGED_UPDATES = "dupflow_arranged_updates", Gauge, Some("arrangement"), "Updates held by each of the dataflow's arrangements (all workers), by operator name and id (differential's batch log).";
     STATE_BYTES = "dupflow_state_bytes", Gauge, None, "Estimated bytes of page state held by the dataflow.";
     RSS_BYTES = "dupflow_process_resident_memory_bytes", Gauge, None, "Resident memory of the process.";
     HTTP_RESPONSES = "dupflow_http_responses_total", Counter, Some("status"), "Responses of the HTTP endpoint, by status code.";
