@@ -36,12 +36,11 @@
 use std::sync::Arc;
 
 use differential_dataflow::lattice::Lattice;
-use differential_dataflow::operators::arrange::{Arranged, TraceAgent};
-use differential_dataflow::trace::implementations::ValSpine;
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use crate::arranged::{self, ByKey};
 use crate::lcs::{self, Verdict};
 use crate::page::{Content, PageId};
 use crate::verify::{self, VerifyConfig, VerifyStats};
@@ -58,6 +57,10 @@ pub struct Member {
     /// `verify::content_hash`: the verdict cache's key.
     pub hash: u64,
     pub content: Arc<Content>,
+    /// The content's distinct sentence keys, sorted (`verify::distinct_sentence_keys`): what
+    /// the groups' repeated blocks are counted on. A function of the content, so no part of
+    /// the identity.
+    pub keys: Arc<Vec<u64>>,
 }
 
 impl Member {
@@ -94,7 +97,8 @@ impl std::hash::Hash for Member {
 
 impl Member {
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
-        Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content) }
+        let keys = Arc::new(verify::distinct_sentence_keys(&content));
+        Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content), keys }
     }
 }
 
@@ -251,41 +255,47 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
     {
         let max = max_fingerprint_pages as usize;
         let sibling_min_pages = config.sibling_min_pages;
-        let oversized_fingerprints = crate::candidates::oversized(self.clone(), max_fingerprint_pages);
-        let by_page = self.map(|(fp, id)| (id, fp)).arrange_by_key();
-        let members = members.arrange_by_key();
+        let by_page = self.map(|(fp, id)| (id, fp)).arrange_by_key_named("Arrange: fingerprints by page");
+        let members = members.arrange_by_key_named("Arrange: members");
+        // The groups, arranged once: verification, the oversized count and the repeated
+        // blocks all read this one arrangement.
+        let groups = by_page
+            .join_core(members.clone(), |_, &fp, member| Some((fp, member.clone())))
+            .arrange_by_key_named("Arrange: fingerprint groups");
+        let oversized_fingerprints = arranged::reduce(groups.clone(), "Oversized fingerprints", move |_fp, group, output| {
+            if group.len() > max {
+                output.push((group.len() as isize, 1isize));
+            }
+        });
         let mut cache: verify::VerdictCache<PairVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
         // Each group's edges (`false`) and sibling candidates (`true`).
-        let verdicts = by_page
-            .clone()
-            .join_core(members.clone(), |_, &fp, member| Some((fp, member.clone())))
-            .reduce(move |_fp, group, output| {
-                if group.len() > max || group.len() < 2 {
-                    return;
-                }
-                let started = std::time::Instant::now();
-                let members: Vec<&Member> = group.iter().map(|&(m, _)| m).collect();
-                let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
-                if cache.rotate_if_full() {
-                    stats.cache_clears += 1;
-                }
-                let verdicts = group_edges(&members, &config, neighbors as usize, &mut stats, |a, b| {
-                    cache.get_or_insert_with((a.hash, b.hash), || pair_verdict(&config, &a.content, &b.content))
-                });
-                stats.nanos = started.elapsed().as_nanos() as u64;
-                on_stats(&stats);
-                for edge in verdicts.edges {
-                    output.push(((edge, false), 1isize));
-                }
-                for edge in verdicts.candidates {
-                    output.push(((edge, true), 1isize));
-                }
-            })
-            .map(|(_fp, verdict)| verdict)
-            .distinct();
+        let verdicts = arranged::reduce(groups.clone(), "Verify groups", move |_fp, group, output| {
+            if group.len() > max || group.len() < 2 {
+                return;
+            }
+            let started = std::time::Instant::now();
+            let members: Vec<&Member> = group.iter().map(|&(m, _)| m).collect();
+            let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
+            if cache.rotate_if_full() {
+                stats.cache_clears += 1;
+            }
+            let verdicts = group_edges(&members, &config, neighbors as usize, &mut stats, |a, b| {
+                cache.get_or_insert_with((a.hash, b.hash), || pair_verdict(&config, &a.content, &b.content))
+            });
+            stats.nanos = started.elapsed().as_nanos() as u64;
+            on_stats(&stats);
+            for edge in verdicts.edges {
+                output.push(((edge, false), 1isize));
+            }
+            for edge in verdicts.candidates {
+                output.push(((edge, true), 1isize));
+            }
+        })
+        .map(|(_fp, verdict)| verdict)
+        .distinct();
         let edges = verdicts.clone().flat_map(|(edge, candidate)| (!candidate).then_some(edge));
         let candidates = verdicts.flat_map(|(edge, candidate)| candidate.then_some(edge));
-        let edges = match repeated_keys(by_page, members.clone(), sibling_min_pages, max_fingerprint_pages) {
+        let edges = match repeated_keys(groups, members.clone(), sibling_min_pages, max_fingerprint_pages) {
             // Sibling candidates that are not siblings are edges: each meets both pages'
             // contents and repeated keys.
             Some(repeated) => {
@@ -307,39 +317,38 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
 /// Each page's repeated keys: its sentences on at least `min_pages` pages of some group it is
 /// in (`group_repeated_keys`), groups over `max_pages` left out as in verification; `(page,
 /// keys)` for every member (empty when none), None when `min_pages` is 0 (no sibling rule).
-/// `by_page` is `(page, fingerprint)`. The keys decide sibling candidates only: they never
-/// change a member, so a group whose repeated blocks change re-verifies nothing.
+/// `groups` is verification's own arrangement of the groups (read, not arranged again). The
+/// keys decide sibling candidates only: they never change a member, so a group whose repeated
+/// blocks change re-verifies nothing.
 ///
-/// Memory: each page's distinct keys once (shared by every group holding it), a group's
-/// repeated blocks once per large group (shared by its members' entries), each page's repeated
-/// keys once; per (group, page) a pointer, never a copy of a list.
+/// Memory: each page's distinct keys once (in its `Member`, shared by every group holding
+/// it), a group's repeated blocks once per large group (shared by its members' entries), each
+/// page's repeated keys once; per (group, page) a pointer, never a copy of a list.
 #[allow(clippy::type_complexity)]
 fn repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
-    by_page: Arranged<'scope, TraceAgent<ValSpine<PageId, u64, T, isize>>>,
-    members: Arranged<'scope, TraceAgent<ValSpine<PageId, Member, T, isize>>>,
+    groups: ByKey<'scope, u64, Member, T>,
+    members: ByKey<'scope, PageId, Member, T>,
     min_pages: u32,
     max_pages: u32,
 ) -> Option<VecCollection<'scope, T, (PageId, Arc<Vec<u64>>), isize>> {
     if min_pages == 0 {
         return None;
     }
-    let keys = members.as_collection(|&id, m| (id, Arc::new(verify::distinct_sentence_keys(&m.content))));
+    let keys = members.as_collection(|&id, m| (id, m.keys.clone()));
     // Each large group's repeated blocks, one list per group, a pointer to it per member.
-    let blocks = by_page
-        .join_core(keys.clone().arrange_by_key(), |&id, &fp, keys| Some((fp, (id, keys.clone()))))
-        .reduce(move |_fp, group, output| {
-            if group.len() > max_pages as usize {
-                return;
+    let blocks = arranged::reduce(groups, "Repeated blocks", move |_fp, group, output| {
+        if group.len() > max_pages as usize {
+            return;
+        }
+        let keys: Vec<&[u64]> = group.iter().map(|(m, _)| m.keys.as_slice()).collect();
+        if let Some(common) = group_repeated_keys(&keys, min_pages).filter(|c| !c.is_empty()) {
+            let common = Arc::new(common);
+            for (m, _) in group {
+                output.push(((m.id, common.clone()), 1isize));
             }
-            let keys: Vec<&[u64]> = group.iter().map(|((_, k), _)| k.as_slice()).collect();
-            if let Some(common) = group_repeated_keys(&keys, min_pages).filter(|c| !c.is_empty()) {
-                let common = Arc::new(common);
-                for ((id, _), _) in group {
-                    output.push(((*id, common.clone()), 1isize));
-                }
-            }
-        })
-        .map(|(_fp, (id, common))| (id, (true, common)));
+        }
+    })
+    .map(|(_fp, (id, common))| (id, (true, common)));
     // A page's repeated keys: its keys in any of its groups' blocks (empty when none).
     Some(keys.map(|(id, keys)| (id, (false, keys))).concat(blocks).reduce(|_id, lists, output| {
         // `false` (the page's own keys) sorts first; without it the page is gone.

@@ -16,6 +16,7 @@
 //! `reference` is the from-scratch oracle of the whole method: the incremental dataflow must
 //! produce exactly its clusters, whatever the worker count, batch boundaries or input order.
 
+pub mod arranged;
 pub mod candidates;
 pub mod cosine;
 pub mod edges;

@@ -13,6 +13,7 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
+use crate::arranged;
 use crate::page::{Content, Page, PageId};
 
 /// Settings of the template stage.
@@ -127,29 +128,37 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
         // Each page's distinct sentences by (host, key): counted for the document frequencies,
         // and looked up when a sentence becomes template (or stops being): only the pages that
         // hold it are filtered again, not every page of its host.
-        let holders = self.clone().flat_map(|(id, page)| {
-            let host = page.host;
-            distinct_keys(&page).into_iter().map(move |key| ((host, key), id))
+        // Arranged once: the frequencies are reduced from the same arrangement the template
+        // sentences look their pages up in (a `count` would arrange the sentences again).
+        let holders = self
+            .clone()
+            .flat_map(|(id, page)| {
+                let host = page.host;
+                distinct_keys(&page).into_iter().map(move |key| ((host, key), id))
+            })
+            .arrange_by_key_named("Arrange: sentences by host");
+        // Only a sentence on at least `threshold(0)` pages (min_pages) can be template at any
+        // host size: the frequencies hold the repeated sentences only (most sentences are on
+        // one page), and so does the join with the thresholds.
+        let least = config.threshold(0) as isize;
+        let document_frequency = arranged::reduce(holders.clone(), "Repeated sentence frequencies", move |_key, pages, output| {
+            let count = pages.iter().map(|&(_, n)| n).sum::<isize>();
+            if count >= least {
+                output.push((count, 1isize));
+            }
         });
-        let document_frequency = holders.clone().map(|(key, _)| key).count();
         // The threshold, not the page count, meets the frequencies: it changes once in 1/fraction
         // pages, so a page arriving does not re-join every key of its host.
         let host_thresholds =
             self.clone().map(|(_, page)| page.host).count().map(move |(host, pages)| (host, config.threshold(pages as u64)));
-        // Only a sentence on at least `threshold(0)` pages (min_pages) can be template at any
-        // host size: the join with the thresholds holds the repeated sentences only, not every
-        // sentence of every page.
-        let least = config.threshold(0) as isize;
         let templates = document_frequency
-            .filter(move |&(_, count)| count >= least)
             .map(|((host, key), count)| (host, (key, count)))
             .join_map(host_thresholds, move |&host, &(key, count), &threshold| (host, key, count as u64 >= threshold))
             .filter(|&(_, _, is_template)| is_template)
             .map(|(host, key, _)| (host, key));
         // Each page's template keys (none for most pages of a small host): one value per page.
         let page_templates = holders
-            .semijoin(templates.clone())
-            .map(|((_, key), id)| (id, Some(key)))
+            .join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| Some((id, Some(key))))
             .concat(self.clone().map(|(id, _)| (id, None)))
             .reduce(|_id, keys, output| {
                 let set: Vec<u64> = keys.iter().filter_map(|&(key, _)| *key).collect();
