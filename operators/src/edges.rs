@@ -45,8 +45,8 @@ use crate::lcs::{self, Verdict};
 use crate::page::{Content, PageId};
 use crate::verify::{self, VerifyConfig, VerifyStats};
 
-/// A page as a group holds it: ordered by length, then id. The content is shared (one
-/// allocation per page, however many groups hold it). Equality and order are by length, id
+/// A page as a group holds it: ordered by length, then id. Groups hold an `Arc<Member>` (one
+/// allocation per page, however many groups hold it; 8 bytes an entry). Equality and order are by length, id
 /// and content hash, never by the content itself: consolidating a group's updates compares
 /// members, and comparing whole contents cost 3% of a run. Two contents of one page with the
 /// same 64-bit hash would count as one (probability 2^-64 per change).
@@ -231,7 +231,7 @@ pub trait VerifyEdges<'scope, T: Timestamp + Lattice> {
     /// `max_fingerprint_pages` pages are dropped. `on_stats` sees every group's counters.
     fn verified_edges<S>(
         self,
-        members: VecCollection<'scope, T, (PageId, Member), isize>,
+        members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
         config: VerifyConfig,
         neighbors: u32,
         max_fingerprint_pages: u32,
@@ -244,7 +244,7 @@ pub trait VerifyEdges<'scope, T: Timestamp + Lattice> {
 impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollection<'scope, T, (u64, PageId), isize> {
     fn verified_edges<S>(
         self,
-        members: VecCollection<'scope, T, (PageId, Member), isize>,
+        members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
         config: VerifyConfig,
         neighbors: u32,
         max_fingerprint_pages: u32,
@@ -274,7 +274,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
                 return;
             }
             let started = std::time::Instant::now();
-            let members: Vec<&Member> = group.iter().map(|&(m, _)| m).collect();
+            let members: Vec<&Member> = group.iter().map(|&(m, _)| m.as_ref()).collect();
             let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
             if cache.rotate_if_full() {
                 stats.cache_clears += 1;
@@ -326,8 +326,8 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
 /// page's repeated keys once; per (group, page) a pointer, never a copy of a list.
 #[allow(clippy::type_complexity)]
 fn repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
-    groups: ByKey<'scope, u64, Member, T>,
-    members: ByKey<'scope, PageId, Member, T>,
+    groups: ByKey<'scope, u64, Arc<Member>, T>,
+    members: ByKey<'scope, PageId, Arc<Member>, T>,
     min_pages: u32,
     max_pages: u32,
 ) -> Option<VecCollection<'scope, T, (PageId, Arc<Vec<u64>>), isize>> {

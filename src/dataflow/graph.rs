@@ -153,7 +153,8 @@ fn bounded_clusters<'scope>(
     metrics: Arc<Registry>,
 ) -> Assignments<'scope> {
     let verify = method.verify.method;
-    let members = contents.map(move |(id, content)| (id, Member::new(verify, id, content))).semijoin(page_ids.clone());
+    // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
+    let members = contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content)))).semijoin(page_ids.clone());
     let Edges { edges, oversized_fingerprints } = groups.verified_edges(
         members,
         method.verify.clone(),
