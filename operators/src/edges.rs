@@ -350,7 +350,7 @@ fn repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
     })
     .map(|(_fp, (id, common))| (id, (true, common)));
     // A page's repeated keys: its keys in any of its groups' blocks (empty when none).
-    Some(keys.map(|(id, keys)| (id, (false, keys))).concat(blocks).reduce(|_id, lists, output| {
+    Some(keys.map(|(id, keys)| (id, (false, keys))).concat(blocks).reduce_named("Repeated keys", |_id, lists, output| {
         // `false` (the page's own keys) sorts first; without it the page is gone.
         let Some(((false, keys), _)) = lists.first() else { return };
         let mut union: Vec<u64> = lists[1..].iter().flat_map(|((_, common), _)| crate::sorted::intersect(keys, common)).collect();

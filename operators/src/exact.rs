@@ -61,9 +61,9 @@ where
         let representatives = keyed
             .clone()
             .map(|(key, id)| ((key, mix64(id.hash) % BUCKETS), id))
-            .reduce(earliest)
+            .reduce_named("Exact family buckets", earliest)
             .map(|((key, _bucket), id)| (key, id))
-            .reduce(earliest);
+            .reduce_named("Exact families", earliest);
         keyed.join_map(representatives, |_key, &id, &representative| (id, representative)).concat(alone)
     }
 }

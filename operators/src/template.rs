@@ -160,7 +160,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
         let page_templates = holders
             .join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| Some((id, Some(key))))
             .concat(self.clone().map(|(id, _)| (id, None)))
-            .reduce(|_id, keys, output| {
+            .reduce_named("Page templates", |_id, keys, output| {
                 let set: Vec<u64> = keys.iter().filter_map(|&(key, _)| *key).collect();
                 output.push((set, 1isize));
             });

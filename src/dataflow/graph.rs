@@ -166,7 +166,7 @@ fn bounded_clusters<'scope>(
     let leaders = edges
         .clone()
         .map(|e| (e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)))
-        .reduce(|_page, partners, output| output.push((*partners[0].0, 1isize)));
+        .reduce_named("Leaders", |_page, partners, output| output.push((*partners[0].0, 1isize)));
     let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids);
     let led = labels
         .clone()
