@@ -227,7 +227,8 @@ pub struct Edges<'scope, T: Timestamp> {
 
 /// The verified-edges operator.
 pub trait VerifyEdges<'scope, T: Timestamp + Lattice> {
-    /// `self` is `(fingerprint, page)`; `members` each page's `Member`. Groups of more than
+    /// `self` is each page's fingerprints, `(page, fingerprints)`; `members` each page's
+    /// `Member`. Groups of more than
     /// `max_fingerprint_pages` pages are dropped. `on_stats` sees every group's counters.
     fn verified_edges<S>(
         self,
@@ -241,7 +242,7 @@ pub trait VerifyEdges<'scope, T: Timestamp + Lattice> {
         S: FnMut(&VerifyStats) + 'static;
 }
 
-impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollection<'scope, T, (u64, PageId), isize> {
+impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
     fn verified_edges<S>(
         self,
         members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
@@ -255,12 +256,14 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
     {
         let max = max_fingerprint_pages as usize;
         let sibling_min_pages = config.sibling_min_pages;
-        let by_page = self.map(|(fp, id)| (id, fp)).arrange_by_key_named("Arrange: fingerprints by page");
+        // A page's fingerprints are one value (its list), not one update each: the groups are
+        // the only arrangement by fingerprint.
+        let fingerprints = self.arrange_by_key_named("Arrange: fingerprints of pages");
         let members = members.arrange_by_key_named("Arrange: members");
         // The groups, arranged once: verification, the oversized count and the repeated
         // blocks all read this one arrangement.
-        let groups = by_page
-            .join_core(members.clone(), |_, &fp, member| Some((fp, member.clone())))
+        let groups = fingerprints
+            .join_core(members.clone(), |_, fps, member| fps.iter().map(|&fp| (fp, member.clone())).collect::<Vec<_>>())
             .arrange_by_key_named("Arrange: fingerprint groups");
         let oversized_fingerprints = arranged::reduce(groups.clone(), "Oversized fingerprints", move |_fp, group, output| {
             if group.len() > max {
@@ -306,10 +309,13 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
                     .map(|e| (e.shorter, e))
                     .join_core(views.clone(), |_, e, (a, ra)| Some((e.longer, (*e, a.clone(), ra.clone()))))
                     .join_core(views, |_, (e, a, ra), (b, rb)| (!siblings(&a.content, ra, &b.content, rb)).then_some(*e));
-                edges.concat(not_siblings).distinct()
+                edges.concat(not_siblings)
             }
-            None => edges.concat(candidates).distinct(),
+            None => edges.concat(candidates),
         };
+        // No `distinct` over the two: each is distinct, and they are disjoint (whether a
+        // similar pair is a candidate is a function of the two contents, so a pair is a
+        // candidate in every group it meets in or in none).
         Edges { edges, oversized_fingerprints }
     }
 }

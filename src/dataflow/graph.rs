@@ -71,9 +71,9 @@ pub fn clusters_and_shares<'scope>(
         (Clustering::Connected, Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_)) => {
             // Every page's fingerprints; only the representatives' contents meet them in the
             // groups, so neither pages nor contents are arranged again for the semijoin.
-            let groups = fingerprint_groups(pages, filtered.clone(), method).expect("sentence and MinHash fingerprints form groups");
+            let fingerprints = page_fingerprints(pages, filtered.clone(), method).expect("sentence and MinHash fingerprints form groups");
             let contents = weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
-            bounded_clusters(groups, representatives, contents, method, metrics)
+            bounded_clusters(fingerprints, representatives, contents, method, metrics)
         }
         _ => {
             // Downstream of here a page is read for its id and shingles only.
@@ -140,13 +140,13 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&VerifyStats) + 'static {
     }
 }
 
-/// Bounded verification (`edges`) of the pages `page_ids` (the representatives; `groups` and
+/// Bounded verification (`edges`) of the pages `page_ids` (the representatives; `fingerprints` and
 /// `contents` may hold other pages, left out here): each page compared with its neighbours in
 /// length order in the fingerprint groups it is in; clusters are the connected components of the verified
 /// pairs (an incremental union-find), named by their earliest page. A page's leader is the
 /// shortest page it verified against (itself when none).
 fn bounded_clusters<'scope>(
-    groups: VecCollection<'scope, u64, (u64, PageId), isize>,
+    fingerprints: VecCollection<'scope, u64, (PageId, Vec<u64>), isize>,
     page_ids: VecCollection<'scope, u64, PageId, isize>,
     contents: VecCollection<'scope, u64, (PageId, Content), isize>,
     method: &MethodConfig,
@@ -155,7 +155,7 @@ fn bounded_clusters<'scope>(
     let verify = method.verify.method;
     // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
     let members = contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content)))).semijoin(page_ids.clone());
-    let Edges { edges, oversized_fingerprints } = groups.verified_edges(
+    let Edges { edges, oversized_fingerprints } = fingerprints.verified_edges(
         members,
         method.verify.clone(),
         method.candidates.neighbors,
@@ -174,6 +174,31 @@ fn bounded_clusters<'scope>(
     let alone =
         labels.antijoin(leaders.map(|(id, _)| id)).map(|(id, cluster)| (id, Assignment { cluster, leader: id, similarity_ppm: 1_000_000 }));
     led.concat(alone)
+}
+
+/// `(page, fingerprints)` for every page by the configured fingerprints (sorted, distinct);
+/// `None` for SimHash, whose candidates are edges within a Hamming distance, not groups.
+pub fn page_fingerprints<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+    method: &MethodConfig,
+) -> Option<VecCollection<'scope, u64, (PageId, Vec<u64>), isize>> {
+    match &method.fingerprint {
+        Fingerprinting::Sentence(config) => {
+            let config = config.clone();
+            Some(filtered.map(move |(id, f)| (id, dupflow_operators::fingerprint::page_fingerprints(&f, &config))))
+        }
+        Fingerprinting::Minhash(config) => {
+            let config = config.clone();
+            Some(pages.map(move |(id, page)| {
+                let mut bands = dupflow_operators::minhash::band_keys(&page.shingles, &config);
+                bands.sort_unstable();
+                bands.dedup();
+                (id, bands)
+            }))
+        }
+        Fingerprinting::Simhash(_) => None,
+    }
 }
 
 /// `(fingerprint, page)` for every page by the configured fingerprints; `None` for SimHash,
