@@ -46,9 +46,9 @@ use crate::page::{Content, PageId};
 use crate::verify::{self, VerifyConfig, VerifyStats};
 
 /// A page as a group holds it: ordered by length, then id. Groups hold an `Arc<Member>` (one
-/// allocation per page, however many groups hold it; 8 bytes an entry). Equality and order are by length, id
-/// and content hash, never by the content itself: consolidating a group's updates compares
-/// members, and comparing whole contents cost 3% of a run. Two contents of one page with the
+/// allocation per page, however many groups hold it; 8 bytes an entry). Equality and order
+/// are by length, id and content hash, never by the content itself: consolidating a group's
+/// updates compares members, and comparing whole contents cost 3% of a run. Two contents of one page with the
 /// same 64-bit hash would count as one (probability 2^-64 per change).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Member {
@@ -221,15 +221,16 @@ pub fn pair_verdict(config: &VerifyConfig, a: &Content, b: &Content) -> PairVerd
 /// The operator's output.
 pub struct Edges<'scope, T: Timestamp> {
     pub edges: VecCollection<'scope, T, Edge, isize>,
-    /// Groups dropped as oversized (fingerprint, pages), as `candidates` counts them.
+    /// Groups dropped as oversized (fingerprint, pages): the groups verification skips, counted
+    /// over the pages it verifies (representatives of identical families).
     pub oversized_fingerprints: VecCollection<'scope, T, (u64, isize), isize>,
 }
 
 /// The verified-edges operator.
 pub trait VerifyEdges<'scope, T: Timestamp + Lattice> {
     /// `self` is each page's fingerprints, `(page, fingerprints)`; `members` each page's
-    /// `Member`. Groups of more than
-    /// `max_fingerprint_pages` pages are dropped. `on_stats` sees every group's counters.
+    /// `Member`. Groups of more than `max_fingerprint_pages` pages are dropped (and reported,
+    /// `oversized_fingerprints`). `on_stats` sees every group's counters.
     fn verified_edges<S>(
         self,
         members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
