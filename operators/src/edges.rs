@@ -117,8 +117,13 @@ pub fn group_repeated_keys(keys: &[&[u64]], min_pages: u32) -> Option<Vec<u64>> 
 /// pair whose own texts are different texts (`verify::own_texts_are_different_texts`), which
 /// the groups the pair meets in alone cannot tell (a word band shared by two siblings).
 pub fn siblings(a: &Content, repeated_a: &[u64], b: &Content, repeated_b: &[u64]) -> bool {
+    siblings_by_keys(a, repeated_a, &verify::distinct_sentence_keys(b), repeated_b)
+}
+
+/// `siblings` with `b` given by its distinct sentence keys (a `Member` carries them).
+pub fn siblings_by_keys(a: &Content, repeated_a: &[u64], b_keys: &[u64], repeated_b: &[u64]) -> bool {
     let common = crate::sorted::intersect(repeated_a, repeated_b);
-    !common.is_empty() && verify::shares_mostly_common_with(a, &verify::distinct_sentence_keys(b), &common)
+    !common.is_empty() && verify::shares_mostly_common_with(a, b_keys, &common)
 }
 
 /// What verifying a group gives: its edges, and its sibling candidates (similar pairs whose
@@ -309,7 +314,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyEdges<'scope, T> for VecCollect
                 let not_siblings = candidates
                     .map(|e| (e.shorter, e))
                     .join_core(views.clone(), |_, e, (a, ra)| Some((e.longer, (*e, a.clone(), ra.clone()))))
-                    .join_core(views, |_, (e, a, ra), (b, rb)| (!siblings(&a.content, ra, &b.content, rb)).then_some(*e));
+                    .join_core(views, |_, (e, a, ra), (b, rb)| (!siblings_by_keys(&a.content, ra, &b.keys, rb)).then_some(*e));
                 edges.concat(not_siblings)
             }
             None => edges.concat(candidates),

@@ -143,22 +143,15 @@ mod tests {
                 let arranged = keys.arrange_by_self_named("census test");
                 (input, arranged.stream.probe().0, arranged.trace)
             });
-            if worker.index() == 0 {
-                for key in 0..1_000u64 {
-                    input.insert(key);
+            // Round 1 inserts 1,000 keys, round 2 retracts 100 of them.
+            for (round, (keys, diff)) in [(0..1_000u64, 1isize), (0..100u64, -1)].into_iter().enumerate() {
+                if worker.index() == 0 {
+                    keys.for_each(|key| input.update(key, diff));
                 }
+                input.advance_to(round as u64 + 1);
+                input.flush();
+                worker.step_while(|| probe.less_than(input.time()));
             }
-            input.advance_to(1);
-            input.flush();
-            worker.step_while(|| probe.less_than(input.time()));
-            if worker.index() == 0 {
-                for key in 0..100u64 {
-                    input.remove(key);
-                }
-            }
-            input.advance_to(2);
-            input.flush();
-            worker.step_while(|| probe.less_than(input.time()));
         })
         .expect("timely runs");
         let census = largest(&registry, 10);
