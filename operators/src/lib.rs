@@ -22,6 +22,7 @@ pub mod cosine;
 pub mod edges;
 pub mod exact;
 pub mod fingerprint;
+pub mod groups;
 pub mod hashing;
 pub mod html;
 pub mod lcs;

@@ -221,11 +221,11 @@ fn bounded_clusters(
     // Each page's repeated keys: its sentences on at least sibling_min_pages pages of a group.
     let mut repeated: BTreeMap<PageId, Vec<u64>> = BTreeMap::new();
     for ids in groups.values().filter(|ids| ids.len() <= max) {
-        let keys: Vec<Vec<u64>> = ids.iter().map(|id| crate::verify::distinct_sentence_keys(&filtered[id].content)).collect();
-        let refs: Vec<&[u64]> = keys.iter().map(|k| k.as_slice()).collect();
-        if let Some(common) = crate::edges::group_repeated_keys(&refs, config.verify.sibling_min_pages) {
-            for (id, keys) in ids.iter().zip(&keys) {
-                repeated.entry(*id).or_default().extend(crate::sorted::intersect(keys, &common));
+        let members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
+        let refs: Vec<&Member> = members.iter().collect();
+        if let (Some(common), _) = crate::edges::group_blocks(&refs, config.verify.sibling_min_pages) {
+            for m in &members {
+                repeated.entry(m.id).or_default().extend(crate::sorted::intersect(&m.keys, &common));
             }
         }
     }

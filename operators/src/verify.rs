@@ -117,6 +117,8 @@ pub struct VerifyStats {
     pub set_cuts: u64,
     /// Times the verdict cache was full and started a new generation.
     pub cache_clears: u64,
+    /// Verdicts computed (not answered by the verdict cache).
+    pub computed: u64,
     /// Pages in the set and time spent on it (filled by the operator).
     pub pages: u64,
     pub nanos: u64,

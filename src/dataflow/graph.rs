@@ -128,6 +128,9 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&VerifyStats) + 'static {
         metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
         metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
         metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
+        if stats.computed > 0 {
+            metrics.add(metrics::COMPARISONS, "", stats.computed as i64);
+        }
         if stats.cost_capped > 0 {
             metrics.add(metrics::CAPS, "max_diff_distance", stats.cost_capped as i64);
         }

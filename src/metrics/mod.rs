@@ -60,6 +60,7 @@ metrics! {
     QUIRKS = "dupflow_quirks_total", Counter, Some("kind"), "Oddities tolerated without skipping (broken chunking, missing date).";
     CAPS = "dupflow_caps_hit_total", Counter, Some("cap"), "Times a size or cost cap was hit, by cap.";
     VERIFICATIONS = "dupflow_verifications_total", Counter, Some("outcome"), "Pair verifications, by outcome (accepted, rejected).";
+    COMPARISONS = "dupflow_comparisons_total", Counter, None, "Pairs compared (verdicts not answered by the verdict cache).";
     OVERSIZED_FINGERPRINTS = "dupflow_oversized_fingerprints", Gauge, None, "Fingerprints shared by more than max_fingerprint_pages pages (dropped).";
     EXACT_DUPLICATES = "dupflow_exact_duplicate_pages", Gauge, None, "Pages identical to an earlier page (clustered with it without comparison).";
     TEMPLATE_SENTENCES = "dupflow_template_sentences", Gauge, Some("host"), "Sentence keys currently counted as site template, by host.";
