@@ -258,7 +258,41 @@ pub struct Group {
     sample_bound: Option<Box<SampleKey>>,
 }
 
+/// A held group. Most fingerprints are a page's alone (its own sentences): such a group is one
+/// pointer (16 bytes in the map, no allocation), not a `Group` (a boxed list).
+#[derive(Debug)]
+pub enum Slot {
+    One(Arc<Member>),
+    Many(Box<Group>),
+}
+
 impl Group {
+    /// The group a slot holds (an empty one for none).
+    pub fn from_slot(slot: Option<Slot>) -> Group {
+        match slot {
+            // A page alone: its scans looked at nothing and found nothing.
+            Some(Slot::One(member)) => {
+                Group { members: vec![Entry { member, reach: [OPEN; 2], edge: [false; 2], found: [false; 2] }], ..Default::default() }
+            }
+            Some(Slot::Many(group)) => *group,
+            None => Group::default(),
+        }
+    }
+
+    /// The slot to hold, None for an empty group. A page alone keeps nothing else: its scans
+    /// are empty (every change that left it alone scanned it again) and it repeats no block.
+    pub fn into_slot(self) -> Option<Slot> {
+        if self.is_empty() {
+            return None;
+        }
+        if self.members.len() == 1 && self.blocks.is_none() && self.sample_bound.is_none() {
+            let entry = &self.members[0];
+            debug_assert_eq!((entry.reach, entry.edge, entry.found), ([OPEN; 2], [false; 2], [false; 2]), "a page alone scanned nothing");
+            return self.members.into_iter().next().map(|e| Slot::One(e.member));
+        }
+        Some(Slot::Many(Box::new(self)))
+    }
+
     pub fn len(&self) -> usize {
         self.members.len()
     }
@@ -415,17 +449,18 @@ impl Group {
                     &mut verdict,
                     &mut new,
                 );
-                // A pair passed over as known may be a sibling candidate: found stays.
-                let found_before = known.as_ref().is_some_and(|&(_, found)| found);
+                // A pair passed over as known may be a sibling candidate: found stays when the
+                // scan passed over any.
+                walked.sort_unstable();
+                let passed_over_found = known.as_ref().is_some_and(|(known, found)| *found && walked.iter().any(|w| known.binary_search(w).is_ok()));
                 let entry = &mut self.members[jn];
                 entry.reach[side as usize] = reach;
                 entry.edge[side as usize] = edge;
-                entry.found[side as usize] = found || (found_before && !edge);
+                entry.found[side as usize] = found || passed_over_found;
                 // The pairs it looked at before and not now (removed, or out of its reach):
                 // retracted, compared again only if the cache lost them; none when it had
                 // found nothing similar.
                 if let Some((known, true)) = known {
-                    walked.sort_unstable();
                     let me = self.members[jn].member.clone();
                     for other in known.iter().filter(|k| walked.binary_search(k).is_err()) {
                         let gone = removed.iter().find(|m| identity(m) == *other);
@@ -569,7 +604,7 @@ where
             Exchange::new(|update: &Update<T>| crate::hashing::mix64((update.0).0)),
             "Verify groups",
             move |_capability, _info| {
-                let mut groups: HashMap<u64, Group, Mixed> = HashMap::default();
+                let mut groups: HashMap<u64, Slot, Mixed> = HashMap::default();
                 let mut pending: Pending<T> = BTreeMap::new();
                 let mut cache: verify::VerdictCache<PairVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
                 let config = settings.config.clone();
@@ -602,7 +637,9 @@ where
                             if cache.rotate_if_full() {
                                 stats.cache_clears += 1;
                             }
-                            let group = groups.entry(fp).or_default();
+                            let held_before = groups.len();
+                            let mut group = Group::from_slot(groups.remove(&fp));
+                            let entries_before = group.len();
                             let changes = these.iter().map(|(_, m, d)| (m.clone(), *d)).collect();
                             let mut computed = 0;
                             group.apply(
@@ -619,11 +656,13 @@ where
                                 &mut out,
                             );
                             stats.computed = computed;
-                            if group.is_empty() {
-                                groups.remove(&fp);
+                            stats.entries = group.len() as i64 - entries_before as i64;
+                            if let Some(slot) = group.into_slot() {
+                                groups.insert(fp, slot);
                             }
+                            stats.groups = groups.len() as i64 - held_before as i64;
                             stats.nanos = started.elapsed().as_nanos() as u64;
-                            if stats.pages > 0 {
+                            if stats.pages > 0 || stats.entries != 0 || stats.groups != 0 {
                                 on_stats(&stats);
                             }
                         }
@@ -753,6 +792,8 @@ mod tests {
                 changes.push((transient, -1));
                 let mut out = Vec::new();
                 group.apply(7, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, &a.content, &b.content), &mut out);
+                // Held as the operator holds it: a page alone as a pointer.
+                group = Group::from_slot(group.into_slot());
                 accumulate(&mut state, out);
                 let expected = from_scratch(7, &alive, &s);
                 assert_eq!(state, expected, "seed {seed}, round {round}, {} members", alive.len());

@@ -119,6 +119,9 @@ pub struct VerifyStats {
     pub cache_clears: u64,
     /// Verdicts computed (not answered by the verdict cache).
     pub computed: u64,
+    /// Change in the groups held (`groups::verify_groups`'s state), and in their members.
+    pub groups: i64,
+    pub entries: i64,
     /// Pages in the set and time spent on it (filled by the operator).
     pub pages: u64,
     pub nanos: u64,

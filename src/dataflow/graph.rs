@@ -123,13 +123,22 @@ fn with_idf_weights<'scope>(
 /// Counters of verification, by group or set, into `metrics`.
 fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&VerifyStats) + 'static {
     move |stats| {
-        metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
-        metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
-        metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
+        // A group change that compared nothing (a page alone in a group) only moves the gauges.
+        if stats.pages > 0 {
+            metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
+            metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
+            metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
+        }
         metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
         metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
         if stats.computed > 0 {
             metrics.add(metrics::COMPARISONS, "", stats.computed as i64);
+        }
+        if stats.groups != 0 {
+            metrics.add(metrics::GROUPS_HELD, "", stats.groups);
+        }
+        if stats.entries != 0 {
+            metrics.add(metrics::GROUP_ENTRIES, "", stats.entries);
         }
         if stats.cost_capped > 0 {
             metrics.add(metrics::CAPS, "max_diff_distance", stats.cost_capped as i64);

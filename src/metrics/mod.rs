@@ -61,6 +61,8 @@ metrics! {
     CAPS = "dupflow_caps_hit_total", Counter, Some("cap"), "Times a size or cost cap was hit, by cap.";
     VERIFICATIONS = "dupflow_verifications_total", Counter, Some("outcome"), "Pair verifications, by outcome (accepted, rejected).";
     COMPARISONS = "dupflow_comparisons_total", Counter, None, "Pairs compared (verdicts not answered by the verdict cache).";
+    GROUPS_HELD = "dupflow_groups_held", Gauge, None, "Fingerprint groups held by verification (its own state, beside the arrangements).";
+    GROUP_ENTRIES = "dupflow_group_entries", Gauge, None, "Pages held in those groups, over all groups (16 bytes each: a pointer and its scans' reach).";
     OVERSIZED_FINGERPRINTS = "dupflow_oversized_fingerprints", Gauge, None, "Fingerprints shared by more than max_fingerprint_pages pages (dropped).";
     EXACT_DUPLICATES = "dupflow_exact_duplicate_pages", Gauge, None, "Pages identical to an earlier page (clustered with it without comparison).";
     TEMPLATE_SENTENCES = "dupflow_template_sentences", Gauge, Some("host"), "Sentence keys currently counted as site template, by host.";
