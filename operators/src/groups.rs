@@ -124,6 +124,19 @@ where
     out
 }
 
+/// The edge of a similar pair, `a` before `b` in the group's order.
+fn edge_of(a: &Member, b: &Member, similarity: f64) -> Edge {
+    Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: (similarity * 1_000_000.0).round() as u32 }
+}
+
+/// How many neighbours member `j` of a list of `len` has on `side`.
+fn available(len: usize, j: usize, side: Side) -> usize {
+    match side {
+        Side::Before => j,
+        Side::After => len - j - 1,
+    }
+}
+
 /// Which neighbours a scan walks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
@@ -133,9 +146,9 @@ enum Side {
 
 /// One side of `contributions`, pushed into `out`. Returns the scan's reach: how many
 /// neighbours it looked at before it ended on its own (an edge, the length filter,
-/// `neighbors` steps), or `OPEN` when it ran out of list; and whether it ended on an edge. A
-/// change beyond the reach cannot move the scan: the same neighbours, in the same order, give
-/// the same pairs.
+/// `neighbors` steps), or `OPEN` when it ran out of list; whether it ended on an edge; and
+/// whether it pushed a similar pair. A change beyond the reach cannot move the scan: the same
+/// neighbours, in the same order, give the same pairs.
 fn scan<F>(
     list: &[Entry],
     j: usize,
@@ -178,10 +191,7 @@ where
     F: FnMut(&Member, &Member) -> PairVerdict,
 {
     let me = &list[j].member;
-    let available = match side {
-        Side::Before => j,
-        Side::After => list.len() - j - 1,
-    };
+    let available = available(list.len(), j, side);
     let pushed = out.len();
     for step in 1..=settings.neighbors.min(available) {
         let i = if side == Side::Before { j - step } else { j + step };
@@ -201,8 +211,7 @@ where
         match verdict(a, b) {
             (Verdict::Similar(s), differ) => {
                 stats.accepted += 1;
-                let edge = Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: (s * 1_000_000.0).round() as u32 };
-                out.push((edge, differ));
+                out.push((edge_of(a, b, s), differ));
                 if !differ {
                     return (step as u8, true, true);
                 }
@@ -220,10 +229,7 @@ where
 /// The neighbours member `j`'s scan on `side` looked at: the first `reach` (all there are when
 /// `OPEN`), sorted.
 fn looked_at(list: &[Entry], j: usize, side: Side, reach: u8) -> Vec<Identity> {
-    let available = match side {
-        Side::Before => j,
-        Side::After => list.len() - j - 1,
-    };
+    let available = available(list.len(), j, side);
     let steps = if reach == OPEN { available } else { (reach as usize).min(available) };
     let mut ids: Vec<Identity> =
         (1..=steps).map(|step| identity(&list[if side == Side::Before { j - step } else { j + step }].member)).collect();
@@ -452,7 +458,8 @@ impl Group {
                 // A pair passed over as known may be a sibling candidate: found stays when the
                 // scan passed over any.
                 walked.sort_unstable();
-                let passed_over_found = known.as_ref().is_some_and(|(known, found)| *found && walked.iter().any(|w| known.binary_search(w).is_ok()));
+                let passed_over_found =
+                    known.as_ref().is_some_and(|(known, found)| *found && walked.iter().any(|w| known.binary_search(w).is_ok()));
                 let entry = &mut self.members[jn];
                 entry.reach[side as usize] = reach;
                 entry.edge[side as usize] = edge;
@@ -477,13 +484,7 @@ impl Group {
                         }
                         stats.comparisons += 1;
                         if let (Verdict::Similar(s), differ) = verdict(a, b) {
-                            let edge = Edge {
-                                shorter_length: a.length,
-                                shorter: a.id,
-                                longer: b.id,
-                                similarity_ppm: (s * 1_000_000.0).round() as u32,
-                            };
-                            old.push((edge, differ));
+                            old.push((edge_of(a, b, s), differ));
                         }
                     }
                 }
