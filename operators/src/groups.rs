@@ -319,7 +319,7 @@ impl Group {
     /// Only the scans a change reaches are made again: a member's scan on one side looked at
     /// `reach` neighbours; when the nearest changed key on that side lies beyond them, the scan
     /// is the same after the change. In a family of copies, the scans of the two pages beside
-    /// the change and of the changed page itself: about three comparisons a change.
+    /// the change (before and after) and of the changed page itself: six comparisons a change.
     pub fn apply<F>(
         &mut self,
         fp: u64,
@@ -362,8 +362,8 @@ impl Group {
         let (old_active, new_active) = (old_len <= settings.max_pages, new_len <= settings.max_pages);
         let mut old: Vec<(Edge, bool)> = Vec::new();
         let mut new: Vec<(Edge, bool)> = Vec::new();
-        // The scans to make again after the change: (member, side, the reach of a scan that
-        // found nothing before).
+        // The scans to make again after the change (`Redo`): for a scan that ended on no edge,
+        // with what it looked at and whether it found anything.
         let mut redo: Vec<Redo> = Vec::new();
         let n = settings.neighbors;
         if old_active && new_active {
