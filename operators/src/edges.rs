@@ -1,36 +1,38 @@
 //! Verified edges: bounded verification along fingerprint groups.
 //!
 //! The pages sharing a fingerprint (a *group*) meet on one worker, sorted by length (then id).
-//! Each page is compared with the next `neighbors` pages of the group in that order, within the
-//! length filter, never with every page: near-duplicates have near lengths, and a family of
-//! copies is a band of verified neighbours. A pair within τ is an *edge*; clusters are the
-//! connected components of the edges (`candidates::components`, an incremental union-find),
-//! each named by its earliest page.
+//! Each page scans its neighbours in that order, nearest first, at most `neighbors` on each
+//! side and within the length filter, never every page: near-duplicates have near lengths. Its
+//! nearest similar neighbour on each side is an *edge* (a family of copies is one chain of
+//! adjacent pairs); clusters are the connected components of the edges
+//! (`candidates::components`, an incremental union-find), each named by its earliest page.
 //!
 //! Work per page is bounded: a page has at most `F` fingerprints (F ≈ m + word bands, plus one
-//! per sentence for short pages), and in each group it is in, its arrival or departure
-//! re-decides only the pairs spanning it (`groups::spanning_pairs`: at most
-//! `neighbors · (neighbors + 1)`, most of them answered by the worker's verdict cache,
-//! `verify::VerdictCache`, keyed by the two contents' hashes); a group over
-//! `max_fingerprint_pages` is dropped (counted). So an arriving page costs at most
-//! `F · neighbors · (neighbors + 1)` verdicts, whatever the size of its group or cluster: no
-//! "perhaps similar" set is closed transitively and then verified all pairs, and no group is
-//! scanned again when it grows (`groups::Group`, the operator's own state).
+//! per sentence for short pages). In each group, its arrival or departure makes its own two
+//! scans (at most `2 · neighbors` comparisons) and again only the scans of the members that
+//! reach it (at most `2 · neighbors` members; `groups::Group`, the operator's own state: each
+//! member remembers how far its scans reached), where the pairs it makes or unmakes are new
+//! and the rest are answered by the worker's verdict cache (`verify::VerdictCache`, keyed by
+//! the two contents' hashes); a group over `max_fingerprint_pages` is dropped (counted). So
+//! an arriving page costs a number of comparisons bounded by `F` and `neighbors`, whatever the
+//! size of its group or cluster: no "perhaps similar" set is closed transitively and then
+//! verified all pairs, and no group is scanned again when it grows.
 //!
 //! Siblings (generated pages that share blocks with a subset of their host's pages): a sentence
 //! on at least `sibling_min_pages` pages of a group is a block that group repeats, and each
 //! page's *repeated keys* are its sentences repeated in any group it is in (`repeated_keys`).
 //! A similar pair whose own texts are different texts
-//! (`verify::own_texts_are_different_texts`) is a *sibling candidate*: it becomes an edge unless what the two share is mostly sentences repeated for
-//! both (`siblings`), decided after the groups with both pages' repeated keys. A small group
+//! (`verify::own_texts_are_different_texts`) is a *sibling candidate*: a scan goes on past it,
+//! and it becomes an edge unless what the two share is mostly sentences repeated for both
+//! (`siblings`), decided after the groups with both pages' repeated keys. A small group
 //! (a word band shared by a few siblings) thus judges a pair as the large groups of its pages
 //! would, and the repeated keys never change a member: a group whose repeated blocks change
 //! re-verifies nothing (feeding them back into the members made every such change re-verify
 //! all the groups of the group's pages).
 //!
 //! Semantics: A≈B, B≈C gives {A, B, C} (connected), as `clustering = "connected"` did over
-//! candidate sets; two near-duplicates are compared when they share a fingerprint and are
-//! within `neighbors` of each other in some group they share, or are joined through others.
+//! candidate sets; two near-duplicates are joined when one is the other's nearest similar
+//! neighbour in some group they share, or through others.
 
 use std::sync::Arc;
 
@@ -47,9 +49,9 @@ use crate::page::{Content, PageId};
 use crate::verify::{self, VerifyConfig, VerifyStats};
 
 /// A page as a group holds it: ordered by length, then id. Groups hold an `Arc<Member>` (one
-/// allocation per page, however many groups hold it; 8 bytes an entry). Equality and order
-/// are by length, id and content hash, never by the content itself: consolidating a group's
-/// updates compares members, and comparing whole contents cost 3% of a run. Two contents of one page with the
+/// allocation per page, however many groups hold it). Equality and order are by length, id and
+/// content hash, never by the content itself: consolidating a group's updates compares
+/// members, and comparing whole contents cost 3% of a run. Two contents of one page with the
 /// same 64-bit hash would count as one (probability 2^-64 per change).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Member {
@@ -263,7 +265,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
         let fingerprints = self.arrange_by_key_named("Arrange: fingerprints of pages");
         let members = members.arrange_by_key_named("Arrange: members");
         // The groups are the operator's own state (`groups::Group`), kept incrementally: a
-        // change costs the pairs spanning it, not a pass over the group.
+        // change costs the scans that reach it, not a pass over the group.
         let entries =
             fingerprints.join_core(members.clone(), |_, fps, member| fps.iter().map(|&fp| (fp, member.clone())).collect::<Vec<_>>());
         let outputs = verify_groups(entries, settings, on_stats);

@@ -119,8 +119,8 @@ where
     F: FnMut(&Member, &Member) -> PairVerdict,
 {
     let mut out = Vec::new();
-    scan(list, j, Side::Before, settings, stats, verdict, &mut out);
-    scan(list, j, Side::After, settings, stats, verdict, &mut out);
+    scan(list, j, Side::Before, None, settings, stats, verdict, &mut out);
+    scan(list, j, Side::After, None, settings, stats, verdict, &mut out);
     out
 }
 
@@ -144,26 +144,6 @@ enum Side {
     After = 1,
 }
 
-/// One side of `contributions`, pushed into `out`. Returns the scan's reach: how many
-/// neighbours it looked at before it ended on its own (an edge, the length filter,
-/// `neighbors` steps), or `OPEN` when it ran out of list; whether it ended on an edge; and
-/// whether it pushed a similar pair. A change beyond the reach cannot move the scan: the same
-/// neighbours, in the same order, give the same pairs.
-fn scan<F>(
-    list: &[Entry],
-    j: usize,
-    side: Side,
-    settings: &GroupSettings,
-    stats: &mut VerifyStats,
-    verdict: &mut F,
-    out: &mut Vec<(Edge, bool)>,
-) -> (u8, bool, bool)
-where
-    F: FnMut(&Member, &Member) -> PairVerdict,
-{
-    rescan(list, j, side, None, settings, stats, verdict, out)
-}
-
 /// A side's scan after a change, when before the change it ended on no edge: `known` is the
 /// neighbours it looked at then (sorted). A neighbour in `known` gave the same verdict before
 /// (no edge: the scan went on past it) and its pair, if similar, is in the output before and
@@ -175,9 +155,14 @@ struct Known<'a> {
     walked: &'a mut Vec<Identity>,
 }
 
-/// `scan`, passing over the neighbours `known` holds.
+/// One side of `contributions`, pushed into `out`. Returns the scan's reach: how many
+/// neighbours it looked at before it ended on its own (an edge, the length filter,
+/// `neighbors` steps), or `OPEN` when it ran out of list; whether it ended on an edge; and
+/// whether it pushed a similar pair. A change beyond the reach cannot move the scan: the same
+/// neighbours, in the same order, give the same pairs. With `known` (a scan made again after a
+/// change), the neighbours it holds are passed over.
 #[allow(clippy::too_many_arguments)]
-fn rescan<F>(
+fn scan<F>(
     list: &[Entry],
     j: usize,
     side: Side,
@@ -402,7 +387,7 @@ impl Group {
                     if reach == OPEN || reach as usize > between {
                         if edge {
                             // A short scan (it stopped at an edge): made again whole.
-                            scan(&self.members, jo, side, settings, stats, &mut verdict, &mut old);
+                            scan(&self.members, jo, side, None, settings, stats, &mut verdict, &mut old);
                             redo.push((id, side, None));
                         } else {
                             // What it looked at need not be compared again.
@@ -445,7 +430,7 @@ impl Group {
             for (id, side, known) in redo {
                 let Ok(jn) = self.find(&id) else { continue };
                 walked.clear();
-                let (reach, edge, found) = rescan(
+                let (reach, edge, found) = scan(
                     &self.members,
                     jn,
                     side,
