@@ -53,7 +53,8 @@ pub struct RunConfig {
     pub workers: usize,
     /// An epoch closes after this many records…
     pub epoch_records: u64,
-    /// …or this many milliseconds after its first record, whichever comes first.
+    /// …or once this many milliseconds have passed since its first record and the epochs
+    /// before it are complete (while the dataflow is behind, an epoch grows instead).
     pub epoch_ms: u64,
     /// Retention window in seconds of crawl date (0: keep everything): pages crawled this long
     /// before the newest record seen are retracted, as if deleted.

@@ -116,6 +116,7 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     for handle in transport.inputs.iter_mut().flatten() {
         handle.advance_to(start);
     }
+    cx.live.epochs_done.fetch_max(start, std::sync::atomic::Ordering::Relaxed);
     let mut progress = Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
     loop {
         let mut taken = 0;
@@ -611,6 +612,7 @@ impl Progress<'_> {
         while !probe.less_than(&(self.completed + 1)) && self.completed < self.epoch {
             self.completed += 1;
         }
+        self.cx.live.epochs_done.fetch_max(self.completed, std::sync::atomic::Ordering::Relaxed);
         let Some(sink) = &mut self.sink else { return Ok(()) };
         let sizes = std::mem::take(&mut *self.collected.sizes.borrow_mut());
         if !sizes.is_empty() {

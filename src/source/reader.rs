@@ -271,13 +271,19 @@ impl ReaderCore {
         }
     }
 
-    /// Closes the epoch when it is old enough. In a cluster also when another process's reader
-    /// is ahead (its items arrived at a later epoch: jump to it at once), or when items sent at
+    /// Closes the epoch when it is old enough and the dataflow has completed the epochs before
+    /// it: while the dataflow is behind, the open epoch grows (up to `policy.records`) instead
+    /// of queueing behind others, so a replay or a burst runs in few large epochs and a feed
+    /// the dataflow keeps up with in epochs of `max_age`. (Many small epochs cost more than
+    /// their records: a sentence crossing its host's template threshold re-filters its pages
+    /// once per epoch it crosses in.) In a cluster also when another process's reader is
+    /// ahead (its items arrived at a later epoch: jump to it at once), or when items sent at
     /// this very epoch are waiting for this reader to move on (close it once it is as old as an
     /// epoch may be, even with no records of its own): the cluster's epochs advance in step, no
     /// reader holds the others' records back, and an idle one does not stop the frontier.
     fn age_check(&mut self) {
-        let due = self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age;
+        let caught_up = self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed) >= self.epoch;
+        let due = self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age && caught_up;
         let cluster = self.part.processes > 1;
         let floor = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed);
         let behind = floor > self.epoch || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
@@ -611,6 +617,46 @@ mod tests {
             })
             .collect();
         (core.progress, urls)
+    }
+
+    #[test]
+    fn an_old_epoch_waits_for_the_dataflow_and_the_record_cap_does_not() {
+        // Epochs grow while the dataflow is behind: an epoch past its age closes only once
+        // the epochs before it are complete; `records` closes it whatever the dataflow does.
+        let bytes = warc(30);
+        let (mut core, receiver) = core(ReaderProgress::default());
+        core.policy = EpochPolicy { records: 20, max_age: Duration::ZERO };
+        let marks = |receiver: &crossbeam_channel::Receiver<Message>| {
+            receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect::<Vec<_>>()
+        };
+        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
+        assert!(core.begin("in"));
+        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        let mut framer = source::Framer::new(decoder, 1 << 20);
+        let mut next = |core: &mut ReaderCore| {
+            let item = framer.next_record().expect("a record");
+            core.item(item, "in");
+            core.age_check();
+        };
+        // Nothing is behind at the start: the first record's epoch closes at its age.
+        next(&mut core);
+        assert_eq!(marks(&receiver), vec![1]);
+        // Epoch 0 is not complete: epoch 1 stays open however old, and grows.
+        for _ in 0..5 {
+            next(&mut core);
+        }
+        assert_eq!((core.epoch, core.in_epoch), (1, 5));
+        assert!(marks(&receiver).is_empty());
+        // Epoch 0 done: the next look closes epoch 1.
+        done(&core, 1);
+        core.age_check();
+        assert_eq!(marks(&receiver), vec![2]);
+        // Behind again: the record cap still closes epoch 2 at 20 records.
+        for _ in 0..24 {
+            next(&mut core);
+        }
+        assert_eq!(marks(&receiver), vec![3]);
+        assert_eq!((core.epoch, core.in_epoch), (3, 4));
     }
 
     #[test]
