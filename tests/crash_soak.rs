@@ -8,23 +8,17 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::feed::manifest_epoch;
+use common::temp_dir;
 use common::synth::{warc_response, Corpus, Rng};
 
 const FILES: u64 = 4;
 const RECORDS: u64 = 90;
 const EPOCH_RECORDS: u64 = 15;
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dupflow-soak-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 /// Files of near-duplicate pages with re-crawls of earlier URLs.
 fn feed_files() -> Vec<Vec<u8>> {

@@ -35,8 +35,7 @@ fn dashboard_shows_the_run_and_the_alarm() {
         eprintln!("SKIPPED: no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("dupflow-dashboard-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::temp_dir("dashboard");
     let config = dir.join("alarm.toml");
     std::fs::write(&config, "[metrics]\ncluster_alarm_pages = 2\n").unwrap();
     let served = common::serve::serve(&["--config", config.to_str().unwrap()], &dir.join("out"));

@@ -7,7 +7,9 @@ mod common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+
+use common::temp_dir;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,13 +23,6 @@ impl Drop for Run {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dupflow-http-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
 }
 
 /// `dupflow run INPUT` with the endpoint on 127.0.0.1:0 and `config`; returns once it is bound.

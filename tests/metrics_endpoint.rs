@@ -27,7 +27,7 @@ fn metrics_agree_with_the_run() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/malformed");
     let bad = fixtures.join("bad-content-length.warc");
     let garbage = fixtures.join("garbage-between.warc");
-    let out = std::env::temp_dir().join(format!("dupflow-metrics-{}", std::process::id()));
+    let out = common::temp_dir("metrics");
     let served = common::serve::serve(&[bad.to_str().unwrap(), garbage.to_str().unwrap()], &out);
     let text = common::serve::get(&served.address, "/metrics");
     let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).expect("valid exposition format");
@@ -53,7 +53,7 @@ fn metrics_agree_with_the_run() {
 
 #[test]
 fn api_lists_clusters_and_members() {
-    let out = std::env::temp_dir().join(format!("dupflow-api-{}", std::process::id()));
+    let out = common::temp_dir("api");
     let served = common::serve::serve(&[], &out);
     let clusters: serde_json::Value = serde_json::from_str(&common::serve::get(&served.address, "/api/clusters?limit=3")).unwrap();
     let largest = &clusters["clusters"][0];
@@ -66,7 +66,7 @@ fn api_lists_clusters_and_members() {
 
 #[test]
 fn post_api_check_answers_against_the_pages_the_run_holds() {
-    let out = std::env::temp_dir().join(format!("dupflow-check-{}", std::process::id()));
+    let out = common::temp_dir("check");
     let served = common::serve::serve(&[], &out);
     let body = "The Saturday market returns to the square next month with forty stalls and a new bakery.\n\
                 A grant from the county pays for two more librarians and longer evening hours.\n\

@@ -397,6 +397,7 @@ mod tests {
         let synonyms = SentenceConfig { synonyms: file.display().to_string(), ..stem.clone() };
         assert_eq!(key(&synonyms, "The automobile stopped."), key(&synonyms, "A car stopped."));
         assert_ne!(key(&stem, "The automobile stopped."), key(&stem, "A car stopped."));
+        let _ = std::fs::remove_file(&file);
     }
 
     #[test]

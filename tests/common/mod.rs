@@ -1,7 +1,7 @@
 //! Helpers shared by the integration tests.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use dupflow::source::{self, http, Input, RecordErrorKind};
 
@@ -32,13 +32,45 @@ pub fn dupflow() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_dupflow"))
 }
 
-/// A fresh directory for one test of this process (emptied if it exists).
+/// A fresh directory for one test of this process (emptied if it exists), removed when the
+/// test is done with it; kept when the test fails, to look at.
 #[allow(dead_code)]
-pub fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+pub fn temp_dir(name: &str) -> TestDir {
+    let path = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    std::fs::create_dir_all(&path).unwrap();
+    TestDir(path)
+}
+
+/// A test's directory: a path, removed on drop unless the test is panicking.
+#[derive(Debug)]
+pub struct TestDir(PathBuf);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TestDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TestDir {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// What reading one input gave: record types, pages (by URL), revisits and errors by code.
