@@ -13,8 +13,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::feed::manifest_epoch;
-use common::temp_dir;
 use common::synth::{warc_response, Corpus, Rng};
+use common::temp_dir;
 
 const FILES: u64 = 4;
 const RECORDS: u64 = 90;

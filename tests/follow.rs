@@ -12,8 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::feed::manifest_epoch;
-use common::temp_dir;
 use common::synth::{warc_response, Corpus, Rng};
+use common::temp_dir;
 
 static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
