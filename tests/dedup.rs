@@ -56,7 +56,7 @@ fn removed(dir: &Path) -> Vec<serde_json::Value> {
 }
 
 /// Checks a dedup of `input_args` (its records `input`) against a run of the same inputs:
-/// returns the output's records and file.
+/// returns the output's records.
 fn check_dedup(name: &str, input_args: &[&str], input: &Records) -> Records {
     let run_dir = temp_dir(&format!("{name}-run"));
     run_ok(dupflow().arg("run").args(input_args).args(["--quiet", "--out"]).arg(&run_dir));
