@@ -192,7 +192,6 @@ where
         if known.as_ref().is_some_and(|k| k.known.binary_search(&identity(other)).is_ok()) {
             continue;
         }
-        stats.comparisons += 1;
         match verdict(a, b) {
             (Verdict::Similar(s), differ) => {
                 stats.accepted += 1;
@@ -467,7 +466,6 @@ impl Group {
                         if settings.too_long(a, b) {
                             continue;
                         }
-                        stats.comparisons += 1;
                         if let (Verdict::Similar(s), differ) = verdict(a, b) {
                             old.push((edge_of(a, b, s), differ));
                         }
