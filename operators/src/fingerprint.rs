@@ -5,7 +5,8 @@
 //! fingerprint. A bucket with fewer than `k` keys emits nothing. Two pages that share most
 //! sentences share the `k` smallest of most buckets, so they share fingerprints; a page with too
 //! few sentences to fill most buckets also emits one fingerprint per sentence (see
-//! [`fingerprints`]).
+//! [`fingerprints`]), of its prefix only when the verifier is LCS resemblance (see
+//! [`short_page_prefix`]).
 //!
 //! Beside them, word fingerprints: MinHash LSH bands of the page's word `n`-grams (its
 //! non-template words), for pages that share most of their words in order but few whole
@@ -87,8 +88,18 @@ pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig
 }
 
 /// All fingerprints of a template-filtered page: sentence and word fingerprints, sorted, distinct.
-pub fn page_fingerprints(page: &crate::template::Filtered, config: &FingerprintConfig) -> Vec<u64> {
-    let mut out = fingerprints(&page.fingerprint_keys, config);
+///
+/// `prefix_ppm`: the LCS threshold τ (parts per million) when the verifier is LCS resemblance,
+/// 0 otherwise. With it, a short page's per-sentence fingerprints are only its prefix's (see
+/// [`short_page_prefix`]); without it, every sentence's.
+pub fn page_fingerprints(page: &crate::template::Filtered, config: &FingerprintConfig, prefix_ppm: u64) -> Vec<u64> {
+    let keys = &page.fingerprint_keys;
+    let mut out =
+        level_fingerprints(keys, config.buckets.max(1) as u64, config.hashes_per_bucket.max(1) as usize, config.buckets.max(1) as u64);
+    if is_short(keys.len(), config) {
+        let prefix = short_page_prefix(keys, &page.content.sentences, prefix_ppm);
+        out.extend(prefix.iter().map(|&key| combine(SHORT_PAGE_TAG, &[key])));
+    }
     out.extend(word_fingerprints(&page.content.words, config));
     out.sort_unstable();
     out.dedup();
@@ -111,12 +122,54 @@ pub fn fingerprints(keys: &[u64], config: &FingerprintConfig) -> Vec<u64> {
     sorted.sort_unstable();
     sorted.dedup();
     let mut out = level_fingerprints(&sorted, m, k, m);
-    if (sorted.len() as u64) < 2 * m * k as u64 {
+    if is_short(sorted.len(), config) {
         out.extend(sorted.iter().map(|&key| combine(SHORT_PAGE_TAG, &[key])));
     }
     out.sort_unstable();
     out.dedup();
     out
+}
+
+/// A page with fewer than `2·m·k` distinct keys is short: it also gets per-sentence fingerprints.
+fn is_short(keys: usize, config: &FingerprintConfig) -> bool {
+    (keys as u64) < 2 * config.buckets.max(1) as u64 * config.hashes_per_bucket.max(1) as u64
+}
+
+/// The prefix of a short page's fingerprint keys (`keys` sorted ascending, distinct) that every
+/// page within LCS resemblance τ of it shares a key with (PPJoin's prefix filter, weighted by
+/// sentence weight, keys in ascending order as the global order); `tau_ppm` 0: all keys.
+///
+/// Resemblance is `2·L / (W(a) + W(b))` with `L ≤ W(b)`, so `R ≥ τ` implies
+/// `L ≥ τ·W(a) / (2 − τ)`. `a`'s side of the LCS lies in its sentences whose keys `b` has: its
+/// shared fingerprint keys and at most all of its weight that is not fingerprinted (short
+/// sentences). The prefix is cut where the keys after it, with that unfingerprinted weight,
+/// weigh less than the bound: a page sharing none of the prefix's keys cannot reach τ. And two
+/// such pages meet: the smallest key they share lies in both prefixes, since each prefix holds
+/// a shared key and everything before it. (An identical page always meets: same prefix.)
+pub fn short_page_prefix<'a>(keys: &'a [u64], sentences: &[(u64, u16)], tau_ppm: u64) -> &'a [u64] {
+    if tau_ppm == 0 || keys.is_empty() {
+        return keys;
+    }
+    let mut weights = vec![0u64; keys.len()];
+    let mut total = 0u64;
+    for &(key, weight) in sentences {
+        total += weight as u64;
+        if let Ok(i) = keys.binary_search(&key) {
+            weights[i] += weight as u64;
+        }
+    }
+    let unfingerprinted = total - weights.iter().sum::<u64>();
+    let tau = tau_ppm.min(1_000_000) as u128;
+    // Below the bound, exactly: (suffix + unfingerprinted) · (2 − τ) < τ · W(a), in ppm.
+    let below = |suffix: u64| (suffix + unfingerprinted) as u128 * (2_000_000 - tau) < tau * total as u128;
+    let mut suffix: u64 = weights.iter().sum();
+    for (i, w) in weights.iter().enumerate() {
+        if below(suffix) {
+            return &keys[..i];
+        }
+        suffix -= w;
+    }
+    keys
 }
 
 const SHORT_PAGE_TAG: u64 = u64::MAX - 1;
@@ -161,13 +214,6 @@ pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
 impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
     fn fingerprints(self, config: FingerprintConfig) -> VecCollection<'scope, T, (u64, PageId), isize> {
         self.flat_map(move |(page, keys)| fingerprints(&keys, &config).into_iter().map(move |fp| (fp, page)))
-    }
-}
-
-/// Template-filtered pages: sentence and word fingerprints (`page_fingerprints`).
-impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, crate::template::Filtered), isize> {
-    fn fingerprints(self, config: FingerprintConfig) -> VecCollection<'scope, T, (u64, PageId), isize> {
-        self.flat_map(move |(page, filtered)| page_fingerprints(&filtered, &config).into_iter().map(move |fp| (fp, page)))
     }
 }
 
@@ -232,6 +278,66 @@ mod tests {
         // Two short pages sharing one sentence meet.
         let (a, b) = (fingerprints(&[1, 2, 3], &config(8, 3)), fingerprints(&[3, 4, 5], &config(8, 3)));
         assert_eq!(a.iter().filter(|f| b.contains(f)).count(), 1);
+    }
+
+    #[test]
+    fn a_short_page_prefix_leaves_out_what_cannot_reach_tau() {
+        // Ten keys of weight 10, τ = 0.6: a similar page shares ≥ 0.6·100/1.4 ≈ 42.9 units, so
+        // the last four keys (40 units) are not needed: the prefix is the first six.
+        let keys: Vec<u64> = (1..=10).collect();
+        let sentences: Vec<(u64, u16)> = keys.iter().map(|&k| (k, 10)).collect();
+        assert_eq!(short_page_prefix(&keys, &sentences, 600_000), &keys[..6]);
+        assert_eq!(short_page_prefix(&keys, &sentences, 0), &keys[..], "off: every key");
+        // Unfingerprinted weight (key 99, 30 units) may carry the LCS too: the prefix grows.
+        let mut with_short = sentences.clone();
+        with_short.push((99, 30));
+        assert_eq!(short_page_prefix(&keys, &with_short, 600_000), &keys[..8]);
+        // Repeats count on the page's side: key 10 three times is 30 units, last in order.
+        let mut repeated = sentences.clone();
+        repeated.extend([(10, 10), (10, 10)]);
+        assert_eq!(short_page_prefix(&keys, &repeated, 600_000), &keys[..7]);
+        // A page of one key keeps it.
+        assert_eq!(short_page_prefix(&[5], &[(5, 1)], 1_000_000), &[5][..]);
+    }
+
+    proptest::proptest! {
+        /// Two short pages within LCS resemblance τ (exact dynamic programming) share a
+        /// per-sentence fingerprint: the prefix filter drops no pair the verifier accepts.
+        #[test]
+        fn pages_within_tau_share_a_prefix_key(
+            a in proptest::collection::vec((0u64..24, 1u16..12), 1..14),
+            edits in proptest::collection::vec((0usize..14, 0u64..30, 1u16..12, 0u8..3), 0..6),
+            short_keys in proptest::collection::vec(0u64..24, 0..4),
+            tau in 300_000u64..=1_000_000,
+        ) {
+            let mut b = a.clone();
+            for (at, key, weight, kind) in edits {
+                let at = at % (b.len() + 1);
+                match kind {
+                    0 => b.insert(at, (key, weight)),
+                    1 if at < b.len() => { b.remove(at); }
+                    _ if at < b.len() => b[at] = (key, weight),
+                    _ => {}
+                }
+            }
+            // A sentence's weight is a function of its text: one weight per key.
+            let weigh = |v: Vec<(u64, u16)>| -> Vec<(u64, u16)> { v.into_iter().map(|(k, _)| (k, (k % 11 + 1) as u16)).collect() };
+            let (a, b) = (weigh(a), weigh(b));
+            let filtered = |sentences: &Vec<(u64, u16)>| {
+                let mut keys: Vec<u64> = sentences.iter().map(|&(k, _)| k).filter(|k| !short_keys.contains(k)).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                let content = crate::page::Content { sentences: sentences.clone(), ..Default::default() };
+                (keys, content)
+            };
+            let ((ka, ca), (kb, cb)) = (filtered(&a), filtered(&b));
+            proptest::prop_assume!(!ka.is_empty() && !kb.is_empty());
+            let resemblance = crate::lcs::dp_resemblance(&ca, &cb);
+            if resemblance * 1_000_000.0 >= tau as f64 {
+                let (pa, pb) = (short_page_prefix(&ka, &a, tau), short_page_prefix(&kb, &b, tau));
+                proptest::prop_assert!(pa.iter().any(|k| pb.contains(k)), "R = {resemblance}, prefixes {pa:?} and {pb:?}");
+            }
+        }
     }
 
     #[test]

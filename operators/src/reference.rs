@@ -60,6 +60,15 @@ impl MethodConfig {
             (Fingerprinting::Sentence(_), _) => Shingling::None,
         }
     }
+
+    /// τ in parts per million for short pages' prefix filter when the verifier is LCS
+    /// resemblance (its bound is that of `2·L / (W(a) + W(b))`), 0 otherwise: every sentence.
+    pub fn short_prefix_ppm(&self) -> u64 {
+        match self.verify.method {
+            VerifyMethod::Lcs => crate::lcs::ppm(self.verify.threshold),
+            _ => 0,
+        }
+    }
 }
 
 /// Sentence shares, from scratch: each key's earliest holder by a scan of all pages.
@@ -125,7 +134,7 @@ fn fingerprint_groups(
     match &config.fingerprint {
         Fingerprinting::Sentence(f) => {
             for (&id, page) in filtered {
-                for fp in page_fingerprints(page, f) {
+                for fp in page_fingerprints(page, f, config.short_prefix_ppm()) {
                     groups.entry(fp).or_default().insert(id);
                 }
             }
