@@ -25,13 +25,14 @@ type Members = BTreeMap<(String, PageId), (u32, PageId)>;
 
 #[derive(Default)]
 struct Inner {
-    /// Each page's output rows with their accumulated counts (several while a change is in flight).
-    rows_of: HashMap<PageId, BTreeMap<ClusterRow, isize>>,
+    /// The rows of each page whose rows are unsettled (a change in flight: a retraction before
+    /// its insertion, or two rows at once), with their accumulated counts; a settled page's row
+    /// is `current`.
+    rows_of: HashMap<PageId, Vec<(ClusterRow, isize)>>,
     /// The row each page is shown with.
     current: HashMap<PageId, ClusterRow>,
     /// cluster → members (url, page, similarity ppm, leader)
     members: HashMap<PageId, Members>,
-    urls: HashMap<PageId, String>,
     series: VecDeque<Sample>,
     finished: bool,
 }
@@ -88,45 +89,62 @@ impl Live {
 
     /// Applies output updates from the dataflow. Updates of one page may arrive in any order
     /// (the new row before the old one's retraction), so membership follows each page's row with
-    /// a positive count, not the order of arrival.
+    /// a positive count, not the order of arrival. A page's rows are tallied apart only while
+    /// they are unsettled (anything but its current row once): most pages cost their current
+    /// row alone.
     pub fn apply(&self, updates: &[(ClusterRow, u64, isize)]) {
         let mut inner = self.inner.lock().expect("live lock");
+        let inner = &mut *inner;
         let mut touched = BTreeSet::new();
         for (row, _, diff) in updates {
-            let rows = inner.rows_of.entry(row.page).or_default();
-            let count = rows.entry(row.clone()).or_default();
-            *count += diff;
-            if *count == 0 {
-                rows.remove(row);
+            let rows =
+                inner.rows_of.entry(row.page).or_insert_with(|| inner.current.get(&row.page).map(|r| (r.clone(), 1)).into_iter().collect());
+            match rows.iter().position(|(r, _)| r == row) {
+                Some(i) => {
+                    rows[i].1 += diff;
+                    if rows[i].1 == 0 {
+                        rows.swap_remove(i);
+                    }
+                }
+                None => rows.push((row.clone(), *diff)),
             }
             touched.insert(row.page);
         }
         for page in touched {
-            let now = inner.rows_of.get(&page).and_then(|rows| rows.iter().filter(|(_, c)| **c > 0).map(|(r, _)| r.clone()).next_back());
-            if inner.rows_of.get(&page).is_some_and(|rows| rows.is_empty()) {
+            let rows = inner.rows_of.get(&page).map(Vec::as_slice).unwrap_or_default();
+            let now = rows.iter().filter(|(_, c)| *c > 0).map(|(r, _)| r).max().cloned();
+            let settled = match (rows, &now) {
+                ([], _) => true,
+                ([(row, 1)], Some(now)) => row == now,
+                _ => false,
+            };
+            if settled {
                 inner.rows_of.remove(&page);
             }
-            let before = inner.current.get(&page).cloned();
-            if before == now {
+            let before = inner.current.get(&page);
+            if before == now.as_ref() {
                 continue;
             }
-            if let Some(old) = before {
+            if let Some(old) = inner.current.remove(&page) {
                 let cluster = old.assignment.cluster;
                 if let Some(m) = inner.members.get_mut(&cluster) {
-                    m.remove(&(old.url.clone(), page));
+                    m.remove(&(old.url, page));
                     if m.is_empty() {
                         inner.members.remove(&cluster);
                     }
                 }
-                inner.current.remove(&page);
             }
             if let Some(row) = now {
                 let a = row.assignment;
-                inner.urls.insert(page, row.url.clone());
                 inner.members.entry(a.cluster).or_default().insert((row.url.clone(), page), (a.similarity_ppm, a.leader));
                 inner.current.insert(page, row);
             }
         }
+    }
+
+    /// The URL of a page in the output.
+    fn url_of(inner: &Inner, page: &PageId) -> String {
+        inner.current.get(page).map(|row| row.url.clone()).unwrap_or_default()
     }
 
     /// Process 0 of a cluster: changes to the count of clusters of each size, over all shards.
@@ -223,7 +241,7 @@ impl Live {
                 json!({
                     "cluster": id.to_string(),
                     "size": m.len(),
-                    "cluster_url": inner.urls.get(id).cloned().unwrap_or_default(),
+                    "cluster_url": Self::url_of(&inner, id),
                     "sample_urls": m.keys().take(5).map(|(u, _)| u.clone()).collect::<Vec<_>>(),
                 })
             })
@@ -308,7 +326,7 @@ impl Live {
         let list: Vec<Value> = members
             .iter()
             .map(|((url, _), (ppm, leader))| {
-                json!({"url": url, "similarity": *ppm as f64 / 1e6, "leader_url": inner.urls.get(leader).cloned().unwrap_or_default()})
+                json!({"url": url, "similarity": *ppm as f64 / 1e6, "leader_url": Self::url_of(&inner, leader)})
             })
             .collect();
         Some(json!({"cluster": cluster.to_string(), "size": list.len(), "members": list}))
@@ -350,5 +368,27 @@ mod tests {
         assert_eq!(sizes, vec![1, 1]);
         live.sample();
         assert_eq!(live.registry.get(super::super::PAGES_HELD, ""), 2);
+        // Settled pages are not tallied apart: their current row is all the view holds.
+        assert!(live.inner.lock().unwrap().rows_of.is_empty());
+    }
+
+    #[test]
+    fn a_page_that_leaves_takes_its_row_and_url_along() {
+        let live = Live::new(Arc::new(Registry::default()), 10);
+        live.apply(&[(row(1, 1, 1), 0, 1), (row(2, 1, 1), 0, 1)]);
+        // Page 1 leaves (retention): page 2 is its cluster's earliest page, cluster 2.
+        live.apply(&[(row(1, 1, 1), 1, -1), (row(2, 1, 1), 1, -1), (row(2, 2, 2), 1, 1)]);
+        let inner = live.inner.lock().unwrap();
+        assert_eq!(inner.current.len(), 1);
+        assert!(inner.rows_of.is_empty());
+        assert_eq!(Live::url_of(&inner, &PageId { date: 1, hash: 1 }), "", "no URL kept for a page gone");
+        assert_eq!(Live::url_of(&inner, &PageId { date: 2, hash: 2 }), "http://h/2");
+        drop(inner);
+        // An unsettled page (its retraction first) shows nothing until its row arrives.
+        live.apply(&[(row(2, 2, 2), 2, -1)]);
+        assert!(live.sizes().is_empty());
+        live.apply(&[(row(2, 2, 2), 2, 1)]);
+        assert_eq!(live.sizes().len(), 1);
+        assert!(live.inner.lock().unwrap().rows_of.is_empty());
     }
 }
