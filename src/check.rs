@@ -326,7 +326,7 @@ mod tests {
             record_id: String::new(),
             sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 7 + 1) as u16, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
         }
     }
 

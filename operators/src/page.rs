@@ -5,6 +5,8 @@
 //! 16-bit hash (word-level verification and fingerprints). The text itself is not kept, so state
 //! is ~16 bytes per sentence and 2 per word.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 /// Stable identity of a page, ordered so that the *earliest* page (by crawl date, then by a
@@ -61,13 +63,16 @@ pub struct Page {
     /// Stable hash of the lowercased host name (template statistics are per host).
     pub host: u64,
     pub record_id: String,
-    pub sentences: Vec<Sentence>,
+    /// Shared, not copied: the source's held copy, the dataflow's input and the arrangements
+    /// that hold the page point to one allocation (a clone is a reference count).
+    pub sentences: Arc<[Sentence]>,
     /// Hashes of word n-gram shingles, in order (only for the MinHash and SimHash methods).
     #[serde(default)]
     pub shingles: Vec<u64>,
-    /// Hashes of the normalized words of all sentences, in order (see `Sentence::words`).
+    /// Hashes of the normalized words of all sentences, in order (see `Sentence::words`);
+    /// shared as `sentences` is.
     #[serde(default)]
-    pub words: Vec<Word>,
+    pub words: Arc<[Word]>,
 }
 
 /// What verification compares: a page's non-template sentences in document order.
@@ -115,7 +120,7 @@ impl Page {
             record_id: String::new(),
             sentences: keys.iter().map(|&key| sentence(key)).collect(),
             shingles: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
         }
     }
 }

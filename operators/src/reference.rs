@@ -381,7 +381,7 @@ mod tests {
             record_id: n.to_string(),
             sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
         }
     }
 

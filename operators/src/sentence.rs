@@ -342,7 +342,18 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
         (Shingling::Terms, Some(language)) => terms_in(blocks, language, &config.synonyms),
         _ => Vec::new(),
     };
-    (Page { id: meta.id, url: meta.url, host: meta.host, record_id: meta.record_id, sentences, shingles, words }, split.truncated)
+    (
+        Page {
+            id: meta.id,
+            url: meta.url,
+            host: meta.host,
+            record_id: meta.record_id,
+            sentences: sentences.into(),
+            shingles,
+            words: words.into(),
+        },
+        split.truncated,
+    )
 }
 
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {

@@ -78,8 +78,8 @@ pub fn clusters_and_shares<'scope>(
             // Downstream of here a page is read for its id and shingles only.
             let pages = pages
                 .map(|(id, mut page)| {
-                    page.sentences = Vec::new();
-                    page.words = Vec::new();
+                    page.sentences = Default::default();
+                    page.words = Default::default();
                     (id, page)
                 })
                 .semijoin(representatives.clone());

@@ -124,8 +124,11 @@ impl CurrentPages {
         }
     }
 
+    /// The held page's bytes: its sentences and words are shared with the dataflow's copies
+    /// (reference counted), so they are counted once, here.
     fn cost(page: &Page) -> usize {
         page.sentences.len() * std::mem::size_of::<Sentence>()
+            + page.words.len() * std::mem::size_of::<dupflow_operators::page::Word>()
             + page.shingles.len() * 8
             + page.url.len()
             + page.record_id.len()
@@ -236,7 +239,7 @@ impl CurrentPages {
                 out.write_all(field)?;
             }
             out.write_all(&(page.sentences.len() as u32).to_le_bytes())?;
-            for s in &page.sentences {
+            for s in page.sentences.iter() {
                 out.write_all(&s.key.to_le_bytes())?;
                 out.write_all(&s.weight.to_le_bytes())?;
                 out.write_all(&[s.fingerprinted as u8])?;
@@ -247,7 +250,7 @@ impl CurrentPages {
                 out.write_all(&s.to_le_bytes())?;
             }
             out.write_all(&(page.words.len() as u32).to_le_bytes())?;
-            for w in &page.words {
+            for w in page.words.iter() {
                 out.write_all(&w.to_le_bytes())?;
             }
         }
@@ -303,7 +306,7 @@ impl CurrentPages {
             for _ in 0..n {
                 words.push(u16::from_le_bytes(array::<2>(input)?));
             }
-            each(Page { id: PageId { date, hash }, url, host, record_id, sentences, shingles, words });
+            each(Page { id: PageId { date, hash }, url, host, record_id, sentences: sentences.into(), shingles, words: words.into() });
         }
         let count = u64_of(input)?;
         for _ in 0..count {
@@ -324,9 +327,9 @@ mod tests {
             url: url.into(),
             host: 1,
             record_id: rid.into(),
-            sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true, words: 2 }],
+            sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true, words: 2 }].into(),
             shingles: vec![date, 7],
-            words: vec![date as u16, 9],
+            words: vec![date as u16, 9].into(),
         }
     }
 
