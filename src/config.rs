@@ -54,7 +54,8 @@ pub struct RunConfig {
     /// An epoch closes after this many records…
     pub epoch_records: u64,
     /// …or once this many milliseconds have passed since its first record and the epochs
-    /// before it are complete (while the dataflow is behind, an epoch grows instead).
+    /// before it are complete (while the dataflow is behind, an epoch grows instead, and
+    /// under a lasting backlog to twice the age of the one before).
     pub epoch_ms: u64,
     /// Retention window in seconds of crawl date (0: keep everything): pages crawled this long
     /// before the newest record seen are retracted, as if deleted.
@@ -65,7 +66,7 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { workers: 2, epoch_records: 10_000, epoch_ms: 1_000, retention_secs: 0, checkpoint_epochs: 10 }
+        RunConfig { workers: 2, epoch_records: 100_000, epoch_ms: 1_000, retention_secs: 0, checkpoint_epochs: 10 }
     }
 }
 

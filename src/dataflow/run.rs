@@ -208,6 +208,8 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
             in_epoch: 0,
             epoch_started: Instant::now(),
             epoch_opened: Instant::now(),
+            held: false,
+            held_age: Duration::ZERO,
             live: options.live.clone(),
             metrics: metrics.clone(),
             printed: 0,

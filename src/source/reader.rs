@@ -84,6 +84,10 @@ pub(crate) struct ReaderCore {
     pub(crate) epoch_started: Instant,
     /// When the current epoch began: the previous close (`epoch_started` is its first record).
     pub(crate) epoch_opened: Instant,
+    /// Whether the current epoch reached its age while the dataflow was behind.
+    pub(crate) held: bool,
+    /// The age at which the previous epoch closed, when it was held (zero otherwise).
+    pub(crate) held_age: Duration,
     pub(crate) live: Arc<Live>,
     pub(crate) metrics: Arc<Registry>,
     pub(crate) printed: usize,
@@ -274,16 +278,25 @@ impl ReaderCore {
     /// Closes the epoch when it is old enough and the dataflow has completed the epochs before
     /// it: while the dataflow is behind, the open epoch grows (up to `policy.records`) instead
     /// of queueing behind others, so a replay or a burst runs in few large epochs and a feed
-    /// the dataflow keeps up with in epochs of `max_age`. (Many small epochs cost more than
-    /// their records: a sentence crossing its host's template threshold re-filters its pages
-    /// once per epoch it crosses in.) In a cluster also when another process's reader is
+    /// the dataflow keeps up with in epochs of `max_age`. An epoch that reached its age with the
+    /// dataflow behind (held) after one that was held too closes no younger than twice the
+    /// age that one closed at: under a lasting backlog epochs double, so a replay of N records
+    /// takes O(log N) epochs below the record cap; the first epoch the dataflow is not behind
+    /// for closes at `max_age` again. (Many small epochs cost more than their records: a
+    /// sentence crossing its host's template threshold re-filters its pages once per epoch it
+    /// crosses in.) In a cluster also when another process's reader is
     /// ahead (its items arrived at a later epoch: jump to it at once), or when items sent at
     /// this very epoch are waiting for this reader to move on (close it once it is as old as an
     /// epoch may be, even with no records of its own): the cluster's epochs advance in step, no
     /// reader holds the others' records back, and an idle one does not stop the frontier.
     fn age_check(&mut self) {
         let caught_up = self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed) >= self.epoch;
-        let due = self.in_epoch > 0 && self.epoch_started.elapsed() >= self.policy.max_age && caught_up;
+        let age = self.epoch_started.elapsed();
+        let old = self.in_epoch > 0 && age >= self.policy.max_age;
+        if old && !caught_up {
+            self.held = true;
+        }
+        let due = old && caught_up && (!self.held || age >= 2 * self.held_age);
         let cluster = self.part.processes > 1;
         let floor = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed);
         let behind = floor > self.epoch || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
@@ -293,6 +306,8 @@ impl ReaderCore {
     }
 
     fn close_epoch(&mut self) {
+        self.held_age = if self.held { self.epoch_started.elapsed() } else { Duration::ZERO };
+        self.held = false;
         self.epoch_opened = Instant::now();
         let previous = self.epoch;
         self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed));
@@ -578,6 +593,8 @@ mod tests {
             in_epoch: 0,
             epoch_started: Instant::now(),
             epoch_opened: Instant::now(),
+            held: false,
+            held_age: Duration::ZERO,
             live: Arc::new(Live::new(registry.clone(), 0)),
             metrics: registry,
             printed: 0,
@@ -657,6 +674,51 @@ mod tests {
         }
         assert_eq!(marks(&receiver), vec![3]);
         assert_eq!((core.epoch, core.in_epoch), (3, 4));
+    }
+
+    #[test]
+    fn epochs_held_behind_the_dataflow_double_and_the_first_not_held_closes_at_its_age() {
+        let bytes = warc(4);
+        let (mut core, receiver) = core(ReaderProgress::default());
+        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1) };
+        let closes =
+            |receiver: &crossbeam_channel::Receiver<Message>| receiver.try_iter().filter(|m| matches!(m, Message::Epoch { .. })).count();
+        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
+        let aged = |core: &mut ReaderCore, secs: u64| core.epoch_started = Instant::now() - Duration::from_secs(secs);
+        assert!(core.begin("in"));
+        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        let mut framer = source::Framer::new(decoder, 1 << 20);
+        let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
+        // Epoch 0: nothing behind, closes at its age.
+        record(&mut core);
+        aged(&mut core, 2);
+        core.age_check();
+        assert_eq!((closes(&receiver), core.held_age), (1, Duration::ZERO));
+        // Epoch 1 reaches its age with epoch 0 incomplete: held; it closes once epoch 0 is done.
+        record(&mut core);
+        aged(&mut core, 2);
+        core.age_check();
+        assert_eq!(closes(&receiver), 0);
+        done(&core, 1);
+        core.age_check();
+        assert_eq!(closes(&receiver), 1);
+        assert!(core.held_age >= Duration::from_secs(2));
+        // Epoch 2 is held too: once the dataflow catches up it still waits for twice epoch 1's age.
+        record(&mut core);
+        aged(&mut core, 3);
+        core.age_check();
+        done(&core, 2);
+        core.age_check();
+        assert_eq!(closes(&receiver), 0, "3 s is under twice 2 s");
+        aged(&mut core, 5);
+        core.age_check();
+        assert_eq!(closes(&receiver), 1);
+        // Epoch 3: the dataflow is not behind when it reaches its age: it closes then.
+        record(&mut core);
+        done(&core, 3);
+        aged(&mut core, 1);
+        core.age_check();
+        assert_eq!((closes(&receiver), core.held_age), (1, Duration::ZERO));
     }
 
     #[test]
