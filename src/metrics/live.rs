@@ -241,7 +241,7 @@ impl Live {
                 json!({
                     "cluster": id.to_string(),
                     "size": m.len(),
-                    "cluster_url": Self::url_of(&inner, id),
+                    "cluster_url": Self::url_of(inner, id),
                     "sample_urls": m.keys().take(5).map(|(u, _)| u.clone()).collect::<Vec<_>>(),
                 })
             })
