@@ -87,7 +87,7 @@ impl RunOptions {
         } else {
             CommunicationConfig::Thread
         };
-        timely::Config { communication, worker: WorkerConfig::default() }
+        timely::Config { communication, worker: worker_config() }
     }
 }
 
@@ -138,7 +138,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         )
         .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
         let builders = builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
-        timely::execute::execute_from(builders, Box::new(guard), WorkerConfig::default(), work).map_err(RunError::Timely)?
+        timely::execute::execute_from(builders, Box::new(guard), worker_config(), work).map_err(RunError::Timely)?
     } else {
         timely::execute(options.timely_config(), work).map_err(RunError::Timely)?
     };
@@ -233,3 +233,14 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
     metrics.set(metrics::INPUT_BYTES, "", input_bytes as i64);
     Ok((handles, receivers))
 }
+
+/// Each worker's configuration: arrangements compact themselves while the worker is idle
+/// (differential's idle merge effort), so merges in progress finish and free their inputs.
+fn worker_config() -> WorkerConfig {
+    let mut config = WorkerConfig::default();
+    differential_dataflow::configure(&mut config, &differential_dataflow::Config::default().idle_merge_effort(Some(IDLE_MERGE_EFFORT)));
+    config
+}
+
+/// Updates' worth of merge work an idle arrangement does per scheduling.
+const IDLE_MERGE_EFFORT: isize = 1_000;
