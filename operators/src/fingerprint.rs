@@ -93,16 +93,22 @@ pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig
 /// 0 otherwise. With it, a short page's per-sentence fingerprints are only its prefix's (see
 /// [`short_page_prefix`]); without it, every sentence's.
 pub fn page_fingerprints(page: &crate::template::Filtered, config: &FingerprintConfig, prefix_ppm: u64) -> Vec<u64> {
-    let keys = &page.fingerprint_keys;
     let mut out =
-        level_fingerprints(keys, config.buckets.max(1) as u64, config.hashes_per_bucket.max(1) as usize, config.buckets.max(1) as u64);
-    if is_short(keys.len(), config) {
-        let prefix = short_page_prefix(keys, &page.content.sentences, prefix_ppm);
-        out.extend(prefix.iter().map(|&key| combine(SHORT_PAGE_TAG, &[key])));
-    }
+        sentence_fingerprints(&page.fingerprint_keys, config, |keys| short_page_prefix(keys, &page.content.sentences, prefix_ppm));
     out.extend(word_fingerprints(&page.content.words, config));
     out.sort_unstable();
     out.dedup();
+    out
+}
+
+/// The bucket fingerprints of `sorted` (ascending, distinct) and, for a short page, one per key
+/// of `short(sorted)`; unsorted.
+fn sentence_fingerprints<'a>(sorted: &'a [u64], config: &FingerprintConfig, short: impl FnOnce(&'a [u64]) -> &'a [u64]) -> Vec<u64> {
+    let m = config.buckets.max(1) as u64;
+    let mut out = level_fingerprints(sorted, m, config.hashes_per_bucket.max(1) as usize, m);
+    if is_short(sorted.len(), config) {
+        out.extend(short(sorted).iter().map(|&key| combine(SHORT_PAGE_TAG, &[key])));
+    }
     out
 }
 
@@ -116,15 +122,10 @@ const WORD_TAG: u64 = 0x77_6f72_6473; // "words"
 /// sentence key (tagged): short pages meet when they share any sentence, and verification
 /// decides. Keys shared by too many pages are dropped later as template-like.
 pub fn fingerprints(keys: &[u64], config: &FingerprintConfig) -> Vec<u64> {
-    let m = config.buckets.max(1) as u64;
-    let k = config.hashes_per_bucket.max(1) as usize;
     let mut sorted = keys.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    let mut out = level_fingerprints(&sorted, m, k, m);
-    if is_short(sorted.len(), config) {
-        out.extend(sorted.iter().map(|&key| combine(SHORT_PAGE_TAG, &[key])));
-    }
+    let mut out = sentence_fingerprints(&sorted, config, |keys| keys);
     out.sort_unstable();
     out.dedup();
     out
@@ -192,28 +193,30 @@ fn combine(bucket: u64, keys: &[u64]) -> u64 {
     keys.iter().fold(mix64(bucket ^ 0x5bd1_e995), |acc, &key| mix64(acc ^ key).rotate_left(17))
 }
 
-/// The fingerprint operator: `(page, sentence keys)` to `(fingerprint, page)` records.
+/// The fingerprint operator: template-filtered pages to their fingerprints.
 pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
-    /// Emits one `(fingerprint, page)` record per fingerprint of each page.
+    /// Each page's fingerprints ([`page_fingerprints`]), one sorted list a page.
     ///
     /// # Examples
     /// ```
     /// use differential_dataflow::input::Input;
     /// use dupflow_operators::fingerprint::{Fingerprint, FingerprintConfig};
+    /// use dupflow_operators::template::Filtered;
     /// use dupflow_operators::PageId;
     /// timely::example(|scope| {
     ///     let page = PageId { date: 0, hash: 1 };
-    ///     scope.new_collection_from(vec![(page, vec![1u64, 2, 3, 4])]).1
-    ///          .fingerprints(FingerprintConfig::default())
-    ///          .inspect(|x| assert_eq!((x.0).1, PageId { date: 0, hash: 1 }));
+    ///     let filtered = Filtered { fingerprint_keys: vec![1, 2, 3, 4], ..Default::default() };
+    ///     scope.new_collection_from(vec![(page, filtered)]).1
+    ///          .fingerprints(FingerprintConfig::default(), 600_000)
+    ///          .inspect(|x| assert_eq!((x.0).0, PageId { date: 0, hash: 1 }));
     /// });
     /// ```
-    fn fingerprints(self, config: FingerprintConfig) -> VecCollection<'scope, T, (u64, PageId), isize>;
+    fn fingerprints(self, config: FingerprintConfig, prefix_ppm: u64) -> VecCollection<'scope, T, (PageId, Vec<u64>), isize>;
 }
 
-impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
-    fn fingerprints(self, config: FingerprintConfig) -> VecCollection<'scope, T, (u64, PageId), isize> {
-        self.flat_map(move |(page, keys)| fingerprints(&keys, &config).into_iter().map(move |fp| (fp, page)))
+impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, crate::template::Filtered), isize> {
+    fn fingerprints(self, config: FingerprintConfig, prefix_ppm: u64) -> VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
+        self.map(move |(page, filtered)| (page, page_fingerprints(&filtered, &config, prefix_ppm)))
     }
 }
 

@@ -9,6 +9,7 @@ use differential_dataflow::VecCollection;
 use dupflow_operators::candidates::{components, CandidateSets};
 use dupflow_operators::edges::{Edges, Member, VerifyEdges};
 use dupflow_operators::exact::{expand_families, ExactFamilies};
+use dupflow_operators::fingerprint::Fingerprint;
 use dupflow_operators::minhash::MinhashBands;
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::share::{SentenceShare, Shared};
@@ -195,10 +196,7 @@ pub fn page_fingerprints<'scope>(
     method: &MethodConfig,
 ) -> Option<VecCollection<'scope, u64, (PageId, Vec<u64>), isize>> {
     match &method.fingerprint {
-        Fingerprinting::Sentence(config) => {
-            let (config, prefix) = (config.clone(), method.short_prefix_ppm());
-            Some(filtered.map(move |(id, f)| (id, dupflow_operators::fingerprint::page_fingerprints(&f, &config, prefix))))
-        }
+        Fingerprinting::Sentence(config) => Some(filtered.fingerprints(config.clone(), method.short_prefix_ppm())),
         Fingerprinting::Minhash(config) => {
             let config = config.clone();
             Some(pages.map(move |(id, page)| {
@@ -220,11 +218,8 @@ pub fn fingerprint_groups<'scope>(
     method: &MethodConfig,
 ) -> Option<VecCollection<'scope, u64, (u64, PageId), isize>> {
     match &method.fingerprint {
-        Fingerprinting::Sentence(config) => {
-            let (config, prefix) = (config.clone(), method.short_prefix_ppm());
-            Some(filtered.flat_map(move |(id, f)| {
-                dupflow_operators::fingerprint::page_fingerprints(&f, &config, prefix).into_iter().map(move |fp| (fp, id))
-            }))
+        Fingerprinting::Sentence(_) => {
+            page_fingerprints(pages, filtered, method).map(|lists| lists.flat_map(|(id, fps)| fps.into_iter().map(move |fp| (fp, id))))
         }
         Fingerprinting::Minhash(config) => Some(pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone())),
         Fingerprinting::Simhash(_) => None,
