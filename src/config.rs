@@ -55,7 +55,8 @@ pub struct RunConfig {
     pub epoch_records: u64,
     /// …or once this many milliseconds have passed since its first record and the epochs
     /// before it are complete (while the dataflow is behind, an epoch grows instead, and
-    /// under a lasting backlog to twice the age of the one before).
+    /// under a lasting backlog in the input to twice the age of the one before; not when the
+    /// reader waited for its input during the epoch: a live feed).
     pub epoch_ms: u64,
     /// Retention window in seconds of crawl date (0: keep everything): pages crawled this long
     /// before the newest record seen are retracted, as if deleted.

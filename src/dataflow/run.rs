@@ -210,6 +210,7 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
             epoch_opened: Instant::now(),
             held: false,
             held_age: Duration::ZERO,
+            waited: false,
             live: options.live.clone(),
             metrics: metrics.clone(),
             printed: 0,

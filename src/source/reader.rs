@@ -88,6 +88,9 @@ pub(crate) struct ReaderCore {
     pub(crate) held: bool,
     /// The age at which the previous epoch closed, when it was held (zero otherwise).
     pub(crate) held_age: Duration,
+    /// Whether the reader waited for its input during the current epoch (a live feed it keeps
+    /// up with, not a backlog in the input).
+    pub(crate) waited: bool,
     pub(crate) live: Arc<Live>,
     pub(crate) metrics: Arc<Registry>,
     pub(crate) printed: usize,
@@ -266,6 +269,7 @@ impl ReaderCore {
 
     /// The periodic work while an input is quiet: deletions, epochs by age, stop requests.
     fn tick(&mut self) -> follow::Wait {
+        self.waited = true;
         self.poll_deletions();
         self.age_check();
         if follow::stop_requested() {
@@ -282,7 +286,11 @@ impl ReaderCore {
     /// dataflow behind (held) after one that was held too closes no younger than twice the
     /// age that one closed at: under a lasting backlog epochs double, so a replay of N records
     /// takes O(log N) epochs below the record cap; the first epoch the dataflow is not behind
-    /// for closes at `max_age` again. (Many small epochs cost more than their records: a
+    /// for closes at `max_age` again. The doubling is for a backlog in the input (a replay, a
+    /// followed file far ahead of the reader): an epoch during which the reader waited for its
+    /// input (a live feed it has caught up with) closes as soon as the epochs before it are
+    /// complete, so its size follows what arrives while the dataflow works on the one before.
+    /// (Many small epochs cost more than their records: a
     /// sentence crossing its host's template threshold re-filters its pages once per epoch it
     /// crosses in.) In a cluster also when another process's reader is
     /// ahead (its items arrived at a later epoch: jump to it at once), or when items sent at
@@ -296,7 +304,7 @@ impl ReaderCore {
         if old && !caught_up {
             self.held = true;
         }
-        let due = old && caught_up && (!self.held || age >= 2 * self.held_age);
+        let due = old && caught_up && (!self.held || self.waited || age >= 2 * self.held_age);
         let cluster = self.part.processes > 1;
         let floor = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed);
         let behind = floor > self.epoch || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
@@ -306,8 +314,9 @@ impl ReaderCore {
     }
 
     fn close_epoch(&mut self) {
-        self.held_age = if self.held { self.epoch_started.elapsed() } else { Duration::ZERO };
+        self.held_age = if self.held && !self.waited { self.epoch_started.elapsed() } else { Duration::ZERO };
         self.held = false;
+        self.waited = false;
         self.epoch_opened = Instant::now();
         let previous = self.epoch;
         self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed));
@@ -595,6 +604,7 @@ mod tests {
             epoch_opened: Instant::now(),
             held: false,
             held_age: Duration::ZERO,
+            waited: false,
             live: Arc::new(Live::new(registry.clone(), 0)),
             metrics: registry,
             printed: 0,
@@ -719,6 +729,46 @@ mod tests {
         aged(&mut core, 1);
         core.age_check();
         assert_eq!((closes(&receiver), core.held_age), (1, Duration::ZERO));
+    }
+
+    #[test]
+    fn an_epoch_the_reader_waited_in_closes_once_the_dataflow_is_done_without_doubling() {
+        let bytes = warc(4);
+        let (mut core, receiver) = core(ReaderProgress::default());
+        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1) };
+        let closes =
+            |receiver: &crossbeam_channel::Receiver<Message>| receiver.try_iter().filter(|m| matches!(m, Message::Epoch { .. })).count();
+        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
+        let aged = |core: &mut ReaderCore, secs: u64| core.epoch_started = Instant::now() - Duration::from_secs(secs);
+        assert!(core.begin("in"));
+        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        let mut framer = source::Framer::new(decoder, 1 << 20);
+        let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
+        record(&mut core);
+        aged(&mut core, 2);
+        core.age_check();
+        assert_eq!(closes(&receiver), 1);
+        // Epochs 1 and 2 are held behind the dataflow, and the reader waits for its input in
+        // both (a live feed): each closes once the one before is complete, at any age.
+        for epoch in 1..3 {
+            record(&mut core);
+            assert_eq!(core.tick(), follow::Wait::Again);
+            aged(&mut core, 3);
+            core.age_check();
+            assert_eq!(closes(&receiver), 0, "epoch {epoch} waits for the one before");
+            done(&core, epoch);
+            aged(&mut core, 3);
+            core.age_check();
+            assert_eq!((closes(&receiver), core.held_age), (1, Duration::ZERO), "epoch {epoch} closes without doubling");
+        }
+        // A held epoch the reader did not wait in (a backlog in the input) sets the doubling.
+        record(&mut core);
+        aged(&mut core, 2);
+        core.age_check();
+        done(&core, 3);
+        core.age_check();
+        assert_eq!(closes(&receiver), 1);
+        assert!(core.held_age >= Duration::from_secs(2));
     }
 
     #[test]
