@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""A live feed held for a long time, with retention on (issue 18's 30-minute check).
+
+Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--window 200000]
+                    [--epoch-ms 250] [--work target/live-soak] [--source target/scale/s1M.warc.gz]
+
+1. The feed: the 1M-page scale crawl (benches/scale.sh writes it), then the same records again
+   and again, each pass dated after the one before (WARC-Date one second a record throughout,
+   fresh record ids), as a crawler that keeps re-crawling a web of a million pages. Written
+   once into WORK/feed.warc.gz (one gzip member a record) with its member offsets and URLs.
+2. The rated speed, unless --rate is given: the steady rate with the same retention window.
+   `DUPFLOW run -` on the feed's first 2 and 4 windows of records, as fast as it goes; the
+   records between them over the time between them (the first window, filling the state
+   without retractions, is cheaper). The feed then runs at --share (0.8) of it.
+3. The feed: `DUPFLOW run --follow WORK/live/feed.warc.gz` with `run.retention_secs` = --window
+   (the window holds that many records: one second a record), `run.epoch_ms` = --epoch-ms; this
+   script appends the feed's records to the followed file at the rate for --minutes, samples the
+   process's RSS every second, and tails `changes.jsonl`: a record's latency runs from the moment
+   its bytes were appended to the moment its page's row (`"diff":1`) is in `changes.jsonl`, so
+   it includes any backlog at the reader, which dupflow's own read-to-written figure cannot see.
+
+Prints the rate held, end-to-end latency p50/p99/max over the whole run and per 5 minutes,
+dupflow's own summary lines, RSS per minute and the spread of RSS over the last 10 minutes
+((max - min) / min). Writes WORK/live-out/{rss.csv,latency.csv}.
+"""
+import argparse
+import array
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zlib
+
+BASE = 1_767_225_600  # 2026-01-01T00:00:00Z, the scale corpus's first date
+DATE = re.compile(rb"WARC-Date: [^\r\n]*")
+RID = re.compile(rb"WARC-Record-ID: <urn:uuid:[^>]*>")
+URI = re.compile(rb"WARC-Target-URI: ([^\r\n]*)")
+
+
+def members(path):
+    """(raw record bytes, compressed end offset) of each gzip member of path."""
+    with open(path, "rb") as f:
+        d, parts, consumed = zlib.decompressobj(31), [], 0
+        while True:
+            chunk = f.read(1 << 20)
+            if not chunk:
+                return
+            data = chunk
+            while data:
+                parts.append(d.decompress(data))
+                if d.eof:
+                    used = len(data) - len(d.unused_data)
+                    consumed += used
+                    yield b"".join(parts), consumed
+                    data, d, parts = d.unused_data, zlib.decompressobj(31), []
+                else:
+                    consumed += len(data)
+                    data = b""
+
+
+def stamp(seconds):
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds)).encode()
+
+
+def build(source, work, need):
+    """Extends WORK/feed.warc.gz to at least `need` records, a pass of the source at a time."""
+    feed, idx_path, urls_path = (os.path.join(work, n) for n in ("feed.warc.gz", "feed.idx", "feed.urls"))
+    offsets = array.array("Q")
+    if os.path.exists(idx_path) and os.path.exists(feed):
+        with open(idx_path, "rb") as f:
+            offsets.frombytes(f.read())
+        if offsets and offsets[-1] != os.path.getsize(feed):
+            offsets = array.array("Q")  # an interrupted build: start again
+    if not offsets:
+        for p in (feed, urls_path):
+            if os.path.exists(p):
+                os.remove(p)
+    count_path = os.path.join(work, "source.records")
+    while len(offsets) < need:
+        # Each pass continues the dates of the one before: one second a record throughout.
+        per_pass = int(open(count_path).read()) if offsets else 0
+        k = len(offsets) // per_pass if offsets else 0
+        started, r = time.time(), -1
+        with open(feed, "ab") as out, open(urls_path, "ab") as urls:
+            pos = offsets[-1] if offsets else 0
+            for r, (raw, _) in enumerate(members(source)):
+                m = URI.search(raw)
+                url = m.group(1) if m else b"-"
+                raw = DATE.sub(b"WARC-Date: " + stamp(BASE + k * per_pass + r), raw, count=1)
+                raw = RID.sub(b"WARC-Record-ID: <urn:uuid:" + str(uuid.UUID(int=(k << 64) | r)).encode() + b">", raw, count=1)
+                c = zlib.compressobj(1, zlib.DEFLATED, 31)
+                member = c.compress(raw) + c.flush()
+                out.write(member)
+                urls.write(url + b"\n")
+                pos += len(member)
+                offsets.append(pos)
+        if k == 0:
+            with open(count_path, "w") as f:
+                f.write(str(r + 1))
+        with open(idx_path, "wb") as f:
+            offsets.tofile(f)
+        print(f"(feed: pass {k} of the source written, {len(offsets)} records, {time.time() - started:.0f} s)", flush=True)
+    return feed, offsets
+
+
+def config(path, window, epoch_ms):
+    with open(path, "w") as f:
+        f.write(f"[run]\nworkers = 2\nepoch_ms = {epoch_ms}\nretention_secs = {window}\n")
+
+
+def rss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def replay(dupflow, feed, offsets, records, cfg, out):
+    """`DUPFLOW run -` on the feed's first `records` records: (seconds, peak RSS KiB) from its summary."""
+    os.makedirs(out, exist_ok=True)
+    proc = subprocess.Popen([dupflow, "run", "-", "--config", cfg, "--out", out, "--quiet"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    peak = [0]
+
+    def sample():
+        while proc.poll() is None:
+            peak[0] = max(peak[0], rss_kib(proc.pid))
+            time.sleep(0.5)
+
+    threading.Thread(target=sample, daemon=True).start()
+    left = offsets[records - 1]
+    with open(feed, "rb") as f:
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            proc.stdin.write(chunk)
+            left -= len(chunk)
+    proc.stdin.close()
+    summary = proc.stdout.read().decode()
+    proc.wait()
+    m = re.search(r"pages:\s+(\d+) in ([\d.]+) s \((\d+) pages/s\)", summary)
+    if not m:
+        sys.exit(f"no pages line in the replay's summary:\n{summary}")
+    print(f"replay of the feed's first {records} records: {m.group(0)}, peak RSS {peak[0] // 1024} MB")
+    return float(m.group(2)), peak[0]
+
+
+def rated(dupflow, feed, offsets, window, cfg, out):
+    """The steady rate with retention on: replays of 2 and 4 windows of records, the records
+    between them over the time between them (the first window fills the state: cheaper)."""
+    short, _ = replay(dupflow, feed, offsets, 2 * window, cfg, out)
+    long, _ = replay(dupflow, feed, offsets, 4 * window, cfg, out)
+    rate = 2 * window / max(long - short, 1e-9)
+    print(f"rated (steady, retention on): {rate:.0f} pages/s ({2 * window} more records in {long - short:.1f} s more)")
+    return rate
+
+
+def percentile(sorted_values, p):
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[min(len(sorted_values) - 1, int(p * len(sorted_values)))]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("dupflow")
+    ap.add_argument("--minutes", type=float, default=30)
+    ap.add_argument("--share", type=float, default=0.8)
+    ap.add_argument("--rate", type=float)
+    ap.add_argument("--window", type=int, default=200_000)
+    ap.add_argument("--epoch-ms", type=int, default=250)
+    ap.add_argument("--work", default="target/live-soak")
+    ap.add_argument("--source", default="target/scale/s1M.warc.gz")
+    args = ap.parse_args()
+    if not os.path.exists(args.source):
+        sys.exit(f"{args.source} is absent: write it with `bash benches/scale.sh 1M` (the feed is built from it)")
+    os.makedirs(args.work, exist_ok=True)
+    cfg = os.path.join(args.work, "live.toml")
+    config(cfg, args.window, args.epoch_ms)
+
+    rate = args.rate
+    if rate is None:
+        feed, offsets = build(args.source, args.work, 4 * args.window)
+        rate = args.share * rated(args.dupflow, feed, offsets, args.window, cfg, os.path.join(args.work, "rated-out"))
+    need = int(rate * args.minutes * 60) + 1
+    feed, offsets = build(args.source, args.work, need)
+    with open(os.path.join(args.work, "feed.urls"), "rb") as f:
+        urls = [next(f).rstrip(b"\n") for _ in range(need)]
+
+    live, out = os.path.join(args.work, "live"), os.path.join(args.work, "live-out")
+    os.makedirs(live, exist_ok=True)
+    os.makedirs(out, exist_ok=True)
+    followed = os.path.join(live, "feed.warc.gz")
+    for p in (followed, os.path.join(out, "changes.jsonl")):
+        if os.path.exists(p):
+            os.remove(p)
+    open(followed, "wb").close()
+    summary_path = os.path.join(out, "summary")
+    proc = subprocess.Popen([args.dupflow, "run", "--follow", followed, "--config", cfg, "--out", out, "--quiet"],
+                            stdout=open(summary_path, "w"), stderr=open(os.path.join(out, "log"), "w"))
+    pending, latencies, lock = {}, [], threading.Lock()  # url -> append time; (append time, latency)
+    done = threading.Event()
+    rss = []
+
+    def tail():
+        path = os.path.join(out, "changes.jsonl")
+        while not os.path.exists(path) and not done.is_set():
+            time.sleep(0.05)
+        with open(path, "rb") as f:
+            rest = b""
+            while True:
+                data = f.read(1 << 20)
+                if not data:
+                    if done.is_set():
+                        return
+                    time.sleep(0.05)
+                    continue
+                now = time.time()
+                lines = (rest + data).split(b"\n")
+                rest = lines.pop()
+                with lock:
+                    for line in lines:
+                        if not line.endswith(b'"diff":1}'):
+                            continue
+                        a = line.find(b'"url":"') + 7
+                        url = line[a:line.find(b'"', a)]
+                        t = pending.pop(url, None)
+                        if t is not None:
+                            latencies.append((t, now - t))
+
+    def sample():
+        while proc.poll() is None and not done.is_set():
+            rss.append((time.time(), rss_kib(proc.pid)))
+            time.sleep(1)
+
+    tailer = threading.Thread(target=tail, daemon=True)
+    tailer.start()
+    threading.Thread(target=sample, daemon=True).start()
+    time.sleep(1)
+    started = time.time()
+    n = 0
+    with open(feed, "rb") as src, open(followed, "ab") as dst:
+        while n < need:
+            due = min(need, int((time.time() - started) * rate) + 1)
+            if due > n:
+                start = offsets[n - 1] if n else 0
+                src.seek(start)
+                data = src.read(offsets[due - 1] - start)
+                now = time.time()
+                with lock:
+                    for j in range(n, due):
+                        pending[urls[j]] = now
+                dst.write(data)
+                dst.flush()
+                n = due
+            time.sleep(0.01)
+            if proc.poll() is not None:
+                sys.exit(f"dupflow stopped during the feed; see {out}/log")
+    fed = time.time() - started
+    # Let the last records through, then stop it cleanly.
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        with lock:
+            if not pending:
+                break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGTERM)
+    proc.wait()
+    done.set()
+    tailer.join()
+
+    print(f"fed {n} records in {fed:.0f} s ({n / fed:.0f} records/s, target {rate:.0f}), "
+          f"window {args.window} records, epoch_ms {args.epoch_ms}")
+    with open(os.path.join(out, "latency.csv"), "w") as f:
+        f.write("appended_s,latency_s\n")
+        for t, l in latencies:
+            f.write(f"{t - started:.3f},{l:.4f}\n")
+    lat = sorted(l for _, l in latencies)
+    print(f"end-to-end latency (appended -> row in changes.jsonl), {len(lat)} records: "
+          f"p50 {percentile(lat, 0.5):.3f} s, p99 {percentile(lat, 0.99):.3f} s, max {lat[-1] if lat else float('nan'):.3f} s; "
+          f"{len(pending)} records without their row")
+    span = 300
+    for w0 in range(0, int(fed), span):
+        part = sorted(l for t, l in latencies if w0 <= t - started < w0 + span)
+        if part:
+            print(f"  minutes {w0 // 60:>2}-{(w0 + span) // 60:<2}: p50 {percentile(part, 0.5):.3f} s, p99 {percentile(part, 0.99):.3f} s, max {part[-1]:.3f} s")
+    for line in open(summary_path):
+        if re.match(r"(pages|clusters|held|arranged|updates|latency|caps hit):", line):
+            print("  dupflow " + line.rstrip())
+    with open(os.path.join(out, "rss.csv"), "w") as f:
+        f.write("t_s,rss_kib\n")
+        for t, k in rss:
+            f.write(f"{t - started:.1f},{k}\n")
+    per_minute = {}
+    for t, k in rss:
+        if k and t >= started:
+            per_minute.setdefault(int((t - started) // 60), []).append(k)
+    print("RSS per minute (MB, mean): " + " ".join(f"{sum(v) / len(v) / 1024:.0f}" for _, v in sorted(per_minute.items())))
+    last = [k for t, k in rss if k and max(started, started + fed - 600) <= t <= started + fed]
+    if last:
+        print(f"RSS over the last 10 minutes of the feed: min {min(last) // 1024} MB, max {max(last) // 1024} MB, "
+              f"spread {(max(last) - min(last)) / min(last) * 100:.1f}%")
+
+
+if __name__ == "__main__":
+    main()
