@@ -35,6 +35,9 @@ import time
 import uuid
 import zlib
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale"))
+from run import rss_kib  # noqa: E402  (benches/scale/run.py: peak RSS the same way)
+
 BASE = 1_767_225_600  # 2026-01-01T00:00:00Z, the scale corpus's first date
 DATE = re.compile(rb"WARC-Date: [^\r\n]*")
 RID = re.compile(rb"WARC-Record-ID: <urn:uuid:[^>]*>")
@@ -110,17 +113,6 @@ def build(source, work, need):
 def config(path, window, epoch_ms):
     with open(path, "w") as f:
         f.write(f"[run]\nworkers = 2\nepoch_ms = {epoch_ms}\nretention_secs = {window}\n")
-
-
-def rss_kib(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def replay(dupflow, feed, offsets, records, cfg, out):

@@ -686,17 +686,33 @@ mod tests {
         assert_eq!((core.epoch, core.in_epoch), (3, 4));
     }
 
-    #[test]
-    fn epochs_held_behind_the_dataflow_double_and_the_first_not_held_closes_at_its_age() {
-        let bytes = warc(4);
+    /// A reader core whose epochs close at 1 s of age (never by records), inside input "in".
+    fn epoch_core() -> (ReaderCore, crossbeam_channel::Receiver<Message>) {
         let (mut core, receiver) = core(ReaderProgress::default());
         core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1) };
-        let closes =
-            |receiver: &crossbeam_channel::Receiver<Message>| receiver.try_iter().filter(|m| matches!(m, Message::Epoch { .. })).count();
-        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
-        let aged = |core: &mut ReaderCore, secs: u64| core.epoch_started = Instant::now() - Duration::from_secs(secs);
         assert!(core.begin("in"));
-        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        (core, receiver)
+    }
+
+    /// Epoch marks sent since the last look.
+    fn closes(receiver: &crossbeam_channel::Receiver<Message>) -> usize {
+        receiver.try_iter().filter(|m| matches!(m, Message::Epoch { .. })).count()
+    }
+
+    /// The dataflow has completed the epochs before `n`.
+    fn done(core: &ReaderCore, n: u64) {
+        core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The open epoch's first record was read `secs` seconds ago.
+    fn aged(core: &mut ReaderCore, secs: u64) {
+        core.epoch_started = Instant::now() - Duration::from_secs(secs);
+    }
+
+    #[test]
+    fn epochs_held_behind_the_dataflow_double_and_the_first_not_held_closes_at_its_age() {
+        let (mut core, receiver) = epoch_core();
+        let decoder = (Input::Embedded { name: "in", bytes: warc(4) }).open().unwrap();
         let mut framer = source::Framer::new(decoder, 1 << 20);
         let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
         // Epoch 0: nothing behind, closes at its age.
@@ -733,15 +749,8 @@ mod tests {
 
     #[test]
     fn an_epoch_the_reader_waited_in_closes_once_the_dataflow_is_done_without_doubling() {
-        let bytes = warc(4);
-        let (mut core, receiver) = core(ReaderProgress::default());
-        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1) };
-        let closes =
-            |receiver: &crossbeam_channel::Receiver<Message>| receiver.try_iter().filter(|m| matches!(m, Message::Epoch { .. })).count();
-        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
-        let aged = |core: &mut ReaderCore, secs: u64| core.epoch_started = Instant::now() - Duration::from_secs(secs);
-        assert!(core.begin("in"));
-        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        let (mut core, receiver) = epoch_core();
+        let decoder = (Input::Embedded { name: "in", bytes: warc(4) }).open().unwrap();
         let mut framer = source::Framer::new(decoder, 1 << 20);
         let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
         record(&mut core);
