@@ -290,13 +290,13 @@ impl ReaderCore {
     /// followed file far ahead of the reader): an epoch during which the reader waited for its
     /// input (a live feed it has caught up with) closes as soon as the epochs before it are
     /// complete, so its size follows what arrives while the dataflow works on the one before.
-    /// (Many small epochs cost more than their records: a
-    /// sentence crossing its host's template threshold re-filters its pages once per epoch it
-    /// crosses in.) In a cluster also when another process's reader is
-    /// ahead (its items arrived at a later epoch: jump to it at once), or when items sent at
-    /// this very epoch are waiting for this reader to move on (close it once it is as old as an
-    /// epoch may be, even with no records of its own): the cluster's epochs advance in step, no
-    /// reader holds the others' records back, and an idle one does not stop the frontier.
+    /// (Many small epochs cost more than their records: a sentence crossing its host's
+    /// template threshold re-filters its pages once per epoch it crosses in.) In a cluster
+    /// also when another process's reader is ahead (its items arrived at a later epoch: jump
+    /// to it at once), or when items sent at this very epoch are waiting for this reader to
+    /// move on (close it once it is as old as an epoch may be, even with no records of its
+    /// own): the cluster's epochs advance in step, no reader holds the others' records back,
+    /// and an idle one does not stop the frontier.
     fn age_check(&mut self) {
         let caught_up = self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed) >= self.epoch;
         let age = self.epoch_started.elapsed();
