@@ -63,7 +63,16 @@ pub struct Manifest {
     /// for one process, which uses `changes_bytes`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<u64>,
+    /// How its change stream names clusters: `CLUSTER_IDS` (0, absent: by the earliest page,
+    /// before cluster anchors).
+    #[serde(default)]
+    pub cluster_ids: u32,
 }
+
+/// The cluster ids of this version's change stream: each cluster named by its anchor
+/// (`PageId::anchor_key`). A checkpoint with other ids cannot be continued: its stream's rows
+/// would not be retracted by this version's.
+pub const CLUSTER_IDS: u32 = 1;
 
 impl Manifest {
     /// Reader `reader`'s positions.
@@ -76,9 +85,15 @@ impl Manifest {
         self.shards.get(shard).copied().unwrap_or(self.changes_bytes)
     }
 
-    /// A resume must have the checkpoint's shape: its parts, positions and shards are split by
-    /// it.
+    /// A resume must have the checkpoint's shape (its parts, positions and shards are split by
+    /// it) and its cluster ids.
     pub fn check_shape(&self, processes: usize, readers: usize, path: &Path) -> Result<(), RunError> {
+        if self.cluster_ids != CLUSTER_IDS {
+            return Err(RunError::Checkpoint {
+                path: path.to_path_buf(),
+                message: "written by an earlier dupflow, whose change stream named clusters by their earliest page; this one names them by their anchor (a member chosen by a hash of URL and record id), so the stream cannot be continued: start the run afresh".to_string(),
+            });
+        }
         let (shards, written) = (self.shards.len().max(1), self.readers.len().max(1));
         if shards != processes.max(1) || written != readers.max(1) {
             return Err(RunError::Checkpoint {
@@ -233,4 +248,22 @@ pub fn restore_revisits(dir: &Path, manifest: &Manifest, peers: usize, index: us
         revisits.extend(saved);
     }
     Ok(revisits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_checkpoint_from_before_cluster_anchors_is_refused_with_a_reason() {
+        let path = Path::new("state");
+        let written = Manifest { parts: 2, cluster_ids: CLUSTER_IDS, ..Manifest::default() };
+        assert!(written.check_shape(1, 1, path).is_ok());
+        // A manifest of an earlier version has no `cluster_ids`.
+        let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
+        json.as_object_mut().unwrap().remove("cluster_ids");
+        let old: Manifest = serde_json::from_value(json).unwrap();
+        let err = old.check_shape(1, 1, path).unwrap_err().to_string();
+        assert!(err.contains("earliest page") && err.contains("afresh"), "{err}");
+    }
 }

@@ -37,7 +37,7 @@ fn default_input_gives_the_documented_clusters() {
         &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.expected.json")).unwrap(),
     )
     .unwrap();
-    // Same grouping, and the id of each group is that of its earliest page.
+    // Same grouping (ids are anchors, chosen by hash: the grouping is what is documented).
     let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (url, (cluster, _)) in &got {
         groups.entry(cluster.clone()).or_default().push(url.clone());

@@ -131,7 +131,7 @@ fn jsonl_rows_are_marked_kept_or_left_out_in_every_compression() {
         let copy = rows.iter().filter_map(|r| r.as_ref().ok()).find(|r| r["id"] == "copy2").unwrap();
         assert_eq!((copy["cluster"].as_str(), copy["extra"].clone()), (Some("d0"), json!([2])));
         let near = rows.iter().filter_map(|r| r.as_ref().ok()).find(|r| r["id"] == 3000).unwrap();
-        assert_eq!(near["cluster"], "d3", "an integer id: its cluster is named by the earliest row's id");
+        assert_eq!(near["cluster"], "d3", "an integer id: its cluster is named by the kept (earliest) row's id");
 
         // Kept only: the duplicates are gone, the rest are the marked rows.
         let kept = dir.join("kept");

@@ -2,11 +2,14 @@
 //!
 //! Records `(fingerprint, page)` are exchanged by the fingerprint (differential routes a key by
 //! its fixed `Hashable` hash, never `RandomState`), so all pages sharing a fingerprint meet on one
-//! worker. Each group links its pages by star edges to its earliest page (never all pairs); a
+//! worker. Each group links its pages by star edges to its anchor (never all pairs); a
 //! fingerprint on more than `max_fingerprint_pages` pages is template-like and is dropped (and
 //! counted). The connected components of these edges, maintained incrementally by label
 //! propagation (differential's `propagate`, a union-find that also handles retractions), are the
-//! candidate sets, each labelled by its earliest page. The set size is bounded later, in verify.
+//! candidate sets, each labelled by its anchor (`PageId::anchor_key`: the member with the
+//! smallest hash of URL and record id, so a page joining or leaving a set of n relabels it with
+//! probability ~1/n, whatever order pages come and go in). The set size is bounded later, in
+//! verify.
 
 use differential_dataflow::algorithms::graphs::propagate::propagate;
 use differential_dataflow::lattice::Lattice;
@@ -36,20 +39,22 @@ impl Default for CandidateConfig {
     }
 }
 
-/// Star edges of one fingerprint group (`pages` sorted, distinct); empty when oversized.
+/// Star edges of one fingerprint group (`pages` sorted, distinct) from its anchor
+/// (`PageId::anchor_key`), so a page joining or leaving moves the star with probability ~1/n;
+/// empty when oversized.
 pub fn star_edges(pages: &[PageId], max_fingerprint_pages: u32) -> Vec<(PageId, PageId)> {
     if pages.len() > max_fingerprint_pages as usize {
         return Vec::new();
     }
-    match pages.split_first() {
-        Some((&first, rest)) => rest.iter().map(|&p| (first, p)).collect(),
+    match crate::page::anchor(pages.iter().copied()) {
+        Some(center) => pages.iter().filter(|&&p| p != center).map(|&p| (center, p)).collect(),
         None => Vec::new(),
     }
 }
 
 /// Output of the candidate stage.
 pub struct Candidates<'scope, T: Timestamp> {
-    /// `(page, set label)` for every page; the label is the set's earliest page.
+    /// `(page, set label)` for every page; the label is the set's anchor.
     pub sets: VecCollection<'scope, T, (PageId, PageId), isize>,
     /// Fingerprints dropped as oversized, with their page counts.
     pub oversized_fingerprints: VecCollection<'scope, T, (u64, isize), isize>,
@@ -92,8 +97,9 @@ where
     fingerprints.map(|(fp, _)| fp).count().filter(move |&(_, count)| count > max_fingerprint_pages as isize)
 }
 
-/// Connected components of `edges` over `pages`, each page labelled by its component's smallest
-/// page: an incremental union-find (differential's label propagation), retractions included.
+/// Connected components of `edges` over `pages`, each page labelled by its component's anchor
+/// (smallest `PageId::anchor_key`): an incremental union-find (differential's label
+/// propagation), retractions included.
 pub fn components<'scope, T>(
     edges: VecCollection<'scope, T, (PageId, PageId), isize>,
     pages: VecCollection<'scope, T, PageId, isize>,
@@ -102,7 +108,7 @@ where
     T: Timestamp + Lattice + Ord + std::hash::Hash,
 {
     let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
-    propagate(symmetric, pages.map(|p| (p, p)))
+    propagate(symmetric, pages.map(|p| (p, p.anchor_key()))).map(|(p, label)| (p, PageId::from_anchor_key(label)))
 }
 
 #[cfg(test)]
@@ -114,8 +120,11 @@ mod tests {
     }
 
     #[test]
-    fn star_edges_link_to_the_earliest_page() {
+    fn star_edges_link_to_the_anchor() {
         assert_eq!(star_edges(&[id(1), id(2), id(3)], 10), vec![(id(1), id(2)), (id(1), id(3))]);
+        // The earliest page is not the anchor when its hash is larger.
+        let (a, b, c) = (PageId { date: 1, hash: 9 }, PageId { date: 2, hash: 4 }, PageId { date: 3, hash: 7 });
+        assert_eq!(star_edges(&[a, b, c], 10), vec![(b, a), (b, c)]);
         assert!(star_edges(&[id(1)], 10).is_empty());
     }
 

@@ -1,15 +1,18 @@
 //! Exact families: identical pages collapsed before any comparison.
 //!
 //! Pages whose whole sentence sequence (template included) is the same are one family, whatever
-//! its size. The family's earliest page, its representative, alone goes on through fingerprints,
-//! candidate sets and verification; every other member takes its representative's cluster with
-//! resemblance 1. So no cap splits a family (3 or 100,000 identical stubs are one cluster), a
-//! page that is template from end to end still clusters with its identical siblings, and a
-//! family costs the comparisons of one page. Pages without sentences have no family.
+//! its size. The family's anchor (`PageId::anchor_key`), its representative, alone goes on
+//! through fingerprints, candidate sets and verification; every other member takes its
+//! representative's cluster with resemblance 1. So no cap splits a family (3 or 100,000
+//! identical stubs are one cluster), a page that is template from end to end still clusters with
+//! its identical siblings, and a family costs the comparisons of one page. Pages without
+//! sentences have no family.
 //!
 //! Incremental: the representative is a minimum kept in two levels (per key and bucket of
 //! page hashes, then per key), so a page joining or leaving a family of n costs O(n / 256 + 256)
-//! in the reduce, not O(n).
+//! in the reduce, not O(n). The representative changes only when the anchor joins or leaves
+//! (probability ~1/n), which moves every member: O(1) expected a change, whatever order pages
+//! come and go in (under retention the earliest page always leaves first).
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -31,9 +34,9 @@ pub fn content_key(page: &Page) -> Option<u64> {
     Some(h)
 }
 
-/// The earliest of a group (a reduce's logic).
-fn earliest<K>(_key: &K, ids: &[(&PageId, isize)], output: &mut Vec<(PageId, isize)>) {
-    if let Some(first) = ids.iter().map(|&(id, _)| *id).min() {
+/// The anchor of a group (a reduce's logic).
+fn anchor_of<K>(_key: &K, ids: &[(&PageId, isize)], output: &mut Vec<(PageId, isize)>) {
+    if let Some(first) = crate::page::anchor(ids.iter().map(|&(id, _)| *id)) {
         output.push((first, 1));
     }
 }
@@ -45,8 +48,8 @@ pub fn member_assignment(representative: PageId, of_representative: &Assignment)
 
 /// The family operator.
 pub trait ExactFamilies<'scope, T: Timestamp + Lattice> {
-    /// `(page, representative)` for every page: its family's earliest page (itself when it is
-    /// the earliest, or has no sentences).
+    /// `(page, representative)` for every page: its family's anchor (itself when it is the
+    /// anchor, or has no sentences).
     fn exact_families(self) -> VecCollection<'scope, T, (PageId, PageId), isize>;
 }
 
@@ -61,9 +64,9 @@ where
         let representatives = keyed
             .clone()
             .map(|(key, id)| ((key, mix64(id.hash) % BUCKETS), id))
-            .reduce_named("Exact family buckets", earliest)
+            .reduce_named("Exact family buckets", anchor_of)
             .map(|((key, _bucket), id)| (key, id))
-            .reduce_named("Exact families", earliest);
+            .reduce_named("Exact families", anchor_of);
         keyed.join_map(representatives, |_key, &id, &representative| (id, representative)).concat(alone)
     }
 }

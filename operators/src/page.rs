@@ -10,8 +10,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 /// Stable identity of a page, ordered so that the *earliest* page (by crawl date, then by a
-/// hash of its URL and record id) is the smallest. Cluster ids are the smallest member's id, so
-/// they depend only on the set of pages, never on scheduling.
+/// hash of its URL and record id) is the smallest. Cluster ids are a member's id, the anchor
+/// (smallest `anchor_key`), so they depend only on the set of pages, never on scheduling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct PageId {
     /// Crawl date, seconds since the Unix epoch (0 when unknown).
@@ -29,6 +29,25 @@ impl PageId {
         hasher.write(record_id.as_bytes());
         PageId { date, hash: hasher.finish() }
     }
+
+    /// The order in which a group's anchor is chosen (its smallest): the id's hash first, then
+    /// the date. The hash (of URL and record id) is fixed for a page and unrelated to when it
+    /// was crawled, so the anchor of a group of n pages is a fixed, pseudo-random member: a page
+    /// joining or leaving changes it with probability ~1/n, whatever the order pages come and
+    /// go in (the earliest page, under retention, is always the next to leave).
+    pub fn anchor_key(self) -> (u64, u64) {
+        (self.hash, self.date)
+    }
+
+    /// The id whose `anchor_key` this is.
+    pub fn from_anchor_key((hash, date): (u64, u64)) -> Self {
+        PageId { date, hash }
+    }
+}
+
+/// The anchor of `ids` (its smallest `anchor_key`), `None` when empty.
+pub fn anchor(ids: impl IntoIterator<Item = PageId>) -> Option<PageId> {
+    ids.into_iter().min_by_key(|id| id.anchor_key())
 }
 
 impl std::fmt::Display for PageId {

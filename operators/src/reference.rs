@@ -124,6 +124,15 @@ fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {
     x
 }
 
+/// Joins the sets of `a` and `b`; each set's root is its anchor (`PageId::anchor_key`).
+fn union(parent: &mut BTreeMap<PageId, PageId>, a: PageId, b: PageId) {
+    let (ra, rb) = (find(parent, a), find(parent, b));
+    if ra != rb {
+        let (root, child) = if ra.anchor_key() < rb.anchor_key() { (ra, rb) } else { (rb, ra) };
+        parent.insert(child, root);
+    }
+}
+
 /// The fingerprint groups of the configured fingerprints (`None` for SimHash, which has edges).
 fn fingerprint_groups(
     pages: &[Page],
@@ -151,7 +160,7 @@ fn fingerprint_groups(
     Some(groups)
 }
 
-/// Candidate-set label (the set's earliest page) of every page, from scratch.
+/// Candidate-set label (the set's anchor, `PageId::anchor_key`) of every page, from scratch.
 pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, PageId> {
     let mut edges: Vec<(PageId, PageId)> = Vec::new();
     let max = config.candidates.max_fingerprint_pages;
@@ -184,10 +193,7 @@ pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, con
     }
     let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
     for (a, b) in edges {
-        let (ra, rb) = (find(&mut parent, a), find(&mut parent, b));
-        if ra != rb {
-            parent.insert(ra.max(rb), ra.min(rb));
-        }
+        union(&mut parent, a, b);
     }
     filtered.keys().map(|&id| (id, find(&mut parent, id))).collect()
 }
@@ -220,7 +226,7 @@ fn verdict(config: &MethodConfig, a: &Content, b: &Content) -> Verdict {
 
 /// Bounded verification from scratch: every group's neighbour pairs (`edges::group_edges`),
 /// decided by `verdict`; clusters are the components of the verified pairs, named by their
-/// earliest page; a page's leader is the shortest page it verified against.
+/// anchor; a page's leader is the shortest page it verified against.
 fn bounded_clusters(
     groups: &BTreeMap<u64, BTreeSet<PageId>>,
     filtered: &BTreeMap<PageId, Filtered>,
@@ -271,10 +277,7 @@ fn bounded_clusters(
     let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
     let mut leader: BTreeMap<PageId, (u64, PageId, u32)> = BTreeMap::new();
     for e in &edges {
-        let (ra, rb) = (find(&mut parent, e.shorter), find(&mut parent, e.longer));
-        if ra != rb {
-            parent.insert(ra.max(rb), ra.min(rb));
-        }
+        union(&mut parent, e.shorter, e.longer);
         let candidate = (e.shorter_length, e.shorter, e.similarity_ppm);
         let best = leader.entry(e.longer).or_insert(candidate);
         *best = (*best).min(candidate);
@@ -289,17 +292,17 @@ fn bounded_clusters(
         .collect()
 }
 
-/// Exact families, from scratch: each page's representative (the earliest page with the same
-/// content key; itself without sentences).
+/// Exact families, from scratch: each page's representative (the anchor of the pages with the
+/// same content key; itself without sentences).
 pub fn families(pages: &[Page]) -> BTreeMap<PageId, PageId> {
-    let mut earliest: HashMap<u64, PageId> = HashMap::new();
+    let mut anchors: HashMap<u64, PageId> = HashMap::new();
     for page in pages {
         if let Some(key) = content_key(page) {
-            let e = earliest.entry(key).or_insert(page.id);
-            *e = (*e).min(page.id);
+            let e = anchors.entry(key).or_insert(page.id);
+            *e = crate::page::anchor([*e, page.id]).expect("two ids");
         }
     }
-    pages.iter().map(|p| (p.id, content_key(p).map_or(p.id, |key| earliest[&key]))).collect()
+    pages.iter().map(|p| (p.id, content_key(p).map_or(p.id, |key| anchors[&key]))).collect()
 }
 
 /// The paper's clustering of whole candidate sets (`clustering = "leader"`, SimHash), from

@@ -7,8 +7,10 @@
 //!
 //! Semantics of a chain A≈B, B≈C, A≉C (sorted A, B, C): A absorbs B; C is compared with A only
 //! (B is absorbed), so C starts its own cluster: {A, B}, {C}. Every member of a cluster is within
-//! τ of its leader. A cluster's id is its earliest page (smallest `PageId`), so it depends only
-//! on the set of pages, never on input order, batching or worker count.
+//! τ of its leader. A cluster's id is its anchor (the member with the smallest
+//! `PageId::anchor_key`, a hash of URL and record id), so it depends only on the set of pages,
+//! never on input order, batching or worker count, and a page joining or leaving a cluster of n
+//! changes it with probability ~1/n.
 //!
 //! A set larger than `max_set_pages` is cut, in length order, into chunks of that size, each
 //! clustered on its own (the paper's partial transitivity: no unbounded chain is followed).
@@ -98,7 +100,7 @@ impl Default for VerifyConfig {
 /// Where a page ended up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Assignment {
-    /// The cluster's id: its earliest page.
+    /// The cluster's id: its anchor (`PageId::anchor_key`).
     pub cluster: PageId,
     /// The earlier page (in length order) it was first verified against and joined through;
     /// itself for a page that joined through none (a leader).
@@ -218,11 +220,11 @@ where
                 }
             }
         }
-        // Cluster id: the earliest page of each group (a leader's members, or a component).
+        // Cluster id: the anchor of each group (a leader's members, or a component).
         let mut cluster_of_root: Vec<PageId> = chunk.iter().map(|&(_, id, _)| id).collect();
         for (j, &(_, id, _)) in chunk.iter().enumerate() {
             let r = find(&mut root, j);
-            cluster_of_root[r] = cluster_of_root[r].min(id);
+            cluster_of_root[r] = crate::page::anchor([cluster_of_root[r], id]).expect("two ids");
         }
         for (j, assigned) in leader_of.iter().enumerate() {
             let (leader, similarity_ppm) = assigned.expect("every page is assigned");
@@ -573,14 +575,18 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn cluster_id_is_the_earliest_member_not_the_leader() {
-        // The later page is shorter, so it leads; the id is still the earliest page.
+    fn cluster_id_is_the_anchor_member_not_the_leader_nor_the_earliest() {
+        // Three pages, one cluster: the shortest leads, the earliest is crawled first, and the
+        // id is the anchor, the member with the smallest id hash.
+        let earliest = PageId { date: 1, hash: 9 };
+        let anchor = PageId { date: 2, hash: 3 };
+        let shortest = PageId { date: 3, hash: 5 };
         let long = unit(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
         let short = unit(&[1, 2, 3, 4, 5, 6, 7, 8, 9]);
-        let out = run(&[(id(1), &long), (id(2), &short)], 0.8, 100);
-        assert_eq!(out[0].1.cluster, id(1));
-        assert_eq!(out[0].1.leader, id(2));
-        assert_eq!(out[1].1.cluster, id(1));
+        let out = run(&[(earliest, &long), (anchor, &long), (shortest, &short)], 0.8, 100);
+        assert_eq!(out.len(), 3);
+        assert!(out.iter().all(|(_, a)| a.cluster == anchor), "{out:?}");
+        assert!(out.iter().all(|(_, a)| a.leader == shortest), "{out:?}");
     }
 
     /// A page of sentences given as word lists (sentence key: a hash of its words).

@@ -3,7 +3,9 @@
 The engine is dupflow's own (Rust, the same pipeline as the ``dupflow`` command): sentences are
 normalized and hashed, pages sharing a fingerprint become candidates, and candidates are
 verified by the longest common subsequence of their non-template sentences. A document's
-cluster is named by the key (id or URL) of its earliest member.
+cluster is named by the key (id or URL) of its anchor: a member chosen by a hash of its key,
+so the name does not depend on the order documents came in, and a document joining or leaving
+a cluster of n renames it with probability ~1/n.
 
 Three ways in:
 
@@ -44,7 +46,7 @@ class Change:
     """A document that moved between clusters at a commit.
 
     ``before`` is ``None`` for a new document, ``after`` is ``None`` for one that left.
-    Clusters are named by the key of their earliest member.
+    Clusters are named by the key of their anchor (a member chosen by a hash of its key).
     """
 
     key: str
@@ -60,9 +62,9 @@ class ClusterRow:
     """The page's URL (WARC) or id (JSONL)."""
     record_id: str
     cluster: str
-    """The URL or id of the cluster's earliest page."""
+    """The URL or id of the cluster's anchor (a member chosen by a hash of URL and record id)."""
     leader: str
-    """The page it was verified against (itself for a cluster's first page)."""
+    """The page it was verified against (itself for a page that joined through none)."""
     similarity: float
     """Resemblance to ``leader`` (1.0 for itself)."""
 
@@ -108,7 +110,7 @@ class Index:
         return [Change(key, before, after) for key, before, after in self._native.changes()]
 
     def clusters(self) -> Dict[str, str]:
-        """Each document's cluster (the key of its earliest member), committing first."""
+        """Each document's cluster (the key of its anchor), committing first."""
         if self._pending:
             self.changes()
         return self._native.clusters()
@@ -130,8 +132,8 @@ def cluster_texts(
     *,
     config_text: Optional[str] = None,
 ) -> Dict[str, str]:
-    """Clusters ``(id, text)`` records; returns each id's cluster (the id of its earliest
-    record). A repeated id replaces its earlier record."""
+    """Clusters ``(id, text)`` records; returns each id's cluster (the id of its anchor, a
+    member chosen by a hash of its id). A repeated id replaces its earlier record."""
     index = Index(config, config_text=config_text)
     for id, text in records:
         index.add(id, text)
@@ -144,7 +146,7 @@ def cluster_html(
     *,
     config_text: Optional[str] = None,
 ) -> Dict[str, str]:
-    """Clusters ``(url, html)`` records; returns each URL's cluster (its earliest page's URL)."""
+    """Clusters ``(url, html)`` records; returns each URL's cluster (its anchor's URL)."""
     index = Index(config, config_text=config_text)
     for url, html in records:
         index.add_html(url, html)

@@ -155,7 +155,7 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&VerifyStats) + 'static {
 /// Bounded verification (`edges`) of the pages `page_ids` (the representatives; `fingerprints` and
 /// `contents` may hold other pages, left out here): each page compared with its neighbours in
 /// length order in the fingerprint groups it is in; clusters are the connected components of the verified
-/// pairs (an incremental union-find), named by their earliest page. A page's leader is the
+/// pairs (an incremental union-find), named by their anchor. A page's leader is the
 /// shortest page it verified against (itself when none).
 fn bounded_clusters<'scope>(
     fingerprints: VecCollection<'scope, u64, (PageId, Vec<u64>), isize>,

@@ -376,7 +376,7 @@ mod tests {
     fn a_page_that_leaves_takes_its_row_and_url_along() {
         let live = Live::new(Arc::new(Registry::default()), 10);
         live.apply(&[(row(1, 1, 1), 0, 1), (row(2, 1, 1), 0, 1)]);
-        // Page 1 leaves (retention): page 2 is its cluster's earliest page, cluster 2.
+        // Page 1, the anchor, leaves (retention): page 2 is its cluster's anchor now, cluster 2.
         live.apply(&[(row(1, 1, 1), 1, -1), (row(2, 1, 1), 1, -1), (row(2, 2, 2), 1, 1)]);
         let inner = live.inner.lock().unwrap();
         assert_eq!(inner.current.len(), 1);

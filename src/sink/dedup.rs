@@ -22,7 +22,7 @@ use crate::types::ClusterRow;
 /// Which page of a cluster is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Keep {
-    /// The earliest capture (by crawl date, then id): the cluster's id page.
+    /// The earliest capture (by crawl date, then id).
     #[default]
     Earliest,
     /// The longest response (HTTP block bytes), then the earliest.
@@ -91,7 +91,7 @@ pub struct Removed {
     pub kept_url: String,
     pub kept_record_id: String,
     /// Resemblance to `leader_url`, the page it was verified against (1 for a page identical
-    /// to its cluster's earliest page; for the kept page itself as leader, the resemblance to it).
+    /// to its family's representative; for the kept page itself as leader, the resemblance to it).
     pub similarity: f64,
     pub leader_url: String,
     #[serde(skip)]

@@ -25,9 +25,10 @@ use crate::types::{ClusterRow, RunOutput};
 pub struct ClusterLine {
     pub url: String,
     pub record_id: String,
-    /// Stable cluster id: the hash part of the earliest member's id.
+    /// Stable cluster id: the hash part of the anchor's id (the member with the smallest hash of
+    /// URL and record id; see `PageId::anchor_key`).
     pub cluster: String,
-    /// URL of the earliest member (the one the id is taken from).
+    /// URL of the anchor (the member the id is taken from).
     pub cluster_url: String,
     pub size: usize,
     /// Resemblance to the page it was verified against (its leader); 1 for a leader.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use dupflow_operators::share::Shared;
 use dupflow_operators::PageId;
 
-use crate::checkpoint::{progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, MANIFEST};
+use crate::checkpoint::{progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, CLUSTER_IDS, MANIFEST};
 use crate::files::write_atomic;
 use crate::metrics::{self, live::Live};
 use crate::types::{ClusterRow, RunError};
@@ -217,8 +217,15 @@ impl Sink {
             let reader: ReaderProgress =
                 serde_json::from_slice(&std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?)
                     .map_err(|e| fail(e.to_string()))?;
-            let manifest =
-                Manifest { epoch, changes_bytes: self.changes_bytes, parts: self.peers, reader, readers: Vec::new(), shards: Vec::new() };
+            let manifest = Manifest {
+                epoch,
+                changes_bytes: self.changes_bytes,
+                parts: self.peers,
+                reader,
+                readers: Vec::new(),
+                shards: Vec::new(),
+                cluster_ids: CLUSTER_IDS,
+            };
             return self.write_manifest(&dir, manifest);
         }
         let share = serde_json::to_vec(&self.changes_bytes).expect("a length serializes");
@@ -243,7 +250,15 @@ impl Sink {
                 continue;
             };
             self.uncommitted.drain(..=at);
-            let manifest = Manifest { epoch, changes_bytes: shards[0], parts: self.peers, reader: readers[0].clone(), readers, shards };
+            let manifest = Manifest {
+                epoch,
+                changes_bytes: shards[0],
+                parts: self.peers,
+                reader: readers[0].clone(),
+                readers,
+                shards,
+                cluster_ids: CLUSTER_IDS,
+            };
             return self.write_manifest(&dir, manifest);
         }
         Ok(())

@@ -5,8 +5,8 @@
 //! A document's identity is its id. The id is the page's key (a row whose id was seen before
 //! replaces the earlier row, the way a re-crawl replaces a URL's page) and what the outputs name
 //! it by. Its ordinal (1-based position among the run's documents) stands for its crawl date,
-//! so the earliest page of a cluster (the cluster's id, and what `dedup --keep earliest` keeps)
-//! is its first row. Template statistics are per host: the host of the url field, when a row
+//! so the earliest page of a cluster (what `dedup --keep earliest` keeps) is its first row; the
+//! cluster is named by its anchor, the member with the smallest hash of its id. Template statistics are per host: the host of the url field, when a row
 //! has one, else one host for the whole corpus.
 //!
 //! The format is found from the content, like compression: a decoded stream whose first
