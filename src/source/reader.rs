@@ -716,19 +716,25 @@ mod tests {
         core.epoch_started = Instant::now() - Duration::from_secs(secs);
     }
 
+    /// Epoch 1 (one record) reaches its age of 2 s while epoch 0 is incomplete: held, it closes
+    /// once epoch 0 is done, and its age sets the doubling for the next.
+    fn held_epoch(core: &mut ReaderCore, receiver: &crossbeam_channel::Receiver<Message>, record: &mut impl FnMut(&mut ReaderCore)) {
+        record(core);
+        aged(core, 2);
+        core.age_check();
+        assert_eq!(closes(receiver), 0);
+        done(core, 1);
+        core.age_check();
+        assert_eq!(closes(receiver), 1);
+        assert!(core.held_age >= Duration::from_secs(2));
+    }
+
     #[test]
     fn epochs_held_behind_the_dataflow_double_and_the_first_not_held_closes_at_its_age() {
         let (mut core, receiver, mut framer) = epoch_core();
         let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
         // Epoch 1 reaches its age with epoch 0 incomplete: held; it closes once epoch 0 is done.
-        record(&mut core);
-        aged(&mut core, 2);
-        core.age_check();
-        assert_eq!(closes(&receiver), 0);
-        done(&core, 1);
-        core.age_check();
-        assert_eq!(closes(&receiver), 1);
-        assert!(core.held_age >= Duration::from_secs(2));
+        held_epoch(&mut core, &receiver, &mut record);
         // Epoch 2 is held too: once the dataflow catches up it still waits for twice epoch 1's age.
         record(&mut core);
         aged(&mut core, 3);
@@ -753,13 +759,7 @@ mod tests {
         let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
         // Epoch 1 is held behind the dataflow with a backlog in the input (the reader never
         // waited): it sets the doubling for the next.
-        record(&mut core);
-        aged(&mut core, 2);
-        core.age_check();
-        done(&core, 1);
-        core.age_check();
-        assert_eq!(closes(&receiver), 1);
-        assert!(core.held_age >= Duration::from_secs(2));
+        held_epoch(&mut core, &receiver, &mut record);
         // Epochs 2 and 3 are held too, but the reader waits for its input in both (a live
         // feed): each closes once the one before is complete, at 3 s, under twice epoch 1's
         // age, and sets no doubling.
