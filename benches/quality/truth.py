@@ -6,7 +6,8 @@ Usage: truth.py CRAWL.warc.gz OUT   (writes OUT.truth.json and OUT.tokens.pickle
 The main content is what the page's generator marks as such, found with lxml (dupflow uses
 neither the markup nor lxml): rustdoc's section#main-content without its implementation lists
 (trait, auto-trait and blanket implementations are generated member lists), doxygen's
-div.contents without member summary tables, Sphinx's div[role=main], asciidoc's div#content,
+div.contents without member summary tables, javadoc's <main> without its summary section (member
+and class summary tables), Sphinx's div[role=main], asciidoc's div#content,
 <main> elsewhere; scripts and styles removed. Its words (\\w+, lowercased) are the page's tokens.
 As in ../shared/bench/README.md: pages with fewer than 50 words are not scored; every pair of
 scored pages sharing a run of 5 words (a run on more than 2,000 distinct contents is ignored
@@ -34,6 +35,7 @@ DROP = (
     " | //*[@id='blanket-implementations-list'] | //*[@id='trait-implementations']"
     " | //*[@id='synthetic-implementations'] | //*[@id='blanket-implementations']"
     " | //table[contains(@class, 'memberdecls')]"
+    " | //section[@class='summary']"
 )
 MAIN = ["//section[@id='main-content']", "//div[contains(concat(' ', @class, ' '), ' contents ')]",
         "//div[@role='main']", "//div[@id='content']", "//main"]
