@@ -88,6 +88,7 @@ fn verify(c: &mut Criterion) {
         words: Vec::new(),
         term_weights: Vec::new(),
         word_counts: Vec::new(),
+        template_keys: Vec::new(),
     };
     let a = page(1, 300);
     let mut b = a.clone();
@@ -100,6 +101,7 @@ fn verify(c: &mut Criterion) {
         term_weights: Vec::new(),
         words: Vec::new(),
         word_counts: Vec::new(),
+        template_keys: Vec::new(),
     };
     let other = page(1 << 40, 300);
     let mut group = c.benchmark_group("verify");

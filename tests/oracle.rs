@@ -57,7 +57,7 @@ fn config(variant: Variant) -> MethodConfig {
         }
     };
     MethodConfig {
-        template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25, min_content_units: 8 },
+        template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25, min_content_units: 8, interior_run_units: 6 },
         fingerprint,
         candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5, neighbors: 2 },
         verify: VerifyConfig {

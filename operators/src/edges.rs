@@ -149,7 +149,8 @@ pub fn group_blocks(members: &[&Member], min_pages: u32) -> (Option<Vec<u64>>, O
 }
 
 /// Siblings: of what `a` shares with `b`, most (by weight) is sentences in both pages'
-/// repeated keys (`repeated_a`, `repeated_b`, sorted). Decides a sibling candidate: a similar
+/// repeated keys (`repeated_a`, `repeated_b`, sorted) or its host's template
+/// (`Content::template_keys`). Decides a sibling candidate: a similar
 /// pair whose own texts are different texts (`verify::own_texts_are_different_texts`), which
 /// the groups the pair meets in alone cannot tell (a word band shared by two siblings).
 pub fn siblings(a: &Content, repeated_a: &[u64], b: &Content, repeated_b: &[u64]) -> bool {
@@ -159,7 +160,7 @@ pub fn siblings(a: &Content, repeated_a: &[u64], b: &Content, repeated_b: &[u64]
 /// `siblings` with `b` given by its distinct sentence keys (a `Member` carries them).
 pub fn siblings_by_keys(a: &Content, repeated_a: &[u64], b_keys: &[u64], repeated_b: &[u64]) -> bool {
     let common = crate::sorted::intersect(repeated_a, repeated_b);
-    !common.is_empty() && verify::shares_mostly_common_with(a, b_keys, &common)
+    verify::shares_mostly_common_with(a, b_keys, &common)
 }
 
 /// What verifying a group gives: its edges, and its sibling candidates (similar pairs whose

@@ -260,6 +260,7 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
             term_weights: c.term_weights.clone(),
             words: c.words.get(skip..skip + taken).map_or_else(Vec::new, <[Word]>::to_vec),
             word_counts: counts.to_vec(),
+            template_keys: c.template_keys.clone(),
         }
     };
     (middle(a, sa), middle(b, sb))
@@ -286,6 +287,7 @@ mod tests {
             term_weights: Vec::new(),
             words: Vec::new(),
             word_counts: Vec::new(),
+            template_keys: Vec::new(),
         }
     }
 
@@ -322,6 +324,7 @@ mod tests {
             term_weights: Vec::new(),
             words: Vec::new(),
             word_counts: Vec::new(),
+            template_keys: Vec::new(),
         };
         let (a, b) = (unit(&[1, 2, 3, 4]), unit(&[1, 2, 3, 5]));
         assert_eq!(compare(&a, &b, ppm(0.75), 1000), Verdict::Similar(0.75));
@@ -336,6 +339,7 @@ mod tests {
             term_weights: Vec::new(),
             words: Vec::new(),
             word_counts: Vec::new(),
+            template_keys: Vec::new(),
         };
         let b = Content {
             sentences: (0..50).rev().map(|k| (k, 1)).collect(),
@@ -343,6 +347,7 @@ mod tests {
             term_weights: Vec::new(),
             words: Vec::new(),
             word_counts: Vec::new(),
+            template_keys: Vec::new(),
         };
         assert_eq!(compare(&a, &b, ppm(0.1), 3), Verdict::CostCapped);
     }
@@ -355,6 +360,7 @@ mod tests {
             term_weights: Vec::new(),
             words: Vec::new(),
             word_counts: Vec::new(),
+            template_keys: Vec::new(),
         };
         let (a, b) = (unit(&[1, 2, 3, 4, 5, 6, 7, 8]), unit(&[1, 2, 30, 40, 50, 60, 7, 8]));
         let (ca, cb) = central(&a, &b, 0.25);
@@ -398,7 +404,7 @@ mod tests {
             }
             prop_assert_eq!(kept.iter().map(|&(_, w)| w as u64).sum::<u64>() + dropped, ca.weight());
             // and it never changes the LCS
-            let filtered = Content { sentences: kept, shingles: Vec::new(), term_weights: Vec::new(), words: Vec::new(), word_counts: Vec::new() };
+            let filtered = Content { sentences: kept, ..Default::default() };
             let lcs = |x: &Content, y: &Content| dp_resemblance(x, y) * (x.weight() + y.weight()) as f64;
             prop_assert!((lcs(&ca, &cb) - lcs(&filtered, &cb)).abs() < 1e-9);
         }

@@ -94,7 +94,8 @@ pub struct Page {
     pub words: Arc<[Word]>,
 }
 
-/// What verification compares: a page's non-template sentences in document order.
+/// What verification compares: a page's own sentences in document order, with the template
+/// sentences among them (`template::apply`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct Content {
     pub sentences: Vec<(u64, u16)>,
@@ -109,6 +110,10 @@ pub struct Content {
     pub words: Vec<Word>,
     /// Each sentence's number of `words`, parallel to `sentences` (empty without words).
     pub word_counts: Vec<u16>,
+    /// The distinct keys of `sentences` that are its host's template, sorted: boilerplate kept
+    /// inside the page's own text (`template::apply`). The sibling rule counts them as blocks
+    /// repeated for both pages of a pair.
+    pub template_keys: Vec<u64>,
 }
 
 impl Content {

@@ -75,7 +75,7 @@ impl MethodConfig {
 pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::share::Shared> {
     let mut first: HashMap<u64, PageId> = HashMap::new();
     for (id, f) in filtered {
-        for &(key, _) in &f.content.sentences {
+        for &(key, _) in &f.own_sentences() {
             let holder = first.entry(key).or_insert(*id);
             *holder = (*holder).min(*id);
         }
@@ -84,11 +84,8 @@ pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::
         .iter()
         .filter_map(|(id, f)| {
             let earlier = |key: u64| first.get(&key).copied().filter(|p| p != id);
-            f.content
-                .sentences
-                .iter()
-                .any(|&(k, _)| earlier(k).is_some())
-                .then(|| (*id, crate::share::shared(&f.content.sentences, earlier)))
+            let own = f.own_sentences();
+            own.iter().any(|&(k, _)| earlier(k).is_some()).then(|| (*id, crate::share::shared(&own, earlier)))
         })
         .collect()
 }

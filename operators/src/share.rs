@@ -15,7 +15,8 @@ use timely::progress::Timestamp;
 use crate::page::PageId;
 use crate::template::Filtered;
 
-/// A run of duplicated sentences `[from, to)` (offsets in the page's kept sentences) first
+/// A run of duplicated sentences `[from, to)` (offsets in the page's own sentences,
+/// `Filtered::own_sentences`) first
 /// seen on `first`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct SharedSpan {
@@ -59,7 +60,7 @@ pub trait SentenceShare<'scope, T: Timestamp + Lattice> {
 impl<'scope, T: Timestamp + Lattice + Ord> SentenceShare<'scope, T> for VecCollection<'scope, T, (PageId, Filtered), isize> {
     fn sentence_share(self) -> VecCollection<'scope, T, (PageId, Shared), isize> {
         let occurrences = self.clone().flat_map(|(id, filtered)| {
-            let mut keys: Vec<u64> = filtered.content.sentences.iter().map(|&(k, _)| k).collect();
+            let mut keys: Vec<u64> = filtered.own_sentences().iter().map(|&(k, _)| k).collect();
             keys.sort_unstable();
             keys.dedup();
             keys.into_iter().map(move |k| (k, id))
@@ -77,7 +78,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> SentenceShare<'scope, T> for VecColle
             });
         self.join_map(earlier, |&page, filtered, pairs| {
             let lookup = |key: u64| pairs.binary_search_by_key(&key, |&(k, _)| k).ok().map(|i| pairs[i].1);
-            (page, shared(&filtered.content.sentences, lookup))
+            (page, shared(&filtered.own_sentences(), lookup))
         })
     }
 }

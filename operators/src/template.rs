@@ -4,9 +4,10 @@
 //! at least `max(min_pages, ceil(page_fraction · pages on host))` pages of its host is template.
 //! When a key becomes template (or stops being), only the pages holding it are filtered again:
 //! the cost follows the key's pages, never the host's.
-//! Template sentences take no part in fingerprints and do not count in the LCS weight. A page
-//! that is nothing but template keeps all its sentences (it *is* the template, and its copies
-//! are its duplicates).
+//! Template sentences take no part in fingerprints. Verification sees a page's own text with
+//! the short runs of template inside it (a generator's boilerplate), not its menus, footers
+//! or long generated blocks. A page that is nothing but template keeps all its sentences (it
+//! *is* the template, and its copies are its duplicates).
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
 use crate::arranged;
-use crate::page::{Content, Page, PageId};
+use crate::page::{Content, Page, PageId, Sentence};
 
 /// Settings of the template stage.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -31,11 +32,15 @@ pub struct TemplateConfig {
     /// sentence, ~90 characters): a page with that much text of its own is compared on it alone,
     /// however much template it carries. Below it, a page's own text is a title at most.
     pub min_content_units: u32,
+    /// Template sentences inside a page's own text (between its first and last own sentence)
+    /// in runs of at most this many units stay in it: a generator's boilerplate read as part
+    /// of the text. Longer runs (member lists, a sidebar) are left out. 0: none stay.
+    pub interior_run_units: u32,
 }
 
 impl Default for TemplateConfig {
     fn default() -> Self {
-        TemplateConfig { min_pages: 4, page_fraction: 0.02, min_content_share: 0.25, min_content_units: 15 }
+        TemplateConfig { min_pages: 4, page_fraction: 0.02, min_content_share: 0.25, min_content_units: 15, interior_run_units: 50 }
     }
 }
 
@@ -54,6 +59,17 @@ pub struct Filtered {
     pub content: Content,
     /// Distinct keys to fingerprint, sorted.
     pub fingerprint_keys: Vec<u64>,
+    /// Template-dominated (a stub): `content` is all its sentences after its leading template.
+    pub dominated: bool,
+}
+
+impl Filtered {
+    /// The page's own sentences: without the template kept inside its text (all of a
+    /// template-dominated page's), as the sentence share counts them.
+    pub fn own_sentences(&self) -> Vec<(u64, u16)> {
+        let template = &self.content.template_keys;
+        self.content.sentences.iter().copied().filter(|(k, _)| self.dominated || template.binary_search(k).is_err()).collect()
+    }
 }
 
 /// Distinct sentence keys of a page, sorted.
@@ -71,23 +87,31 @@ pub fn distinct_keys(page: &Page) -> Vec<u64> {
 /// redirect notice: its main text is shared with its siblings). It keeps everything after its
 /// leading run of template sentences (menus and sidebars come first in document order), so that
 /// its siblings are compared on that shared text; a page that is template from end to end
-/// keeps everything. A page with more text of its own is compared on that text alone: sibling
-/// pages sharing generated blocks (member lists, a section's sidebar) are not duplicates when
-/// their own text differs.
+/// keeps everything. A page with more text of its own is compared on that text, and on the
+/// template sentences inside it in runs of at most `interior_run_units` (a generator's
+/// boilerplate: headings, "This is an internal header file…"): what comes before its first
+/// own sentence and after its last (menus, footers) and longer runs inside (a member list, a
+/// sidebar) are left out. Sibling pages sharing generated blocks are not duplicates when their
+/// own text differs: the template sentences kept are named in `Content::template_keys`, which
+/// the sibling rule counts as repeated blocks.
 pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtered {
     let is_template = |key: &u64| templates.binary_search(key).is_ok();
     let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
     let kept: u64 = page.sentences.iter().filter(|s| !is_template(&s.key)).map(|s| s.weight as u64).sum();
     let dominated = kept == 0 || ((kept as f64) < config.min_content_share * total as f64 && kept < config.min_content_units as u64);
-    let head = if dominated { page.sentences.iter().take_while(|s| is_template(&s.key)).count() } else { 0 };
-    let head = if head == page.sentences.len() { 0 } else { head };
-    let keep = |i: usize, s: &crate::page::Sentence| if dominated { i >= head } else { !is_template(&s.key) };
+    let keep = if dominated {
+        let head = page.sentences.iter().take_while(|s| is_template(&s.key)).count();
+        let head = if head == page.sentences.len() { 0 } else { head };
+        (0..page.sentences.len()).map(|i| i >= head).collect()
+    } else {
+        interior(page, is_template, config.interior_run_units as u64)
+    };
     // The kept sentences and their words (`page.words`, each sentence's run in order).
     let (mut selected, mut words, mut word_counts) = (Vec::new(), Vec::new(), Vec::new());
     let mut offset = 0usize;
-    for (i, s) in page.sentences.iter().enumerate() {
+    for (s, &keep) in page.sentences.iter().zip(&keep) {
         let end = (offset + s.words as usize).min(page.words.len());
-        if keep(i, s) {
+        if keep {
             selected.push(s);
             words.extend_from_slice(&page.words[offset..end]);
             word_counts.push((end - offset) as u16);
@@ -98,16 +122,53 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
         word_counts.clear();
     }
     let content: Vec<(u64, u16)> = selected.iter().map(|s| (s.key, s.weight)).collect();
-    let mut keys: Vec<u64> = selected.iter().filter(|s| s.fingerprinted).map(|s| s.key).collect();
+    let mut template_keys: Vec<u64> = selected.iter().map(|s| s.key).filter(|k| is_template(k)).collect();
+    template_keys.sort_unstable();
+    template_keys.dedup();
+    // Fingerprints: the page's own sentences (template kept inside them would put every page
+    // of a generator in one group), all of a template-dominated page.
+    let own: Vec<&&Sentence> = selected.iter().filter(|s| dominated || !is_template(&s.key)).collect();
+    let mut keys: Vec<u64> = own.iter().filter(|s| s.fingerprinted).map(|s| s.key).collect();
     if keys.is_empty() {
-        keys = content.iter().map(|&(k, _)| k).collect();
+        keys = own.iter().map(|s| s.key).collect();
     }
     keys.sort_unstable();
     keys.dedup();
     let mut shingles = page.shingles.clone();
     shingles.sort_unstable();
     shingles.dedup();
-    Filtered { content: Content { sentences: content, shingles, term_weights: Vec::new(), words, word_counts }, fingerprint_keys: keys }
+    Filtered {
+        content: Content { sentences: content, shingles, term_weights: Vec::new(), words, word_counts, template_keys },
+        fingerprint_keys: keys,
+        dominated,
+    }
+}
+
+/// Which sentences of a page with text of its own are kept: its own (non-template) sentences,
+/// and the template sentences between its first and last own sentence that come in runs of at
+/// most `max_run` units.
+fn interior(page: &Page, is_template: impl Fn(&u64) -> bool, max_run: u64) -> Vec<bool> {
+    let mut keep: Vec<bool> = page.sentences.iter().map(|s| !is_template(&s.key)).collect();
+    let (Some(first), Some(last)) = (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k)) else {
+        return keep;
+    };
+    let mut i = first;
+    while i < last {
+        if keep[i] {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let mut units = 0u64;
+        while !keep[i] {
+            units += page.sentences[i].weight as u64;
+            i += 1;
+        }
+        if units <= max_run {
+            keep[start..i].iter_mut().for_each(|k| *k = true);
+        }
+    }
+    keep
 }
 
 /// The template operator.
@@ -172,7 +233,6 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::Sentence;
 
     fn page(keys: &[u64]) -> Page {
         Page::of_keys(keys, |key| Sentence { key, weight: 2, fingerprinted: key < 100, words: 0 })
@@ -188,9 +248,17 @@ mod tests {
 
     #[test]
     fn template_keys_leave_content_and_fingerprints() {
-        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &TemplateConfig::default());
+        let off = TemplateConfig { interior_run_units: 0, ..Default::default() };
+        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &off);
         assert_eq!(filtered.content.sentences, vec![(1, 2), (3, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
+        // By default the template sentence inside the own text stays (not the trailing one),
+        // named, and still out of the fingerprints and of the own sentences.
+        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &TemplateConfig::default());
+        assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)]);
+        assert_eq!(filtered.content.template_keys, vec![2]);
+        assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
+        assert_eq!(filtered.own_sentences(), vec![(1, 2), (3, 2)]);
     }
 
     #[test]
@@ -226,5 +294,36 @@ mod tests {
         let own = TemplateConfig { min_content_units: 6, ..Default::default() };
         let filtered = apply(&page(&keys), &templates, &own);
         assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)], "its own text, nothing of the generated blocks");
+    }
+
+    #[test]
+    fn boilerplate_inside_the_own_text_stays_and_is_named() {
+        // Menu (10, 11), own 1, boilerplate 12 (2 units), own 2, a generated list 13..=38
+        // (52 units), own 3, footer 39.
+        let mut keys: Vec<u64> = vec![10, 11, 1, 12, 2];
+        keys.extend(13..39);
+        keys.extend([3, 39]);
+        let templates: Vec<u64> = (10..40).collect();
+        // 6 units of its own: enough not to be a stub.
+        let config = TemplateConfig { min_content_units: 6, ..Default::default() };
+        let filtered = apply(&page(&keys), &templates, &config);
+        assert_eq!(filtered.content.sentences, vec![(1, 2), (12, 2), (2, 2), (3, 2)], "short runs inside stay, long runs and the edges go");
+        assert_eq!(filtered.content.template_keys, vec![12]);
+        assert_eq!(filtered.fingerprint_keys, vec![1, 2, 3], "template never fingerprints a page with text of its own");
+        // The bound is inclusive: a run of exactly interior_run_units stays.
+        let exact = TemplateConfig { interior_run_units: 52, ..config };
+        assert_eq!(apply(&page(&keys), &templates, &exact).content.sentences.len(), 30);
+        let off = TemplateConfig { interior_run_units: 0, ..config };
+        let filtered = apply(&page(&keys), &templates, &off);
+        assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)], "0: the own text alone");
+        assert!(filtered.content.template_keys.is_empty());
+    }
+
+    #[test]
+    fn a_stub_names_its_template() {
+        let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
+        assert_eq!(filtered.content.template_keys, vec![7, 8]);
+        assert!(filtered.dominated);
+        assert_eq!(filtered.own_sentences(), filtered.content.sentences, "a stub's sentences are its own");
     }
 }

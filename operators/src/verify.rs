@@ -284,7 +284,8 @@ impl<V: Copy> VerdictCache<V> {
     }
 }
 
-/// A 64-bit hash of a page's content (sentences and shingles), the verdict cache's key.
+/// A 64-bit hash of a page's content (sentences, shingles, words, weights and template keys),
+/// the verdict cache's key.
 pub fn content_hash(c: &Content) -> u64 {
     let mut h = crate::hashing::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
     for &(key, weight) in &c.sentences {
@@ -299,6 +300,11 @@ pub fn content_hash(c: &Content) -> u64 {
     // The cosine's IDF weights change as pages come and go: part of the key.
     for &w in &c.term_weights {
         h = crate::hashing::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
+    }
+    // So does which of the sentences are template (a group holds a member by its hash: a page
+    // whose template changes, its sentences the same, is a new member, not the old one).
+    for &k in &c.template_keys {
+        h = crate::hashing::mix64(h ^ k).wrapping_add(0x1d8e_4e27_c47d_124f);
     }
     h
 }
@@ -423,7 +429,8 @@ pub fn own_texts_are_different_texts(config: &VerifyConfig, a: &Content, b: &Con
     !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
 }
 
-/// What `a` shares with `b` is mostly blocks the set repeats (`common`, sorted).
+/// What `a` shares with `b` is mostly blocks the set repeats (`common`, sorted) or its host's
+/// template (`Content::template_keys`: boilerplate kept inside its own text).
 pub fn shares_mostly_common(a: &Content, b: &Content, common: &[u64]) -> bool {
     shares_mostly_common_with(a, &distinct_sentence_keys(b), common)
 }
@@ -434,7 +441,7 @@ pub fn shares_mostly_common_with(a: &Content, kb: &[u64], common: &[u64]) -> boo
     for &(k, w) in &a.sentences {
         if kb.binary_search(&k).is_ok() {
             shared += w as u64;
-            if common.binary_search(&k).is_ok() {
+            if common.binary_search(&k).is_ok() || a.template_keys.binary_search(&k).is_ok() {
                 shared_common += w as u64;
             }
         }
@@ -532,6 +539,7 @@ pub(crate) mod tests {
             term_weights: Vec::new(),
             words: Vec::new(),
             word_counts: Vec::new(),
+            template_keys: Vec::new(),
         }
     }
 
@@ -645,6 +653,26 @@ pub(crate) mod tests {
         // The block on fewer pages of the set than sibling_min_pages: no rule.
         assert!(set_common_keys(&members, 4).is_empty());
         assert!(!own_texts_differ(&config, &a, &b, &[]));
+    }
+
+    #[test]
+    fn siblings_sharing_host_template_are_not_near_duplicates() {
+        // Boilerplate of the host kept inside each page's own text (30 sentences), 3 sentences
+        // of each page's own: no candidate set repeats it, the template names it.
+        let block: Vec<Vec<u16>> = (0..30).map(sentence).collect();
+        let sibling = |n: u16| {
+            let mut c = of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
+            c.template_keys = distinct_sentence_keys(&of_words(&block));
+            c
+        };
+        let (a, b) = (sibling(1), sibling(2));
+        let config = VerifyConfig::default();
+        assert!(matches!(compare(&config, &a, &b, lcs::ppm(config.threshold)), Verdict::Similar(_)), "90% shared");
+        assert!(own_texts_differ(&config, &a, &b, &[]));
+        assert_eq!(unless_siblings(&config, &a, &b, &[], Verdict::Similar(0.9)), Verdict::Dissimilar);
+        // The same pages without the template named: the rule has nothing to go by.
+        let (plain_a, plain_b) = (Content { template_keys: Vec::new(), ..a }, Content { template_keys: Vec::new(), ..b });
+        assert!(!own_texts_differ(&config, &plain_a, &plain_b, &[]));
     }
 
     #[test]
