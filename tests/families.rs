@@ -116,3 +116,29 @@ fn five_hundred_siblings_sharing_generated_blocks_stay_apart() {
     let clusters: BTreeSet<_> = output.rows.iter().map(|r| r.assignment.cluster).collect();
     assert_eq!(clusters.len(), 500, "siblings were merged on their generated blocks");
 }
+
+#[test]
+fn five_hundred_siblings_sharing_boilerplate_inside_their_text_stay_apart() {
+    // The generator's boilerplate sits between each page's own sentences in two short runs
+    // (three sentences, ~40 units: under `interior_run_units`), so it stays in what is
+    // compared, two thirds of every page: two siblings' sentences are within τ. The sibling
+    // rule must still keep pages whose own texts differ apart.
+    let mut rng = common::synth::Rng(0xb011);
+    let runs: Vec<String> = (0..2).map(|r| (0..3).map(|j| format!("<p>Note {r}-{j}: {}</p>", words(&mut rng))).collect()).collect();
+    let mut warc = Vec::new();
+    for n in 0..500usize {
+        let own: Vec<String> = (0..3).map(|_| format!("<p>Struct {n}: {}</p>", words(&mut rng))).collect();
+        let html = format!(
+            "<html><head><title>Struct {n}</title></head><body><main>{}{}{}{}{}</main></body></html>",
+            own[0], runs[0], own[1], runs[1], own[2]
+        );
+        warc.extend(warc_response(&format!("http://api.example/struct.S{n}.html"), n as u64, n as u64 + 1, &html));
+    }
+    let path = std::env::temp_dir().join(format!("dupflow-test-{}-boilerplate.warc", std::process::id()));
+    std::fs::write(&path, warc).unwrap();
+    let output = dataflow::run(RunOptions::new(Feed::Inputs(vec![Input::File(path.clone())]), PipelineConfig::default(), 2)).unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(output.rows.len(), 500);
+    let clusters: BTreeSet<_> = output.rows.iter().map(|r| r.assignment.cluster).collect();
+    assert_eq!(clusters.len(), 500, "siblings were merged on the boilerplate inside their text");
+}
