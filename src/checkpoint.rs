@@ -67,6 +67,22 @@ pub struct Manifest {
     /// before cluster anchors).
     #[serde(default)]
     pub cluster_ids: u32,
+    /// The method its change stream was computed with (`method_key`; 0, absent: written before
+    /// the key existed).
+    #[serde(default)]
+    pub method: u64,
+}
+
+/// The version of the method's rules, raised whenever a release forms other clusters from the
+/// same pages and settings. 2: template inside a page's own text stays in it (eighth session).
+pub const METHOD_VERSION: u64 = 2;
+
+/// A stable key of what decides the clusters: `METHOD_VERSION` and the method's settings
+/// ([template], [fingerprint], [candidates], [verify]). A checkpoint's change stream can only
+/// be continued by a dataflow that forms the same clusters from the pages it restores.
+pub fn method_key(method: &dupflow_operators::reference::MethodConfig) -> u64 {
+    let settings = serde_json::to_string(method).expect("the method's settings serialize");
+    dupflow_operators::hashing::stable_hash(&format!("{METHOD_VERSION} {settings}"))
 }
 
 /// The cluster ids of this version's change stream: each cluster named by its anchor
@@ -86,12 +102,20 @@ impl Manifest {
     }
 
     /// A resume must have the checkpoint's shape (its parts, positions and shards are split by
-    /// it) and its cluster ids.
-    pub fn check_shape(&self, processes: usize, readers: usize, path: &Path) -> Result<(), RunError> {
+    /// it), its cluster ids and its method (`method`: `method_key` of the resuming run): the
+    /// restored epochs' clusters are applied, not written, so a dataflow forming other clusters
+    /// would retract rows the stream never held and leave others standing.
+    pub fn check_shape(&self, processes: usize, readers: usize, method: u64, path: &Path) -> Result<(), RunError> {
         if self.cluster_ids != CLUSTER_IDS {
             return Err(RunError::Checkpoint {
                 path: path.to_path_buf(),
                 message: "written by an earlier dupflow, whose change stream named clusters by their earliest page; this one names them by their anchor (a member chosen by a hash of URL and record id), so the stream cannot be continued: start the run afresh".to_string(),
+            });
+        }
+        if self.method != method {
+            return Err(RunError::Checkpoint {
+                path: path.to_path_buf(),
+                message: "written with another method (an earlier dupflow's rules, or other [template], [fingerprint], [candidates] or [verify] settings): its change stream holds clusters this run would form otherwise, so it cannot be continued; resume with the settings and version it was written with, or start the run afresh".to_string(),
             });
         }
         let (shards, written) = (self.shards.len().max(1), self.readers.len().max(1));
@@ -257,13 +281,34 @@ mod tests {
     #[test]
     fn a_checkpoint_from_before_cluster_anchors_is_refused_with_a_reason() {
         let path = Path::new("state");
-        let written = Manifest { parts: 2, cluster_ids: CLUSTER_IDS, ..Manifest::default() };
-        assert!(written.check_shape(1, 1, path).is_ok());
+        let written = Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: 7, ..Manifest::default() };
+        assert!(written.check_shape(1, 1, 7, path).is_ok());
         // A manifest of an earlier version has no `cluster_ids`.
         let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
         json.as_object_mut().unwrap().remove("cluster_ids");
         let old: Manifest = serde_json::from_value(json).unwrap();
-        let err = old.check_shape(1, 1, path).unwrap_err().to_string();
+        let err = old.check_shape(1, 1, 7, path).unwrap_err().to_string();
         assert!(err.contains("earliest page") && err.contains("afresh"), "{err}");
+    }
+
+    #[test]
+    fn a_checkpoint_of_another_method_is_refused_with_a_reason() {
+        use dupflow_operators::reference::MethodConfig;
+        let path = Path::new("state");
+        let method = MethodConfig::default();
+        let key = method_key(&method);
+        assert_eq!(key, method_key(&MethodConfig::default()), "stable");
+        let mut other = method.clone();
+        other.template.interior_run_units = 0;
+        assert_ne!(method_key(&other), key);
+        let written = Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: key, ..Manifest::default() };
+        assert!(written.check_shape(1, 1, key, path).is_ok());
+        let err = written.check_shape(1, 1, method_key(&other), path).unwrap_err().to_string();
+        assert!(err.contains("another method") && err.contains("afresh"), "{err}");
+        // A manifest written before the key (the seventh session's) has none: refused too.
+        let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
+        json.as_object_mut().unwrap().remove("method");
+        let old: Manifest = serde_json::from_value(json).unwrap();
+        assert!(old.check_shape(1, 1, key, path).is_err());
     }
 }

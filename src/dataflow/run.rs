@@ -98,7 +98,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let registry = options.live.registry.clone();
     let manifest = checkpoint::open(options.checkpoint.as_deref())?;
     if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
-        m.check_shape(options.processes, options.readers().1, dir)?;
+        m.check_shape(options.processes, options.readers().1, checkpoint::method_key(&options.config.method()), dir)?;
     }
     if let Some(m) = &manifest {
         tracing::info!("resuming from the checkpoint of epoch {} ({} inputs read so far)", m.epoch, m.reader.inputs.len());

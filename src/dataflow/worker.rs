@@ -106,7 +106,8 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     let method = cx.pipeline.method();
     let (mut input, probe, collected, mut transport) = build(worker, cx, &method, receivers.len());
     let sink = if index == cx.first_worker {
-        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), cx.checkpoint.clone(), cx.peers, cx.live.clone(), cx.shard(), cx.readers)?)
+        let key = crate::checkpoint::method_key(&method);
+        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), cx.checkpoint.clone(), cx.peers, cx.live.clone(), cx.shard(), cx.readers, key)?)
     } else {
         None
     };

@@ -42,6 +42,8 @@ pub(crate) struct Sink {
     readers: usize,
     /// Process 0, several readers: checkpoints whose other shares may not be on disk yet.
     uncommitted: Vec<u64>,
+    /// `checkpoint::method_key` of this run: written into every manifest.
+    method: u64,
 }
 
 impl Sink {
@@ -53,6 +55,7 @@ impl Sink {
         live: Arc<Live>,
         shard: crate::sink::Shard,
         readers: usize,
+        method: u64,
     ) -> Result<Sink, RunError> {
         let mut changes = None;
         let mut changes_bytes = 0;
@@ -86,6 +89,7 @@ impl Sink {
             shard,
             readers,
             uncommitted: Vec::new(),
+            method,
         })
     }
 
@@ -225,6 +229,7 @@ impl Sink {
                 readers: Vec::new(),
                 shards: Vec::new(),
                 cluster_ids: CLUSTER_IDS,
+                method: self.method,
             };
             return self.write_manifest(&dir, manifest);
         }
@@ -258,6 +263,7 @@ impl Sink {
                 readers,
                 shards,
                 cluster_ids: CLUSTER_IDS,
+                method: self.method,
             };
             return self.write_manifest(&dir, manifest);
         }
