@@ -106,8 +106,8 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     let method = cx.pipeline.method();
     let (mut input, probe, collected, mut transport) = build(worker, cx, &method, receivers.len());
     let sink = if index == cx.first_worker {
-        let key = crate::checkpoint::method_key(&method);
-        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), cx.checkpoint.clone(), cx.peers, cx.live.clone(), cx.shard(), cx.readers, key)?)
+        let checkpoint = cx.checkpoint.clone().map(|dir| (dir, crate::checkpoint::method_key(&method)));
+        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), checkpoint, cx.peers, cx.live.clone(), cx.shard(), cx.readers)?)
     } else {
         None
     };

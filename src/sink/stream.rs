@@ -50,13 +50,14 @@ impl Sink {
     pub(crate) fn new(
         out: Option<PathBuf>,
         manifest: Option<&Manifest>,
-        checkpoint: Option<PathBuf>,
+        // The checkpoint directory, and the run's `checkpoint::method_key` its manifests carry.
+        checkpoint: Option<(PathBuf, u64)>,
         peers: usize,
         live: Arc<Live>,
         shard: crate::sink::Shard,
         readers: usize,
-        method: u64,
     ) -> Result<Sink, RunError> {
+        let (checkpoint, method) = checkpoint.map_or((None, 0), |(dir, method)| (Some(dir), method));
         let mut changes = None;
         let mut changes_bytes = 0;
         if let Some(dir) = &out {
