@@ -108,13 +108,17 @@ fn five_hundred_siblings_sharing_generated_blocks_stay_apart() {
         warc.extend(warc_response(&format!("http://api.example/struct.S{n}.html"), n as u64, n as u64 + 1, &html));
     }
     assert!(own_share < 0.12, "own text is {own_share:.2} of the page");
-    let path = std::env::temp_dir().join(format!("dupflow-test-{}-siblings.warc", std::process::id()));
+    assert_eq!(clusters_of(warc, "siblings", 500), 500, "siblings were merged on their generated blocks");
+}
+
+/// The number of clusters a default run (2 workers) makes of `warc`, which holds `pages` pages.
+fn clusters_of(warc: Vec<u8>, name: &str, pages: usize) -> usize {
+    let path = std::env::temp_dir().join(format!("dupflow-test-{}-{name}.warc", std::process::id()));
     std::fs::write(&path, warc).unwrap();
     let output = dataflow::run(RunOptions::new(Feed::Inputs(vec![Input::File(path.clone())]), PipelineConfig::default(), 2)).unwrap();
     let _ = std::fs::remove_file(&path);
-    assert_eq!(output.rows.len(), 500);
-    let clusters: BTreeSet<_> = output.rows.iter().map(|r| r.assignment.cluster).collect();
-    assert_eq!(clusters.len(), 500, "siblings were merged on their generated blocks");
+    assert_eq!(output.rows.len(), pages);
+    output.rows.iter().map(|r| r.assignment.cluster).collect::<BTreeSet<_>>().len()
 }
 
 #[test]
@@ -134,11 +138,5 @@ fn five_hundred_siblings_sharing_boilerplate_inside_their_text_stay_apart() {
         );
         warc.extend(warc_response(&format!("http://api.example/struct.S{n}.html"), n as u64, n as u64 + 1, &html));
     }
-    let path = std::env::temp_dir().join(format!("dupflow-test-{}-boilerplate.warc", std::process::id()));
-    std::fs::write(&path, warc).unwrap();
-    let output = dataflow::run(RunOptions::new(Feed::Inputs(vec![Input::File(path.clone())]), PipelineConfig::default(), 2)).unwrap();
-    let _ = std::fs::remove_file(&path);
-    assert_eq!(output.rows.len(), 500);
-    let clusters: BTreeSet<_> = output.rows.iter().map(|r| r.assignment.cluster).collect();
-    assert_eq!(clusters.len(), 500, "siblings were merged on the boilerplate inside their text");
+    assert_eq!(clusters_of(warc, "boilerplate", 500), 500, "siblings were merged on the boilerplate inside their text");
 }

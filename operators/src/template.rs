@@ -29,8 +29,9 @@ pub struct TemplateConfig {
     /// template-dominated (a stub, a redirect notice): it keeps all its sentences.
     pub min_content_share: f64,
     /// ... unless they weigh at least this many units (a unit is about a word: 15 is one long
-    /// sentence, ~90 characters): a page with that much text of its own is compared on it alone,
-    /// however much template it carries. Below it, a page's own text is a title at most.
+    /// sentence, ~90 characters): a page with that much text of its own is compared on it (and
+    /// the boilerplate inside it, `interior_run_units`), however much template it carries.
+    /// Below it, a page's own text is a title at most.
     pub min_content_units: u32,
     /// Template sentences inside a page's own text (between its first and last own sentence)
     /// in runs of at most this many units stay in it: a generator's boilerplate read as part
