@@ -116,3 +116,37 @@ fn known_quirks_are_read_right() {
     assert_eq!(clueweb.types.get("response"), Some(&29));
     assert_eq!(clueweb.page_urls.len(), 29, "euc-jp pages with gzip Content-Encoding decode");
 }
+
+/// The HTML strip cuts attributes before parsing (`html::slim_tags`): every page of the samples,
+/// and every fifth page of the dev benchmark file, gives the same title, language and text
+/// blocks as the page parsed as it is.
+#[test]
+fn slimmed_pages_strip_to_the_same_text_as_the_pages_as_they_are() {
+    let Some(shared) = common::shared_dir() else { return };
+    let mut inputs = dupflow::source::expand(&[shared.join("corpora/warc-samples").display().to_string()]).expect("expand");
+    let dev = shared.join("bench/docs-dev.warc.gz");
+    let dev_at = inputs.len();
+    if dev.is_file() {
+        inputs.push(Input::File(dev));
+    }
+    let (mut pages, mut differ) = (0, Vec::new());
+    for (at, input) in inputs.iter().enumerate() {
+        let mut seen = 0usize;
+        let _ = dupflow::source::read_records(input, 64 << 20, |record| {
+            let Ok(record) = record else { return };
+            let Ok((dupflow::source::http::Outcome::Page(doc), _)) = dupflow::source::http::interpret(&record, 8 << 20) else {
+                return;
+            };
+            seen += 1;
+            if at == dev_at && !seen.is_multiple_of(5) {
+                return;
+            }
+            pages += 1;
+            if dupflow_operators::html::strip(&doc.html) != dupflow_operators::html::strip_reference(&doc.html) {
+                differ.push(doc.url.clone());
+            }
+        });
+    }
+    assert!(pages > 700, "only {pages} pages read");
+    assert!(differ.is_empty(), "{} of {pages} pages strip differently when slimmed: {differ:?}", differ.len());
+}

@@ -176,10 +176,220 @@ fn find_end_tag(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
     None
 }
 
+/// Elements whose content the tokenizer reads as text up to their end tag (RCDATA, RAWTEXT;
+/// `script` and `style` when [`drop_raw_text_elements`] left them, unterminated). The slimming
+/// pass copies their content verbatim.
+const VERBATIM_ELEMENTS: [&[u8]; 9] = [b"script", b"style", b"title", b"textarea", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript"];
+
+/// Start tags whose attributes are kept: `html` (its `lang` is read) and those whose attributes
+/// the tree builder reads (`<input type=hidden>` stays in a table, others are moved before it;
+/// `isindex` prompts; declarative shadow roots).
+const KEEP_ATTRIBUTES: [&[u8]; 4] = [b"html", b"input", b"isindex", b"template"];
+
+fn is_tag_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
+
+/// Where a tag's attributes end, following the tokenizer's attribute states from `at` (just past
+/// the tag name): the index of its closing `>` and whether a `/` came right before it, or `None`
+/// at the end of input (the tokenizer then drops the tag).
+fn tag_end(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
+    // The attribute states of the HTML tokenizer that matter for where a tag ends.
+    #[derive(Clone, Copy)]
+    enum State {
+        BeforeName,
+        Name,
+        AfterName,
+        BeforeValue,
+        Quoted(u8),
+        AfterQuoted,
+        Unquoted,
+        SelfClosing,
+    }
+    let mut state = State::BeforeName;
+    while at < bytes.len() {
+        let b = bytes[at];
+        state = match (state, b) {
+            (State::BeforeName | State::AfterName | State::AfterQuoted, b'/') => State::SelfClosing,
+            (State::Name, b'/') => State::SelfClosing,
+            (State::SelfClosing, b'>') => return Some((at, true)),
+            (State::SelfClosing, _) => {
+                state = State::BeforeName;
+                continue;
+            }
+            (State::BeforeName | State::Name | State::AfterName | State::BeforeValue | State::AfterQuoted | State::Unquoted, b'>') => {
+                return Some((at, false))
+            }
+            (State::BeforeName | State::AfterQuoted | State::Unquoted, b) if is_tag_space(b) => State::BeforeName,
+            (State::Name | State::AfterName, b) if is_tag_space(b) => State::AfterName,
+            (State::BeforeValue, b) if is_tag_space(b) => State::BeforeValue,
+            (State::Name | State::AfterName, b'=') => State::BeforeValue,
+            (State::BeforeName | State::AfterName, _) => State::Name,
+            (State::AfterQuoted, _) => {
+                state = State::BeforeName;
+                continue;
+            }
+            (State::Name, _) => State::Name,
+            (State::BeforeValue, b'"' | b'\'') => State::Quoted(b),
+            (State::BeforeValue | State::Unquoted, _) => State::Unquoted,
+            (State::Quoted(q), _) => {
+                // A quoted value runs to its closing quote, whatever it holds.
+                at += memchr::memchr(q, &bytes[at..])?;
+                State::AfterQuoted
+            }
+        };
+        at += 1;
+    }
+    None
+}
+
+/// Index just past the appropriate end tag `</name` (followed by white space, `/` or `>`) at or
+/// after `from`, through its `>`, as the tokenizer finds it in raw text.
+fn verbatim_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
+    let mut at = from;
+    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
+        let open = at + found;
+        let end = open + 2 + name.len();
+        if end < bytes.len()
+            && bytes[open + 1] == b'/'
+            && bytes[open + 2..end].eq_ignore_ascii_case(name)
+            && (is_tag_space(bytes[end]) || matches!(bytes[end], b'/' | b'>'))
+        {
+            return tag_end(bytes, end).map(|(gt, _)| gt + 1);
+        }
+        at = open + 1;
+    }
+    None
+}
+
+/// Rewrites markup the text extraction never reads, keeping the token stream the tree builder
+/// sees: attributes are dropped from every tag but those in [`KEEP_ATTRIBUTES`]. The HTML tokenizer walks attributes character by character, and they are half
+/// the bytes of generated documentation (class names, links, titles). Text, tag names, their
+/// order and self-closing flags are unchanged, and so is the content of raw-text elements
+/// (`title`, `textarea`, unterminated `script`, …), copied verbatim, as are comments, doctypes
+/// and processing instructions. Where the tokenizer's state depends on the tree (foreign content,
+/// framesets, raw-text elements inside a `select`, CDATA sections), the rest of the page is
+/// left as it is.
+pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = html.as_bytes();
+    let mut out = String::new();
+    let mut copied = 0;
+    let mut at = 0;
+    // Inside a `select` (as far as its start and end tags tell), where most elements are ignored.
+    let mut in_select = false;
+    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
+        let open = at + found;
+        let next = bytes.get(open + 1).copied().unwrap_or(0);
+        if next == b'!' {
+            if bytes[open..].starts_with(b"<!--") {
+                let body = open + 4;
+                let end = if bytes[body..].starts_with(b">") {
+                    Some(body + 1)
+                } else if bytes[body..].starts_with(b"->") {
+                    Some(body + 2)
+                } else {
+                    let close = memchr::memmem::find(&bytes[body..], b"-->").map(|i| body + i + 3);
+                    let bang = memchr::memmem::find(&bytes[body..], b"--!>").map(|i| body + i + 4);
+                    match (close, bang) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    }
+                };
+                // Comments stay: dropping one could join what is around it (`<` and `p>`, `&am`
+                // and `p;`). An unterminated comment runs to the end.
+                let Some(end) = end else { break };
+                at = end;
+            } else if bytes[open..].starts_with(b"<![CDATA[") {
+                // A CDATA section in foreign content, a comment to the first `>` elsewhere.
+                break;
+            } else {
+                let Some(gt) = memchr::memchr(b'>', &bytes[open..]) else { break };
+                at = open + gt + 1;
+            }
+            continue;
+        }
+        if next == b'?' {
+            let Some(gt) = memchr::memchr(b'>', &bytes[open..]) else { break };
+            at = open + gt + 1;
+            continue;
+        }
+        let closing = next == b'/';
+        let name_at = open + 1 + usize::from(closing);
+        if !bytes.get(name_at).is_some_and(u8::is_ascii_alphabetic) {
+            if closing {
+                // `</>` is dropped by the tokenizer and `</ …>` is a comment up to the first `>`.
+                let Some(gt) = memchr::memchr(b'>', &bytes[open..]) else { break };
+                at = open + gt + 1;
+            } else {
+                at = open + 1;
+            }
+            continue;
+        }
+        let name_end =
+            name_at + bytes[name_at..].iter().position(|&b| is_tag_space(b) || b == b'/' || b == b'>').unwrap_or(bytes.len() - name_at);
+        let name = &bytes[name_at..name_end];
+        let Some((gt, self_closing)) = tag_end(bytes, name_end) else { break };
+        let is = |other: &[u8]| name.eq_ignore_ascii_case(other);
+        let raw = if closing { None } else { VERBATIM_ELEMENTS.iter().find(|raw| is(raw)) };
+        if !closing {
+            // Where the tree builder, not the tokenizer, decides what follows: foreign content
+            // (`svg` left unterminated, `math`), framesets, `plaintext`, and raw-text elements
+            // that a select ignores (all but `script` and `textarea`, which closes it). The
+            // rest of the page is left as it is.
+            let ignored_in_select = in_select && raw.is_some_and(|raw| !matches!(*raw, b"script" | b"textarea"));
+            if is(b"svg") || is(b"math") || is(b"frameset") || is(b"plaintext") || ignored_in_select {
+                break;
+            }
+            if is(b"select") {
+                // A select inside a select closes it.
+                in_select = !in_select;
+            } else if is(b"textarea") || is(b"input") || is(b"keygen") {
+                in_select = false;
+            }
+        } else if is(b"select") {
+            in_select = false;
+        }
+        let minimal = gt == name_end || (self_closing && gt == name_end + 1);
+        let keep = !closing && KEEP_ATTRIBUTES.iter().any(|keep| is(keep));
+        if !minimal && !keep {
+            if out.is_empty() {
+                out.reserve(html.len() / 2);
+            }
+            out.push_str(&html[copied..name_end]);
+            out.push_str(if self_closing { "/>" } else { ">" });
+            copied = gt + 1;
+        }
+        at = gt + 1;
+        if let Some(raw) = raw {
+            let Some(end) = verbatim_end(bytes, at, raw) else { break };
+            at = end;
+        }
+    }
+    if copied == 0 {
+        return std::borrow::Cow::Borrowed(html);
+    }
+    out.push_str(&html[copied..]);
+    std::borrow::Cow::Owned(out)
+}
+
 /// Parses an HTML document and returns its visible text blocks and title.
+///
+/// Markup the extraction never reads is cut before parsing ([`drop_raw_text_elements`],
+/// [`slim_tags`]); [`strip_reference`] parses the page as it is, and gives the same result.
 pub fn strip(html: &str) -> StrippedPage {
     let html = drop_raw_text_elements(html);
-    let document = Html::parse_document(&html);
+    let html = slim_tags(&html);
+    extract(&Html::parse_document(&html))
+}
+
+/// [`strip`] without [`slim_tags`]: the page parsed with its attributes and comments, the
+/// reference the slimmed parse is tested against.
+#[doc(hidden)]
+pub fn strip_reference(html: &str) -> StrippedPage {
+    extract(&Html::parse_document(&drop_raw_text_elements(html)))
+}
+
+fn extract(document: &Html) -> StrippedPage {
     let mut builder = BlockBuilder { blocks: Vec::new(), current: String::new(), pending_space: false };
     let mut title = String::new();
     let mut hidden_depth = 0usize;
@@ -340,6 +550,146 @@ mod tests {
         assert_eq!(strip(html).blocks, vec!["a", "b", "cd"]);
         assert!(matches!(drop_raw_text_elements("<p>plain</p>"), std::borrow::Cow::Borrowed(_)));
     }
+
+    /// Pages whose markup tests where the tokenizer ends tags, comments and raw text.
+    const TRICKY: &[&str] = &[
+        "<p title=\"a > b\" data-x='c > d' e=f>x</p><p>y</p>",
+        "<p =x a=b'c d= \"e>f\" g h = 'i'>t</p >u",
+        "<p>a<br/>b<br / >c<img src=x />d<br\n>e</p class=z>f",
+        "<div>a<!---->b<!-->c<!--->d<!-- a -- b -->e<!--x--!>f<!--y-- >z-->g</div>",
+        "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0//EN\" \"x\"><?xml a=\"b\"?><p class=q>a</p>",
+        "<p>a</p><math><mi class=x>m</mi><![CDATA[ <p a=\">\"> ]]></math><p>b</p>",
+        "<html lang=de class=x><head><title class=t>a <b c=\"d\">x</b></title></head><body><p>t</p></body></html>",
+        "<p>a</p><textarea rows=3><p class=\"x\">t</p></textarea><p>b</p><noscript><p c=d>n</p></noscript>",
+        "<p>a</p><title>x</titlex> <p q=r>still</title>title</title><p>b</p>",
+        "<p a=b>a</p><plaintext x=y><p a=b>rest</p>",
+        "<p>a</ x>b</>c< p>d <p>e</ x=\">\">f</p>",
+        "<P CLASS=X>Up</P><DIV ID=Y>per</DIV><PRE CLASS=Z>\nline one\nline two</PRE>",
+        "<table class=t><!--c--> x<tr><td a=b>y</td></tr></table><p>z</p>",
+        "<p>a</p><p>b<span class=\"x",
+        "<p>a<scriptx a=b>b</scriptx></p><iframe src=x><p class=y>i</p></iframe><xmp a=b><i c=d>x</i></xmp>",
+        "<p>a<!-- unterminated <p class=x>b",
+        "<p>a<<!-- c -->b &am<!---->p; c</p>",
+        "<p>a</p><select name=s><option value=1>o</option></select><p>b &amp; c&lt;d</p>",
+        "<ul class=a><li class=b>one<li class=c>two</ul><dl><dt x=y>t<dd z=w>d</dl>",
+        "<p>a<![CDATA[ b > c ]]>d</p>",
+        "<p>a<style a=b>p { x: '</style>'; }</style>b</p><template x=y><p>h</p></template>",
+    ];
+
+    #[test]
+    fn slimmed_markup_parses_to_the_same_text() {
+        for html in TRICKY {
+            assert_eq!(strip(html), strip_reference(html), "{html}");
+        }
+    }
+
+    #[test]
+    fn slimming_drops_attributes_and_comments_and_keeps_the_rest() {
+        assert_eq!(
+            slim_tags("<html lang=de><p class=\"a>b\">x<!-- <p c=d> --><br/><img src=y /></p x>"),
+            "<html lang=de><p>x<!-- <p c=d> --><br/><img/></p>"
+        );
+        assert_eq!(slim_tags("<title a=b><i c=d></title><p e=f>"), "<title><i c=d></title><p>");
+        assert_eq!(slim_tags("<p>a<!-- open <p x=y>"), "<p>a<!-- open <p x=y>");
+        assert_eq!(slim_tags("<!DOCTYPE html><p>plain</p>"), "<!DOCTYPE html><p>plain</p>");
+        assert!(matches!(slim_tags("<!DOCTYPE html><p>plain</p>"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    proptest::proptest! {
+        /// Random markup from pieces that stress the tokenizer's states: slimmed or not, the
+        /// same text, title and language.
+        #[test]
+        fn slimming_never_changes_the_text(pieces in proptest::collection::vec(0usize..PIECES.len(), 0..40)) {
+            let html: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            proptest::prop_assert_eq!(strip(&html), strip_reference(&html), "{}", html);
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "<p>",
+        "</p>",
+        "<p class=\"a\">",
+        "<div id='d'>",
+        "</div>",
+        "<span a=b>",
+        "</span>",
+        "<a href=\"x>y\">",
+        "</a>",
+        "<b>",
+        "</b>",
+        "<table>",
+        "<tr c=d>",
+        "<td>",
+        "</td>",
+        "</table>",
+        "<pre x=y>",
+        "</pre>",
+        "\n",
+        " ",
+        "text",
+        "<!--",
+        "-->",
+        "--!>",
+        "<!-- c -->",
+        "<title t=u>",
+        "</title>",
+        "<textarea>",
+        "</textarea>",
+        "<script>",
+        "</script>",
+        "<style>",
+        "</style>",
+        "<noscript n=o>",
+        "</noscript>",
+        "<svg>",
+        "</svg>",
+        "<math>",
+        "</math>",
+        "<![CDATA[",
+        "]]>",
+        "<!DOCTYPE html>",
+        "<?x?>",
+        "</ x>",
+        "</>",
+        "<",
+        ">",
+        "\"",
+        "'",
+        "=",
+        "/",
+        "<br/>",
+        "<br / >",
+        "<img src=i>",
+        "<html lang=fr>",
+        "<head>",
+        "</head>",
+        "<body b=c>",
+        "<li>",
+        "<ul>",
+        "</ul>",
+        "<select>",
+        "<option>",
+        "</select>",
+        "<template>",
+        "</template>",
+        "&amp;",
+        "<plaintext>",
+        "<xmp>",
+        "</xmp>",
+        "<iframe>",
+        "</iframe>",
+        "<h1 x>",
+        "</h1>",
+        "<input type=hidden>",
+        "<form f=g>",
+        "</form>",
+        "<label>",
+        "</label>",
+        "<p a='>'",
+        "<p a=\"",
+        "<P CLASS=X>",
+        "</P>",
+    ];
 
     #[test]
     fn garbage_does_not_panic() {
