@@ -107,15 +107,17 @@ struct BlockBuilder {
 
 impl BlockBuilder {
     fn push_text(&mut self, text: &str) {
-        for c in text.chars() {
-            if c.is_whitespace() {
+        // Runs of text between white space characters, each copied whole.
+        for (i, run) in text.split(char::is_whitespace).enumerate() {
+            if i > 0 {
                 self.pending_space = !self.current.is_empty();
-            } else {
+            }
+            if !run.is_empty() {
                 if self.pending_space {
                     self.current.push(' ');
                     self.pending_space = false;
                 }
-                self.current.push(c);
+                self.current.push_str(run);
             }
         }
     }
@@ -243,6 +245,20 @@ fn tag_end(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
     None
 }
 
+/// Index just past the first `-->` or `--!>` at or after `from`: where a comment ends.
+fn comment_end(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(found) = memchr::memmem::find(&bytes[at..], b"--") {
+        let dashes = at + found;
+        match bytes.get(dashes + 2..) {
+            Some([b'>', ..]) => return Some(dashes + 3),
+            Some([b'!', b'>', ..]) => return Some(dashes + 4),
+            _ => at = dashes + 1,
+        }
+    }
+    None
+}
+
 /// Index just past the appropriate end tag `</name` (followed by white space, `/` or `>`) at or
 /// after `from`, through its `>`, as the tokenizer finds it in raw text.
 fn verbatim_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
@@ -288,12 +304,7 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
                 } else if bytes[body..].starts_with(b"->") {
                     Some(body + 2)
                 } else {
-                    let close = memchr::memmem::find(&bytes[body..], b"-->").map(|i| body + i + 3);
-                    let bang = memchr::memmem::find(&bytes[body..], b"--!>").map(|i| body + i + 4);
-                    match (close, bang) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    }
+                    comment_end(bytes, body)
                 };
                 // Comments stay: dropping one could join what is around it (`<` and `p>`, `&am`
                 // and `p;`). An unterminated comment runs to the end.

@@ -21,7 +21,7 @@ pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
     // Removing punctuation can bring a base letter and a combining mark together; one more
     // pass composes them, so that normalization is idempotent (tested).
     for _ in 0..2 {
-        if is_nfkc_quick(out.chars()) == IsNormalized::Yes {
+        if out.is_ascii() || is_nfkc_quick(out.chars()) == IsNormalized::Yes {
             break;
         }
         out = normalize_pass(&out, punctuation);
@@ -30,14 +30,43 @@ pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
 }
 
 fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
-    let mut out = Collapsed::new(sentence.len(), punctuation);
     if sentence.is_ascii() {
-        // NFKC is the identity on ASCII: skip it (most web text).
-        sentence.bytes().for_each(|b| out.push(b.to_ascii_lowercase() as char));
-    } else {
+        // NFKC is the identity on ASCII: skip it (most web text), and take bytes.
+        return normalize_ascii(sentence, punctuation);
+    }
+    let mut out = Collapsed::new(sentence.len(), punctuation);
+    {
         sentence.nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
     }
     out.text
+}
+
+/// [`Collapsed`] for ASCII text, byte by byte.
+fn normalize_ascii(sentence: &str, punctuation: Punctuation) -> String {
+    let mut text = String::with_capacity(sentence.len());
+    let mut pending_space = false;
+    for b in sentence.bytes() {
+        // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage
+        // return and space.
+        if matches!(b, b'\t'..=b'\r' | b' ') {
+            pending_space = !text.is_empty();
+            continue;
+        }
+        let kept = if b.is_ascii_alphanumeric() {
+            b.to_ascii_lowercase()
+        } else {
+            match punctuation {
+                Punctuation::Remove => continue,
+                Punctuation::Underscore => b'_',
+            }
+        };
+        if pending_space {
+            text.push(' ');
+            pending_space = false;
+        }
+        text.push(kept as char);
+    }
+    text
 }
 
 /// Builds normalized text: letters, digits and marks kept; punctuation and symbols dropped
