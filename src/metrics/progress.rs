@@ -3,7 +3,7 @@
 //! once a second (time series and cluster gauges).
 
 use std::io::{IsTerminal, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -12,13 +12,14 @@ use super::live::Live;
 use super::{BYTES_READ, INPUT_BYTES, PAGES};
 
 pub struct Progress {
-    stop: Arc<AtomicBool>,
+    /// Dropped to stop the thread: it wakes at once, not at its next tick.
+    stop: Option<mpsc::Sender<()>>,
     handle: Option<JoinHandle<()>>,
 }
 
 impl Progress {
     pub fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
@@ -27,8 +28,7 @@ impl Progress {
 
 /// Starts the sampler (and the progress output unless `quiet`).
 pub fn start(live: Arc<Live>, quiet: bool) -> Progress {
-    let stop = Arc::new(AtomicBool::new(false));
-    let flag = stop.clone();
+    let (stop, stopped) = mpsc::channel::<()>();
     let handle = std::thread::Builder::new()
         .name("dupflow-progress".into())
         .spawn(move || {
@@ -36,10 +36,15 @@ pub fn start(live: Arc<Live>, quiet: bool) -> Progress {
             let started = Instant::now();
             let mut last_line = Instant::now();
             let mut drawn = false;
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(250));
-                if started.elapsed().as_millis() % 1000 < 250 || flag.load(Ordering::Relaxed) {
+            loop {
+                // A tick every 250 ms; the run's end wakes the thread at once (a sleep here
+                // added up to a tick to every run's wall time).
+                let stopping = !matches!(stopped.recv_timeout(Duration::from_millis(250)), Err(RecvTimeoutError::Timeout));
+                if started.elapsed().as_millis() % 1000 < 250 || stopping {
                     live.sample();
+                }
+                if stopping {
+                    break;
                 }
                 if quiet || live.is_finished() {
                     continue;
@@ -77,5 +82,5 @@ pub fn start(live: Arc<Live>, quiet: bool) -> Progress {
             }
         })
         .expect("progress thread");
-    Progress { stop, handle: Some(handle) }
+    Progress { stop: Some(stop), handle: Some(handle) }
 }
