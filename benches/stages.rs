@@ -71,6 +71,10 @@ fn strip_and_split(c: &mut Criterion) {
     group.bench_function(format!("html strip {} pages", docs.len()), |b| {
         b.iter(|| docs.iter().map(|d| html::strip(d).blocks.len()).sum::<usize>())
     });
+    // The baseline in the same run: the pages parsed with their attributes (no `slim_tags`).
+    group.bench_function(format!("html strip, attributes parsed {} pages", docs.len()), |b| {
+        b.iter(|| docs.iter().map(|d| html::strip_reference(d).blocks.len()).sum::<usize>())
+    });
     let stripped: Vec<Vec<String>> = docs.iter().map(|d| html::strip(d).blocks).collect();
     let text_bytes: u64 = stripped.iter().flatten().map(|b| b.len() as u64).sum();
     group.throughput(Throughput::Bytes(text_bytes));
