@@ -35,9 +35,7 @@ fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
         return normalize_ascii(sentence, punctuation);
     }
     let mut out = Collapsed::new(sentence.len(), punctuation);
-    {
-        sentence.nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
-    }
+    sentence.nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
     out.text
 }
 
