@@ -45,6 +45,14 @@ pub fn clusters_and_shares<'scope>(
 ) -> (Assignments<'scope>, Option<Shares<'scope>>) {
     let (filtered, templates) = pages.clone().remove_templates(method.template);
     let shares = share.then(|| filtered.clone().sentence_share());
+    // Pages in from the template stage: a page once, and once more each time it is filtered
+    // again (a sentence of it became, or stopped being, its host's template).
+    let filtered_gauge = metrics.clone();
+    filtered.clone().inspect(move |(_, _, diff)| {
+        if *diff > 0 {
+            filtered_gauge.add(metrics::STAGE_PAGES, "filtered", *diff as i64)
+        }
+    });
     let template_gauge = metrics.clone();
     templates.inspect(move |((host, _), _, diff)| {
         template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(*host), *diff as i64)

@@ -56,7 +56,7 @@ metrics! {
     REVISITS = "dupflow_revisits_total", Counter, None, "Revisit records (same content as an earlier capture).";
     PAGES = "dupflow_pages_total", Counter, None, "HTML pages sent into the dataflow.";
     SENTENCES = "dupflow_sentences_total", Counter, None, "Sentences of the pages split.";
-    STAGE_PAGES = "dupflow_stage_pages_total", Counter, Some("stage"), "Pages through each stage (strip, split, clustered).";
+    STAGE_PAGES = "dupflow_stage_pages_total", Counter, Some("stage"), "Pages through each stage (strip, split; filtered: pages out of the template stage, each time a page is filtered again when a sentence becomes or stops being its host's template; clustered).";
     QUIRKS = "dupflow_quirks_total", Counter, Some("kind"), "Oddities tolerated without skipping (broken chunking, missing date).";
     CAPS = "dupflow_caps_hit_total", Counter, Some("cap"), "Times a size or cost cap was hit, by cap.";
     VERIFICATIONS = "dupflow_verifications_total", Counter, Some("outcome"), "Pair verifications, by outcome (accepted, rejected).";
