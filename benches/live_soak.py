@@ -2,7 +2,8 @@
 """A live feed held for a long time, with retention on (issue 18's 30-minute check).
 
 Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--window 200000]
-                    [--epoch-ms 250] [--work target/live-soak] [--source target/scale/s1M.warc.gz]
+                    [--epoch-ms 250] [--refresh-epochs 1] [--work target/live-soak]
+                    [--source target/scale/s1M.warc.gz]
 
 1. The feed: the 1M-page scale crawl (benches/scale.sh writes it), then the same records again
    and again, each pass dated after the one before (WARC-Date one second a record throughout,
@@ -110,9 +111,10 @@ def build(source, work, need):
     return feed, offsets
 
 
-def config(path, window, epoch_ms):
+def config(path, window, epoch_ms, refresh_epochs):
     with open(path, "w") as f:
         f.write(f"[run]\nworkers = 2\nepoch_ms = {epoch_ms}\nretention_secs = {window}\n")
+        f.write(f"[template]\nrefresh_epochs = {refresh_epochs}\n")
 
 
 def replay(dupflow, feed, offsets, records, cfg, out):
@@ -168,6 +170,7 @@ def main():
     ap.add_argument("--rate", type=float)
     ap.add_argument("--window", type=int, default=200_000)
     ap.add_argument("--epoch-ms", type=int, default=250)
+    ap.add_argument("--refresh-epochs", type=int, default=1, help="template.refresh_epochs")
     ap.add_argument("--work", default="target/live-soak")
     ap.add_argument("--source", default="target/scale/s1M.warc.gz")
     args = ap.parse_args()
@@ -175,7 +178,7 @@ def main():
         sys.exit(f"{args.source} is absent: write it with `bash benches/scale.sh 1M` (the feed is built from it)")
     os.makedirs(args.work, exist_ok=True)
     cfg = os.path.join(args.work, "live.toml")
-    config(cfg, args.window, args.epoch_ms)
+    config(cfg, args.window, args.epoch_ms, args.refresh_epochs)
 
     rate = args.rate
     if rate is None:
@@ -274,7 +277,7 @@ def main():
     tailer.join()
 
     print(f"fed {n} records in {fed:.0f} s ({n / fed:.0f} records/s, target {rate:.0f}), "
-          f"window {args.window} records, epoch_ms {args.epoch_ms}")
+          f"window {args.window} records, epoch_ms {args.epoch_ms}, refresh_epochs {args.refresh_epochs}")
     with open(os.path.join(out, "latency.csv"), "w") as f:
         f.write("appended_s,latency_s\n")
         for t, l in latencies:

@@ -270,6 +270,52 @@ fn a_run_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run() {
     }
 }
 
+/// Template refreshes every 8 epochs (`template.refresh_epochs`): a follower whose input
+/// pauses advances its epochs to the refresh after its last records on its own, so the change
+/// stream ends on the batch run's clusters without another record or a stop.
+#[test]
+fn a_paused_feed_reaches_its_template_refresh_and_the_batch_clusters() {
+    let dir = temp_dir("refresh");
+    let files = feed_files();
+    let config = write_config(&dir, "[run]\nworkers = 2\nepoch_records = 10\nepoch_ms = 100\n[template]\nrefresh_epochs = 8\n");
+    let config = config.to_str().unwrap();
+    let reference = dir.join("reference");
+    common::feed::batch_run(&files, &dir, config, &reference);
+    let want = clusters_from_changes(&reference);
+    assert!(want.len() > 50, "the batch run clustered the pages");
+
+    let (feed, out) = (dir.join("feed"), dir.join("out"));
+    std::fs::create_dir_all(&feed).unwrap();
+    let child = spawn(&["run", "--follow", feed.to_str().unwrap(), "--config", config, "--out", out.to_str().unwrap(), "--quiet"], &dir);
+    for (i, bytes) in files.iter().enumerate() {
+        write_slowly(&feed.join(format!("feed-{i}.warc")), bytes);
+    }
+    wait_for("the batch clusters, with no record after the last", || clusters_from_changes(&out) == want);
+    // 240 records, at most 10 an epoch (fewer when one closes by age while the file is being
+    // written): the last changes are a refresh's, at a multiple of 8.
+    let changes = std::fs::read_to_string(out.join("changes.jsonl")).unwrap();
+    let epochs: Vec<u64> =
+        changes.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["epoch"].as_u64().unwrap()).collect();
+    terminate(child);
+    let last = *epochs.iter().max().unwrap();
+    assert!(last >= 24 && last.is_multiple_of(8), "the last changes at epoch {last}, not at a refresh");
+}
+
+#[test]
+fn template_refreshes_and_checkpoints_are_refused_together() {
+    let dir = temp_dir("refresh-checkpoint");
+    let config = write_config(&dir, "[template]\nrefresh_epochs = 4\n");
+    let output = Command::new(env!("CARGO_BIN_EXE_dupflow"))
+        .args(["run", "--config", config.to_str().unwrap(), "--checkpoint", dir.join("state").to_str().unwrap()])
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("refresh_epochs = 4 is not supported with checkpoints"), "{stderr}");
+}
+
 #[test]
 fn stdin_is_read_as_it_comes() {
     let dir = temp_dir("stdin");

@@ -57,7 +57,14 @@ fn config(variant: Variant) -> MethodConfig {
         }
     };
     MethodConfig {
-        template: TemplateConfig { min_pages: 3, page_fraction: 0.3, min_content_share: 0.25, min_content_units: 8, interior_run_units: 6 },
+        template: TemplateConfig {
+            min_pages: 3,
+            page_fraction: 0.3,
+            min_content_share: 0.25,
+            min_content_units: 8,
+            interior_run_units: 6,
+            refresh_epochs: 1,
+        },
         fingerprint,
         candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5, neighbors: 2 },
         verify: VerifyConfig {
@@ -222,7 +229,7 @@ type Outputs = (
     Vec<((PageId, Shared), u64, isize)>,
 );
 
-fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> Outputs {
+fn run(updates: Vec<(u64, Page, isize)>, workers: usize, config: MethodConfig) -> Outputs {
     let shares: Captured<(PageId, Shared)> = Arc::default();
     let sh = shares.clone();
     let filtered: Captured<(PageId, Filtered)> = Arc::default();
@@ -232,10 +239,11 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, variant: Variant) -> Ou
     let rounds = updates.iter().map(|u| u.0).max().unwrap() + 1;
     timely::execute(timely::Config::process(workers), move |worker| {
         let (f, s, c, sh) = (f.clone(), s.clone(), c.clone(), sh.clone());
-        let config = config(variant);
+        let config = config.clone();
+        let template = config.template;
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
-            let (stage_filtered, _) = pages.clone().remove_templates(config.template);
+            let (stage_filtered, _) = pages.clone().remove_templates_refreshed(template, move |&time| template.refresh_time(time, 0));
             stage_filtered.clone().consolidate().inner.inspect(move |x| f.lock().unwrap().push(x.clone()));
             stage_filtered.clone().sentence_share().consolidate().inner.inspect(move |x| sh.lock().unwrap().push(x.clone()));
             let sets = dupflow::dataflow::candidate_sets(pages.clone(), stage_filtered, &config, Arc::new(Registry::default()));
@@ -283,12 +291,20 @@ fn check(seed: u64, workers: usize) {
 }
 
 fn check_with(seed: u64, workers: usize, variant: Variant) {
+    check_refreshed(seed, workers, config(variant));
+}
+
+/// The dataflow against the reference round by round; with template refreshes every
+/// `config.template.refresh_epochs` rounds, each round's reference uses the template sentences
+/// of the pages alive at the last refresh.
+fn check_refreshed(seed: u64, workers: usize, config: MethodConfig) {
+    let variant = (&config.fingerprint, config.verify.method, config.verify.clustering, config.template.refresh_epochs);
     let updates = workload(seed);
-    let config = config(variant);
-    let (filtered, sets, clusters, shares) = run(updates.clone(), workers, variant);
+    let (filtered, sets, clusters, shares) = run(updates.clone(), workers, config.clone());
     for round in 0..6 {
         let pages = alive_at(&updates, round);
-        let expected_filtered = reference::filter_templates(&pages, &config.template);
+        let as_of = alive_at(&updates, config.template.in_effect_at(round, 0));
+        let expected_filtered = reference::filter_templates_as_of(&pages, &as_of, &config.template);
         assert_eq!(state_at(&filtered, round), expected_filtered, "templates, seed {seed}, round {round}, {workers} workers");
         assert_eq!(
             state_at(&shares, round),
@@ -302,7 +318,7 @@ fn check_with(seed: u64, workers: usize, variant: Variant) {
         );
         assert_eq!(
             state_at(&clusters, round),
-            reference::clusters(&pages, &config),
+            reference::clusters_as_of(&pages, &as_of, &config),
             "clusters ({variant:?}), seed {seed}, round {round}, {workers} workers"
         );
     }
@@ -311,6 +327,37 @@ fn check_with(seed: u64, workers: usize, variant: Variant) {
     let ids: BTreeSet<PageId> = last.values().map(|a| a.cluster).collect();
     assert!(ids.len() < last.len(), "seed {seed} ({variant:?}): no duplicates at all");
     assert!(updates.iter().any(|u| u.2 < 0));
+}
+
+/// Template refreshes every 2 and 3 rounds: between refreshes the pages are filtered with the
+/// template sentences of the last one, and the dataflow equals the reference that uses them.
+#[test]
+fn incremental_equals_reference_with_template_refreshes() {
+    let mut stale_rounds = 0;
+    for seed in 1..=4u64 {
+        let seed = seed * 0x9e37_79b9;
+        for refresh in [2u32, 3] {
+            for variant in [Variant::SentenceConnected, Variant::SentenceLeader] {
+                let mut config = config(variant);
+                config.template.refresh_epochs = refresh;
+                for workers in [1, 2, 4] {
+                    check_refreshed(seed, workers, config.clone());
+                }
+                // Rounds that really ran on stale template sentences.
+                let updates = workload(seed);
+                stale_rounds += (0..6)
+                    .filter(|&round| {
+                        let pages = alive_at(&updates, round);
+                        let as_of = alive_at(&updates, config.template.in_effect_at(round, 0));
+                        reference::filter_templates_as_of(&pages, &as_of, &config.template)
+                            != reference::filter_templates(&pages, &config.template)
+                    })
+                    .count();
+            }
+        }
+    }
+    assert!(stale_rounds > 0, "no round was filtered with stale template sentences: the refreshes went untested");
+    eprintln!("{stale_rounds} rounds on stale template sentences");
 }
 
 #[test]
@@ -347,7 +394,7 @@ fn identical_families_beyond_every_cap_are_one_cluster() {
             let updates = workload_with(seed, true);
             for variant in variants {
                 let config = config(variant);
-                let (_, _, clusters, _) = run(updates.clone(), workers, variant);
+                let (_, _, clusters, _) = run(updates.clone(), workers, config.clone());
                 let mut largest = 0;
                 let mut anchor_before: BTreeMap<Vec<u64>, PageId> = BTreeMap::new();
                 let mut representative_left = false;

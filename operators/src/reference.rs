@@ -92,9 +92,15 @@ pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::
 
 /// Template-filtered pages, computed from scratch.
 pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<PageId, Filtered> {
+    filter_templates_as_of(pages, pages, config)
+}
+
+/// `pages` filtered with the template sentences of `template_pages` (the pages as of the last
+/// template refresh), computed from scratch.
+pub fn filter_templates_as_of(pages: &[Page], template_pages: &[Page], config: &TemplateConfig) -> BTreeMap<PageId, Filtered> {
     let mut host_pages: HashMap<u64, u64> = HashMap::new();
     let mut df: HashMap<(u64, u64), u64> = HashMap::new();
-    for page in pages {
+    for page in template_pages {
         *host_pages.entry(page.host).or_default() += 1;
         for key in distinct_keys(page) {
             *df.entry((page.host, key)).or_default() += 1;
@@ -330,7 +336,13 @@ fn set_clusters(unique: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: 
 
 /// Clusters of `pages` (ids distinct), from scratch.
 pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
-    let all_filtered = filter_templates(pages, &config.template);
+    clusters_as_of(pages, pages, config)
+}
+
+/// Clusters of `pages` with the template sentences of `template_pages` (the pages as of the
+/// last template refresh), from scratch.
+pub fn clusters_as_of(pages: &[Page], template_pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
+    let all_filtered = filter_templates_as_of(pages, template_pages, &config.template);
     // Identical pages: the representatives are compared, the members follow them.
     let families = families(pages);
     let unique: Vec<Page> = pages.iter().filter(|p| families[&p.id] == p.id).cloned().collect();

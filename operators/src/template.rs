@@ -37,11 +37,28 @@ pub struct TemplateConfig {
     /// in runs of at most this many units stay in it: a generator's boilerplate read as part
     /// of the text. Longer runs (member lists, a sidebar) are left out. 0: none stay.
     pub interior_run_units: u32,
+    /// The template sentences in effect change every this many epochs (1: every epoch): a
+    /// sentence that becomes template (or stops being) between refreshes takes effect at the
+    /// next one, and the pages holding it are filtered again once, not at every epoch in which
+    /// one of their sentences crosses its host's threshold. Pages arriving in between are
+    /// filtered with the template sentences of the last refresh. When the input ends, the
+    /// last refresh follows: the clusters are those of the whole input, whatever the epochs.
+    /// (Left out of the serialized settings at 1, so that a checkpoint's method key, which a
+    /// run with checkpoints computes with 1, is the one of the versions before it.)
+    #[serde(skip_serializing_if = "is_one")]
+    pub refresh_epochs: u32,
 }
 
 impl Default for TemplateConfig {
     fn default() -> Self {
-        TemplateConfig { min_pages: 4, page_fraction: 0.02, min_content_share: 0.25, min_content_units: 15, interior_run_units: 50 }
+        TemplateConfig {
+            min_pages: 4,
+            page_fraction: 0.02,
+            min_content_share: 0.25,
+            min_content_units: 15,
+            interior_run_units: 50,
+            refresh_epochs: 1,
+        }
     }
 }
 
@@ -51,6 +68,37 @@ impl TemplateConfig {
         let by_fraction = (self.page_fraction * host_pages as f64).ceil() as u64;
         by_fraction.max(self.min_pages as u64).max(2)
     }
+
+    /// The epoch at which a template change of epoch `time` takes effect: the next refresh,
+    /// refreshes falling every `refresh_epochs` epochs from `base` (the epoch a run started or
+    /// resumed at). Monotone and never earlier than `time`.
+    pub fn refresh_time(&self, time: u64, base: u64) -> u64 {
+        refresh_time(time, base, self.refresh_epochs as u64)
+    }
+
+    /// The epoch whose pages give the template sentences in effect at `time`: the last refresh
+    /// at or before it.
+    pub fn in_effect_at(&self, time: u64, base: u64) -> u64 {
+        let every = self.refresh_epochs.max(1) as u64;
+        if time <= base {
+            return time;
+        }
+        base + (time - base) / every * every
+    }
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+
+/// The epoch at which a template change of epoch `time` takes effect, refreshes falling every
+/// `every` epochs from `base` (0 and 1: every epoch).
+pub fn refresh_time(time: u64, base: u64, every: u64) -> u64 {
+    let every = every.max(1);
+    if time <= base {
+        return time;
+    }
+    base + (time - base).div_ceil(every) * every
 }
 
 /// A page with its template removed: what fingerprinting and verification see.
@@ -179,14 +227,34 @@ pub type FilteredPages<'scope, T> = VecCollection<'scope, T, (PageId, Filtered),
 pub trait RemoveTemplates<'scope, T: Timestamp + Lattice> {
     /// Maintains per-host sentence document frequencies and strips each page's template.
     /// Returns the filtered pages and the `(host, template key)` collection (for metrics).
-    fn remove_templates(self, config: TemplateConfig) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>);
+    fn remove_templates(self, config: TemplateConfig) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>)
+    where
+        Self: Sized,
+    {
+        self.remove_templates_refreshed(config, |time: &T| time.clone())
+    }
+
+    /// `remove_templates` with the template sentences' changes taking effect at `refresh(time)`
+    /// (monotone, never earlier than `time`): the pages holding a sentence that changed are
+    /// filtered again at the refresh, once for all the changes since the last one.
+    fn remove_templates_refreshed<F>(
+        self,
+        config: TemplateConfig,
+        refresh: F,
+    ) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>)
+    where
+        F: FnMut(&T) -> T + 'static;
 }
 
 impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCollection<'scope, T, (PageId, Page), isize> {
-    fn remove_templates(
+    fn remove_templates_refreshed<F>(
         self,
         config: TemplateConfig,
-    ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>) {
+        refresh: F,
+    ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>)
+    where
+        F: FnMut(&T) -> T + 'static,
+    {
         // Each page's distinct sentences by (host, key): counted for the document frequencies,
         // and looked up when a sentence becomes template (or stops being): only the pages that
         // hold it are filtered again, not every page of its host.
@@ -217,7 +285,9 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
             .map(|((host, key), count)| (host, (key, count)))
             .join_map(host_thresholds, move |&host, &(key, count), &threshold| (host, key, count as u64 >= threshold))
             .filter(|&(_, _, is_template)| is_template)
-            .map(|(host, key, _)| (host, key));
+            .map(|(host, key, _)| (host, key))
+            // In effect from the next refresh.
+            .delay(refresh);
         // Each page's template keys (none for most pages of a small host): one value per page.
         let page_templates = holders
             .join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| Some((id, Some(key))))
@@ -245,6 +315,22 @@ mod tests {
         assert_eq!(config.threshold(2), 4);
         assert_eq!(config.threshold(20), 10);
         assert_eq!(TemplateConfig { min_pages: 0, page_fraction: 0.0, ..Default::default() }.threshold(5), 2);
+    }
+
+    #[test]
+    fn template_changes_take_effect_at_the_next_refresh() {
+        let config = TemplateConfig { refresh_epochs: 4, ..Default::default() };
+        // From a run's start at 0: changes of epochs 1-4 at 4, the pages of epochs 4-7 filtered
+        // with epoch 4's template.
+        let effect: Vec<u64> = (0..10).map(|t| config.refresh_time(t, 0)).collect();
+        assert_eq!(effect, vec![0, 4, 4, 4, 4, 8, 8, 8, 8, 12]);
+        let in_effect: Vec<u64> = (0..10).map(|t| config.in_effect_at(t, 0)).collect();
+        assert_eq!(in_effect, vec![0, 0, 0, 0, 4, 4, 4, 4, 8, 8]);
+        // A resumed run counts from the epoch it resumed at; 1 (and 0) refresh every epoch.
+        assert_eq!((5..8).map(|t| config.refresh_time(t, 5)).collect::<Vec<_>>(), vec![5, 9, 9]);
+        let every = TemplateConfig { refresh_epochs: 1, ..Default::default() };
+        assert!((0..10).all(|t| every.refresh_time(t, 3) == t && every.in_effect_at(t, 3) == t));
+        assert_eq!(TemplateConfig { refresh_epochs: 0, ..Default::default() }.refresh_time(7, 0), 7);
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::metrics::{self, Registry};
 use crate::source::current;
 use crate::source::text::{TextConfig, TextDoc};
 use crate::source::{self, follow, http, Input, Item, Items, RawRecord};
+use dupflow_operators::template;
 
 /// Where the records come from.
 #[derive(Clone, Debug)]
@@ -69,6 +70,9 @@ pub(crate) enum Message {
 pub(crate) struct EpochPolicy {
     pub(crate) records: u64,
     pub(crate) max_age: Duration,
+    /// Template refreshes every this many epochs from the run's first (`template.refresh_epochs`):
+    /// an idle reader advances the epochs to the next refresh after its last item.
+    pub(crate) refresh_epochs: u64,
 }
 
 /// The reader thread's state: routing, epochs, deletions, retention clock, progress.
@@ -102,6 +106,10 @@ pub(crate) struct ReaderCore {
     pub(crate) pending_deletion: Vec<u8>,
     pub(crate) checkpoint: Option<(PathBuf, u64)>,
     pub(crate) reads: Vec<Instant>,
+    /// The first epoch of this run (the resumed checkpoint's), where template refreshes count
+    /// from, and the last epoch that held items.
+    pub(crate) first_epoch: u64,
+    pub(crate) items_epoch: Option<u64>,
     /// Items of the inputs before the current one (text rows' ordinals continue from it).
     pub(crate) items_before: u64,
 }
@@ -310,16 +318,34 @@ impl ReaderCore {
         let behind = floor > self.epoch || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
         if due || (cluster && behind) {
             self.close_epoch();
+            return;
+        }
+        // Idle with a template refresh still ahead of the last items (their template changes
+        // take effect there): the epochs advance to it, empty, so that a paused feed's clusters
+        // do not wait for its next record.
+        let refresh = self.items_epoch.map(|e| template::refresh_time(e, self.first_epoch, self.policy.refresh_epochs));
+        if let Some(refresh) = refresh.filter(|&r| r >= self.epoch) {
+            if self.in_epoch == 0 && caught_up && self.epoch_opened.elapsed() >= self.policy.max_age {
+                self.close_epoch_to(refresh + 1);
+            }
         }
     }
 
     fn close_epoch(&mut self) {
+        self.close_epoch_to(0);
+    }
+
+    /// Closes the current epoch; the next is at least `at`.
+    fn close_epoch_to(&mut self, at: u64) {
+        if self.in_epoch > 0 {
+            self.items_epoch = Some(self.epoch);
+        }
         self.held_age = if self.held && !self.waited { self.epoch_started.elapsed() } else { Duration::ZERO };
         self.held = false;
         self.waited = false;
         self.epoch_opened = Instant::now();
         let previous = self.epoch;
-        self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed));
+        self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed)).max(at);
         self.in_epoch = 0;
         let now = Instant::now();
         // Several reader threads close the same epochs: the first close and every read count.
@@ -597,7 +623,7 @@ mod tests {
             first_worker: 0,
             peers: 1,
             part: source::Part::WHOLE,
-            policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600) },
+            policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1 },
             epoch: 0,
             in_epoch: 0,
             epoch_started: Instant::now(),
@@ -615,6 +641,8 @@ mod tests {
             pending_deletion: Vec::new(),
             checkpoint: None,
             reads: Vec::new(),
+            first_epoch: 0,
+            items_epoch: None,
             items_before: 0,
         };
         (core, receiver)
@@ -647,12 +675,59 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_reader_advances_the_epochs_to_the_template_refresh_after_its_last_items() {
+        // Template changes of an epoch take effect at the next refresh (every 4 epochs here):
+        // with no more input, the epochs still advance to it, so that they are applied.
+        let bytes = warc(3);
+        let core_ = core;
+        let (mut core, receiver) = core_(ReaderProgress::default());
+        core.policy = EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 4 };
+        let marks = |receiver: &crossbeam_channel::Receiver<Message>| {
+            receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect::<Vec<_>>()
+        };
+        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
+        assert!(core.begin("in"));
+        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        let mut framer = source::Framer::new(decoder, 1 << 20);
+        // An item into epoch 0 (a refresh point itself): nothing is pending once it closes.
+        core.item(framer.next_record().expect("a record"), "in");
+        assert_eq!(marks(&receiver), vec![1]);
+        done(&core, 1);
+        core.age_check();
+        assert!(marks(&receiver).is_empty(), "epoch 0's changes took effect at 0: nothing to advance to");
+        // Items into epochs 1 and 2: their changes take effect at 4. While the dataflow is
+        // behind, the idle reader waits; once it is done, one empty epoch takes it past 4.
+        core.item(framer.next_record().expect("a record"), "in");
+        core.item(framer.next_record().expect("a record"), "in");
+        assert_eq!(marks(&receiver), vec![2, 3]);
+        core.age_check();
+        assert!(marks(&receiver).is_empty(), "the dataflow is behind");
+        done(&core, 3);
+        core.age_check();
+        assert_eq!(marks(&receiver), vec![5], "to the refresh at 4, and past it");
+        done(&core, 5);
+        core.age_check();
+        assert!(marks(&receiver).is_empty(), "no refresh ahead: the idle reader rests");
+        // Refreshes every epoch (the setting with checkpoints): never an empty epoch.
+        let (mut core, receiver) = core_(ReaderProgress::default());
+        core.policy = EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 1 };
+        assert!(core.begin("in"));
+        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        let mut framer = source::Framer::new(decoder, 1 << 20);
+        core.item(framer.next_record().expect("a record"), "in");
+        core.item(framer.next_record().expect("a record"), "in");
+        done(&core, 2);
+        core.age_check();
+        assert_eq!(marks(&receiver), vec![1, 2]);
+    }
+
+    #[test]
     fn an_old_epoch_waits_for_the_dataflow_and_the_record_cap_does_not() {
         // Epochs grow while the dataflow is behind: an epoch past its age closes only once
         // the epochs before it are complete; `records` closes it whatever the dataflow does.
         let bytes = warc(30);
         let (mut core, receiver) = core(ReaderProgress::default());
-        core.policy = EpochPolicy { records: 20, max_age: Duration::ZERO };
+        core.policy = EpochPolicy { records: 20, max_age: Duration::ZERO, refresh_epochs: 1 };
         let marks = |receiver: &crossbeam_channel::Receiver<Message>| {
             receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect::<Vec<_>>()
         };
@@ -690,7 +765,7 @@ mod tests {
     /// with a framer over four records; its epoch 0 (one record, nothing behind) has closed.
     fn epoch_core() -> (ReaderCore, crossbeam_channel::Receiver<Message>, source::Framer) {
         let (mut core, receiver) = core(ReaderProgress::default());
-        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1) };
+        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1), refresh_epochs: 1 };
         assert!(core.begin("in"));
         let decoder = (Input::Embedded { name: "in", bytes: warc(4) }).open().unwrap();
         let mut framer = source::Framer::new(decoder, 1 << 20);
