@@ -674,21 +674,25 @@ mod tests {
         (core.progress, urls)
     }
 
+    /// A reader of `bytes` under `policy`, begun, and the framer of its input.
+    fn reading(bytes: &'static [u8], policy: EpochPolicy) -> (ReaderCore, crossbeam_channel::Receiver<Message>, source::Framer) {
+        let (mut core, receiver) = core(ReaderProgress::default());
+        core.policy = policy;
+        assert!(core.begin("in"));
+        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
+        (core, receiver, source::Framer::new(decoder, 1 << 20))
+    }
+
+    /// The epoch marks sent since the last look.
+    fn marks(receiver: &crossbeam_channel::Receiver<Message>) -> Vec<u64> {
+        receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect()
+    }
+
     #[test]
     fn an_idle_reader_advances_the_epochs_to_the_template_refresh_after_its_last_items() {
         // Template changes of an epoch take effect at the next refresh (every 4 epochs here):
         // with no more input, the epochs still advance to it, so that they are applied.
-        let bytes = warc(3);
-        let core_ = core;
-        let (mut core, receiver) = core_(ReaderProgress::default());
-        core.policy = EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 4 };
-        let marks = |receiver: &crossbeam_channel::Receiver<Message>| {
-            receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect::<Vec<_>>()
-        };
-        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
-        assert!(core.begin("in"));
-        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
-        let mut framer = source::Framer::new(decoder, 1 << 20);
+        let (mut core, receiver, mut framer) = reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 4 });
         // An item into epoch 0 (a refresh point itself): nothing is pending once it closes.
         core.item(framer.next_record().expect("a record"), "in");
         assert_eq!(marks(&receiver), vec![1]);
@@ -709,11 +713,7 @@ mod tests {
         core.age_check();
         assert!(marks(&receiver).is_empty(), "no refresh ahead: the idle reader rests");
         // Refreshes every epoch (the setting with checkpoints): never an empty epoch.
-        let (mut core, receiver) = core_(ReaderProgress::default());
-        core.policy = EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 1 };
-        assert!(core.begin("in"));
-        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
-        let mut framer = source::Framer::new(decoder, 1 << 20);
+        let (mut core, receiver, mut framer) = reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 1 });
         core.item(framer.next_record().expect("a record"), "in");
         core.item(framer.next_record().expect("a record"), "in");
         done(&core, 2);
@@ -725,16 +725,7 @@ mod tests {
     fn an_old_epoch_waits_for_the_dataflow_and_the_record_cap_does_not() {
         // Epochs grow while the dataflow is behind: an epoch past its age closes only once
         // the epochs before it are complete; `records` closes it whatever the dataflow does.
-        let bytes = warc(30);
-        let (mut core, receiver) = core(ReaderProgress::default());
-        core.policy = EpochPolicy { records: 20, max_age: Duration::ZERO, refresh_epochs: 1 };
-        let marks = |receiver: &crossbeam_channel::Receiver<Message>| {
-            receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect::<Vec<_>>()
-        };
-        let done = |core: &ReaderCore, n: u64| core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
-        assert!(core.begin("in"));
-        let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
-        let mut framer = source::Framer::new(decoder, 1 << 20);
+        let (mut core, receiver, mut framer) = reading(warc(30), EpochPolicy { records: 20, max_age: Duration::ZERO, refresh_epochs: 1 });
         let mut next = |core: &mut ReaderCore| {
             let item = framer.next_record().expect("a record");
             core.item(item, "in");
