@@ -69,7 +69,10 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: PipelineConfig) -> Engine {
         let mut worker = Worker::new(WorkerConfig::default(), Allocator::Thread(Thread::default()), Some(Instant::now()));
-        let method = config.method();
+        let mut method = config.method();
+        // A commit gives the clusters of the documents so far: the template in effect is
+        // theirs, refreshed at every commit (`template.refresh_epochs` is for feeds).
+        method.template.refresh_epochs = 1;
         let captured: Captured = Rc::default();
         let sink = captured.clone();
         let (input, probe) = worker.dataflow::<u64, _, _>(|scope| {
@@ -276,7 +279,20 @@ mod tests {
 
     #[test]
     fn after_any_sequence_of_changes_the_clusters_are_those_of_a_fresh_run() {
-        let mut engine = Engine::new(PipelineConfig::default());
+        fresh_after_every_commit(PipelineConfig::default());
+    }
+
+    /// Template refreshes are for feeds: a commit still gives the clusters of the documents
+    /// so far (with them, rounds 7 and on differed from a fresh run).
+    #[test]
+    fn template_refreshes_do_not_make_a_commit_stale() {
+        let mut config = PipelineConfig::default();
+        config.template.refresh_epochs = 8;
+        fresh_after_every_commit(config);
+    }
+
+    fn fresh_after_every_commit(config: PipelineConfig) {
+        let mut engine = Engine::new(config.clone());
         // (key → (ordinal, text)): the documents now, in the order they were last added.
         let mut current: BTreeMap<String, (u64, String)> = BTreeMap::new();
         let mut x = 12345u64;
@@ -299,7 +315,7 @@ mod tests {
                 }
             }
             engine.commit();
-            let mut fresh = Engine::new(PipelineConfig::default());
+            let mut fresh = Engine::new(config.clone());
             let mut order: Vec<_> = current.iter().collect();
             order.sort_by_key(|(_, (ordinal, _))| *ordinal);
             for (key, (_, text)) in order {
