@@ -80,8 +80,12 @@ pub const METHOD_VERSION: u64 = 2;
 /// A stable key of what decides the clusters: `METHOD_VERSION` and the method's settings
 /// ([template], [fingerprint], [candidates], [verify]). A checkpoint's change stream can only
 /// be continued by a dataflow that forms the same clusters from the pages it restores.
+/// `template.refresh_epochs` is not part of it: a checkpoint falls just after a refresh, where
+/// the clusters are those of its pages whatever the refreshes (`template::checkpoint_epoch`).
 pub fn method_key(method: &dupflow_operators::reference::MethodConfig) -> u64 {
-    let settings = serde_json::to_string(method).expect("the method's settings serialize");
+    let mut method = method.clone();
+    method.template.refresh_epochs = 1;
+    let settings = serde_json::to_string(&method).expect("the method's settings serialize");
     dupflow_operators::hashing::stable_hash(&format!("{METHOD_VERSION} {settings}"))
 }
 
@@ -301,6 +305,10 @@ mod tests {
         let mut other = method.clone();
         other.template.interior_run_units = 0;
         assert_ne!(method_key(&other), key);
+        // Template refreshes are not part of it: a checkpoint falls just after one.
+        let mut refreshed = method.clone();
+        refreshed.template.refresh_epochs = 8;
+        assert_eq!(method_key(&refreshed), key);
         let written = Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: key, ..Manifest::default() };
         assert!(written.check_shape(1, 1, key, path).is_ok());
         let err = written.check_shape(1, 1, method_key(&other), path).unwrap_err().to_string();

@@ -243,7 +243,7 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, config: MethodConfig) -
         let template = config.template;
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
-            let (stage_filtered, _) = pages.clone().remove_templates_refreshed(template, move |&time| template.refresh_time(time, 0));
+            let (stage_filtered, _) = pages.clone().remove_templates_refreshed(template, move |&time| template.refresh_time(time));
             stage_filtered.clone().consolidate().inner.inspect(move |x| f.lock().unwrap().push(x.clone()));
             stage_filtered.clone().sentence_share().consolidate().inner.inspect(move |x| sh.lock().unwrap().push(x.clone()));
             let sets = dupflow::dataflow::candidate_sets(pages.clone(), stage_filtered, &config, Arc::new(Registry::default()));
@@ -303,7 +303,7 @@ fn check_refreshed(seed: u64, workers: usize, config: MethodConfig) {
     let (filtered, sets, clusters, shares) = run(updates.clone(), workers, config.clone());
     for round in 0..6 {
         let pages = alive_at(&updates, round);
-        let as_of = alive_at(&updates, config.template.in_effect_at(round, 0));
+        let as_of = alive_at(&updates, config.template.in_effect_at(round));
         let expected_filtered = reference::filter_templates_as_of(&pages, &as_of, &config.template);
         assert_eq!(state_at(&filtered, round), expected_filtered, "templates, seed {seed}, round {round}, {workers} workers");
         assert_eq!(
@@ -348,7 +348,7 @@ fn incremental_equals_reference_with_template_refreshes() {
                 stale_rounds += (0..6)
                     .filter(|&round| {
                         let pages = alive_at(&updates, round);
-                        let as_of = alive_at(&updates, config.template.in_effect_at(round, 0));
+                        let as_of = alive_at(&updates, config.template.in_effect_at(round));
                         reference::filter_templates_as_of(&pages, &as_of, &config.template)
                             != reference::filter_templates(&pages, &config.template)
                     })

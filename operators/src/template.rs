@@ -43,8 +43,9 @@ pub struct TemplateConfig {
     /// one of their sentences crosses its host's threshold. Pages arriving in between are
     /// filtered with the template sentences of the last refresh. When the input ends, the
     /// last refresh follows: the clusters are those of the whole input, whatever the epochs.
-    /// (Left out of the serialized settings at 1, so that a checkpoint's method key, which a
-    /// run with checkpoints computes with 1, is the one of the versions before it.)
+    /// A checkpoint is taken just after a refresh, so a run may resume with another value.
+    /// (Left out of the serialized settings at 1: a checkpoint's method key is computed with 1,
+    /// and stays the one of the versions before it.)
     #[serde(skip_serializing_if = "is_one")]
     pub refresh_epochs: u32,
 }
@@ -70,20 +71,17 @@ impl TemplateConfig {
     }
 
     /// The epoch at which a template change of epoch `time` takes effect: the next refresh,
-    /// refreshes falling every `refresh_epochs` epochs from `base` (the epoch a run started or
-    /// resumed at). Monotone and never earlier than `time`.
-    pub fn refresh_time(&self, time: u64, base: u64) -> u64 {
-        refresh_time(time, base, self.refresh_epochs as u64)
+    /// refreshes falling on the multiples of `refresh_epochs`. Monotone and never earlier than
+    /// `time`.
+    pub fn refresh_time(&self, time: u64) -> u64 {
+        refresh_time(time, self.refresh_epochs as u64)
     }
 
     /// The epoch whose pages give the template sentences in effect at `time`: the last refresh
     /// at or before it.
-    pub fn in_effect_at(&self, time: u64, base: u64) -> u64 {
+    pub fn in_effect_at(&self, time: u64) -> u64 {
         let every = self.refresh_epochs.max(1) as u64;
-        if time <= base {
-            return time;
-        }
-        base + (time - base) / every * every
+        time / every * every
     }
 }
 
@@ -91,14 +89,22 @@ fn is_one(n: &u32) -> bool {
     *n == 1
 }
 
-/// The epoch at which a template change of epoch `time` takes effect, refreshes falling every
-/// `every` epochs from `base` (0 and 1: every epoch).
-pub fn refresh_time(time: u64, base: u64, every: u64) -> u64 {
-    let every = every.max(1);
-    if time <= base {
-        return time;
+/// The epoch at which a template change of epoch `time` takes effect: refreshes fall on the
+/// multiples of `every` (0 and 1: every epoch), in a resumed run as in the run it resumes
+/// (its checkpoint is taken just after a refresh: see `checkpoint_epoch`).
+pub fn refresh_time(time: u64, every: u64) -> u64 {
+    time.div_ceil(every.max(1)) * every.max(1)
+}
+
+/// The epoch a checkpoint due at `next` is taken at: the first `c >= next` with `c - 1` a
+/// refresh. The state the checkpoint's change stream ends on (at `c - 1`) then holds the
+/// template sentences of all its pages, which a resumed run rebuilds from them (at any
+/// `refresh_epochs`); between refreshes it holds an earlier refresh's, which it could not.
+pub fn checkpoint_epoch(next: u64, every: u64) -> u64 {
+    if next == 0 {
+        return 0;
     }
-    base + (time - base).div_ceil(every) * every
+    refresh_time(next - 1, every) + 1
 }
 
 /// A page with its template removed: what fingerprinting and verification see.
@@ -322,15 +328,28 @@ mod tests {
         let config = TemplateConfig { refresh_epochs: 4, ..Default::default() };
         // From a run's start at 0: changes of epochs 1-4 at 4, the pages of epochs 4-7 filtered
         // with epoch 4's template.
-        let effect: Vec<u64> = (0..10).map(|t| config.refresh_time(t, 0)).collect();
+        let effect: Vec<u64> = (0..10).map(|t| config.refresh_time(t)).collect();
         assert_eq!(effect, vec![0, 4, 4, 4, 4, 8, 8, 8, 8, 12]);
-        let in_effect: Vec<u64> = (0..10).map(|t| config.in_effect_at(t, 0)).collect();
+        let in_effect: Vec<u64> = (0..10).map(|t| config.in_effect_at(t)).collect();
         assert_eq!(in_effect, vec![0, 0, 0, 0, 4, 4, 4, 4, 8, 8]);
-        // A resumed run counts from the epoch it resumed at; 1 (and 0) refresh every epoch.
-        assert_eq!((5..8).map(|t| config.refresh_time(t, 5)).collect::<Vec<_>>(), vec![5, 9, 9]);
+        // 1 (and 0) refresh every epoch.
         let every = TemplateConfig { refresh_epochs: 1, ..Default::default() };
-        assert!((0..10).all(|t| every.refresh_time(t, 3) == t && every.in_effect_at(t, 3) == t));
-        assert_eq!(TemplateConfig { refresh_epochs: 0, ..Default::default() }.refresh_time(7, 0), 7);
+        assert!((0..10).all(|t| every.refresh_time(t) == t && every.in_effect_at(t) == t));
+        assert_eq!(TemplateConfig { refresh_epochs: 0, ..Default::default() }.refresh_time(7), 7);
+    }
+
+    #[test]
+    fn checkpoints_fall_just_after_a_refresh() {
+        // Due at 10 with refreshes every 4: at 13 (12 a refresh); already after one at 9.
+        assert_eq!(checkpoint_epoch(10, 4), 13);
+        assert_eq!(checkpoint_epoch(9, 4), 9);
+        assert_eq!(checkpoint_epoch(12, 4), 13);
+        assert_eq!(checkpoint_epoch(0, 4), 0);
+        assert!((0..20).all(|n| checkpoint_epoch(n, 1) == n));
+        assert!((1..40).all(|n| {
+            let c = checkpoint_epoch(n, 8);
+            c >= n && c < n + 8 && refresh_time(c - 1, 8) == c - 1
+        }));
     }
 
     #[test]

@@ -33,21 +33,19 @@ pub fn clusters<'scope>(
     method: &MethodConfig,
     metrics: Arc<Registry>,
 ) -> Assignments<'scope> {
-    clusters_and_shares(pages, method, metrics, false, 0).0
+    clusters_and_shares(pages, method, metrics, false).0
 }
 
 /// `clusters`, and with `share` the sentence share of every page with duplicated sentences.
-/// Template refreshes fall every `template.refresh_epochs` epochs from `base` (the epoch the
-/// run started or resumed at).
+/// Template refreshes fall on the multiples of `template.refresh_epochs`.
 pub fn clusters_and_shares<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     method: &MethodConfig,
     metrics: Arc<Registry>,
     share: bool,
-    base: u64,
 ) -> (Assignments<'scope>, Option<Shares<'scope>>) {
     let template = method.template;
-    let (filtered, templates) = pages.clone().remove_templates_refreshed(template, move |&time| template.refresh_time(time, base));
+    let (filtered, templates) = pages.clone().remove_templates_refreshed(template, move |&time| template.refresh_time(time));
     let shares = share.then(|| filtered.clone().sentence_share());
     // Pages in from the template stage: a page once, and once more each time it is filtered
     // again (a sentence of it became, or stopped being, its host's template).

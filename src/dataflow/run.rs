@@ -95,18 +95,6 @@ impl RunOptions {
 /// 0's output.
 pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let started = Instant::now();
-    if let (Some(dir), true) = (&options.checkpoint, options.config.template.refresh_epochs > 1) {
-        // A resumed run rebuilds its state from the checkpoint's pages: the state the
-        // checkpoint's change stream ends on must be a function of those pages, which the
-        // template sentences of an earlier refresh are not (they are not saved).
-        return Err(RunError::Checkpoint {
-            path: dir.clone(),
-            message: format!(
-                "template.refresh_epochs = {} is not supported with checkpoints (a resumed run could not rebuild the template sentences in effect); set it to 1",
-                options.config.template.refresh_epochs
-            ),
-        });
-    }
     let registry = options.live.registry.clone();
     let manifest = checkpoint::open(options.checkpoint.as_deref())?;
     if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
@@ -238,8 +226,8 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
             pending_deletion: Vec::new(),
             checkpoint: options.checkpoint.clone().map(|d| (d, run.checkpoint_epochs.max(1))),
             reads: Vec::new(),
-            first_epoch: manifest.map_or(0, |m| m.epoch),
             items_epoch: None,
+            checkpoint_due: false,
             items_before: 0,
         }));
         let settings = ReadSettings { max_record_bytes: options.config.source.max_record_bytes, text: options.config.text.clone() };

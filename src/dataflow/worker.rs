@@ -238,8 +238,6 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usiz
     let collected = Collected { rows: Rc::default(), shares: Rc::default(), sizes: Rc::default() };
     let (rows_sink, shares_sink, sizes_sink) = (collected.rows.clone(), collected.shares.clone(), collected.sizes.clone());
     let (metrics, share) = (cx.metrics.clone(), cx.pipeline.share.enabled);
-    // Template refreshes count from the epoch this run starts at (a resumed run's checkpoint).
-    let base = cx.restore.as_ref().map_or(0, |m| m.epoch);
     let (received, frontier) = (Rc::<RefCell<BTreeMap<u64, Vec<Envelope>>>>::default(), Rc::new(RefCell::new(Antichain::from_elem(0))));
     let (into, seen) = (received.clone(), frontier.clone());
     let per_process = (cx.peers / cx.processes.max(1)).max(1) as u64;
@@ -261,7 +259,7 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usiz
         // Pages enter compact (stripped and split in the worker loop): the worker keeps them to
         // retract on re-crawl, deletion or retention.
         let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
-        let (assignments, shares) = clusters_and_shares(pages.clone(), method, metrics, share, base);
+        let (assignments, shares) = clusters_and_shares(pages.clone(), method, metrics, share);
         let rows = pages.map(|(id, page)| (id, (page.url, page.record_id))).join_map(assignments, |&page, (url, record_id), assignment| {
             ClusterRow { page, url: url.clone(), record_id: record_id.clone(), assignment: *assignment }
         });

@@ -106,10 +106,10 @@ pub(crate) struct ReaderCore {
     pub(crate) pending_deletion: Vec<u8>,
     pub(crate) checkpoint: Option<(PathBuf, u64)>,
     pub(crate) reads: Vec<Instant>,
-    /// The first epoch of this run (the resumed checkpoint's), where template refreshes count
-    /// from, and the last epoch that held items.
-    pub(crate) first_epoch: u64,
+    /// The last epoch that held items.
     pub(crate) items_epoch: Option<u64>,
+    /// A checkpoint is due, to be taken once an epoch closes just after a template refresh.
+    pub(crate) checkpoint_due: bool,
     /// Items of the inputs before the current one (text rows' ordinals continue from it).
     pub(crate) items_before: u64,
 }
@@ -323,7 +323,7 @@ impl ReaderCore {
         // Idle with a template refresh still ahead of the last items (their template changes
         // take effect there): the epochs advance to it, empty, so that a paused feed's clusters
         // do not wait for its next record.
-        let refresh = self.items_epoch.map(|e| template::refresh_time(e, self.first_epoch, self.policy.refresh_epochs));
+        let refresh = self.items_epoch.map(|e| template::refresh_time(e, self.policy.refresh_epochs));
         if let Some(refresh) = refresh.filter(|&r| r >= self.epoch) {
             if self.in_epoch == 0 && caught_up && self.epoch_opened.elapsed() >= self.policy.max_age {
                 self.close_epoch_to(refresh + 1);
@@ -346,6 +346,19 @@ impl ReaderCore {
         self.epoch_opened = Instant::now();
         let previous = self.epoch;
         self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed)).max(at);
+        // Process 0's reader chooses the checkpoint epochs: one is due where a multiple of
+        // `every` is reached or passed (epochs may jump, see `age_check`), and taken at the
+        // first epoch that follows a template refresh (a resumed run rebuilds the state there
+        // from the pages alone; `template::checkpoint_epoch`).
+        let marks = match &self.checkpoint {
+            Some((_, every)) if self.part.process == 0 => {
+                let due = self.checkpoint_due || previous / every < self.epoch / every;
+                let after_refresh = template::checkpoint_epoch(self.epoch, self.policy.refresh_epochs) == self.epoch;
+                self.checkpoint_due = due && !after_refresh;
+                due && after_refresh
+            }
+            _ => false,
+        };
         self.in_epoch = 0;
         let now = Instant::now();
         // Several reader threads close the same epochs: the first close and every read count.
@@ -354,14 +367,11 @@ impl ReaderCore {
             self.live.epoch_reads.lock().expect("reads").entry(previous).or_default().append(&mut self.reads);
         }
         let expire_before = if self.retention_secs > 0 { self.progress.max_date.saturating_sub(self.retention_secs) } else { 0 };
-        // Process 0's reader chooses the checkpoint epochs; in a cluster every reader writes its
-        // positions at each epoch it closes (a checkpoint of process 0's may fall on any).
+        // In a cluster every reader writes its positions at each epoch it closes (a checkpoint
+        // of process 0's may fall on any).
         let (part, cluster) = (self.part, self.part.processes > 1);
         let checkpoint = match &self.checkpoint {
-            Some((dir, every)) => {
-                // Epochs may jump (see `age_check`): a checkpoint falls where a multiple of
-                // `every` is reached or passed.
-                let marks = part.process == 0 && previous / every < self.epoch / every;
+            Some((dir, _)) => {
                 if marks || cluster {
                     let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
                     if let Err(e) = write_atomic(&reader_path(dir, self.epoch, part.process, part.processes), &bytes) {
@@ -381,11 +391,14 @@ impl ReaderCore {
     fn finish(&mut self) {
         self.poll_deletions();
         if self.in_epoch > 0 || self.checkpoint.is_some() {
-            // The last epoch is always a checkpoint: a stopped run resumes where it ended.
+            // The last epoch is always a checkpoint: a stopped run resumes where it ended (the
+            // epochs jump to just after the next template refresh).
+            let mut at = 0;
             if let Some((_, every)) = &mut self.checkpoint {
                 *every = 1;
+                at = template::checkpoint_epoch(self.epoch + 1, self.policy.refresh_epochs);
             }
-            self.close_epoch();
+            self.close_epoch_to(at);
         }
         if let (Some((dir, _)), true) = (&self.checkpoint, self.part.processes > 1) {
             let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
@@ -641,8 +654,8 @@ mod tests {
             pending_deletion: Vec::new(),
             checkpoint: None,
             reads: Vec::new(),
-            first_epoch: 0,
             items_epoch: None,
+            checkpoint_due: false,
             items_before: 0,
         };
         (core, receiver)
@@ -719,6 +732,47 @@ mod tests {
         done(&core, 2);
         core.age_check();
         assert_eq!(marks(&receiver), vec![1, 2]);
+    }
+
+    #[test]
+    fn checkpoints_fall_just_after_a_template_refresh_and_the_last_one_too() {
+        // Due every 2 epochs, taken at the first epoch after a refresh (every 3): the state a
+        // resumed run rebuilds from the pages alone. The epochs themselves do not move.
+        let dir = std::env::temp_dir().join(format!("dupflow-reader-checkpoints-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (mut core, receiver, mut framer) =
+            reading(warc(11), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs: 3 });
+        core.checkpoint = Some((dir.clone(), 2));
+        while let Some(item) = framer.next_record() {
+            core.item(item, "in");
+        }
+        core.end_input();
+        core.finish();
+        let epochs: Vec<(u64, bool)> = receiver
+            .try_iter()
+            .filter_map(|m| if let Message::Epoch { next, checkpoint, .. } = m { Some((next, checkpoint)) } else { None })
+            .collect();
+        let closed: Vec<u64> = epochs.iter().map(|&(next, _)| next).collect();
+        let checkpoints: Vec<u64> = epochs.iter().filter(|&&(_, c)| c).map(|&(next, _)| next).collect();
+        // Eleven epochs of one record; at the end, the last is closed to just after the
+        // refresh at 12.
+        assert_eq!(closed, (1..=11).chain([13]).collect::<Vec<u64>>());
+        assert_eq!(checkpoints, vec![4, 7, 10, 13]);
+        // Refreshes every epoch: every epoch where a multiple of 2 is reached.
+        let (mut core, receiver, mut framer) =
+            reading(warc(5), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs: 1 });
+        core.checkpoint = Some((dir.clone(), 2));
+        while let Some(item) = framer.next_record() {
+            core.item(item, "in");
+        }
+        core.end_input();
+        core.finish();
+        let checkpoints: Vec<u64> = receiver
+            .try_iter()
+            .filter_map(|m| if let Message::Epoch { next, checkpoint: true, .. } = m { Some(next) } else { None })
+            .collect();
+        assert_eq!(checkpoints, vec![2, 4, 6]);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
