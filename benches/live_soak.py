@@ -2,7 +2,7 @@
 """A live feed held for a long time, with retention on (issue 18's 30-minute check).
 
 Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--window 200000]
-                    [--epoch-ms 250] [--refresh-epochs 1] [--work target/live-soak]
+                    [--epoch-ms 250] [--refresh-epochs 8] [--work target/live-soak]
                     [--source target/scale/s1M.warc.gz]
 
 1. The feed: the 1M-page scale crawl (benches/scale.sh writes it), then the same records again
@@ -170,7 +170,7 @@ def main():
     ap.add_argument("--rate", type=float)
     ap.add_argument("--window", type=int, default=200_000)
     ap.add_argument("--epoch-ms", type=int, default=250)
-    ap.add_argument("--refresh-epochs", type=int, default=1, help="template.refresh_epochs")
+    ap.add_argument("--refresh-epochs", type=int, default=8, help="template.refresh_epochs (pipeline.toml's default)")
     ap.add_argument("--work", default="target/live-soak")
     ap.add_argument("--source", default="target/scale/s1M.warc.gz")
     args = ap.parse_args()

@@ -17,8 +17,12 @@ use common::synth::{warc_response, Corpus, Rng};
 use common::temp_dir;
 
 const FILES: u64 = 4;
-const RECORDS: u64 = 90;
-const EPOCH_RECORDS: u64 = 15;
+const RECORDS: u64 = 100;
+const EPOCH_RECORDS: u64 = 16;
+/// Template refreshes of the rounds: every epoch, and pipeline.toml's default (a checkpoint is
+/// taken just after a refresh: the feed's 25 epochs end just after the refresh at 24).
+const REFRESHES: [u32; 2] = [8, 1];
+const _: () = assert!((FILES * RECORDS / EPOCH_RECORDS - 1).is_multiple_of(REFRESHES[0] as u64));
 
 /// Files of near-duplicate pages with re-crawls of earlier URLs.
 fn feed_files() -> Vec<Vec<u8>> {
@@ -127,21 +131,26 @@ fn kill(child: &mut Child, checkpoint: &Path, rng: &mut Rng) -> &'static str {
 fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
     let dir = temp_dir("main");
     let files = feed_files();
-    let config = dir.join("pipeline.toml");
-    // Epochs by record count only, so that every run cuts the same epochs.
-    std::fs::write(&config, format!("[run]\nworkers = 2\nepoch_records = {EPOCH_RECORDS}\nepoch_ms = 3600000\ncheckpoint_epochs = 1\n"))
-        .unwrap();
-    let config = config.to_str().unwrap();
-
-    let reference = dir.join("reference");
-    common::feed::batch_run(&files, &dir, config, &reference);
-    let want = clusters(&reference);
-    assert!(want.len() > 150, "the reference holds the pages");
-    let want_changes = std::fs::read_to_string(reference.join("changes.jsonl")).unwrap();
-
     let last_epoch = FILES * RECORDS / EPOCH_RECORDS;
     let mut tally: BTreeMap<&str, usize> = BTreeMap::new();
     for seed in 1..=5u64 {
+        let refresh = REFRESHES[(seed as usize + 1) % 2];
+        let config = dir.join(format!("pipeline-{refresh}.toml"));
+        // Epochs by record count only, so that every run cuts the same epochs.
+        std::fs::write(
+            &config,
+            format!("[run]\nworkers = 2\nepoch_records = {EPOCH_RECORDS}\nepoch_ms = 3600000\ncheckpoint_epochs = 1\n[template]\nrefresh_epochs = {refresh}\n"),
+        )
+        .unwrap();
+        let config = config.to_str().unwrap();
+        let reference = dir.join(format!("reference-{refresh}"));
+        if !reference.exists() {
+            common::feed::batch_run(&files, &dir, config, &reference);
+        }
+        let want = clusters(&reference);
+        assert!(want.len() > 150, "the reference holds the pages");
+        let want_changes = std::fs::read_to_string(reference.join("changes.jsonl")).unwrap();
+
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let round = dir.join(format!("seed{seed}"));
         let (feed, out, checkpoint) = (round.join("feed"), round.join("out"), round.join("checkpoint"));
@@ -176,7 +185,7 @@ fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
             }
         }
         let reached = wait_until(Duration::from_secs(120), || manifest_epoch(&checkpoint) >= last_epoch);
-        assert!(reached, "seed {seed}: the follower reached the last epoch (see {})", log.display());
+        assert!(reached, "seed {seed}, refreshes every {refresh}: the follower reached the last epoch (see {})", log.display());
         // One more crash and resume at the end, then a clean stop.
         child.kill().unwrap();
         child.wait().unwrap();
@@ -191,18 +200,22 @@ fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
             assert!(started.elapsed() < Duration::from_secs(60), "dupflow did not stop");
             std::thread::sleep(Duration::from_millis(20));
         };
-        assert!(status.success(), "seed {seed}: exit {status}");
+        assert!(status.success(), "seed {seed}, refreshes every {refresh}: exit {status}");
 
         let got = clusters(&out);
-        assert_eq!(got.len(), want.len(), "seed {seed}: pages lost or doubled");
-        assert_eq!(got, want, "seed {seed}: clusters differ from the batch run's");
-        assert_eq!(net_of_changes(&out), want, "seed {seed}: the net of changes.jsonl differs from the batch clusters");
+        assert_eq!(got.len(), want.len(), "seed {seed}, refreshes every {refresh}: pages lost or doubled");
+        assert_eq!(got, want, "seed {seed}, refreshes every {refresh}: clusters differ from the batch run's");
+        assert_eq!(
+            net_of_changes(&out),
+            want,
+            "seed {seed}, refreshes every {refresh}: the net of changes.jsonl differs from the batch clusters"
+        );
         let changes = std::fs::read_to_string(out.join("changes.jsonl")).unwrap();
-        assert!(changes == want_changes, "seed {seed}: changes.jsonl differs from the uninterrupted run's");
+        assert!(changes == want_changes, "seed {seed}, refreshes every {refresh}: changes.jsonl differs from the uninterrupted run's");
         // The positions a checkpoint states never pass the records a file holds.
         let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(checkpoint.join("checkpoint.json")).unwrap()).unwrap();
         for input in manifest["reader"]["inputs"].as_array().unwrap() {
-            assert!(input["items"].as_u64().unwrap() <= RECORDS, "seed {seed}: position past the end: {input}");
+            assert!(input["items"].as_u64().unwrap() <= RECORDS, "seed {seed}, refreshes every {refresh}: position past the end: {input}");
         }
     }
     eprintln!("kills survived: {tally:?}");

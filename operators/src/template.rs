@@ -58,7 +58,7 @@ impl Default for TemplateConfig {
             min_content_share: 0.25,
             min_content_units: 15,
             interior_run_units: 50,
-            refresh_epochs: 1,
+            refresh_epochs: 8,
         }
     }
 }
