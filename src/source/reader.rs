@@ -734,15 +734,13 @@ mod tests {
         assert_eq!(marks(&receiver), vec![1, 2]);
     }
 
-    #[test]
-    fn checkpoints_fall_just_after_a_template_refresh_and_the_last_one_too() {
-        // Due every 2 epochs, taken at the first epoch after a refresh (every 3): the state a
-        // resumed run rebuilds from the pages alone. The epochs themselves do not move.
-        let dir = std::env::temp_dir().join(format!("dupflow-reader-checkpoints-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+    /// Reads `records` records an epoch each, with checkpoints due every 2 epochs and template
+    /// refreshes every `refresh_epochs`, to the end and a stop: the epochs closed (`next`) and
+    /// those that are checkpoints.
+    fn checkpointed(dir: &std::path::Path, records: usize, refresh_epochs: u64) -> (Vec<u64>, Vec<u64>) {
         let (mut core, receiver, mut framer) =
-            reading(warc(11), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs: 3 });
-        core.checkpoint = Some((dir.clone(), 2));
+            reading(warc(records), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs });
+        core.checkpoint = Some((dir.to_path_buf(), 2));
         while let Some(item) = framer.next_record() {
             core.item(item, "in");
         }
@@ -752,25 +750,23 @@ mod tests {
             .try_iter()
             .filter_map(|m| if let Message::Epoch { next, checkpoint, .. } = m { Some((next, checkpoint)) } else { None })
             .collect();
-        let closed: Vec<u64> = epochs.iter().map(|&(next, _)| next).collect();
-        let checkpoints: Vec<u64> = epochs.iter().filter(|&&(_, c)| c).map(|&(next, _)| next).collect();
+        (epochs.iter().map(|&(next, _)| next).collect(), epochs.iter().filter(|&&(_, c)| c).map(|&(next, _)| next).collect())
+    }
+
+    #[test]
+    fn checkpoints_fall_just_after_a_template_refresh_and_the_last_one_too() {
+        // Due every 2 epochs, taken at the first epoch after a refresh (every 3): the state a
+        // resumed run rebuilds from the pages alone. The epochs themselves do not move.
+        let dir = std::env::temp_dir().join(format!("dupflow-reader-checkpoints-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (closed, checkpoints) = checkpointed(&dir, 11, 3);
         // Eleven epochs of one record; at the end, the last is closed to just after the
         // refresh at 12.
         assert_eq!(closed, (1..=11).chain([13]).collect::<Vec<u64>>());
         assert_eq!(checkpoints, vec![4, 7, 10, 13]);
         // Refreshes every epoch: every epoch where a multiple of 2 is reached.
-        let (mut core, receiver, mut framer) =
-            reading(warc(5), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs: 1 });
-        core.checkpoint = Some((dir.clone(), 2));
-        while let Some(item) = framer.next_record() {
-            core.item(item, "in");
-        }
-        core.end_input();
-        core.finish();
-        let checkpoints: Vec<u64> = receiver
-            .try_iter()
-            .filter_map(|m| if let Message::Epoch { next, checkpoint: true, .. } = m { Some(next) } else { None })
-            .collect();
+        let (closed, checkpoints) = checkpointed(&dir, 5, 1);
+        assert_eq!(closed, vec![1, 2, 3, 4, 5, 6]);
         assert_eq!(checkpoints, vec![2, 4, 6]);
         std::fs::remove_dir_all(&dir).ok();
     }
