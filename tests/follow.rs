@@ -314,6 +314,10 @@ fn killed_mid_feed_and_resumed(name: &str, refresh_epochs: u32, files: Vec<Vec<u
         std::thread::sleep(Duration::from_millis(100));
     }
     terminate(child);
+    // The stop's own checkpoint is committed: past the last epoch with records (23), just
+    // after a refresh.
+    let stopped_at = manifest_epoch(&checkpoint);
+    assert!(stopped_at > 24 && (stopped_at - 1).is_multiple_of(refresh_epochs as u64), "the stop's checkpoint: {stopped_at}");
 
     for name in ["changes.jsonl", "clusters.jsonl"] {
         let expected = std::fs::read_to_string(reference.join(name)).unwrap();

@@ -149,6 +149,11 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     if let Some(end) = progress.sink.as_ref().and_then(Sink::pending_end) {
         progress.epoch = progress.epoch.max(end);
     }
+    // The last checkpoint may lie past the last epoch with items (a stopping reader closes its
+    // last epoch to just after the next template refresh): the epochs up to it are complete.
+    if let Some(&last) = progress.checkpoints.last() {
+        progress.epoch = progress.epoch.max(last);
+    }
     progress.note(&probe)?;
     // Process 0 of a cluster commits the last checkpoint once the others' shares are on disk.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
