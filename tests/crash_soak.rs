@@ -19,7 +19,7 @@ use common::temp_dir;
 const FILES: u64 = 4;
 const RECORDS: u64 = 100;
 const EPOCH_RECORDS: u64 = 16;
-/// Template refreshes of the rounds: every epoch, and pipeline.toml's default (a checkpoint is
+/// Template refreshes of the rounds: pipeline.toml's default, and every epoch (a checkpoint is
 /// taken just after a refresh: the feed's 25 epochs end just after the refresh at 24).
 const REFRESHES: [u32; 2] = [8, 1];
 const _: () = assert!((FILES * RECORDS / EPOCH_RECORDS - 1).is_multiple_of(REFRESHES[0] as u64));

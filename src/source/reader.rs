@@ -725,7 +725,7 @@ mod tests {
         done(&core, 5);
         core.age_check();
         assert!(marks(&receiver).is_empty(), "no refresh ahead: the idle reader rests");
-        // Refreshes every epoch (the setting with checkpoints): never an empty epoch.
+        // Refreshes every epoch: never an empty epoch.
         let (mut core, receiver, mut framer) = reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 1 });
         core.item(framer.next_record().expect("a record"), "in");
         core.item(framer.next_record().expect("a record"), "in");
