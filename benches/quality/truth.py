@@ -7,8 +7,10 @@ The main content is what the page's generator marks as such, found with lxml (du
 neither the markup nor lxml): rustdoc's section#main-content without its implementation lists
 (trait, auto-trait and blanket implementations are generated member lists), doxygen's
 div.contents without member summary tables, javadoc's <main> without its summary section (member
-and class summary tables), Sphinx's div[role=main], asciidoc's div#content,
-<main> elsewhere; scripts and styles removed. Its words (\\w+, lowercased) are the page's tokens.
+and class summary tables), Sphinx's div[role=main], asciidoc's, haddock's and erl_docgen's
+div#content (haddock's without its synopsis and contents list), gtk-doc's page below its
+navigation bar without its summary tables and generated type lists, vim2html's <pre>, <main>
+elsewhere; scripts, styles and footers removed. Its words (\\w+, lowercased) are the page's tokens.
 As in ../shared/bench/README.md: pages with fewer than 50 words are not scored; every pair of
 scored pages sharing a run of 5 words (a run on more than 2,000 distinct contents is ignored
 as boilerplate) gets its resemblance 2*LCS/(|A|+|B|) over word sequences (rapidfuzz Indel),
@@ -36,9 +38,22 @@ DROP = (
     " | //*[@id='synthetic-implementations'] | //*[@id='blanket-implementations']"
     " | //table[contains(@class, 'memberdecls')]"
     " | //section[@class='summary']"
+    # haddock: the synopsis (every exported signature again) and the contents list
+    " | //div[@id='synopsis'] | //div[@id='table-of-contents']"
+    # gtk-doc: the navigation bars; gtk-doc and erl_docgen: the footer
+    " | //table[@class='navigation'] | //div[@class='footer']"
 )
+# gtk-doc's generated summaries: a reference page's sections named <page>.functions, .other
+# (types and values), .properties, .signals (summary tables of what the page details below),
+# and its generated type lists (object hierarchy, interfaces, implementations).
+GTKDOC_SUMMARIES = ("functions", "other", "properties", "signals", "object-hierarchy",
+                    "implemented-interfaces", "prerequisites", "derived-interfaces", "implementations")
 MAIN = ["//section[@id='main-content']", "//div[contains(concat(' ', @class, ' '), ' contents ')]",
-        "//div[@role='main']", "//div[@id='content']", "//main"]
+        "//div[@role='main']", "//div[@id='content']", "//main",
+        # gtk-doc: the page below its navigation bar (dropped above)
+        "/html[head/meta[@name='generator'][starts-with(@content, 'GTK-Doc')]]/body",
+        # vim2html: the help file, one preformatted block
+        "/html/body/pre"]
 
 
 def main_words(body):
@@ -48,6 +63,9 @@ def main_words(body):
         return None
     for node in tree.xpath(DROP):
         node.drop_tree()
+    for node in tree.xpath("//div[@class='refsect1'][a[@name]]"):
+        if node.xpath("string(a[@name][1]/@name)").rsplit(".", 1)[-1] in GTKDOC_SUMMARIES:
+            node.drop_tree()
     for selector in MAIN:
         found = tree.xpath(selector)
         if found:
