@@ -29,7 +29,8 @@ pub struct SentenceConfig {
     pub cjk_char_units: u32,
     /// `;` ends a sentence only once the sentence is at least this many characters long.
     pub semicolon_split_chars: u32,
-    /// Most sentences kept per page; the rest are dropped and counted.
+    /// Most sentences kept per page: a longer page keeps its first and last halves, the middle
+    /// is dropped and counted (`split_page`).
     pub max_sentences_per_page: u32,
     pub punctuation: Punctuation,
     /// Hash sentences by their canonical terms (stop words out, Snowball stems) instead of their
@@ -175,14 +176,16 @@ pub struct SplitPage {
 }
 
 /// Splits and normalizes all blocks of a page. Sentences that normalize to nothing are dropped.
+///
+/// A page with more than `max_sentences_per_page` sentences keeps its first half and its last
+/// half: the middle is dropped (`truncated`). Generated pages put their navigation first (an
+/// API reference's table of every module and function can run to thousands of lines) and their
+/// own text after it; a cap that kept the head alone left such pages nothing but the
+/// navigation, all alike.
 pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> SplitPage {
     let mut page = SplitPage::default();
     for block in blocks {
         for raw in split(block.as_ref(), config.semicolon_split_chars) {
-            if page.sentences.len() >= config.max_sentences_per_page as usize {
-                page.truncated = true;
-                return page;
-            }
             let normalized = normalize(raw, config.punctuation);
             if normalized.is_empty() {
                 continue;
@@ -191,6 +194,13 @@ pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> Split
             let units = units(&normalized, config.cjk_char_units);
             page.sentences.push(HashedSentence { normalized, md5, key, units });
         }
+    }
+    let cap = config.max_sentences_per_page as usize;
+    if page.sentences.len() > cap {
+        let head = cap - cap / 2;
+        let tail_start = page.sentences.len() - cap / 2;
+        page.sentences.drain(head..tail_start);
+        page.truncated = true;
     }
     page
 }
@@ -472,12 +482,24 @@ mod tests {
     }
 
     #[test]
-    fn sentence_cap_is_reported() {
-        let blocks = vec!["One here. Two here. Three here."];
-        let config = SentenceConfig { max_sentences_per_page: 2, ..Default::default() };
-        let page = split_page(&blocks, &config);
-        assert_eq!(page.sentences.len(), 2);
-        assert!(page.truncated);
+    fn sentence_cap_keeps_the_head_and_the_tail_and_is_reported() {
+        let blocks = vec!["One here. Two here. Three here.", "Four here. Five here."];
+        let texts = |config: &SentenceConfig| -> (Vec<String>, bool) {
+            let page = split_page(&blocks, config);
+            (page.sentences.into_iter().map(|s| s.normalized).collect(), page.truncated)
+        };
+        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 2, ..Default::default() });
+        assert_eq!(kept, ["one here", "five here"]);
+        assert!(truncated);
+        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 3, ..Default::default() });
+        assert_eq!(kept, ["one here", "two here", "five here"], "the head takes the odd one");
+        assert!(truncated);
+        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 5, ..Default::default() });
+        assert_eq!(kept.len(), 5);
+        assert!(!truncated, "at the cap, nothing is dropped");
+        // Sentences that normalize to nothing do not count.
+        let page = split_page(&["One here. ... Two here."], &SentenceConfig { max_sentences_per_page: 2, ..Default::default() });
+        assert_eq!((page.sentences.len(), page.truncated), (2, false));
     }
 
     fn split_reference(block: &str, semicolon_split_chars: u32) -> Vec<&str> {
