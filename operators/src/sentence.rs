@@ -6,8 +6,9 @@
 //! (no space needed), at `;`/`；` once the sentence is long, and at the block's end. Split
 //! never drops a non-space character: the pieces, concatenated, are the block minus white space.
 //!
-//! Normalization for hashing is Unicode NFKC, lowercase, punctuation and symbols removed (or
-//! replaced by `_`, like the seed tool `txtformat`), white space collapsed. It is idempotent.
+//! Normalization for hashing is Unicode NFKC, lowercase, punctuation and symbols separating
+//! words as white space does (or removed, as in the paper, or replaced by `_`, like the seed
+//! tool `txtformat`), white space collapsed. It is idempotent.
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -51,7 +52,7 @@ impl Default for SentenceConfig {
             cjk_char_units: 3,
             semicolon_split_chars: 80,
             max_sentences_per_page: 5_000,
-            punctuation: Punctuation::Remove,
+            punctuation: Punctuation::Space,
             stem: false,
             language: "auto".to_string(),
             synonyms: String::new(),
@@ -453,6 +454,10 @@ mod tests {
         assert_eq!(normalize("  Hello,   WORLD!  ", Punctuation::Remove), "hello world");
         assert_eq!(normalize("Ｆｕｌｌ　ｗｉｄｔｈ", Punctuation::Remove), "full width");
         assert_eq!(normalize("a-b, c!", Punctuation::Underscore), "a_b_ c_");
+        assert_eq!(normalize("org.apache.commons: Vec<T>!", Punctuation::Space), "org apache commons vec t");
+        assert_eq!(normalize("add_executable(<name>)", Punctuation::Space), "add_executable name");
+        assert_eq!(normalize("« Ｆｕｌｌ—ｗｉｄｔｈ »", Punctuation::Space), "full width");
+        assert_eq!(normalize("org.apache", Punctuation::Remove), "orgapache");
         assert_eq!(normalize("Привет, Мир!", Punctuation::Remove), "привет мир");
     }
 
@@ -566,7 +571,7 @@ mod tests {
 
         #[test]
         fn normalization_is_idempotent(s in "\\PC{0,100}") {
-            for mode in [Punctuation::Remove, Punctuation::Underscore] {
+            for mode in [Punctuation::Remove, Punctuation::Underscore, Punctuation::Space] {
                 let once = normalize(&s, mode);
                 prop_assert_eq!(normalize(&once, mode), once.clone());
             }
@@ -574,8 +579,10 @@ mod tests {
 
         #[test]
         fn normalization_is_idempotent_on_scripts(s in "[a-zA-Zа-яА-Я日本語한국어ﬁ①Ⅻ .,!?ß̈İ]{0,60}") {
-            let once = normalize(&s, Punctuation::Remove);
-            prop_assert_eq!(normalize(&once, Punctuation::Remove), once.clone());
+            for mode in [Punctuation::Remove, Punctuation::Space] {
+                let once = normalize(&s, mode);
+                prop_assert_eq!(normalize(&once, mode), once.clone());
+            }
         }
     }
 }

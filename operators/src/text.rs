@@ -1,5 +1,5 @@
 //! Text canonicalization shared by the sentence stage and the cosine measure: NFKC, case
-//! folding, punctuation dropped (or `_`), white space collapsed.
+//! folding, punctuation separating words (or dropped, or `_`), white space collapsed.
 
 use serde::{Deserialize, Serialize};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
@@ -8,11 +8,17 @@ use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Punctuation {
-    /// Drop them (the default).
-    #[default]
+    /// Drop them: `org.apache` is one word, `orgapache`.
     Remove,
     /// Replace each by `_` (the seed tool `txtformat`).
     Underscore,
+    /// Separate words with them, as white space does (the default): `org.apache.commons` is
+    /// three words, `Vec<T>` two, as a reader (or `\w+`) counts them; `_` stays inside a word
+    /// (`add_executable` is one identifier, as `\w` has it). Sentences are equal as with
+    /// `Remove` but for words a symbol joined (`can't` and `cant`), and a page's words, which
+    /// word-level resemblance compares, are its words.
+    #[default]
+    Space,
 }
 
 /// Normalizes a sentence for hashing.
@@ -50,12 +56,16 @@ fn normalize_ascii(sentence: &str, punctuation: Punctuation) -> String {
             pending_space = !text.is_empty();
             continue;
         }
-        let kept = if b.is_ascii_alphanumeric() {
+        let kept = if b.is_ascii_alphanumeric() || (b == b'_' && punctuation == Punctuation::Space) {
             b.to_ascii_lowercase()
         } else {
             match punctuation {
                 Punctuation::Remove => continue,
                 Punctuation::Underscore => b'_',
+                Punctuation::Space => {
+                    pending_space = !text.is_empty();
+                    continue;
+                }
             }
         };
         if pending_space {
@@ -85,12 +95,16 @@ impl Collapsed {
             self.pending_space = !self.text.is_empty();
             return;
         }
-        let kept = if c.is_alphanumeric() || is_mark(c) {
+        let kept = if c.is_alphanumeric() || is_mark(c) || (c == '_' && self.punctuation == Punctuation::Space) {
             c
         } else {
             match self.punctuation {
                 Punctuation::Remove => return,
                 Punctuation::Underscore => '_',
+                Punctuation::Space => {
+                    self.pending_space = !self.text.is_empty();
+                    return;
+                }
             }
         };
         if self.pending_space {
@@ -114,14 +128,18 @@ mod tests {
     proptest! {
         #[test]
         fn ascii_fast_path_equals_the_general_path(s in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,80}") {
-            for mode in [Punctuation::Remove, Punctuation::Underscore] {
+            for mode in [Punctuation::Remove, Punctuation::Underscore, Punctuation::Space] {
                 let mut general = String::new();
                 let mut pending = false;
                 for c in s.nfkc().flat_map(char::to_lowercase) {
-                    if c.is_whitespace() { pending = !general.is_empty(); continue; }
-                    let kept = if c.is_alphanumeric() { Some(c) } else if mode == Punctuation::Underscore { Some('_') } else { None };
+                    let word = c.is_alphanumeric() || (mode == Punctuation::Space && c == '_');
+                    if c.is_whitespace() || (mode == Punctuation::Space && !word) { pending = !general.is_empty(); continue; }
+                    let kept = if word { Some(c) } else if mode == Punctuation::Underscore { Some('_') } else { None };
                     if let Some(c) = kept { if pending { general.push(' '); pending = false; } general.push(c); }
                 }
+                let mut collapsed = Collapsed::new(s.len(), mode);
+                s.chars().flat_map(char::to_lowercase).for_each(|c| collapsed.push(c));
+                prop_assert_eq!(&collapsed.text, &general);
                 prop_assert_eq!(normalize_pass(&s, mode), general);
             }
         }
