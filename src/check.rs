@@ -327,6 +327,7 @@ mod tests {
             sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 7 + 1) as u16, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
             words: Default::default(),
+            main_marked: false,
         }
     }
 

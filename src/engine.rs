@@ -123,8 +123,7 @@ impl Engine {
             host: dupflow_operators::sentence::stable_hash(&host),
             record_id: url.to_string(),
         };
-        let (page, _) =
-            dupflow_operators::sentence::page_in(meta, &stripped.blocks, &self.config.sentence, self.shingling, stripped.lang.as_deref());
+        let (page, _) = dupflow_operators::sentence::page_of_html(meta, &stripped, &self.config.sentence, self.shingling);
         self.put(page);
     }
 

@@ -5,6 +5,14 @@
 //! `pre`, every line is a block (code lines are the "sentences" of code). Entities are decoded
 //! by the HTML parser; white space is collapsed. Block order is document order: later stages
 //! rely on it (site templates sit at the head and tail of pages).
+//!
+//! Where the markup says which part of the page is its main content, the rest is left out:
+//! HTML's landmarks and their ARIA roles. With a `<main>` (or `role="main"`), only what is inside
+//! it; never navigation (`<nav>`, `role="navigation"` or `"search"`), the page's banner and
+//! footer (`role="banner"`, `"contentinfo"`, and `<header>`, `<footer>`, `<aside>` or
+//! `role="complementary"` outside an article, a section or the main content, where they would
+//! be that part's own). A page whose text is all chrome keeps it. Pages without landmarks keep
+//! everything, and the template stage tells their chrome by how often it repeats.
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -21,6 +29,9 @@ pub struct StrippedPage {
     pub blocks: Vec<String>,
     /// The `lang` attribute of the `<html>` element, if any.
     pub lang: Option<String>,
+    /// The markup marked the page's main content (`<main>`, `role="main"`) and `blocks` are
+    /// it: no navigation, banner or footer is left at their edges.
+    pub main_marked: bool,
 }
 
 fn is_hidden(name: &str) -> bool {
@@ -99,20 +110,78 @@ fn is_block(name: &str) -> bool {
     )
 }
 
+/// Where a block lies among the page's landmarks (see [`Landmarks`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Region {
+    /// Inside the main content (`<main>`, `role="main"`).
+    main: bool,
+    /// Inside the page's chrome: navigation, its banner, its footer, a complementary sidebar.
+    chrome: bool,
+}
+
+/// The landmarks open at a point of the document (HTML's sectioning elements and ARIA roles):
+/// each open element's effect, undone when it closes.
+#[derive(Default)]
+struct Landmarks {
+    main: usize,
+    chrome: usize,
+    /// `article`, `section`, `aside`, `nav`: a `header` or `footer` inside one belongs to it,
+    /// not to the page.
+    sectioning: usize,
+    /// What each open visible element added: bit 0 main, bit 1 chrome, bit 2 sectioning.
+    open: Vec<u8>,
+}
+
+impl Landmarks {
+    fn enter(&mut self, name: &str, role: Option<&str>) {
+        let role = role.and_then(|r| r.split_ascii_whitespace().next()).map(str::to_ascii_lowercase);
+        let role = role.as_deref();
+        let scoped = self.main > 0 || self.sectioning > 0;
+        let main = name == "main" || role == Some("main");
+        let chrome = matches!(role, Some("navigation" | "search" | "banner" | "contentinfo"))
+            || name == "nav"
+            || (!scoped && (matches!(name, "header" | "footer" | "aside") || role == Some("complementary")));
+        let sectioning = matches!(name, "article" | "section" | "aside" | "nav");
+        let bits = u8::from(main) | u8::from(chrome) << 1 | u8::from(sectioning) << 2;
+        self.main += usize::from(main);
+        self.chrome += usize::from(chrome);
+        self.sectioning += usize::from(sectioning);
+        self.open.push(bits);
+    }
+
+    fn leave(&mut self) {
+        let bits = self.open.pop().unwrap_or(0);
+        self.main -= usize::from(bits & 1 != 0);
+        self.chrome -= usize::from(bits & 2 != 0);
+        self.sectioning -= usize::from(bits & 4 != 0);
+    }
+
+    fn region(&self) -> Region {
+        Region { main: self.main > 0, chrome: self.chrome > 0 }
+    }
+}
+
 struct BlockBuilder {
     blocks: Vec<String>,
+    /// Each block's region, parallel to `blocks`.
+    regions: Vec<Region>,
     current: String,
+    /// The region of the current block's first text.
+    region: Region,
     pending_space: bool,
 }
 
 impl BlockBuilder {
-    fn push_text(&mut self, text: &str) {
+    fn push_text(&mut self, text: &str, region: Region) {
         // Runs of text between white space characters, each copied whole.
         for (i, run) in text.split(char::is_whitespace).enumerate() {
             if i > 0 {
                 self.pending_space = !self.current.is_empty();
             }
             if !run.is_empty() {
+                if self.current.is_empty() {
+                    self.region = region;
+                }
                 if self.pending_space {
                     self.current.push(' ');
                     self.pending_space = false;
@@ -124,8 +193,21 @@ impl BlockBuilder {
     fn end_block(&mut self) {
         if !self.current.is_empty() {
             self.blocks.push(std::mem::take(&mut self.current));
+            self.regions.push(self.region);
         }
         self.pending_space = false;
+    }
+
+    /// The page's main content: the blocks inside its main landmark when it has one, and never
+    /// its chrome; every block when that leaves nothing (a page that is all navigation). True
+    /// with them when a main landmark gave them.
+    fn main_content(self) -> (Vec<String>, bool) {
+        let has_main = self.regions.iter().any(|r| r.main);
+        let content = |r: &Region| !r.chrome && (r.main || !has_main);
+        if !self.regions.iter().any(content) {
+            return (self.blocks, false);
+        }
+        (self.blocks.into_iter().zip(&self.regions).filter(|(_, r)| content(r)).map(|(b, _)| b).collect(), has_main)
     }
 }
 
@@ -187,6 +269,11 @@ const VERBATIM_ELEMENTS: [&[u8]; 9] = [b"script", b"style", b"title", b"textarea
 /// the tree builder reads (`<input type=hidden>` stays in a table, others are moved before it;
 /// `isindex` prompts; declarative shadow roots).
 const KEEP_ATTRIBUTES: [&[u8]; 4] = [b"html", b"input", b"isindex", b"template"];
+
+/// Whether a tag's attribute bytes hold `role`, in any case (a landmark may be among them).
+fn mentions_role(attributes: &[u8]) -> bool {
+    memchr::memchr2_iter(b'r', b'R', attributes).any(|at| attributes.get(at..at + 4).is_some_and(|w| w.eq_ignore_ascii_case(b"role")))
+}
 
 fn is_tag_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
@@ -361,7 +448,10 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
             in_select = false;
         }
         let minimal = gt == name_end || (self_closing && gt == name_end + 1);
-        let keep = !closing && KEEP_ATTRIBUTES.iter().any(|keep| is(keep));
+        // A tag that may carry an ARIA `role` (a landmark: `role="main"`, `"navigation"`, …)
+        // keeps its attributes as they are: the extraction reads it.
+        let keep = !closing
+            && (KEEP_ATTRIBUTES.iter().any(|keep| is(keep)) || mentions_role(&bytes[name_end..gt]));
         if !minimal && !keep {
             if out.is_empty() {
                 out.reserve(html.len() / 2);
@@ -401,7 +491,8 @@ pub fn strip_reference(html: &str) -> StrippedPage {
 }
 
 fn extract(document: &Html) -> StrippedPage {
-    let mut builder = BlockBuilder { blocks: Vec::new(), current: String::new(), pending_space: false };
+    let mut builder = BlockBuilder { blocks: Vec::new(), regions: Vec::new(), current: String::new(), region: Region::default(), pending_space: false };
+    let mut landmarks = Landmarks::default();
     let mut title = String::new();
     let mut hidden_depth = 0usize;
     let mut pre_depth = 0usize;
@@ -417,10 +508,13 @@ fn extract(document: &Html) -> StrippedPage {
                     }
                     if hidden_depth > 0 || is_hidden(name) {
                         hidden_depth += 1;
-                    } else if is_block(name) {
-                        builder.end_block();
-                        if name == "pre" {
-                            pre_depth += 1;
+                    } else {
+                        landmarks.enter(name, element.attr("role"));
+                        if is_block(name) {
+                            builder.end_block();
+                            if name == "pre" {
+                                pre_depth += 1;
+                            }
                         }
                     }
                 }
@@ -429,17 +523,18 @@ fn extract(document: &Html) -> StrippedPage {
                         title.push_str(text);
                     }
                     if hidden_depth == 0 {
+                        let region = landmarks.region();
                         if pre_depth > 0 {
                             let mut lines = text.split('\n');
                             if let Some(first) = lines.next() {
-                                builder.push_text(first);
+                                builder.push_text(first, region);
                             }
                             for line in lines {
                                 builder.end_block();
-                                builder.push_text(line);
+                                builder.push_text(line, region);
                             }
                         } else {
-                            builder.push_text(text);
+                            builder.push_text(text, region);
                         }
                     }
                 }
@@ -453,11 +548,14 @@ fn extract(document: &Html) -> StrippedPage {
                     }
                     if hidden_depth > 0 {
                         hidden_depth -= 1;
-                    } else if is_block(name) {
-                        builder.end_block();
-                        if name == "pre" {
-                            pre_depth = pre_depth.saturating_sub(1);
+                    } else {
+                        if is_block(name) {
+                            builder.end_block();
+                            if name == "pre" {
+                                pre_depth = pre_depth.saturating_sub(1);
+                            }
                         }
+                        landmarks.leave();
                     }
                 }
             }
@@ -465,7 +563,8 @@ fn extract(document: &Html) -> StrippedPage {
     }
     builder.end_block();
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
-    StrippedPage { title, blocks: builder.blocks, lang }
+    let (blocks, main_marked) = builder.main_content();
+    StrippedPage { title, blocks, lang, main_marked }
 }
 
 /// The HTML strip operator.
@@ -527,6 +626,27 @@ mod tests {
         assert_eq!(page.lang, None);
         assert_eq!(strip("<html lang=\"ru-RU\"><body><p>Привет</p></body></html>").lang.as_deref(), Some("ru-RU"));
         assert_eq!(page.blocks, vec!["Head", "One & two", "three", "four", "a", "b"]);
+    }
+
+    #[test]
+    fn landmarks_keep_the_main_content() {
+        // A main landmark: its blocks alone, without the navigation inside it. A footer or an
+        // aside inside it is the article's.
+        let page = strip(
+            "<body><header><p>Site</p></header><nav><li>Home</li></nav><main><h1>T</h1><p>Text.</p>\
+             <nav>toc</nav><aside>note</aside><footer>end of article</footer></main><footer><p>(c)</p></footer></body>",
+        );
+        assert_eq!(page.blocks, ["T", "Text.", "note", "end of article"]);
+        assert!(page.main_marked);
+        // ARIA roles on divs, as Sphinx writes them.
+        let page = strip("<div role=navigation><p>Prev</p></div><div class=body role=\"main\"><p>Text.</p></div><div role=contentinfo>(c)</div>");
+        assert_eq!(page.blocks, ["Text."]);
+        // No main landmark: the chrome out, the rest in; a header inside an article is its own.
+        let page = strip("<nav>menu</nav><div><p>Text.</p></div><article><header>Title</header><p>Body.</p></article><aside>ad</aside><footer>(c)</footer>");
+        assert_eq!(page.blocks, ["Text.", "Title", "Body."]);
+        assert!(!page.main_marked, "chrome left out, but no main landmark said where the content is");
+        // A page that is all chrome keeps it.
+        assert_eq!(strip("<nav><li>a</li><li>b</li></nav>").blocks, ["a", "b"]);
     }
 
     #[test]
@@ -603,6 +723,8 @@ mod tests {
         assert_eq!(slim_tags("<title a=b><i c=d></title><p e=f>"), "<title><i c=d></title><p>");
         assert_eq!(slim_tags("<p>a<!-- open <p x=y>"), "<p>a<!-- open <p x=y>");
         assert_eq!(slim_tags("<!DOCTYPE html><p>plain</p>"), "<!DOCTYPE html><p>plain</p>");
+        // A tag that may carry a landmark role keeps its attributes.
+        assert_eq!(slim_tags("<div class=a ROLE=main>x</div><p class=b>y"), "<div class=a ROLE=main>x</div><p>y");
         assert!(matches!(slim_tags("<!DOCTYPE html><p>plain</p>"), std::borrow::Cow::Borrowed(_)));
     }
 
@@ -700,6 +822,22 @@ mod tests {
         "<p a=\"",
         "<P CLASS=X>",
         "</P>",
+        "<main>",
+        "</main>",
+        "<nav>",
+        "</nav>",
+        "<header>",
+        "</header>",
+        "<footer>",
+        "</footer>",
+        "<aside>",
+        "</aside>",
+        "<article>",
+        "</article>",
+        "<div role=navigation>",
+        "<div class=b role='main'>",
+        "<p ROLE=\"banner\">",
+        "<span title='role=main'>",
     ];
 
     #[test]

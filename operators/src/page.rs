@@ -92,6 +92,11 @@ pub struct Page {
     /// shared as `sentences` is.
     #[serde(default)]
     pub words: Arc<[Word]>,
+    /// Its markup marked its main content (`html::StrippedPage::main_marked`): its sentences
+    /// are that content, with no menu or footer at their edges, so the template at its edges is
+    /// the text's own boilerplate (`template::apply`).
+    #[serde(default)]
+    pub main_marked: bool,
 }
 
 /// What verification compares: a page's own sentences in document order, with the template
@@ -145,6 +150,7 @@ impl Page {
             sentences: keys.iter().map(|&key| sentence(key)).collect(),
             shingles: Vec::new(),
             words: Default::default(),
+            main_marked: false,
         }
     }
 }

@@ -394,6 +394,7 @@ mod tests {
             sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
             words: Default::default(),
+            main_marked: false,
         }
     }
 

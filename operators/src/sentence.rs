@@ -363,9 +363,18 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
             sentences: sentences.into(),
             shingles,
             words: words.into(),
+            main_marked: false,
         },
         split.truncated,
     )
+}
+
+/// `page_in` for an HTML page as `html::strip` read it: its blocks, its declared language and
+/// whether its markup marked its main content.
+pub fn page_of_html(meta: PageMeta, stripped: &crate::html::StrippedPage, config: &SentenceConfig, shingling: Shingling) -> (Page, bool) {
+    let (mut page, truncated) = page_in(meta, &stripped.blocks, config, shingling, stripped.lang.as_deref());
+    page.main_marked = stripped.main_marked;
+    (page, truncated)
 }
 
 impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {

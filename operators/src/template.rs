@@ -201,12 +201,18 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
 
 /// Which sentences of a page with text of its own are kept: its own (non-template) sentences,
 /// and the template sentences between its first and last own sentence that come in runs of at
-/// most `max_run` units.
+/// most `max_run` units. On a page whose markup marked its main content (`main_marked`: no
+/// menu or footer is left), the runs before the first own sentence and after the last are
+/// such runs too: a reference page's heading or its closing boilerplate ("This policy was
+/// introduced in …", a licence note) is part of its text.
 fn interior(page: &Page, is_template: impl Fn(&u64) -> bool, max_run: u64) -> Vec<bool> {
     let mut keep: Vec<bool> = page.sentences.iter().map(|s| !is_template(&s.key)).collect();
-    let (Some(first), Some(last)) = (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k)) else {
+    let (Some(mut first), Some(mut last)) = (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k)) else {
         return keep;
     };
+    if page.main_marked {
+        (first, last) = (0, keep.len());
+    }
     let mut i = first;
     while i < last {
         if keep[i] {
@@ -215,7 +221,7 @@ fn interior(page: &Page, is_template: impl Fn(&u64) -> bool, max_run: u64) -> Ve
         }
         let start = i;
         let mut units = 0u64;
-        while !keep[i] {
+        while i < keep.len() && !keep[i] {
             units += page.sentences[i].weight as u64;
             i += 1;
         }
@@ -423,6 +429,26 @@ mod tests {
         let filtered = apply(&page(&keys), &templates, &off);
         assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)], "0: the own text alone");
         assert!(filtered.content.template_keys.is_empty());
+    }
+
+    #[test]
+    fn a_page_with_its_main_content_marked_keeps_the_boilerplate_at_its_edges() {
+        // Heading 10 (2 units), own 1, 2, closing boilerplate 11, 12 (4 units).
+        let templates: Vec<u64> = (10..39).collect();
+        let config = TemplateConfig { min_content_units: 4, ..Default::default() };
+        let mut marked = page(&[10, 1, 2, 11, 12]);
+        assert_eq!(apply(&marked, &templates, &config).content.sentences.len(), 2, "unmarked: menus may sit at the edges");
+        marked.main_marked = true;
+        let filtered = apply(&marked, &templates, &config);
+        assert_eq!(filtered.content.sentences, vec![(10, 2), (1, 2), (2, 2), (11, 2), (12, 2)], "short edge runs stay");
+        assert_eq!(filtered.content.template_keys, vec![10, 11, 12]);
+        // A long generated block at the edge (52 units) still goes.
+        let mut keys = vec![1, 2];
+        keys.extend(13..39);
+        let mut long = page(&keys);
+        long.main_marked = true;
+        assert_eq!(apply(&long, &templates, &config).content.sentences, vec![(1, 2), (2, 2)]);
+        assert_eq!(filtered.fingerprint_keys, vec![1, 2]);
     }
 
     #[test]

@@ -65,13 +65,8 @@ pub fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result
             };
             let (meta, html) = doc.into_parts();
             let stripped = dupflow_operators::html::strip(&html);
-            let (page, _) = dupflow_operators::sentence::page_in(
-                meta,
-                &stripped.blocks,
-                &config.sentence,
-                dupflow_operators::sentence::Shingling::None,
-                stripped.lang.as_deref(),
-            );
+            let (page, _) =
+                dupflow_operators::sentence::page_of_html(meta, &stripped, &config.sentence, dupflow_operators::sentence::Shingling::None);
             let _ = held.capture(page, 0);
         })?;
     }

@@ -464,9 +464,8 @@ impl<'a> Ingest<'a> {
     fn page_of(&self, meta: PageMeta, html: String) -> Page {
         let metrics = &self.cx.metrics;
         let stripped = metrics.stage("strip", || dupflow_operators::html::strip(&html));
-        let (page, truncated) = metrics.stage("split", || {
-            dupflow_operators::sentence::page_in(meta, &stripped.blocks, &self.sentence, self.shingling, stripped.lang.as_deref())
-        });
+        let (page, truncated) =
+            metrics.stage("split", || dupflow_operators::sentence::page_of_html(meta, &stripped, &self.sentence, self.shingling));
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if truncated {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");

@@ -253,6 +253,7 @@ impl CurrentPages {
             for w in page.words.iter() {
                 out.write_all(&w.to_le_bytes())?;
             }
+            out.write_all(&[page.main_marked as u8])?;
         }
         // Then the tombstones: a count and (URL key, date) pairs.
         out.write_all(&(self.tombstones_by_date.len() as u64).to_le_bytes())?;
@@ -306,7 +307,8 @@ impl CurrentPages {
             for _ in 0..n {
                 words.push(u16::from_le_bytes(array::<2>(input)?));
             }
-            each(Page { id: PageId { date, hash }, url, host, record_id, sentences: sentences.into(), shingles, words: words.into() });
+            let main_marked = array::<1>(input)?[0] != 0;
+            each(Page { id: PageId { date, hash }, url, host, record_id, sentences: sentences.into(), shingles, words: words.into(), main_marked });
         }
         let count = u64_of(input)?;
         for _ in 0..count {
@@ -330,6 +332,7 @@ mod tests {
             sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true, words: 2 }].into(),
             shingles: vec![date, 7],
             words: vec![date as u16, 9].into(),
+            main_marked: date % 2 == 0,
         }
     }
 
