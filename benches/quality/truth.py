@@ -7,10 +7,10 @@ The main content is what the page's generator marks as such, found with lxml (du
 neither the markup nor lxml): rustdoc's section#main-content without its implementation lists
 (trait, auto-trait and blanket implementations are generated member lists), doxygen's
 div.contents without member summary tables, javadoc's <main> without its summary section (member
-and class summary tables), Sphinx's div[role=main], asciidoc's, haddock's and erl_docgen's
+and class summary tables), Sphinx's div[role=main] (Django's theme: div#yui-main), asciidoc's, haddock's and erl_docgen's
 div#content (haddock's without its synopsis and contents list), gtk-doc's page below its
-navigation bar without its summary tables and generated type lists, vim2html's <pre>, <main>
-elsewhere; scripts, styles and footers removed. Its words (\\w+, lowercased) are the page's tokens.
+navigation bar without its summary tables and generated type lists, vim2html's <pre>,
+makeinfo's page without its navigation headers, <main> elsewhere; scripts, styles and footers removed. Its words (\\w+, lowercased) are the page's tokens.
 As in ../shared/bench/README.md: pages with fewer than 50 words are not scored; every pair of
 scored pages sharing a run of 5 words (a run on more than 2,000 distinct contents is ignored
 as boilerplate) gets its resemblance 2*LCS/(|A|+|B|) over word sequences (rapidfuzz Indel),
@@ -48,12 +48,20 @@ DROP = (
 # and its generated type lists (object hierarchy, interfaces, implementations).
 GTKDOC_SUMMARIES = ("functions", "other", "properties", "signals", "object-hierarchy",
                     "implemented-interfaces", "prerequisites", "derived-interfaces", "implementations")
-MAIN = ["//section[@id='main-content']", "//div[contains(concat(' ', @class, ' '), ' contents ')]",
+MAIN = ["//section[@id='main-content']",
+        # doxygen's div.contents, not docutils' local table of contents (div.contents.topic)
+        "//div[contains(concat(' ', @class, ' '), ' contents ') and not(contains(concat(' ', @class, ' '), ' topic '))]",
         "//div[@role='main']", "//div[@id='content']", "//main",
+        # Django's documentation theme
+        "//div[@id='yui-main']",
         # gtk-doc: the page below its navigation bar (dropped above)
         "/html[head/meta[@name='generator'][starts-with(@content, 'GTK-Doc')]]/body",
         # vim2html: the help file, one preformatted block
-        "/html/body/pre"]
+        "/html/body/pre",
+        # makeinfo (texinfo): the page below its navigation header
+        "/html[head/meta[@name='Generator' or @name='generator'][@content='makeinfo']]/body"]
+# makeinfo's navigation (Next, Previous, Up), at the head and foot of every node.
+TEXINFO_NAVIGATION = "//div[@class='header'] | //div[@class='nav-panel']"
 
 
 def main_words(body):
@@ -63,6 +71,9 @@ def main_words(body):
         return None
     for node in tree.xpath(DROP):
         node.drop_tree()
+    if tree.xpath("/html/head/meta[@name='Generator' or @name='generator'][@content='makeinfo']"):
+        for node in tree.xpath(TEXINFO_NAVIGATION):
+            node.drop_tree()
     for node in tree.xpath("//div[@class='refsect1'][a[@name]]"):
         if node.xpath("string(a[@name][1]/@name)").rsplit(".", 1)[-1] in GTKDOC_SUMMARIES:
             node.drop_tree()
