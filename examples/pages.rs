@@ -1,5 +1,5 @@
 //! Prints each HTML page of a WARC as dupflow's sentence stage sees it, one JSON object a line:
-//! `{"url", "host", "sentences": [[normalized, units], ...]}` (before template removal), for
+//! `{"url", "host", "main_marked", "sentences": [[normalized, units], ...]}` (before template removal), for
 //! studying the method outside the dataflow.
 //! `cargo run --release --example pages WARC > pages.jsonl`
 fn main() {
@@ -9,14 +9,14 @@ fn main() {
         dupflow::source::read_records(&input, 64 << 20, |item| {
             let Ok(record) = item else { return };
             if let Ok((dupflow::source::http::Outcome::Page(doc), _)) = dupflow::source::http::interpret(&record, 2 << 20) {
-                let blocks = dupflow_operators::html::strip(&doc.html).blocks;
-                let sentences: Vec<(String, u32)> = dupflow_operators::sentence::split_page(&blocks, &config)
+                let stripped = dupflow_operators::html::strip(&doc.html);
+                let sentences: Vec<(String, u32)> = dupflow_operators::sentence::split_page(&stripped.blocks, &config)
                     .sentences
                     .into_iter()
                     .map(|s| (s.normalized, s.units))
                     .collect();
                 let host = doc.url.split('/').nth(2).unwrap_or("").to_string();
-                println!("{}", serde_json::json!({ "url": doc.url, "host": host, "sentences": sentences }));
+                println!("{}", serde_json::json!({ "url": doc.url, "host": host, "main_marked": stripped.main_marked, "sentences": sentences }));
             }
         })
         .expect("open");

@@ -184,26 +184,34 @@ pub struct SplitPage {
 /// own text after it; a cap that kept the head alone left such pages nothing but the
 /// navigation, all alike.
 pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> SplitPage {
-    let mut page = SplitPage::default();
-    for block in blocks {
-        for raw in split(block.as_ref(), config.semicolon_split_chars) {
-            let normalized = normalize(raw, config.punctuation);
-            if normalized.is_empty() {
-                continue;
-            }
-            let (md5, key) = hash(&normalized);
-            let units = units(&normalized, config.cjk_char_units);
-            page.sentences.push(HashedSentence { normalized, md5, key, units });
+    let hashed = |raw: &str| -> Option<HashedSentence> {
+        let normalized = normalize(raw, config.punctuation);
+        if normalized.is_empty() {
+            return None;
         }
-    }
+        let (md5, key) = hash(&normalized);
+        let units = units(&normalized, config.cjk_char_units);
+        Some(HashedSentence { normalized, md5, key, units })
+    };
+    let raw: Vec<&str> = blocks.iter().flat_map(|block| split(block.as_ref(), config.semicolon_split_chars)).collect();
     let cap = config.max_sentences_per_page as usize;
-    if page.sentences.len() > cap {
-        let head = cap - cap / 2;
-        let tail_start = page.sentences.len() - cap / 2;
-        page.sentences.drain(head..tail_start);
-        page.truncated = true;
+    // The first `cap - cap / 2` sentences, then the last `cap / 2` of the rest: all of them
+    // when they are no more than `cap`. Only those are normalized and hashed.
+    let mut sentences: Vec<HashedSentence> = Vec::with_capacity(raw.len().min(cap));
+    let mut next = 0;
+    while next < raw.len() && sentences.len() < cap - cap / 2 {
+        sentences.extend(hashed(raw[next]));
+        next += 1;
     }
-    page
+    let mut tail = Vec::new();
+    let mut end = raw.len();
+    while end > next && tail.len() < cap / 2 {
+        end -= 1;
+        tail.extend(hashed(raw[end]));
+    }
+    let truncated = raw[next..end].iter().any(|r| !normalize(r, config.punctuation).is_empty());
+    sentences.extend(tail.into_iter().rev());
+    SplitPage { sentences, truncated }
 }
 
 /// The compact form the dataflow keeps: sentences and their words.
