@@ -8,7 +8,9 @@
 //! 2. a fragment filter (Rabin–Karp style: a fragment's fingerprint is its 64-bit sentence key,
 //!    looked up in the other page's key set) drops sentences absent from the other page; each
 //!    dropped unit is one unit of D already spent, so N and the remaining budget both shrink;
-//! 3. Myers' greedy diff runs on what is left and stops as soon as D passes the budget.
+//! 3. Myers' greedy diff runs on what is left and stops as soon as D passes the budget, or,
+//!    when that budget would cost more than counting the LCS 64 positions at a time, stops
+//!    early and the bit-parallel LCS (Allison–Dix) decides (`bounded_distance`).
 
 use crate::page::{Content, Word};
 
@@ -122,7 +124,8 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
     let remaining = budget - spent;
     let capped = remaining > max_diff_distance;
     let (ta, tb) = (expand(&fa), expand(&fb));
-    match myers_distance(&ta, &tb, remaining.min(max_diff_distance)) {
+    let distance = if capped { myers_distance(&ta, &tb, max_diff_distance) } else { bounded_distance(&ta, &tb, remaining) };
+    match distance {
         Some(d) => {
             let lcs = (ta.len() as u64 + tb.len() as u64 - d) / 2;
             Verdict::Similar(2.0 * lcs as f64 / total as f64)
@@ -169,27 +172,28 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
             None => Verdict::CostCapped,
         };
     }
-    // Myers costs about (N + M)·D: cheap for a similar pair, whose D is small, but a pair it
-    // rejects runs to the budget. The bit-parallel LCS costs about M·N/64 whatever D is. Myers
-    // first, up to the D that costs as much, then the bit-parallel count: never more than
-    // twice the cheaper of the two.
+    match bounded_distance(a, b, budget) {
+        Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
+        None => Verdict::Dissimilar,
+    }
+}
+
+/// The edit (insert/delete) distance D of `a` and `b` if D ≤ `budget`. Myers costs about
+/// (N + M)·D: cheap for a similar pair, whose D is small, but a pair it rejects runs to the
+/// budget. The bit-parallel LCS costs about M·N/64 whatever D is. Myers first, up to the D that
+/// costs as much, then the bit-parallel count: never much more than twice the cheaper of the two.
+pub fn bounded_distance<T: Ord>(a: &[T], b: &[T], budget: u64) -> Option<u64> {
+    let total = (a.len() + b.len()) as u64;
     let parallel_work = BIT_PARALLEL_WORK * a.len().max(b.len()) as u64 * a.len().min(b.len()).div_ceil(64) as u64;
-    let myers_first = (parallel_work / total).max(MYERS_FIRST_MIN);
+    let myers_first = (parallel_work / total.max(1)).max(MYERS_FIRST_MIN);
     if budget <= myers_first {
-        return match myers_distance(a, b, budget) {
-            Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
-            None => Verdict::Dissimilar,
-        };
+        return myers_distance(a, b, budget);
     }
     if let Some(d) = myers_distance(a, b, myers_first) {
-        return Verdict::Similar((total - d) as f64 / total as f64);
+        return Some(d);
     }
     let d = total - 2 * bit_parallel_lcs(a, b);
-    if d <= budget {
-        Verdict::Similar((total - d) as f64 / total as f64)
-    } else {
-        Verdict::Dissimilar
-    }
+    (d <= budget).then_some(d)
 }
 
 /// The work of one step of the bit-parallel LCS over a 64-position block, in units of one step
@@ -198,28 +202,28 @@ const BIT_PARALLEL_WORK: u64 = 4;
 /// Myers always runs at least to this D before the bit-parallel count takes over.
 const MYERS_FIRST_MIN: u64 = 16;
 
-/// The length of the LCS of two word sequences, by the bit-parallel algorithm of Allison and
-/// Dix (Hyyrö's formulation): a bit per position of the shorter sequence, a step per word of
-/// the longer, 64 positions an instruction. A word of the longer sequence absent from the
-/// shorter changes nothing and is skipped.
-pub fn bit_parallel_lcs(a: &[Word], b: &[Word]) -> u64 {
+/// The length of the LCS of two sequences, by the bit-parallel algorithm of Allison and Dix
+/// (Hyyrö's formulation): a bit per position of the shorter sequence, a step per token of the
+/// longer, 64 positions an instruction. A token of the longer sequence absent from the shorter
+/// changes nothing and is skipped.
+pub fn bit_parallel_lcs<T: Ord>(a: &[T], b: &[T]) -> u64 {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if short.is_empty() {
         return 0;
     }
     let blocks = short.len().div_ceil(64);
     // The positions of each distinct word of the shorter sequence, as a bit vector.
-    let mut distinct: Vec<Word> = short.to_vec();
+    let mut distinct: Vec<&T> = short.iter().collect();
     distinct.sort_unstable();
     distinct.dedup();
     let mut matches = vec![0u64; distinct.len() * blocks];
     for (i, w) in short.iter().enumerate() {
-        let row = distinct.binary_search(w).expect("a word of the sequence");
+        let row = distinct.binary_search(&w).expect("a token of the sequence");
         matches[row * blocks + i / 64] |= 1 << (i % 64);
     }
     let mut v = vec![u64::MAX; blocks];
     for w in long {
-        let Ok(row) = distinct.binary_search(w) else { continue };
+        let Ok(row) = distinct.binary_search(&w) else { continue };
         let m = &matches[row * blocks..(row + 1) * blocks];
         // V' = (V + (V & M)) | (V & !M), the addition carried across blocks.
         let mut carry = false;
