@@ -16,7 +16,10 @@ fn main() {
                     .map(|s| (s.normalized, s.units))
                     .collect();
                 let host = doc.url.split('/').nth(2).unwrap_or("").to_string();
-                println!("{}", serde_json::json!({ "url": doc.url, "host": host, "main_marked": stripped.main_marked, "sentences": sentences }));
+                println!(
+                    "{}",
+                    serde_json::json!({ "url": doc.url, "host": host, "main_marked": stripped.main_marked, "sentences": sentences })
+                );
             }
         })
         .expect("open");

@@ -172,7 +172,7 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
                 shingles: Vec::new(),
                 words: keys.iter().flat_map(|&key| words(&words_of, key)).collect(),
                 // Every third page as if its markup marked its main content.
-                main_marked: counter % 3 == 0,
+                main_marked: counter.is_multiple_of(3),
             };
             // Shingles as the sentence stage would make them: word pairs across sentences.
             let mut page = page;

@@ -450,8 +450,7 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
         let minimal = gt == name_end || (self_closing && gt == name_end + 1);
         // A tag that may carry an ARIA `role` (a landmark: `role="main"`, `"navigation"`, …)
         // keeps its attributes as they are: the extraction reads it.
-        let keep = !closing
-            && (KEEP_ATTRIBUTES.iter().any(|keep| is(keep)) || mentions_role(&bytes[name_end..gt]));
+        let keep = !closing && (KEEP_ATTRIBUTES.iter().any(|keep| is(keep)) || mentions_role(&bytes[name_end..gt]));
         if !minimal && !keep {
             if out.is_empty() {
                 out.reserve(html.len() / 2);
@@ -491,7 +490,8 @@ pub fn strip_reference(html: &str) -> StrippedPage {
 }
 
 fn extract(document: &Html) -> StrippedPage {
-    let mut builder = BlockBuilder { blocks: Vec::new(), regions: Vec::new(), current: String::new(), region: Region::default(), pending_space: false };
+    let mut builder =
+        BlockBuilder { blocks: Vec::new(), regions: Vec::new(), current: String::new(), region: Region::default(), pending_space: false };
     let mut landmarks = Landmarks::default();
     let mut title = String::new();
     let mut hidden_depth = 0usize;
@@ -639,7 +639,8 @@ mod tests {
         assert_eq!(page.blocks, ["T", "Text.", "note", "end of article"]);
         assert!(page.main_marked);
         // ARIA roles on divs, as Sphinx writes them.
-        let page = strip("<div role=navigation><p>Prev</p></div><div class=body role=\"main\"><p>Text.</p></div><div role=contentinfo>(c)</div>");
+        let page =
+            strip("<div role=navigation><p>Prev</p></div><div class=body role=\"main\"><p>Text.</p></div><div role=contentinfo>(c)</div>");
         assert_eq!(page.blocks, ["Text."]);
         // No main landmark: the chrome out, the rest in; a header inside an article is its own.
         let page = strip("<nav>menu</nav><div><p>Text.</p></div><article><header>Title</header><p>Body.</p></article><aside>ad</aside><footer>(c)</footer>");

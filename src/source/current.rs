@@ -308,7 +308,16 @@ impl CurrentPages {
                 words.push(u16::from_le_bytes(array::<2>(input)?));
             }
             let main_marked = array::<1>(input)?[0] != 0;
-            each(Page { id: PageId { date, hash }, url, host, record_id, sentences: sentences.into(), shingles, words: words.into(), main_marked });
+            each(Page {
+                id: PageId { date, hash },
+                url,
+                host,
+                record_id,
+                sentences: sentences.into(),
+                shingles,
+                words: words.into(),
+                main_marked,
+            });
         }
         let count = u64_of(input)?;
         for _ in 0..count {
@@ -332,7 +341,7 @@ mod tests {
             sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true, words: 2 }].into(),
             shingles: vec![date, 7],
             words: vec![date as u16, 9].into(),
-            main_marked: date % 2 == 0,
+            main_marked: date.is_multiple_of(2),
         }
     }
 
