@@ -240,7 +240,7 @@ impl Gate {
 /// plain text taken line by line.
 pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)> {
     let (blocks, lang): (Vec<String>, Option<String>) = if text.contains('<') && text.contains('>') {
-        let stripped = dupflow_operators::html::strip(text);
+        let stripped = dupflow_operators::html::strip_with(text, config.landmarks);
         (stripped.blocks, stripped.lang)
     } else {
         (text.lines().map(str::to_string).collect(), None)

@@ -115,7 +115,7 @@ impl Engine {
     /// Adds (or replaces) an HTML page, stripped as WARC responses are.
     pub fn add_html(&mut self, url: &str, html: &str) {
         self.ordinal += 1;
-        let stripped = dupflow_operators::html::strip(html);
+        let stripped = dupflow_operators::html::strip_with(html, self.config.sentence.landmarks);
         let host = TextDoc { id: String::new(), text: String::new(), url: Some(url.to_string()), ordinal: 0 }.host();
         let meta = PageMeta {
             id: PageId::new(self.ordinal, url, url),

@@ -477,19 +477,25 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
 /// Markup the extraction never reads is cut before parsing ([`drop_raw_text_elements`],
 /// [`slim_tags`]); [`strip_reference`] parses the page as it is, and gives the same result.
 pub fn strip(html: &str) -> StrippedPage {
+    strip_with(html, true)
+}
+
+/// [`strip`], reading the main content where landmarks mark it (`landmarks`, the default) or
+/// every block of the page.
+pub fn strip_with(html: &str, landmarks: bool) -> StrippedPage {
     let html = drop_raw_text_elements(html);
     let html = slim_tags(&html);
-    extract(&Html::parse_document(&html))
+    extract(&Html::parse_document(&html), landmarks)
 }
 
 /// [`strip`] without [`slim_tags`]: the page parsed with its attributes and comments, the
 /// reference the slimmed parse is tested against.
 #[doc(hidden)]
 pub fn strip_reference(html: &str) -> StrippedPage {
-    extract(&Html::parse_document(&drop_raw_text_elements(html)))
+    extract(&Html::parse_document(&drop_raw_text_elements(html)), true)
 }
 
-fn extract(document: &Html) -> StrippedPage {
+fn extract(document: &Html, landmarks_read: bool) -> StrippedPage {
     let mut builder =
         BlockBuilder { blocks: Vec::new(), regions: Vec::new(), current: String::new(), region: Region::default(), pending_space: false };
     let mut landmarks = Landmarks::default();
@@ -563,7 +569,7 @@ fn extract(document: &Html) -> StrippedPage {
     }
     builder.end_block();
     let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
-    let (blocks, main_marked) = builder.main_content();
+    let (blocks, main_marked) = if landmarks_read { builder.main_content() } else { (builder.blocks, false) };
     StrippedPage { title, blocks, lang, main_marked }
 }
 
@@ -648,6 +654,9 @@ mod tests {
         assert!(!page.main_marked, "chrome left out, but no main landmark said where the content is");
         // A page that is all chrome keeps it.
         assert_eq!(strip("<nav><li>a</li><li>b</li></nav>").blocks, ["a", "b"]);
+        // Landmarks not read: every block.
+        let page = strip_with("<nav>menu</nav><main><p>Text.</p></main>", false);
+        assert_eq!((page.blocks, page.main_marked), (vec!["menu".to_string(), "Text.".to_string()], false));
     }
 
     #[test]

@@ -43,6 +43,9 @@ pub struct SentenceConfig {
     pub language: String,
     /// A synonym file (lines `form: word word …`) for the canonical terms; empty: none.
     pub synonyms: String,
+    /// Where an HTML page's markup marks its main content and its chrome (landmarks: `<main>`,
+    /// `<nav>`, ARIA roles), read the main content only (`html::strip_with`).
+    pub landmarks: bool,
 }
 
 impl Default for SentenceConfig {
@@ -56,6 +59,7 @@ impl Default for SentenceConfig {
             stem: false,
             language: "auto".to_string(),
             synonyms: String::new(),
+            landmarks: true,
         }
     }
 }

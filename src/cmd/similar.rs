@@ -62,7 +62,7 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     };
     let text_of = |raw: &str| -> String {
         if raw.contains('<') && raw.contains('>') {
-            dupflow_operators::html::strip(raw).blocks.join("\n")
+            dupflow_operators::html::strip_with(raw, config.sentence.landmarks).blocks.join("\n")
         } else {
             raw.to_string()
         }

@@ -463,7 +463,7 @@ impl<'a> Ingest<'a> {
     /// Strip and split: the first two stages, per record, on a worker of the process that read it.
     fn page_of(&self, meta: PageMeta, html: String) -> Page {
         let metrics = &self.cx.metrics;
-        let stripped = metrics.stage("strip", || dupflow_operators::html::strip(&html));
+        let stripped = metrics.stage("strip", || dupflow_operators::html::strip_with(&html, self.sentence.landmarks));
         let (page, truncated) =
             metrics.stage("split", || dupflow_operators::sentence::page_of_html(meta, &stripped, &self.sentence, self.shingling));
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
