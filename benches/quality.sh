@@ -130,6 +130,13 @@ debian_package() {
   echo "$dir"
 }
 
+# both_releases PACKAGE PATH OLD NEW: PATH of bullseye's PACKAGE as $root/OLD, of bookworm's as
+# $root/NEW (two versions side by side).
+both_releases() {
+  ln -s "$(debian_package bullseye "$1")/$2" "$root/$3"
+  ln -s "$(debian_package bookworm "$1")/$2" "$root/$4"
+}
+
 build_corpus() {
   local name=$1 root=$work/$1-site
   rm -rf "$root"; mkdir -p "$root"
@@ -166,8 +173,7 @@ build_corpus() {
       ln -s /usr/share/doc/libcommons-lang3-java/api "$root/lang-3.12"
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
     gtkdoc)
-      ln -s "$(debian_package bullseye libglib2.0-doc)/usr/share/gtk-doc/html" "$root/2.66"
-      ln -s "$(debian_package bookworm libglib2.0-doc)/usr/share/gtk-doc/html" "$root/2.74"
+      both_releases libglib2.0-doc usr/share/gtk-doc/html 2.66 2.74
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
     haddock)
       local version suite lib
@@ -180,23 +186,19 @@ build_corpus() {
       done
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
     sphinxdoc)
-      local project package suite
+      local project package
       for project in sphinx:sphinx-doc flask:python-flask-doc django:python-django-doc; do
         package=${project#*:}; project=${project%%:*}
         mkdir -p "$root/$project"
-        for suite in bullseye bookworm; do
-          ln -s "$(debian_package "$suite" "$package")/usr/share/doc/$package/html" "$root/$project/$suite"
-        done
+        both_releases "$package" "usr/share/doc/$package/html" "$project/bullseye" "$project/bookworm"
       done
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
     vimdoc)
       mkdir -p "$root/vim"
-      ln -s "$(debian_package bullseye vim-doc)/usr/share/doc/vim/html" "$root/vim/8.2"
-      ln -s "$(debian_package bookworm vim-doc)/usr/share/doc/vim/html" "$root/vim/9.0"
+      both_releases vim-doc usr/share/doc/vim/html vim/8.2 vim/9.0
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
     texinfo)
-      ln -s "$(debian_package bullseye octave-doc)/usr/share/doc/octave" "$root/6.2"
-      ln -s "$(debian_package bookworm octave-doc)/usr/share/doc/octave" "$root/7.3"
+      both_releases octave-doc usr/share/doc/octave 6.2 7.3
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
     erlang)
       local release suite app
