@@ -46,8 +46,9 @@
 # HELD OUT corpora (gtkdoc, haddock, vimdoc, texinfo) were not looked at while changing the
 # method: they are measured, not tuned on. They were added in the twelfth session and scored
 # on the binary before its changes and on its binaries since, nothing else.
-# Needs: wget, the Debian packages above (installed when missing; the bullseye ones are
-# fetched from deb.debian.org's pool and unpacked, not installed), a venv made here with
+# Needs: wget, the Debian packages above (doxygen's, sphinx's and javadoc's installed when
+# missing; the others, a bullseye and a bookworm release each, fetched from deb.debian.org's
+# pool and unpacked, not installed), a venv made here with
 # fastwarc, resiliparse, rensa, rapidfuzz and lxml (pinned), network to crates.io for cargo doc.
 set -euo pipefail
 cd "$(dirname "$0")/.."
