@@ -180,7 +180,8 @@ enum Routed {
     Delete(String, u64),
     /// End of an epoch, sent to every worker: retention's clock (pages crawled before it leave).
     Retire(u64),
-    /// End of an epoch, sent to every worker: save the held pages as of this next epoch.
+    /// End of an epoch, sent to every worker: save the held pages as of this next epoch (once
+    /// every epoch before it is applied).
     Checkpoint(u64),
 }
 
@@ -389,6 +390,11 @@ struct Ingest<'a> {
     expire_before: u64,
     /// The last checkpoint epoch this worker saved its part for.
     saved: u64,
+    /// Checkpoint epochs marked but not yet saved: a mark travels at the marking reader's epoch,
+    /// which may lie well before the checkpoint's (that reader jumped to the cluster's epoch),
+    /// so the part is saved only once every epoch before the checkpoint's is applied, and
+    /// nothing at or after it.
+    marked: std::collections::BTreeSet<u64>,
 }
 
 impl<'a> Ingest<'a> {
@@ -403,6 +409,7 @@ impl<'a> Ingest<'a> {
             revisits: Vec::new(),
             expire_before: 0,
             saved: cx.restore.as_ref().map_or(0, |m| m.epoch),
+            marked: Default::default(),
         }
     }
 
@@ -490,6 +497,9 @@ impl<'a> Ingest<'a> {
         let complete: Vec<u64> = received.keys().copied().take_while(|t| bound.is_none_or(|b| *t < b)).collect();
         drop(received);
         for time in complete {
+            // Every epoch before `time` is applied, none after it: the checkpoints up to it
+            // hold exactly their epochs' items (no item lies between them and `time`).
+            self.save_marked(Some(time), progress)?;
             let mut items = transport.received.borrow_mut().remove(&time).unwrap_or_default();
             items.sort_by_key(|(_, source, sent, item)| (item.rank(), *source, *sent));
             input.advance_to(time);
@@ -499,10 +509,16 @@ impl<'a> Ingest<'a> {
                     Routed::Page(page) => self.capture(input, *page),
                     Routed::Delete(url, as_of) => self.delete(input, &url, as_of),
                     Routed::Retire(before) => self.retire(input, before),
-                    Routed::Checkpoint(next) => self.checkpoint(next, progress)?,
+                    Routed::Checkpoint(next) => {
+                        if next > self.saved {
+                            self.marked.insert(next);
+                        }
+                    }
                 }
             }
         }
+        // Every epoch before the transport's frontier is applied (all of them once it is empty).
+        self.save_marked(bound, progress)?;
         if let Some(bound) = bound {
             progress.epoch = progress.epoch.max(bound);
         }
@@ -521,17 +537,25 @@ impl<'a> Ingest<'a> {
         apply(&self.cx.live, input, changes);
     }
 
-    /// End of a checkpoint epoch: this worker's part (held pages, revisits) as of `next`, once
-    /// however many readers marked it; the sink commits it when the epoch is complete.
-    fn checkpoint(&mut self, next: u64, progress: &mut Progress) -> Result<(), RunError> {
-        let Some(dir) = &self.cx.checkpoint else { return Ok(()) };
-        if next <= self.saved {
-            return Ok(());
-        }
-        checkpoint::save_part(dir, next, self.index, &self.pages, &self.revisits)?;
-        self.saved = next;
-        if progress.sink.is_some() {
-            progress.checkpoints.push(next);
+    /// The marked checkpoints at or before `applied` (every epoch before it is applied and none
+    /// at or after it; `None`: every epoch is): this worker's part (held pages, revisits) as of
+    /// each, saved once however many readers marked it; the sink commits it when the epoch is
+    /// complete. Marks past `applied` wait for the epochs before them.
+    fn save_marked(&mut self, applied: Option<u64>, progress: &mut Progress) -> Result<(), RunError> {
+        while let Some(&next) = self.marked.first() {
+            if applied.is_some_and(|applied| next > applied) {
+                break;
+            }
+            self.marked.remove(&next);
+            let Some(dir) = &self.cx.checkpoint else { continue };
+            if next <= self.saved {
+                continue;
+            }
+            checkpoint::save_part(dir, next, self.index, &self.pages, &self.revisits)?;
+            self.saved = next;
+            if progress.sink.is_some() {
+                progress.checkpoints.push(next);
+            }
         }
         Ok(())
     }
