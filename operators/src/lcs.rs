@@ -8,7 +8,9 @@
 //! 2. a fragment filter (Rabin–Karp style: a fragment's fingerprint is its 64-bit sentence key,
 //!    looked up in the other page's key set) drops sentences absent from the other page; each
 //!    dropped unit is one unit of D already spent, so N and the remaining budget both shrink;
-//! 3. Myers' greedy diff runs on what is left and stops as soon as D passes the budget, or,
+//! 3. when the two pages' sentences match in few places (distinct sentences, the usual page),
+//!    the LCS is counted over those matches alone (`heaviest_common_subsequence`); otherwise
+//!    Myers' greedy diff runs on what is left and stops as soon as D passes the budget, or,
 //!    when that budget would cost more than counting the LCS 64 positions at a time, stops
 //!    early and the bit-parallel LCS (Allison–Dix) decides (`bounded_distance`).
 
@@ -123,6 +125,19 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
     }
     let remaining = budget - spent;
     let capped = remaining > max_diff_distance;
+    let (na, nb) = (wa - dropped_a, wb - dropped_b);
+    // Few sentence matches (distinct sentences, the usual page): the LCS of the token
+    // expansion, counted over the matches alone.
+    let parallel_work = BIT_PARALLEL_WORK * na.max(nb) * na.min(nb).div_ceil(64);
+    if let Some(lcs) = heaviest_common_subsequence(&fa, &fb, parallel_work / SPARSE_WORK) {
+        let d = na + nb - 2 * lcs;
+        let limit = if capped { max_diff_distance } else { remaining };
+        return match (d <= limit, capped) {
+            (true, _) => Verdict::Similar(2.0 * lcs as f64 / total as f64),
+            (false, true) => Verdict::CostCapped,
+            (false, false) => Verdict::Dissimilar,
+        };
+    }
     let (ta, tb) = (expand(&fa), expand(&fb));
     let distance = if capped { myers_distance(&ta, &tb, max_diff_distance) } else { bounded_distance(&ta, &tb, remaining) };
     match distance {
@@ -195,6 +210,64 @@ pub fn bounded_distance<T: Ord>(a: &[T], b: &[T], budget: u64) -> Option<u64> {
     let d = total - 2 * bit_parallel_lcs(a, b);
     (d <= budget).then_some(d)
 }
+
+/// The LCS of the token expansions of two sentence sequences (a sentence of weight `w` is `w`
+/// tokens), counted over the matching sentence pairs alone: the heaviest chain of matches
+/// increasing in both sequences (Hunt–Szymanski with weights; a Fenwick tree of prefix maxima
+/// over `b`'s positions, `b`'s matches of each sentence of `a` taken last to first). Equal to
+/// the expansion's LCS when a key has one weight wherever it occurs (tested against dynamic
+/// programming over the expansion). `None` when a key has two weights, or when the matches
+/// are more than `max_matches` (a page of repeated sentences: the token path is cheaper).
+fn heaviest_common_subsequence(a: &[(u64, u16)], b: &[(u64, u16)], max_matches: u64) -> Option<u64> {
+    let mut positions: Vec<(u64, u16, u32)> = b.iter().enumerate().map(|(j, &(k, w))| (k, w, j as u32)).collect();
+    positions.sort_unstable();
+    let range = |key: u64| {
+        let lo = positions.partition_point(|p| p.0 < key);
+        lo..lo + positions[lo..].partition_point(|p| p.0 == key)
+    };
+    let mut matches = 0u64;
+    for &(key, weight) in a {
+        let found = &positions[range(key)];
+        if found.iter().any(|p| p.1 != weight) {
+            return None;
+        }
+        matches += found.len() as u64;
+        if matches > max_matches {
+            return None;
+        }
+    }
+    // tree[i]: the heaviest chain ending at a position of b in the Fenwick range ending at i
+    // (1-based).
+    let mut tree = vec![0u64; b.len() + 1];
+    let prefix_max = |tree: &[u64], mut i: usize| {
+        let mut best = 0;
+        while i > 0 {
+            best = best.max(tree[i]);
+            i &= i - 1;
+        }
+        best
+    };
+    for &(key, weight) in a {
+        for &(_, _, j) in positions[range(key)].iter().rev() {
+            let chain = prefix_max(&tree, j as usize) + weight as u64;
+            let mut i = j as usize + 1;
+            while i < tree.len() {
+                if tree[i] >= chain {
+                    // Fenwick ranges above i cover it: they hold at least as much already.
+                    break;
+                }
+                tree[i] = chain;
+                i += i & i.wrapping_neg();
+            }
+        }
+    }
+    Some(prefix_max(&tree, b.len()))
+}
+
+/// The work of one sentence match of `heaviest_common_subsequence` (two walks of the Fenwick
+/// tree), in units of one step of the bit-parallel LCS over a block: a match costs about as
+/// much as 16 block steps.
+const SPARSE_WORK: u64 = 16;
 
 /// The work of one step of the bit-parallel LCS over a 64-position block, in units of one step
 /// of Myers' inner loop (measured: about 4).
@@ -422,6 +495,13 @@ mod tests {
     }
 
     #[test]
+    fn a_key_of_two_weights_leaves_the_sparse_count_to_the_tokens() {
+        assert_eq!(heaviest_common_subsequence(&[(1, 2), (2, 3)], &[(2, 3), (1, 2)], 100), Some(3));
+        assert_eq!(heaviest_common_subsequence(&[(1, 2)], &[(1, 3)], 100), None);
+        assert_eq!(heaviest_common_subsequence(&[(1, 2), (1, 2)], &[(1, 2), (1, 2)], 3), None, "4 matches");
+    }
+
+    #[test]
     fn central_part_strips_shared_head_and_tail_within_the_share() {
         let unit = |keys: &[u64]| Content {
             sentences: keys.iter().map(|&k| (k, 1)).collect(),
@@ -482,6 +562,34 @@ mod tests {
         fn compare_agrees_with_the_oracle(a in proptest::collection::vec(0u64..12, 0..25),
                                           b in proptest::collection::vec(0u64..12, 0..25),
                                           tau in 0.3f64..1.0) {
+            let (ca, cb) = (content(&a), content(&b));
+            let exact = dp_resemblance(&ca, &cb);
+            let tau_ppm = ppm(tau);
+            agrees(compare(&ca, &cb, tau_ppm, 1_000_000), exact, tau_ppm)?;
+        }
+
+        #[test]
+        fn heaviest_common_subsequence_is_the_lcs_of_the_expansions(a in proptest::collection::vec(0u64..12, 0..60),
+                                                                     b in proptest::collection::vec(0u64..12, 0..60)) {
+            let (ca, cb) = (content(&a), content(&b));
+            let lcs = heaviest_common_subsequence(&ca.sentences, &cb.sentences, u64::MAX);
+            prop_assert_eq!(lcs, Some(dp_lcs(&expand(&ca.sentences), &expand(&cb.sentences)) as u64));
+        }
+
+        #[test]
+        fn compare_agrees_with_the_oracle_on_long_pages(a in proptest::collection::vec(0u64..400, 20..120),
+                                                        edits in proptest::collection::vec((0usize..120, 0u64..400), 0..60),
+                                                        tau in 0.3f64..1.0) {
+            // Long pages of mostly distinct sentences, and an edited copy: the sparse path.
+            let mut b = a.clone();
+            for (at, key) in edits {
+                match key % 3 {
+                    0 if !b.is_empty() => { b.remove(at % b.len()); }
+                    1 => b.insert(at % (b.len() + 1), key),
+                    _ if !b.is_empty() => { let n = b.len(); b[at % n] = key; }
+                    _ => {}
+                }
+            }
             let (ca, cb) = (content(&a), content(&b));
             let exact = dp_resemblance(&ca, &cb);
             let tau_ppm = ppm(tau);
