@@ -510,9 +510,7 @@ impl<'a> Ingest<'a> {
                     Routed::Delete(url, as_of) => self.delete(input, &url, as_of),
                     Routed::Retire(before) => self.retire(input, before),
                     Routed::Checkpoint(next) => {
-                        if next > self.saved {
-                            self.marked.insert(next);
-                        }
+                        self.marked.insert(next);
                     }
                 }
             }
