@@ -71,6 +71,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    small_pages();
     // Logs go to stderr; DUPFLOW_LOG (e.g. `debug`, `dupflow=trace`) sets the level.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -89,6 +90,23 @@ fn main() -> ExitCode {
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
+        }
+    }
+}
+
+/// The process's memory in 4 KiB pages, not transparent huge pages, unless
+/// `MIMALLOC_ALLOW_THP` is set (mimalloc then does as it says). mimalloc asks the kernel for
+/// huge pages on its arenas, and the kernel zeroes 2 MiB at every first touch: on the dev file
+/// that was ~24% of the CPU samples (`clear_page_erms`), 0.3–0.7 s of system time in a 1 s run.
+/// With 4 KiB pages the dev file runs in a median 0.92 s against 1.02 s, doxygen's pages in
+/// 3.7–4.1 s against 4.0–4.4 s, and the 100k scale crawl as fast either way (README "Memory").
+fn small_pages() {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {
+        // SAFETY: PR_SET_THP_DISABLE takes integer arguments only and changes no memory; a
+        // kernel without it returns an error, and the process runs as it would have.
+        unsafe {
+            libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0);
         }
     }
 }
