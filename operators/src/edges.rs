@@ -230,7 +230,8 @@ pub struct Edges<'scope, T: Timestamp> {
 pub trait VerifyEdges<'scope, T: Timestamp + Lattice + TotalOrder> {
     /// `self` is each page's fingerprints, `(page, fingerprints)`; `members` each page's
     /// `Member`. Groups of more than `max_fingerprint_pages` pages are dropped (and reported,
-    /// `oversized_fingerprints`). `on_stats` sees every group's counters.
+    /// `oversized_fingerprints`). `on_stats` sees every group's counters, those of one
+    /// time at once.
     fn verified_edges<S>(
         self,
         members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
@@ -240,7 +241,7 @@ pub trait VerifyEdges<'scope, T: Timestamp + Lattice + TotalOrder> {
         on_stats: S,
     ) -> Edges<'scope, T>
     where
-        S: FnMut(&VerifyStats) + 'static;
+        S: FnMut(&[VerifyStats]) + 'static;
 }
 
 impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> for VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
@@ -253,7 +254,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
         on_stats: S,
     ) -> Edges<'scope, T>
     where
-        S: FnMut(&VerifyStats) + 'static,
+        S: FnMut(&[VerifyStats]) + 'static,
     {
         let sibling_min_pages = config.sibling_min_pages;
         let settings = GroupSettings {

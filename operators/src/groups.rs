@@ -570,8 +570,8 @@ impl Group {
 }
 
 /// The groups operator: `(fingerprint, member)` updates in, `GroupOutput` changes out. Every
-/// group's comparisons go through the worker's verdict cache; `on_stats` sees each change's
-/// counters.
+/// group's comparisons go through the worker's verdict cache; `on_stats` sees each group
+/// change's counters, those of one time at once.
 pub fn verify_groups<'scope, T, S>(
     members: VecCollection<'scope, T, (u64, Arc<Member>), isize>,
     settings: GroupSettings,
@@ -579,7 +579,7 @@ pub fn verify_groups<'scope, T, S>(
 ) -> VecCollection<'scope, T, GroupOutput, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
-    S: FnMut(&VerifyStats) + 'static,
+    S: FnMut(&[VerifyStats]) + 'static,
 {
     type Update<T> = ((u64, Arc<Member>), T, isize);
     members
@@ -610,6 +610,7 @@ where
                         let (capability, mut updates) = entry.remove();
                         updates.sort_by_key(|u| u.0);
                         let mut out: Vec<(GroupOutput, isize)> = Vec::new();
+                        let mut changed = Vec::new();
                         let mut rest = &mut updates[..];
                         while let Some(first) = rest.first() {
                             let fp = first.0;
@@ -647,8 +648,11 @@ where
                             stats.groups = groups.len() as i64 - held_before as i64;
                             stats.nanos = started.elapsed().as_nanos() as u64;
                             if stats.pages > 0 || stats.entries != 0 || stats.groups != 0 {
-                                on_stats(&stats);
+                                changed.push(stats);
                             }
+                        }
+                        if !changed.is_empty() {
+                            on_stats(&changed);
                         }
                         let time = capability.time().clone();
                         output.session(&capability).give_iterator(out.into_iter().map(|(o, d)| (o, time.clone(), d)));

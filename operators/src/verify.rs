@@ -478,7 +478,7 @@ pub trait VerifyClusters<'scope, T: Timestamp + Lattice> {
         on_stats: S,
     ) -> VecCollection<'scope, T, (PageId, Assignment), isize>
     where
-        S: FnMut(&VerifyStats) + 'static;
+        S: FnMut(&[VerifyStats]) + 'static;
 }
 
 impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecCollection<'scope, T, (PageId, PageId), isize> {
@@ -490,7 +490,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         mut on_stats: S,
     ) -> VecCollection<'scope, T, (PageId, Assignment), isize>
     where
-        S: FnMut(&VerifyStats) + 'static,
+        S: FnMut(&[VerifyStats]) + 'static,
     {
         let tau_ppm = lcs::ppm(config.threshold);
         let clustering = config.clustering;
@@ -516,7 +516,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
                     unless_siblings(&config, a, b, &common, verdict)
                 });
                 stats.nanos = started.elapsed().as_nanos() as u64;
-                on_stats(&stats);
+                on_stats(std::slice::from_ref(&stats));
                 for assignment in assignments {
                     output.push((assignment, 1isize));
                 }

@@ -50,14 +50,22 @@ pub fn clusters_and_shares<'scope>(
     // Pages in from the template stage: a page once, and once more each time it is filtered
     // again (a sentence of it became, or stopped being, its host's template).
     let filtered_gauge = metrics.clone();
-    filtered.clone().inspect(move |(_, _, diff)| {
-        if *diff > 0 {
-            filtered_gauge.add(metrics::STAGE_PAGES, "filtered", *diff as i64)
+    // Gauges move once a batch, not once an update (the registry takes a lock).
+    filtered.clone().inspect_batch(move |_, updates| {
+        let added: isize = updates.iter().map(|(_, _, diff)| (*diff).max(0)).sum();
+        if added > 0 {
+            filtered_gauge.add(metrics::STAGE_PAGES, "filtered", added as i64)
         }
     });
     let template_gauge = metrics.clone();
-    templates.inspect(move |((host, _), _, diff)| {
-        template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(*host), *diff as i64)
+    templates.inspect_batch(move |_, updates| {
+        let mut by_host = std::collections::BTreeMap::<u64, isize>::new();
+        for ((host, _), _, diff) in updates {
+            *by_host.entry(*host).or_default() += diff;
+        }
+        for (host, diff) in by_host.into_iter().filter(|&(_, diff)| diff != 0) {
+            template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(host), diff as i64)
+        }
     });
     // Identical pages: one representative each goes on; members take its assignment below.
     let families = pages.clone().exact_families();
@@ -66,7 +74,7 @@ pub fn clusters_and_shares<'scope>(
     families
         .clone()
         .filter(|(id, representative)| id != representative)
-        .inspect(move |(_, _, diff)| family_gauge.add(metrics::EXACT_DUPLICATES, "", *diff as i64));
+        .inspect_batch(move |_, updates| family_gauge.add(metrics::EXACT_DUPLICATES, "", updates.iter().map(|u| u.2 as i64).sum()));
     // Term weights from every page (a family's members count in document frequencies).
     let weighted = |filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>, contents| {
         if method.verify.method == VerifyMethod::Cosine {
@@ -130,34 +138,48 @@ fn with_idf_weights<'scope>(
     weighted.concat(contents.antijoin(by_page.map(|(id, _)| id)))
 }
 
-/// Counters of verification, by group or set, into `metrics`.
-fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&VerifyStats) + 'static {
-    move |stats| {
+/// Counters of verification, by group or set, into `metrics`: each call brings the groups
+/// (or sets) of one time, summed here so that each metric takes its lock once.
+fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static {
+    move |all| {
+        let mut sum = VerifyStats::default();
         // A group change that compared nothing (a page alone in a group) only moves the gauges.
-        if stats.pages > 0 {
-            metrics.observe(metrics::STAGE_SECONDS, "verify", stats.nanos as f64 / 1e9);
-            metrics.observe(metrics::SET_PAGES, "", stats.pages as f64);
-            metrics.add(metrics::STAGE_PAGES, "clustered", stats.pages as i64);
+        let compared = || all.iter().filter(|stats| stats.pages > 0);
+        for stats in all {
+            sum.accepted += stats.accepted;
+            sum.rejected += stats.rejected;
+            sum.computed += stats.computed;
+            sum.groups += stats.groups;
+            sum.entries += stats.entries;
+            sum.cost_capped += stats.cost_capped;
+            sum.set_cuts += stats.set_cuts;
+            sum.cache_clears += stats.cache_clears;
+            sum.pages += stats.pages;
         }
-        metrics.add(metrics::VERIFICATIONS, "accepted", stats.accepted as i64);
-        metrics.add(metrics::VERIFICATIONS, "rejected", stats.rejected as i64);
-        if stats.computed > 0 {
-            metrics.add(metrics::COMPARISONS, "", stats.computed as i64);
+        if sum.pages > 0 {
+            metrics.observe_all(metrics::STAGE_SECONDS, "verify", compared().map(|stats| stats.nanos as f64 / 1e9));
+            metrics.observe_all(metrics::SET_PAGES, "", compared().map(|stats| stats.pages as f64));
+            metrics.add(metrics::STAGE_PAGES, "clustered", sum.pages as i64);
         }
-        if stats.groups != 0 {
-            metrics.add(metrics::GROUPS_HELD, "", stats.groups);
+        metrics.add(metrics::VERIFICATIONS, "accepted", sum.accepted as i64);
+        metrics.add(metrics::VERIFICATIONS, "rejected", sum.rejected as i64);
+        if sum.computed > 0 {
+            metrics.add(metrics::COMPARISONS, "", sum.computed as i64);
         }
-        if stats.entries != 0 {
-            metrics.add(metrics::GROUP_ENTRIES, "", stats.entries);
+        if sum.groups != 0 {
+            metrics.add(metrics::GROUPS_HELD, "", sum.groups);
         }
-        if stats.cost_capped > 0 {
-            metrics.add(metrics::CAPS, "max_diff_distance", stats.cost_capped as i64);
+        if sum.entries != 0 {
+            metrics.add(metrics::GROUP_ENTRIES, "", sum.entries);
         }
-        if stats.set_cuts > 0 {
-            metrics.add(metrics::CAPS, "max_set_pages", stats.set_cuts as i64);
+        if sum.cost_capped > 0 {
+            metrics.add(metrics::CAPS, "max_diff_distance", sum.cost_capped as i64);
         }
-        if stats.cache_clears > 0 {
-            metrics.add(metrics::CAPS, "verdict_cache_entries", stats.cache_clears as i64);
+        if sum.set_cuts > 0 {
+            metrics.add(metrics::CAPS, "max_set_pages", sum.set_cuts as i64);
+        }
+        if sum.cache_clears > 0 {
+            metrics.add(metrics::CAPS, "verdict_cache_entries", sum.cache_clears as i64);
         }
     }
 }
@@ -184,7 +206,8 @@ fn bounded_clusters<'scope>(
         method.candidates.max_fingerprint_pages,
         verify_stats(metrics.clone()),
     );
-    oversized_fingerprints.inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
+    oversized_fingerprints
+        .inspect_batch(move |_, updates| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum()));
     let leaders = edges
         .clone()
         .map(|e| (e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)))
@@ -253,6 +276,8 @@ pub fn candidate_sets<'scope>(
         return components(edges, page_ids);
     };
     let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
-    candidates.oversized_fingerprints.inspect(move |(_, _, diff)| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", *diff as i64));
+    candidates
+        .oversized_fingerprints
+        .inspect_batch(move |_, updates| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum()));
     candidates.sets
 }

@@ -26,6 +26,8 @@ pub enum Kind {
 /// A metric's definition.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Metric {
+    /// Its place in `ALL` (the registry's slot).
+    pub index: usize,
     pub name: &'static str,
     pub kind: Kind,
     pub help: &'static str,
@@ -38,7 +40,10 @@ const SIZES: &[f64] = &[1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0, 1024.0];
 
 macro_rules! metrics {
     ($($ident:ident = $name:literal, $kind:expr, $label:expr, $help:literal;)*) => {
-        $(pub const $ident: Metric = Metric { name: $name, kind: $kind, help: $help, label: $label };)*
+        /// The metrics' places in `ALL`.
+        #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+        enum Slot { $($ident),* }
+        $(pub const $ident: Metric = Metric { index: Slot::$ident as usize, name: $name, kind: $kind, help: $help, label: $label };)*
         /// All metrics, in definition order.
         pub const ALL: &[Metric] = &[$($ident),*];
     };
@@ -98,13 +103,25 @@ struct HistogramValue {
     sum: f64,
 }
 
-/// The registry: values by (metric, label value).
-#[derive(Debug, Default)]
+/// The registry: values by (metric, label value). Each metric has its own slot and lock, so
+/// workers counting different things do not wait on each other, and finding a metric is an
+/// index, not a search by name (the workers count per page and per verified group).
+#[derive(Debug)]
 pub struct Registry {
-    values: Mutex<BTreeMap<&'static str, BTreeMap<String, f64>>>,
-    histograms: Mutex<BTreeMap<&'static str, BTreeMap<String, HistogramValue>>>,
+    values: Box<[Mutex<BTreeMap<String, f64>>]>,
+    histograms: Box<[Mutex<BTreeMap<String, HistogramValue>>]>,
     /// Host names by their stable hash (the dataflow carries hashes), for labels.
     host_names: Mutex<std::collections::HashMap<u64, String>>,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            values: ALL.iter().map(|_| Mutex::default()).collect(),
+            histograms: ALL.iter().map(|_| Mutex::default()).collect(),
+            host_names: Mutex::default(),
+        }
+    }
 }
 
 /// The entry of `label` in `map`, allocating the label only the first time (hot path).
@@ -118,8 +135,7 @@ fn entry<'a, V: Default>(map: &'a mut BTreeMap<String, V>, label: &str) -> &'a m
 impl Registry {
     /// Adds `n` to a counter (or moves a gauge by `n`).
     pub fn add(&self, metric: Metric, label: &str, n: i64) {
-        let mut values = self.values.lock().expect("metrics lock");
-        *entry(values.entry(metric.name).or_default(), label) += n as f64;
+        *entry(&mut self.values[metric.index].lock().expect("metrics lock"), label) += n as f64;
     }
 
     /// Remembers the name behind a host hash.
@@ -144,7 +160,7 @@ impl Registry {
 
     /// Sets a gauge to a fractional value.
     pub fn set_f64(&self, metric: Metric, label: &str, value: f64) {
-        *entry(self.values.lock().expect("metrics lock").entry(metric.name).or_default(), label) = value;
+        *entry(&mut self.values[metric.index].lock().expect("metrics lock"), label) = value;
     }
 
     /// Runs one stage's step on one page: its time goes to `dupflow_stage_seconds{stage}` and
@@ -165,39 +181,41 @@ impl Registry {
 
     /// Records an observation of a histogram.
     pub fn observe(&self, metric: Metric, label: &str, value: f64) {
+        self.observe_all(metric, label, std::iter::once(value));
+    }
+
+    /// Records observations of a histogram, under one lock.
+    pub fn observe_all(&self, metric: Metric, label: &str, values: impl IntoIterator<Item = f64>) {
         let Kind::Histogram(bounds) = metric.kind else { return };
-        let mut histograms = self.histograms.lock().expect("metrics lock");
-        let h = entry(histograms.entry(metric.name).or_default(), label);
+        let mut histograms = self.histograms[metric.index].lock().expect("metrics lock");
+        let h = entry(&mut histograms, label);
         if h.buckets.is_empty() {
             h.buckets = vec![0; bounds.len()];
         }
-        for (i, &bound) in bounds.iter().enumerate() {
-            if value <= bound {
-                h.buckets[i] += 1;
+        for value in values {
+            for (i, &bound) in bounds.iter().enumerate() {
+                if value <= bound {
+                    h.buckets[i] += 1;
+                }
             }
+            h.count += 1;
+            h.sum += value;
         }
-        h.count += 1;
-        h.sum += value;
     }
 
     /// One value (0 if never set).
     pub fn get(&self, metric: Metric, label: &str) -> i64 {
-        self.values.lock().expect("metrics lock").get(metric.name).and_then(|m| m.get(label)).copied().unwrap_or(0.0) as i64
+        self.values[metric.index].lock().expect("metrics lock").get(label).copied().unwrap_or(0.0) as i64
     }
 
     /// Observations of a histogram: (count, sum).
     pub fn histogram(&self, metric: Metric, label: &str) -> (u64, f64) {
-        self.histograms.lock().expect("metrics lock").get(metric.name).and_then(|m| m.get(label)).map_or((0, 0.0), |h| (h.count, h.sum))
+        self.histograms[metric.index].lock().expect("metrics lock").get(label).map_or((0, 0.0), |h| (h.count, h.sum))
     }
 
     /// All values of a metric by label.
     pub fn by_label(&self, metric: Metric) -> BTreeMap<String, i64> {
-        self.values
-            .lock()
-            .expect("metrics lock")
-            .get(metric.name)
-            .map(|m| m.iter().map(|(label, v)| (label.clone(), *v as i64)).collect())
-            .unwrap_or_default()
+        self.values[metric.index].lock().expect("metrics lock").iter().map(|(label, v)| (label.clone(), *v as i64)).collect()
     }
 
     /// Sum over labels.
@@ -207,8 +225,6 @@ impl Registry {
 
     /// The Prometheus text exposition format (version 0.0.4).
     pub fn render(&self) -> String {
-        let values = self.values.lock().expect("metrics lock").clone();
-        let histograms = self.histograms.lock().expect("metrics lock").clone();
         let mut out = String::new();
         for metric in ALL {
             let kind = match metric.kind {
@@ -233,7 +249,7 @@ impl Registry {
             match metric.kind {
                 Kind::Histogram(bounds) => {
                     let name = metric.name;
-                    for (label, h) in histograms.get(name).into_iter().flatten() {
+                    for (label, h) in self.histograms[metric.index].lock().expect("metrics lock").iter() {
                         for (bound, count) in bounds.iter().zip(&h.buckets) {
                             let _ = writeln!(out, "{name}_bucket{} {count}", labels(label, Some(format!("le=\"{bound}\""))));
                         }
@@ -245,7 +261,7 @@ impl Registry {
                 _ => {
                     let mut any = false;
                     let name = metric.name;
-                    for (label, v) in values.get(name).into_iter().flatten() {
+                    for (label, v) in self.values[metric.index].lock().expect("metrics lock").iter() {
                         let _ = writeln!(out, "{name}{} {v}", labels(label, None));
                         any = true;
                     }
@@ -286,6 +302,20 @@ mod tests {
         assert!(text.contains("dupflow_records_total{type=\"response\"} 1"));
         assert!(text.contains("dupflow_stage_seconds_bucket{stage=\"strip\",le=\"0.005\"} 1"));
         assert!(text.contains("dupflow_stage_seconds_count{stage=\"strip\"} 1"));
+        registry.observe_all(STAGE_SECONDS, "strip", [0.02, 2.0]);
+        let (count, sum) = registry.histogram(STAGE_SECONDS, "strip");
+        assert_eq!(count, 3);
+        assert!((sum - 2.022).abs() < 1e-9, "{sum}");
+        let text = registry.render();
+        assert!(text.contains("dupflow_stage_seconds_bucket{stage=\"strip\",le=\"0.005\"} 1"));
+        assert!(text.contains("dupflow_stage_seconds_bucket{stage=\"strip\",le=\"5\"} 3"));
+    }
+
+    #[test]
+    fn every_metric_has_its_own_slot() {
+        for (i, metric) in ALL.iter().enumerate() {
+            assert_eq!(metric.index, i, "{}", metric.name);
+        }
     }
 
     #[test]
