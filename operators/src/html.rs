@@ -270,6 +270,68 @@ const VERBATIM_ELEMENTS: [&[u8]; 9] = [b"script", b"style", b"title", b"textarea
 /// `isindex` prompts; declarative shadow roots).
 const KEEP_ATTRIBUTES: [&[u8]; 4] = [b"html", b"input", b"isindex", b"template"];
 
+/// Phrasing elements the extraction reads nothing from (not blocks, not hidden, no landmark
+/// unless a `role` says so): inside the body, [`slim_tags`] drops their tags whole. They are
+/// most of the tags of generated documentation (links and highlighted code: 60% of doxygen's
+/// tags are `span` and `a`), and each cost the tokenizer a tag and the tree builder a node.
+/// None of them changes the tree builder's mode or the frameset flag; the formatting elements
+/// among them (`a`, `b`, `code`, …) are moved and cloned by the tree builder, never their text.
+const PHRASING: [&[u8]; 31] = [
+    b"span", b"a", b"b", b"i", b"em", b"strong", b"code", b"tt", b"small", b"big", b"u", b"s", b"strike", b"font", b"nobr", b"abbr",
+    b"cite", b"dfn", b"kbd", b"samp", b"var", b"mark", b"q", b"sub", b"sup", b"time", b"data", b"bdi", b"bdo", b"ins", b"del",
+];
+
+/// A phrasing start tag written to the slimmed page, dropped with its end tag if only text and
+/// such pairs come between them.
+struct OpenPhrasing {
+    /// Its name, in the page.
+    name: std::ops::Range<usize>,
+    /// Where its `<name>` starts in the slimmed page.
+    start: usize,
+    /// Whether the text before it may join the text after it.
+    safe: bool,
+    a_like: bool,
+}
+
+/// The phrasing start tags [`slim_tags`] may still drop, innermost last.
+#[derive(Default)]
+struct PhrasingPairs {
+    open: Vec<OpenPhrasing>,
+    /// An `a` or `nobr` start tag stays on the page: a later one would make the tree builder
+    /// close it (the adoption agency), which it does not without that tag, so none is dropped.
+    a_kept: bool,
+}
+
+impl PhrasingPairs {
+    /// Something other than text or a phrasing tag: the open start tags stay.
+    fn keep_open(&mut self) {
+        self.a_kept |= self.open.iter().any(|o| o.a_like);
+        self.open.clear();
+    }
+}
+
+/// Whether a tag may be dropped after `kept` (what the slimmed page holds before it): not when
+/// the two texts it separates would read as one thing the tokenizer treats differently, a
+/// character reference (`&am` and `p;`), a tag (`<` and `p>`), or a CR LF pair.
+fn joins_safely(kept: &[u8], copied: &str) -> bool {
+    let mut before = copied.as_bytes().iter().rev().chain(kept.iter().rev()).copied();
+    // A run of name characters (a reference's, at most 64 are looked at: the tag stays after
+    // a longer run), and what comes before it.
+    let mut run = 0;
+    let first = loop {
+        match before.next() {
+            Some(_) if run == 64 => return false,
+            Some(b) if b.is_ascii_alphanumeric() || b == b'#' => run += 1,
+            other => break other,
+        }
+    };
+    match first {
+        Some(b'&' | b'<') => false,
+        Some(b'\r') => run > 0,
+        _ => true,
+    }
+}
+
 /// Whether a tag's attribute bytes hold `role`, in any case (a landmark may be among them).
 fn mentions_role(attributes: &[u8]) -> bool {
     memchr::memchr2_iter(b'r', b'R', attributes).any(|at| attributes.get(at..at + 4).is_some_and(|w| w.eq_ignore_ascii_case(b"role")))
@@ -367,7 +429,9 @@ fn verbatim_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
 
 /// Rewrites markup the text extraction never reads, keeping the token stream the tree builder
 /// sees: attributes are dropped from every tag but those in [`KEEP_ATTRIBUTES`]. The HTML tokenizer walks attributes character by character, and they are half
-/// the bytes of generated documentation (class names, links, titles). Text, tag names, their
+/// the bytes of generated documentation (class names, links, titles). In the body, a
+/// [`PHRASING`] element with only text (and such elements) inside loses its two tags: links
+/// and highlighted code, most of the tags of generated documentation. Text, tag names, their
 /// order and self-closing flags are unchanged, and so is the content of raw-text elements
 /// (`title`, `textarea`, unterminated `script`, …), copied verbatim, as are comments, doctypes
 /// and processing instructions. Where the tokenizer's state depends on the tree (foreign content,
@@ -380,9 +444,16 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
     let mut at = 0;
     // Inside a `select` (as far as its start and end tags tell), where most elements are ignored.
     let mut in_select = false;
+    // Past the body's start tag: phrasing tags are dropped from there on (in the head, one
+    // would start the body early).
+    let mut in_body = false;
+    let mut pairs = PhrasingPairs::default();
     while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
         let open = at + found;
         let next = bytes.get(open + 1).copied().unwrap_or(0);
+        if next == b'!' || next == b'?' || next == b'/' && !bytes.get(open + 2).is_some_and(u8::is_ascii_alphabetic) {
+            pairs.keep_open();
+        }
         if next == b'!' {
             if bytes[open..].starts_with(b"<!--") {
                 let body = open + 4;
@@ -446,6 +517,43 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
             }
         } else if is(b"select") {
             in_select = false;
+        }
+        if !closing && is(b"body") {
+            in_body = true;
+        }
+        // Phrasing tags in the body: a start tag and its end tag with only text (and such
+        // pairs) between them are dropped together, as if the element were not there.
+        let a_like = is(b"a") || is(b"nobr");
+        if in_body && PHRASING.iter().any(|phrasing| is(phrasing)) && !(a_like && pairs.a_kept) {
+            if !closing && !mentions_role(&bytes[name_end..gt]) {
+                out.push_str(&html[copied..open]);
+                let start = out.len();
+                let safe = joins_safely(out.as_bytes(), "");
+                out.push_str(&html[open..name_end]);
+                out.push('>');
+                copied = gt + 1;
+                at = gt + 1;
+                pairs.open.push(OpenPhrasing { name: name_at..name_end, start, safe, a_like });
+                continue;
+            }
+            if closing {
+                if let Some(top) = pairs.open.pop() {
+                    let same = bytes[top.name.clone()].eq_ignore_ascii_case(name);
+                    if same && top.safe && joins_safely(out.as_bytes(), &html[copied..open]) {
+                        out.push_str(&html[copied..open]);
+                        let end = top.start + 1 + top.name.len() + 1;
+                        out.replace_range(top.start..end, "");
+                        copied = gt + 1;
+                        at = gt + 1;
+                        continue;
+                    }
+                    pairs.open.push(top);
+                }
+            }
+        }
+        pairs.keep_open();
+        if a_like && !closing {
+            pairs.a_kept = true;
         }
         let minimal = gt == name_end || (self_closing && gt == name_end + 1);
         // A tag that may carry an ARIA `role` (a landmark: `role="main"`, `"navigation"`, …)
@@ -715,6 +823,9 @@ mod tests {
         "<ul class=a><li class=b>one<li class=c>two</ul><dl><dt x=y>t<dd z=w>d</dl>",
         "<p>a<![CDATA[ b > c ]]>d</p>",
         "<p>a<style a=b>p { x: '</style>'; }</style>b</p><template x=y><p>h</p></template>",
+        "<body><p>a<span>b</span> <a href=x>c</a><b>d<p>e</b>f</p><table><em>g</em><tr><td><i>h</i></table>",
+        "<body><p>&am<span>p; &<b>amp;</b> &#<i>38;</i> a<<em>p>b</p><pre><code>\nx\r<b>\ny</b></code></pre>",
+        "<head><span></span><noscript><p>n</p></noscript></head><body><p><a role=navigation>x</a>y</p>",
     ];
 
     #[test]
@@ -733,6 +844,14 @@ mod tests {
         assert_eq!(slim_tags("<title a=b><i c=d></title><p e=f>"), "<title><i c=d></title><p>");
         assert_eq!(slim_tags("<p>a<!-- open <p x=y>"), "<p>a<!-- open <p x=y>");
         assert_eq!(slim_tags("<!DOCTYPE html><p>plain</p>"), "<!DOCTYPE html><p>plain</p>");
+        // In the body, a phrasing element around text alone goes (not in the head, not after a
+        // character reference's start or a `<`, not with a role, not around other tags).
+        assert_eq!(
+            slim_tags("<span>h</span><body class=b><p>a <span class=k>b<em></em></span><A HREF=x>c</A>&am<b>p;</b>d<<i>e"),
+            "<span>h</span><body><p>a bc&am<b>p;</b>d<<i>e"
+        );
+        assert_eq!(slim_tags("<body><a role=main href=x>m</a><a>n</a>"), "<body><a role=main href=x>m</a><a>n</a>");
+        assert_eq!(slim_tags("<body><b>x<p>y</b></p><code>z<br></code>"), "<body><b>x<p>y</b></p><code>z<br></code>");
         // A tag that may carry a landmark role keeps its attributes.
         assert_eq!(slim_tags("<div class=a ROLE=main>x</div><p class=b>y"), "<div class=a ROLE=main>x</div><p>y");
         assert!(matches!(slim_tags("<!DOCTYPE html><p>plain</p>"), std::borrow::Cow::Borrowed(_)));
@@ -848,6 +967,26 @@ mod tests {
         "<div class=b role='main'>",
         "<p ROLE=\"banner\">",
         "<span title='role=main'>",
+        "<span>",
+        "<em>",
+        "</em>",
+        "<code>",
+        "</code>",
+        "<i>",
+        "</i>",
+        "<nobr>",
+        "<font f=g>",
+        "</font>",
+        "<a>",
+        "<sup>",
+        "&am",
+        "p;",
+        "&#",
+        "\r",
+        "<",
+        "<body>",
+        "<listing>",
+        "<dd>",
     ];
 
     #[test]
