@@ -447,6 +447,8 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
     // Past the body's start tag: phrasing tags are dropped from there on (in the head, one
     // would start the body early).
     let mut in_body = false;
+    // Open `template`s (a `body` tag inside one is ignored by the tree builder).
+    let mut templates = 0usize;
     let mut pairs = PhrasingPairs::default();
     while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
         let open = at + found;
@@ -518,7 +520,10 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
         } else if is(b"select") {
             in_select = false;
         }
-        if !closing && is(b"body") {
+        if is(b"template") {
+            templates = if closing { templates.saturating_sub(1) } else { templates + 1 };
+        }
+        if !closing && is(b"body") && templates == 0 {
             in_body = true;
         }
         // Phrasing tags in the body: a start tag and its end tag with only text (and such
@@ -826,6 +831,7 @@ mod tests {
         "<body><p>a<span>b</span> <a href=x>c</a><b>d<p>e</b>f</p><table><em>g</em><tr><td><i>h</i></table>",
         "<body><p>&am<span>p; &<b>amp;</b> &#<i>38;</i> a<<em>p>b</p><pre><code>\nx\r<b>\ny</b></code></pre>",
         "<head><span></span><noscript><p>n</p></noscript></head><body><p><a role=navigation>x</a>y</p>",
+        "<head><template><body></template><span></span><noscript><p>n</p></noscript><body><p>m",
     ];
 
     #[test]
