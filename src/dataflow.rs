@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! reader thread (src/source/reader): inputs (read once or followed) → decode → frame → records,
-//!   deletions, epoch marks (with the retention clock) ──bounded channels, by URL──▶ workers
+//!   deletions, epoch marks (with the retention clock) ──bounded channels, to any with room──▶ workers
 //! worker: record → HTTP/charset (src/source/http) → strip_html → split_sentences → page
 //!   → current pages (src/source/current: re-crawls replace, deletions and retention retract)
 //!   → input collection (PageId, Page), insertions and retractions

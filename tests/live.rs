@@ -126,3 +126,27 @@ fn a_recrawl_that_no_longer_matches_splits_its_cluster() {
     let rows = run(Feed::Script(script[..1].to_vec()), 2, 0);
     assert_eq!(rows[0].assignment.cluster, rows[1].assignment.cluster);
 }
+
+/// The reader hands each record to any worker with room, so two captures of one URL in one
+/// epoch are parsed by different workers; their owner still applies them in the order read:
+/// of two captures in the same second, the later one read is the page.
+#[test]
+fn same_second_recaptures_in_one_epoch_keep_the_one_read_last_whichever_worker_parsed_them() {
+    let corpus = Corpus::new(13, 7);
+    let mut feed = Vec::new();
+    let mut last = BTreeMap::new();
+    for u in 0..40usize {
+        for k in 0..3u64 {
+            let c = Capture { url: u, secs: 50, record: 100 * u as u64 + k, base: (u + k as usize) % 7, variant: k as usize };
+            feed.extend(record(&c, &corpus));
+            last.insert(url(u), format!("<urn:uuid:00000000-0000-0000-0000-{:012}>", c.record));
+        }
+    }
+    for workers in [1, 2, 4] {
+        let rows = run(Feed::Script(vec![ScriptItem::Warc(feed.clone())]), workers, 0);
+        assert_eq!(rows.len(), 40, "{workers} workers: one page a URL");
+        for row in &rows {
+            assert_eq!(Some(&row.record_id), last.get(&row.url), "{workers} workers: {} keeps the capture read last", row.url);
+        }
+    }
+}

@@ -172,7 +172,7 @@ type WorkerChannels = Vec<Vec<Receiver<Message>>>;
 /// (backpressure).
 fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Vec<JoinHandle<()>>, WorkerChannels), RunError> {
     let metrics = options.live.registry.clone();
-    let (workers, peers) = options.workers();
+    let (workers, _) = options.workers();
     let (threads, readers) = options.readers();
     let capacity = options.config.source.channel_capacity;
     // channels[reader][worker]
@@ -200,8 +200,8 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
         let run = &options.config.run;
         let core = Arc::new(Mutex::new(ReaderCore {
             senders,
-            first_worker: options.process * workers,
-            peers,
+            next_sender: 0,
+            sequence: 0,
             part,
             policy: EpochPolicy {
                 records: run.epoch_records.max(1),

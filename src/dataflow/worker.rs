@@ -5,8 +5,8 @@
 //! process, one shard each) and checkpoints.
 //!
 //! An owner applies what it receives only once the epoch is complete everywhere, in a fixed
-//! order (end-of-epoch actions last, then by sending worker and its sequence), so the input
-//! changes do not depend on how the network interleaved them.
+//! order (end-of-epoch actions last, then by reader and the order it read them), so the input
+//! changes depend neither on how the network interleaved them nor on which worker parsed them.
 //! Workers poll their channel with `try_recv` and `step_or_park`, so a worker never blocks on
 //! input while the dataflow has work.
 
@@ -192,7 +192,8 @@ impl Routed {
     }
 }
 
-/// (owner, sending worker, the sender's sequence number, item).
+/// (owner, reader, the reader's sequence number, item): the owner applies an epoch's items in
+/// the order of their readers' sequences, whichever worker parsed them.
 type Envelope = (u64, u64, u64, Routed);
 
 /// The exchange of input items: what this worker sends, and what it owns as it arrives.
@@ -204,31 +205,30 @@ struct Transport {
     received: Rc<RefCell<BTreeMap<u64, Vec<Envelope>>>>,
     /// Epochs before this frontier are received whole (empty: every sender is done).
     frontier: Rc<RefCell<Antichain<u64>>>,
-    me: u64,
     peers: u64,
-    /// Items sent through each input (their order key at the owners).
-    sent: Vec<u64>,
+    /// The run-wide index of this process's first reader thread.
+    first_reader: u64,
 }
 
 impl Transport {
-    /// Through reader `reader`'s input, at its epoch; ordered at the owner by (this worker,
-    /// that reader, sequence).
-    fn send(&mut self, reader: usize, owner: u64, item: Routed) {
-        let source = self.me * self.inputs.len() as u64 + reader as u64;
+    /// Through reader `reader`'s input, at its epoch; ordered at the owner by (that reader,
+    /// `seq`).
+    fn send(&mut self, reader: usize, seq: u64, owner: u64, item: Routed) {
+        let source = self.first_reader + reader as u64;
         let input = self.inputs[reader].as_mut().expect("sending on an open input");
-        input.send((owner, source, self.sent[reader], item));
-        self.sent[reader] += 1;
+        input.send((owner, source, seq, item));
     }
 
     /// To the worker that owns `key` (a page's URL: a text row's id).
-    fn route(&mut self, reader: usize, key: &str, item: Routed) {
+    fn route(&mut self, reader: usize, seq: u64, key: &str, item: Routed) {
         let owner = current::url_key(key) % self.peers;
-        self.send(reader, owner, item);
+        self.send(reader, seq, owner, item);
     }
 
+    /// End-of-epoch actions, from one worker of the process (they come last in their epoch).
     fn broadcast(&mut self, reader: usize, item: Routed) {
         for owner in 0..self.peers {
-            self.send(reader, owner, item.clone());
+            self.send(reader, 0, owner, item.clone());
         }
     }
 
@@ -308,9 +308,9 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usiz
         }
         (handles, input, probe)
     });
-    let sent = vec![0; handles.len()];
+    let first_reader = (cx.first_worker as u64 / per_process) * handles.len() as u64;
     let inputs = handles.into_iter().map(Some).collect();
-    let transport = Transport { inputs, received, frontier, me: worker.index() as u64, peers: cx.peers as u64, sent };
+    let transport = Transport { inputs, received, frontier, peers: cx.peers as u64, first_reader };
     (input, probe, collected, transport)
 }
 
@@ -328,25 +328,25 @@ fn receive(
     let mut taken = 0;
     loop {
         match receiver.try_recv() {
-            Ok(Message::Record(record)) => {
+            Ok(Message::Record(seq, record)) => {
                 if let Some(page) = ingest.record(&record) {
-                    transport.route(reader, &page.url.clone(), Routed::Page(Box::new(page)));
+                    transport.route(reader, seq, &page.url.clone(), Routed::Page(Box::new(page)));
                 }
                 taken += 1;
                 if taken >= 64 {
                     return Ok(taken);
                 }
             }
-            Ok(Message::Text(doc)) => {
+            Ok(Message::Text(seq, doc)) => {
                 let page = ingest.text(&doc);
-                transport.route(reader, &page.url.clone(), Routed::Page(Box::new(page)));
+                transport.route(reader, seq, &page.url.clone(), Routed::Page(Box::new(page)));
                 taken += 1;
                 if taken >= 64 {
                     return Ok(taken);
                 }
             }
-            Ok(Message::Delete(url, as_of)) => {
-                transport.route(reader, &url.clone(), Routed::Delete(url, as_of));
+            Ok(Message::Delete(seq, url, as_of)) => {
+                transport.route(reader, seq, &url.clone(), Routed::Delete(url, as_of));
                 taken += 1;
             }
             Ok(Message::Epoch { next, expire_before, checkpoint }) => {

@@ -7,14 +7,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Select, Sender, TrySendError};
 
 use crate::checkpoint::{reader_done_path, reader_path};
 pub use crate::checkpoint::{InputProgress, ReaderProgress};
 use crate::files::write_atomic;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
-use crate::source::current;
 use crate::source::text::{TextConfig, TextDoc};
 use crate::source::{self, follow, http, Input, Item, Items, RawRecord};
 use dupflow_operators::template;
@@ -49,12 +48,14 @@ pub enum ScriptItem {
 }
 
 pub(crate) enum Message {
-    Record(Box<RawRecord>),
+    /// An item's first field is its sequence number at its reader: the order in which the
+    /// item's owner applies it within its epoch, whichever worker parsed it.
+    Record(u64, Box<RawRecord>),
     /// A text corpus row (from the sentence stage on).
-    Text(Box<TextDoc>),
+    Text(u64, Box<TextDoc>),
     /// Retract the pages of this URL; captures dated up to the crawl date given (the feed's
     /// newest when the deletion was read) stay out.
-    Delete(String, u64),
+    Delete(u64, String, u64),
     /// Close the current epoch: later records belong to `next`. Pages crawled before
     /// `expire_before` leave (retention); with `checkpoint`, save the held pages first.
     Epoch {
@@ -77,9 +78,15 @@ pub(crate) struct EpochPolicy {
 
 /// The reader thread's state: routing, epochs, deletions, retention clock, progress.
 pub(crate) struct ReaderCore {
+    /// One channel to each worker of this process. An item goes to any worker with room in its
+    /// channel (the next in turn first): the worker that parses a record need not own its URL
+    /// (timely's exchange takes the page there), so a worker busy with the dataflow does not
+    /// hold the reader up while another waits for records.
     pub(crate) senders: Vec<Sender<Message>>,
-    pub(crate) first_worker: usize,
-    pub(crate) peers: usize,
+    /// The channel to try first for the next item.
+    pub(crate) next_sender: usize,
+    /// Items handed out so far: the next item's sequence number.
+    pub(crate) sequence: u64,
     /// This process's share of followed inputs.
     pub(crate) part: source::Part,
     pub(crate) policy: EpochPolicy,
@@ -122,10 +129,30 @@ pub(crate) struct ReadSettings {
 }
 
 impl ReaderCore {
-    /// The local worker a key's item goes to: its owner when the owner is local (no hop).
-    fn route(&self, url: &str) -> usize {
-        let target = (current::url_key(url) % self.peers as u64) as usize;
-        target.checked_sub(self.first_worker).filter(|l| *l < self.senders.len()).unwrap_or(target % self.senders.len())
+    /// Hands an item to a worker: the first, from the next in turn, whose channel has room;
+    /// when every channel is full, the first to have room (backpressure).
+    fn dispatch(&mut self, make: impl FnOnce(u64) -> Message) {
+        let mut message = make(self.sequence);
+        self.sequence += 1;
+        let n = self.senders.len();
+        for k in 0..n {
+            let i = (self.next_sender + k) % n;
+            match self.senders[i].try_send(message) {
+                Ok(()) => {
+                    self.next_sender = (i + 1) % n;
+                    return;
+                }
+                Err(TrySendError::Full(m) | TrySendError::Disconnected(m)) => message = m,
+            }
+        }
+        let mut select = Select::new();
+        for sender in &self.senders {
+            select.send(sender);
+        }
+        let operation = select.select();
+        let i = operation.index();
+        let _ = operation.send(&self.senders[i], message);
+        self.next_sender = (i + 1) % n;
     }
 
     /// Starts reading input `name`; false when a checkpoint says it was read to its end.
@@ -185,10 +212,9 @@ impl ReaderCore {
             return;
         }
         doc.ordinal = self.items_before + self.progress.inputs.last().map_or(0, |p| p.items);
-        let local = self.route(&doc.id);
         self.metrics.inc(metrics::RECORDS, "text");
         self.reads.push(Instant::now());
-        let _ = self.senders[local].send(Message::Text(Box::new(doc)));
+        self.dispatch(|seq| Message::Text(seq, Box::new(doc)));
         if self.in_epoch == 0 {
             self.epoch_started = Instant::now();
         }
@@ -204,11 +230,9 @@ impl ReaderCore {
         }
         match item {
             Ok(record) => {
-                let url = record.header("WARC-Target-URI").unwrap_or("").trim_matches(['<', '>']).to_string();
                 if let Some(date) = record.header("WARC-Date").and_then(http::parse_warc_date) {
                     self.progress.max_date = self.progress.max_date.max(date);
                 }
-                let local = self.route(&url);
                 self.metrics.inc(metrics::RECORDS, &record.type_name());
                 if record.lenient_length {
                     self.metrics.inc(metrics::QUIRKS, "content_length_mismatch");
@@ -218,7 +242,7 @@ impl ReaderCore {
                     Response | Resource | Revisit => {
                         self.reads.push(Instant::now());
                         // Blocks when the worker is behind: backpressure, no unbounded buffer.
-                        let _ = self.senders[local].send(Message::Record(Box::new(record)));
+                        self.dispatch(|seq| Message::Record(seq, Box::new(record)));
                     }
                     other => self.metrics.inc(metrics::SKIPPED, &other.to_string()),
                 }
@@ -244,8 +268,8 @@ impl ReaderCore {
     }
 
     fn delete(&mut self, url: &str) {
-        let local = self.route(url);
-        let _ = self.senders[local].send(Message::Delete(url.to_string(), self.progress.max_date));
+        let as_of = self.progress.max_date;
+        self.dispatch(|seq| Message::Delete(seq, url.to_string(), as_of));
         if self.in_epoch == 0 {
             self.epoch_started = Instant::now();
         }
@@ -633,8 +657,8 @@ mod tests {
         let registry = Arc::new(Registry::default());
         let core = ReaderCore {
             senders: vec![sender],
-            first_worker: 0,
-            peers: 1,
+            next_sender: 0,
+            sequence: 0,
             part: source::Part::WHOLE,
             policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1 },
             epoch: 0,
@@ -680,7 +704,7 @@ mod tests {
         let urls = receiver
             .try_iter()
             .filter_map(|m| match m {
-                Message::Record(r) => r.header("WARC-Target-URI").map(str::to_string),
+                Message::Record(_, r) => r.header("WARC-Target-URI").map(str::to_string),
                 _ => None,
             })
             .collect();
@@ -699,6 +723,41 @@ mod tests {
     /// The epoch marks sent since the last look.
     fn marks(receiver: &crossbeam_channel::Receiver<Message>) -> Vec<u64> {
         receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect()
+    }
+
+    /// Records go to the workers in turn, past a full channel (a worker busy with the dataflow
+    /// does not hold the reader up), numbered in the order read; with every channel full the
+    /// reader waits for the first to have room.
+    #[test]
+    fn records_go_to_any_worker_with_room_numbered_in_the_order_read() {
+        let (mut core, _unused, mut framer) =
+            reading(warc(8), EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1 });
+        let (busy_tx, busy) = crossbeam_channel::bounded(1);
+        let (free_tx, free) = crossbeam_channel::bounded(8);
+        core.senders = vec![busy_tx, free_tx];
+        for _ in 0..4 {
+            core.item(framer.next_record().expect("a record"), "in");
+        }
+        let seqs = |r: &crossbeam_channel::Receiver<Message>| -> Vec<u64> {
+            r.try_iter().filter_map(|m| if let Message::Record(seq, _) = m { Some(seq) } else { None }).collect()
+        };
+        // The first went to the busy worker and filled its channel: the rest to the other.
+        assert_eq!((seqs(&busy), seqs(&free)), (vec![0], vec![1, 2, 3]));
+        // Both full: the reader waits, and the record goes to the first worker with room.
+        let (busy_tx, busy) = crossbeam_channel::bounded(1);
+        let (slow_tx, slow) = crossbeam_channel::bounded(1);
+        core.senders = vec![busy_tx, slow_tx];
+        core.item(framer.next_record().expect("a record"), "in");
+        core.item(framer.next_record().expect("a record"), "in");
+        let taker = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            let first = slow.recv().expect("a record");
+            (first, slow.recv_timeout(Duration::from_secs(10)).expect("the waiting record"))
+        });
+        core.item(framer.next_record().expect("a record"), "in");
+        let (first, waited) = taker.join().expect("taker");
+        assert!(matches!(first, Message::Record(5, _)) && matches!(waited, Message::Record(6, _)));
+        assert_eq!(seqs(&busy), vec![4]);
     }
 
     #[test]
@@ -954,7 +1013,7 @@ mod tests {
         let deleted: Vec<String> = receiver
             .try_iter()
             .filter_map(|m| match m {
-                Message::Delete(url, _) => Some(url),
+                Message::Delete(_, url, _) => Some(url),
                 _ => None,
             })
             .collect();
