@@ -11,6 +11,9 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 /// mimalloc, not glibc malloc: the dataflow allocates and frees small batches all the time
 /// (glibc's took ~17% of the CPU under a live feed with retention; README "Memory").
+/// The `system-allocator` feature leaves it out, for heap profilers that hook malloc
+/// (heaptrack: README "Memory").
+#[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
