@@ -89,7 +89,7 @@ fn verify(c: &mut Criterion) {
     let page = |seed: u64, n: u64| Content {
         sentences: (0..n).map(|i| (sentence::mix64(seed ^ i), 12)).collect(),
         shingles: Vec::new(),
-        words: Vec::new(),
+        words: Default::default(),
         term_weights: Vec::new(),
         word_counts: Vec::new(),
         template_keys: Vec::new(),
@@ -103,7 +103,7 @@ fn verify(c: &mut Criterion) {
         sentences: a.sentences.iter().rev().copied().collect(),
         shingles: Vec::new(),
         term_weights: Vec::new(),
-        words: Vec::new(),
+        words: Default::default(),
         word_counts: Vec::new(),
         template_keys: Vec::new(),
     };

@@ -400,7 +400,7 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
             sentences: s[head..s.len() - tail].to_vec(),
             shingles: c.shingles.clone(),
             term_weights: c.term_weights.clone(),
-            words: c.words.get(skip..skip + taken).map_or_else(Vec::new, <[Word]>::to_vec),
+            words: if skip + taken <= c.words.len() { c.words.sub(skip..skip + taken) } else { Default::default() },
             word_counts: counts.to_vec(),
             template_keys: c.template_keys.clone(),
         }
@@ -427,7 +427,7 @@ mod tests {
             sentences: keys.iter().map(|&k| (k, (k % 3 + 1) as u16)).collect(),
             shingles: Vec::new(),
             term_weights: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
         }
@@ -464,7 +464,7 @@ mod tests {
             sentences: keys.iter().map(|&k| (k, 1)).collect(),
             shingles: Vec::new(),
             term_weights: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
         };
@@ -479,7 +479,7 @@ mod tests {
             sentences: (0..50).map(|k| (k, 1)).collect(),
             shingles: Vec::new(),
             term_weights: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
         };
@@ -487,7 +487,7 @@ mod tests {
             sentences: (0..50).rev().map(|k| (k, 1)).collect(),
             shingles: Vec::new(),
             term_weights: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
         };
@@ -507,7 +507,7 @@ mod tests {
             sentences: keys.iter().map(|&k| (k, 1)).collect(),
             shingles: Vec::new(),
             term_weights: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
         };

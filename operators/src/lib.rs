@@ -37,4 +37,4 @@ pub mod template;
 pub mod text;
 pub mod verify;
 
-pub use page::{Content, Page, PageId, PageMeta, Sentence, Word};
+pub use page::{Content, Page, PageId, PageMeta, Sentence, Word, Words};

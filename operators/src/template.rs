@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
 use crate::arranged;
-use crate::page::{Content, Page, PageId, Sentence};
+use crate::page::{Content, Page, PageId, Sentence, Words};
 
 /// Settings of the template stage.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -161,18 +161,27 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     } else {
         interior(page, is_template, config.interior_run_units as u64)
     };
-    // The kept sentences and their words (`page.words`, each sentence's run in order).
-    let (mut selected, mut words, mut word_counts) = (Vec::new(), Vec::new(), Vec::new());
+    // The kept sentences and their words (`page.words`, each sentence's run in order). Kept
+    // sentences in one run (the template removed at the edges, or none) share the page's words.
+    let (mut selected, mut runs, mut word_counts) = (Vec::new(), Vec::<std::ops::Range<usize>>::new(), Vec::new());
     let mut offset = 0usize;
     for (s, &keep) in page.sentences.iter().zip(&keep) {
         let end = (offset + s.words as usize).min(page.words.len());
         if keep {
             selected.push(s);
-            words.extend_from_slice(&page.words[offset..end]);
+            match runs.last_mut() {
+                Some(run) if run.end == offset => run.end = end,
+                _ => runs.push(offset..end),
+            }
             word_counts.push((end - offset) as u16);
         }
         offset = end;
     }
+    let words = match runs.as_slice() {
+        [] => Words::default(),
+        [run] => Words::shared(&page.words, run.clone()),
+        runs => Words::from(runs.iter().flat_map(|run| page.words[run.clone()].iter().copied()).collect::<Vec<_>>()),
+    };
     if words.is_empty() {
         word_counts.clear();
     }
@@ -371,6 +380,31 @@ mod tests {
         assert_eq!(filtered.content.template_keys, vec![2]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
         assert_eq!(filtered.own_sentences(), vec![(1, 2), (3, 2)]);
+    }
+
+    #[test]
+    fn kept_sentences_in_one_run_share_the_pages_words() {
+        // Sentence k has k + 1 words: 1, 22, 333, ...; template 10 at the edges, 11 inside.
+        let keys = [10, 1, 2, 11, 3, 10];
+        let mut page = page(&keys);
+        let sizes: Vec<u16> = (0..keys.len() as u16).map(|i| i + 1).collect();
+        page.sentences = page.sentences.iter().zip(&sizes).map(|(s, &n)| Sentence { words: n, ..*s }).collect();
+        page.words = sizes.iter().enumerate().flat_map(|(i, &n)| std::iter::repeat_n(i as u16, n as usize)).collect::<Vec<_>>().into();
+        let words = |f: &Filtered| f.content.words.to_vec();
+        // The edges go, the short run inside stays: one run of the page's words, shared.
+        let filtered = apply(&page, &[10, 11], &TemplateConfig::default());
+        assert_eq!(words(&filtered), [1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4]);
+        assert_eq!(filtered.content.word_counts, [2, 3, 4, 5]);
+        assert!(filtered.content.words.is_shared_with(&page.words));
+        // The run inside goes too: two runs, copied.
+        let off = TemplateConfig { interior_run_units: 0, ..Default::default() };
+        let filtered = apply(&page, &[10, 11], &off);
+        assert_eq!(words(&filtered), [1, 1, 2, 2, 2, 4, 4, 4, 4, 4]);
+        assert!(!filtered.content.words.is_shared_with(&page.words));
+        // No template: the whole page, shared.
+        let filtered = apply(&page, &[], &TemplateConfig::default());
+        assert_eq!(words(&filtered), page.words.to_vec());
+        assert!(filtered.content.words.is_shared_with(&page.words));
     }
 
     #[test]

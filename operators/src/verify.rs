@@ -537,7 +537,7 @@ pub(crate) mod tests {
             sentences: keys.iter().map(|&k| (k, 1)).collect(),
             shingles: Vec::new(),
             term_weights: Vec::new(),
-            words: Vec::new(),
+            words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
         }
@@ -602,7 +602,7 @@ pub(crate) mod tests {
         let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
         Content {
             sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
-            words: sentences.concat(),
+            words: sentences.concat().into(),
             word_counts: sentences.iter().map(|w| w.len() as u16).collect(),
             ..Default::default()
         }
