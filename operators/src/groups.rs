@@ -126,7 +126,7 @@ where
 
 /// The edge of a similar pair, `a` before `b` in the group's order.
 fn edge_of(a: &Member, b: &Member, similarity: f64) -> Edge {
-    Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: (similarity * 1_000_000.0).round() as u32 }
+    Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: ppm_of(similarity) }
 }
 
 /// How many neighbours member `j` of a list of `len` has on `side`.
@@ -236,6 +236,43 @@ where
     let mut out: Vec<(Edge, bool)> = (0..list.len()).flat_map(|j| contributions(&list, j, settings, stats, &mut verdict)).collect();
     out.sort_unstable();
     out
+}
+
+/// A pair's verdict as the worker's verdict cache holds it: 4 bytes, not a `PairVerdict`'s 24,
+/// so an entry of the cache is 24 bytes with its key, not 40 (the cache holds up to two
+/// generations of `VERDICT_CACHE_ENTRIES` pairs a worker). A similar pair keeps its resemblance
+/// in parts per million, which is all its edge keeps (`edge_of`): the edge is the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CachedVerdict(u32);
+
+impl CachedVerdict {
+    const DIFFER: u32 = 1 << 31;
+    const DISSIMILAR: u32 = Self::DIFFER - 1;
+    const COST_CAPPED: u32 = Self::DIFFER - 2;
+
+    pub fn of((verdict, differ): PairVerdict) -> Self {
+        let value = match verdict {
+            Verdict::Similar(s) => ppm_of(s).min(Self::COST_CAPPED - 1),
+            Verdict::Dissimilar => Self::DISSIMILAR,
+            Verdict::CostCapped => Self::COST_CAPPED,
+        };
+        CachedVerdict(value | if differ { Self::DIFFER } else { 0 })
+    }
+
+    pub fn verdict(self) -> PairVerdict {
+        let differ = self.0 & Self::DIFFER != 0;
+        let verdict = match self.0 & !Self::DIFFER {
+            Self::DISSIMILAR => Verdict::Dissimilar,
+            Self::COST_CAPPED => Verdict::CostCapped,
+            ppm => Verdict::Similar(ppm as f64 / 1_000_000.0),
+        };
+        (verdict, differ)
+    }
+}
+
+/// A resemblance in parts per million, as an edge keeps it.
+fn ppm_of(similarity: f64) -> u32 {
+    (similarity * 1_000_000.0).round() as u32
 }
 
 /// One group's state: its members in order (with their scans' reach), and the blocks it last
@@ -590,7 +627,7 @@ where
             move |_capability, _info| {
                 let mut groups: HashMap<u64, Slot, Mixed> = HashMap::default();
                 let mut pending: Pending<T> = BTreeMap::new();
-                let mut cache: verify::VerdictCache<PairVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
+                let mut cache: verify::VerdictCache<CachedVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
                 let config = settings.config.clone();
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
@@ -633,10 +670,12 @@ where
                                 &settings,
                                 &mut stats,
                                 |a, b| {
-                                    cache.get_or_insert_with((a.hash, b.hash), || {
-                                        computed += 1;
-                                        pair_verdict(&config, &a.content, &b.content)
-                                    })
+                                    cache
+                                        .get_or_insert_with((a.hash, b.hash), || {
+                                            computed += 1;
+                                            CachedVerdict::of(pair_verdict(&config, &a.content, &b.content))
+                                        })
+                                        .verdict()
                                 },
                                 &mut out,
                             );
@@ -738,6 +777,22 @@ mod tests {
             self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (self.0 >> 33) % n
         }
+    }
+
+    #[test]
+    fn a_cached_verdict_gives_the_same_edge() {
+        for differ in [false, true] {
+            assert_eq!(CachedVerdict::of((Verdict::Dissimilar, differ)).verdict(), (Verdict::Dissimilar, differ));
+            assert_eq!(CachedVerdict::of((Verdict::CostCapped, differ)).verdict(), (Verdict::CostCapped, differ));
+            for s in [0.8, 0.812_345_678_9, 0.999_999_5, 1.0, 0.5] {
+                let (verdict, d) = CachedVerdict::of((Verdict::Similar(s), differ)).verdict();
+                let Verdict::Similar(cached) = verdict else { panic!("{s}: {verdict:?}") };
+                assert_eq!((ppm_of(cached), d), (ppm_of(s), differ), "{s}");
+            }
+        }
+        // Every resemblance an edge can hold comes back as itself.
+        assert!((0..=1_000_000u32).all(|ppm| ppm_of(ppm as f64 / 1_000_000.0) == ppm));
+        assert_eq!(std::mem::size_of::<((u64, u64), CachedVerdict)>(), 24);
     }
 
     #[test]
