@@ -39,6 +39,14 @@ impl PageId {
         (self.hash, self.date)
     }
 
+    /// The id in one word, for state that holds a page's id many times (the template stage's
+    /// sentence holders: ~30 a page): date and hash mixed, so ids that share one of them still
+    /// differ. Two pages meet on it with the odds of a 64-bit hash collision, as sentences do on
+    /// their keys.
+    pub fn compact(self) -> u64 {
+        crate::hashing::mix64(self.hash ^ crate::hashing::mix64(self.date))
+    }
+
     /// The id whose `anchor_key` this is.
     pub fn from_anchor_key((hash, date): (u64, u64)) -> Self {
         PageId { date, hash }

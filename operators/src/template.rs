@@ -285,6 +285,7 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
             .clone()
             .flat_map(|(id, page)| {
                 let host = page.host;
+                let id = id.compact();
                 distinct_keys(&page).into_iter().map(move |key| ((host, key), id))
             })
             .arrange_by_key_named("Arrange: sentences by host");
@@ -309,15 +310,18 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
             .map(|(host, key, _)| (host, key))
             // In effect from the next refresh.
             .delay(refresh);
-        // Each page's template keys (none for most pages of a small host): one value per page.
+        // Each page's template keys (none for most pages of a small host): one value per page,
+        // by the page's compact id (the holders hold that, 8 bytes, not the 16 of a `PageId`).
         let page_templates = holders
             .join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| Some((id, Some(key))))
-            .concat(self.clone().map(|(id, _)| (id, None)))
+            .concat(self.clone().map(|(id, _)| (id.compact(), None)))
             .reduce_named("Page templates", |_id, keys, output| {
                 let set: Vec<u64> = keys.iter().filter_map(|&(key, _)| *key).collect();
                 output.push((set, 1isize));
             });
-        let filtered = self.join_map(page_templates, move |&id, page, set| (id, apply(page, set, &config)));
+        let filtered = self
+            .map(|(id, page)| (id.compact(), (id, page)))
+            .join_map(page_templates, move |_, (id, page), set| (*id, apply(page, set, &config)));
         (filtered, templates)
     }
 }
