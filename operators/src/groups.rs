@@ -478,15 +478,18 @@ impl Group {
             }
             stats.pages += old_len as u64;
         }
-        for m in &removed {
-            if let Ok(at) = self.find(&identity(m)) {
-                self.members.remove(at);
-            }
+        // In one pass each, not one shift of the list per member: a stub family (an oversized
+        // group of up to N/20 pages on the scale crawl) gains thousands of members a time, and
+        // shifting its list once for each cost O(members) apiece.
+        if !removed.is_empty() {
+            // Sorted, as `net` was.
+            let gone: Vec<Identity> = removed.iter().map(|m| identity(m)).collect();
+            self.members.retain(|e| gone.binary_search(&identity(&e.member)).is_err());
         }
-        for m in &inserted {
-            if let Err(at) = self.find(&identity(m)) {
-                self.members.insert(at, Entry::new(m.clone()));
-            }
+        if !inserted.is_empty() {
+            // Two sorted runs (none of the inserted is present): the stable sort merges them.
+            self.members.extend(inserted.iter().map(|m| Entry::new(m.clone())));
+            self.members.sort_by_key(|e| identity(&e.member));
         }
         if new_active {
             if old_active {
@@ -834,6 +837,44 @@ mod tests {
         // Every resemblance an edge can hold comes back as itself.
         assert!((0..=1_000_000u32).all(|ppm| ppm_of(ppm as f64 / 1_000_000.0) == ppm));
         assert_eq!(std::mem::size_of::<((u64, u64), CachedVerdict)>(), 24);
+    }
+
+    #[test]
+    fn many_members_in_and_out_at_once_keep_the_list_sorted() {
+        // An oversized group (a stub family) and a small one gain and lose many members in one
+        // change, in no order: the list is the alive members sorted, the output as from scratch.
+        for max_pages in [1000, 50] {
+            let s = settings(2, max_pages, 0);
+            let mut rng = Rng(11);
+            let mut group = Group::default();
+            let mut state = BTreeMap::new();
+            let mut alive: Vec<Arc<Member>> = Vec::new();
+            for round in 0..4u64 {
+                let mut changes: Vec<(Arc<Member>, isize)> = Vec::new();
+                for n in 0..120 {
+                    let m = member(round * 1000 + n, &[1, 2, 3, 10_000 + rng.below(40)]);
+                    alive.push(m.clone());
+                    changes.push((m, 1));
+                }
+                for _ in 0..40 {
+                    let gone = alive.swap_remove(rng.below(alive.len() as u64) as usize);
+                    changes.retain(|(m, _)| *m != gone);
+                    if (gone.id.date / 1000) < round {
+                        changes.push((gone, -1));
+                    }
+                }
+                // In no particular order.
+                changes.sort_by_key(|(m, _)| m.hash.rotate_left(17) ^ m.id.date);
+                let mut out = Vec::new();
+                group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, &a.content, &b.content), &mut out);
+                accumulate(&mut state, out);
+                let mut expected: Vec<Identity> = alive.iter().map(|m| identity(m)).collect();
+                expected.sort_unstable();
+                let held: Vec<Identity> = group.members.iter().map(|e| identity(&e.member)).collect();
+                assert_eq!(held, expected, "max_pages {max_pages}, round {round}");
+                assert_eq!(state, from_scratch(3, &alive, &s), "max_pages {max_pages}, round {round}");
+            }
+        }
     }
 
     #[test]
