@@ -166,16 +166,8 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
         return Verdict::Similar(1.0);
     }
     let budget = max_distance(total, tau_ppm);
-    // The bag filter, first on a histogram of 1,024 bins (a bound on the intersection with no
-    // allocation), then exact on the sorted words.
-    if total - 2 * binned_intersection(a, b) > budget {
-        return Verdict::Dissimilar;
-    }
-    let (mut sa, mut sb) = (a.to_vec(), b.to_vec());
-    sa.sort_unstable();
-    sb.sort_unstable();
-    let common = crate::sorted::intersection(&sa, &sb) as u64;
-    if total - 2 * common > budget {
+    // The bag filter: exact, counted on the worker's table of the 65,536 words.
+    if total - 2 * word_intersection(a, b) > budget {
         return Verdict::Dissimilar;
     }
     if shared_bigrams(a, b) + 1 + 2 * budget < a.len().max(b.len()) as u64 {
@@ -197,7 +189,7 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
 /// (N + M)·D: cheap for a similar pair, whose D is small, but a pair it rejects runs to the
 /// budget. The bit-parallel LCS costs about M·N/64 whatever D is. Myers first, up to the D that
 /// costs as much, then the bit-parallel count: never much more than twice the cheaper of the two.
-pub fn bounded_distance<T: Ord>(a: &[T], b: &[T], budget: u64) -> Option<u64> {
+pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64) -> Option<u64> {
     let total = (a.len() + b.len()) as u64;
     let parallel_work = BIT_PARALLEL_WORK * a.len().max(b.len()) as u64 * a.len().min(b.len()).div_ceil(64) as u64;
     let myers_first = (parallel_work / total.max(1)).max(MYERS_FIRST_MIN);
@@ -207,7 +199,7 @@ pub fn bounded_distance<T: Ord>(a: &[T], b: &[T], budget: u64) -> Option<u64> {
     if let Some(d) = myers_distance(a, b, myers_first) {
         return Some(d);
     }
-    let d = total - 2 * bit_parallel_lcs(a, b);
+    let d = total - 2 * T::lcs_length(a, b);
     (d <= budget).then_some(d)
 }
 
@@ -275,29 +267,86 @@ const BIT_PARALLEL_WORK: u64 = 4;
 /// Myers always runs at least to this D before the bit-parallel count takes over.
 const MYERS_FIRST_MIN: u64 = 16;
 
+/// A token of the sequences `bounded_distance` compares: how the bit-parallel LCS finds a
+/// token's row (the positions of the shorter sequence that hold it).
+pub trait Token: Ord {
+    /// The length of the LCS of `a` and `b` (`bit_parallel_lcs`).
+    fn lcs_length(a: &[Self], b: &[Self]) -> u64
+    where
+        Self: Sized,
+    {
+        bit_parallel_lcs(a, b)
+    }
+}
+
+/// A sentence's token (its key, its index within the sentence's weight): rows found by binary
+/// search over the distinct tokens.
+impl Token for (u64, u16) {}
+
+/// A word: rows found in the worker's table of the 65,536 words, no search.
+impl Token for Word {
+    fn lcs_length(a: &[Self], b: &[Self]) -> u64 {
+        bit_parallel_lcs_words(a, b)
+    }
+}
+
 /// The length of the LCS of two sequences, by the bit-parallel algorithm of Allison and Dix
 /// (Hyyrö's formulation): a bit per position of the shorter sequence, a step per token of the
 /// longer, 64 positions an instruction. A token of the longer sequence absent from the shorter
-/// changes nothing and is skipped.
+/// changes nothing and is skipped. Rows by binary search over the shorter sequence's distinct
+/// tokens.
 pub fn bit_parallel_lcs<T: Ord>(a: &[T], b: &[T]) -> u64 {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let mut distinct: Vec<&T> = short.iter().collect();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let row = |w: &T| distinct.binary_search(&w).ok().map(|r| r as u32);
+    let rows: Vec<u32> = short.iter().map(|w| row(w).expect("a token of the sequence")).collect();
+    lcs_of_rows(&rows, distinct.len(), long.iter().map(row))
+}
+
+/// `bit_parallel_lcs` of two word sequences, rows from the worker's word table (the
+/// binary searches took 8% of a 100k-page run).
+pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word]) -> u64 {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    with_word_table(|table| {
+        // A word's row plus one; 0 for a word the shorter sequence lacks.
+        let mut distinct = 0u32;
+        let rows: Vec<u32> = short
+            .iter()
+            .map(|&w| {
+                let slot = &mut table[w as usize];
+                if *slot == 0 {
+                    distinct += 1;
+                    *slot = distinct;
+                }
+                *slot - 1
+            })
+            .collect();
+        let lcs = lcs_of_rows(&rows, distinct as usize, long.iter().map(|&w| table[w as usize].checked_sub(1)));
+        for &w in short {
+            table[w as usize] = 0;
+        }
+        lcs
+    })
+}
+
+/// The bit-parallel LCS over rows: `short` the row of each position of the shorter sequence
+/// (`rows` distinct), `long` the row of each token of the longer (None: absent from the
+/// shorter).
+fn lcs_of_rows(short: &[u32], rows: usize, long: impl Iterator<Item = Option<u32>>) -> u64 {
     if short.is_empty() {
         return 0;
     }
     let blocks = short.len().div_ceil(64);
-    // The positions of each distinct word of the shorter sequence, as a bit vector.
-    let mut distinct: Vec<&T> = short.iter().collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let mut matches = vec![0u64; distinct.len() * blocks];
-    for (i, w) in short.iter().enumerate() {
-        let row = distinct.binary_search(&w).expect("a token of the sequence");
-        matches[row * blocks + i / 64] |= 1 << (i % 64);
+    // The positions of each row of the shorter sequence, as a bit vector.
+    let mut matches = vec![0u64; rows * blocks];
+    for (i, &row) in short.iter().enumerate() {
+        matches[row as usize * blocks + i / 64] |= 1 << (i % 64);
     }
     let mut v = vec![u64::MAX; blocks];
-    for w in long {
-        let Ok(row) = distinct.binary_search(&w) else { continue };
-        let m = &matches[row * blocks..(row + 1) * blocks];
+    for row in long.flatten() {
+        let m = &matches[row as usize * blocks..(row as usize + 1) * blocks];
         // V' = (V + (V & M)) | (V & !M), the addition carried across blocks.
         let mut carry = false;
         for (v, &m) in v.iter_mut().zip(m) {
@@ -313,37 +362,108 @@ pub fn bit_parallel_lcs<T: Ord>(a: &[T], b: &[T]) -> u64 {
     v.iter().map(|v| v.count_zeros() as u64).sum()
 }
 
+/// A worker's scratch for word comparisons: a table over the 65,536 words (all zeros between
+/// uses) and a hash table of bigrams. Word comparisons are most of a large run's verification;
+/// counting in a table replaces sorting both pages' words for every pair.
+struct WordScratch {
+    words: Vec<u32>,
+    bigrams: Vec<u64>,
+}
+
+thread_local! {
+    static WORD_SCRATCH: std::cell::RefCell<WordScratch> =
+        std::cell::RefCell::new(WordScratch { words: vec![0; 1 << 16], bigrams: Vec::new() });
+}
+
+/// Runs `f` with the worker's word table; `f` leaves it all zeros.
+fn with_word_table<R>(f: impl FnOnce(&mut [u32]) -> R) -> R {
+    WORD_SCRATCH.with(|s| {
+        let words = &mut s.borrow_mut().words;
+        let out = f(words);
+        debug_assert!(words.iter().all(|&c| c == 0), "the word table is left all zeros");
+        out
+    })
+}
+
+/// The multiset intersection of two word sequences (exact): `a`'s words counted in the word
+/// table, `b`'s taken from the counts.
+fn word_intersection(a: &[Word], b: &[Word]) -> u64 {
+    with_word_table(|counts| {
+        for &w in a {
+            counts[w as usize] += 1;
+        }
+        let mut common = 0u64;
+        for &w in b {
+            let count = &mut counts[w as usize];
+            if *count > 0 {
+                *count -= 1;
+                common += 1;
+            }
+        }
+        for &w in a {
+            counts[w as usize] = 0;
+        }
+        common
+    })
+}
+
 /// The bigram filter: the multiset intersection of the two sequences' word bigrams. An
 /// alignment of D insertions and deletions keeps all of A's N − 1 bigrams but those touching a
 /// deleted word (two each) or split by an inserted one (one each), so at least N − 1 − 2D are
 /// shared (and M − 1 − 2D): a pair sharing fewer than max(N, M) − 1 − 2·budget bigrams cannot
 /// be within the budget. Bag-similar texts that are not the same text (common words in another
-/// order) end here, before Myers runs to its budget.
+/// order) end here, before Myers runs to its budget. Exact: the shorter sequence's bigrams are
+/// counted in an open-addressing table (an entry is the bigram and its count), the longer's
+/// taken from it.
 fn shared_bigrams(a: &[Word], b: &[Word]) -> u64 {
-    let bigrams = |w: &[Word]| -> Vec<u32> {
-        let mut v: Vec<u32> = w.windows(2).map(|p| (p[0] as u32) << 16 | p[1] as u32).collect();
-        v.sort_unstable();
-        v
-    };
-    crate::sorted::intersection(&bigrams(a), &bigrams(b)) as u64
-}
-
-/// An upper bound on the multiset intersection of two word sequences: words counted in 1,024
-/// bins by their low bits, the intersection of the bins' counts.
-fn binned_intersection(a: &[Word], b: &[Word]) -> u64 {
-    let mut bins = [0i32; 1024];
-    for &w in a {
-        bins[(w & 1023) as usize] += 1;
+    const EMPTY: u64 = u64::MAX;
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.len() < 2 {
+        return 0;
     }
-    let mut common = 0u64;
-    for &w in b {
-        let bin = &mut bins[(w & 1023) as usize];
-        if *bin > 0 {
-            common += 1;
+    let bigram = |p: &[Word]| (p[0] as u32) << 16 | p[1] as u32;
+    WORD_SCRATCH.with(|s| {
+        let table = &mut s.borrow_mut().bigrams;
+        // At most half full: a probe ends within a few slots.
+        let size = (2 * (short.len() - 1)).next_power_of_two().max(16);
+        let shift = 64 - size.trailing_zeros();
+        table.clear();
+        table.resize(size, EMPTY);
+        let start = |key: u32| ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize;
+        // An entry: the bigram in the high half, its count in the low (a count is below 2^32 − 1,
+        // so no entry is EMPTY).
+        for p in short.windows(2) {
+            let key = bigram(p);
+            let mut i = start(key);
+            loop {
+                if table[i] == EMPTY {
+                    table[i] = (key as u64) << 32 | 1;
+                    break;
+                }
+                if (table[i] >> 32) as u32 == key {
+                    table[i] += 1;
+                    break;
+                }
+                i = (i + 1) & (size - 1);
+            }
         }
-        *bin -= 1;
-    }
-    common
+        let mut common = 0u64;
+        for p in long.windows(2) {
+            let key = bigram(p);
+            let mut i = start(key);
+            while table[i] != EMPTY {
+                if (table[i] >> 32) as u32 == key {
+                    if table[i] as u32 > 0 {
+                        table[i] -= 1;
+                        common += 1;
+                    }
+                    break;
+                }
+                i = (i + 1) & (size - 1);
+            }
+        }
+        common
+    })
 }
 
 /// Plain dynamic-programming word resemblance: the oracle of `compare_words`.
@@ -601,6 +721,20 @@ mod tests {
         fn bit_parallel_lcs_matches_dynamic_programming(a in proptest::collection::vec(0u16..5, 0..200),
                                                           b in proptest::collection::vec(0u16..5, 0..200)) {
             prop_assert_eq!(bit_parallel_lcs(&a, &b), dp_lcs(&a, &b) as u64);
+        }
+
+        #[test]
+        fn word_table_kernels_match_sorting_and_dynamic_programming(a in proptest::collection::vec(prop_oneof![0u16..6, any::<u16>()], 0..300),
+                                                                    b in proptest::collection::vec(prop_oneof![0u16..6, any::<u16>()], 0..300)) {
+            // The table kernels against the plain ones: the LCS, the bag of words, the bag of
+            // bigrams (sorted and merged, as before the tables). Words from a small alphabet
+            // (many repeats) and from all 65,536 (the table's edges).
+            prop_assert_eq!(bit_parallel_lcs_words(&a, &b), dp_lcs(&a, &b) as u64);
+            let sorted = |v: &[u16]| { let mut v = v.to_vec(); v.sort_unstable(); v };
+            prop_assert_eq!(word_intersection(&a, &b), crate::sorted::intersection(&sorted(&a), &sorted(&b)) as u64);
+            let bigrams = |w: &[u16]| { let mut v: Vec<u32> = w.windows(2).map(|p| (p[0] as u32) << 16 | p[1] as u32).collect(); v.sort_unstable(); v };
+            prop_assert_eq!(shared_bigrams(&a, &b), crate::sorted::intersection(&bigrams(&a), &bigrams(&b)) as u64);
+            prop_assert_eq!(shared_bigrams(&b, &a), shared_bigrams(&a, &b));
         }
 
         #[test]
