@@ -199,7 +199,9 @@ pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64) -> Option<u64> 
     if let Some(d) = myers_distance(a, b, myers_first) {
         return Some(d);
     }
-    let d = total - 2 * T::lcs_length(a, b);
+    // D ≤ budget ⇔ LCS ≥ ⌈(total − budget) / 2⌉: the count may stop once that is out of reach.
+    let lcs = T::lcs_at_least(a, b, total.saturating_sub(budget).div_ceil(2));
+    let d = total - 2 * lcs;
     (d <= budget).then_some(d)
 }
 
@@ -270,12 +272,13 @@ const MYERS_FIRST_MIN: u64 = 16;
 /// A token of the sequences `bounded_distance` compares: how the bit-parallel LCS finds a
 /// token's row (the positions of the shorter sequence that hold it).
 pub trait Token: Ord {
-    /// The length of the LCS of `a` and `b` (`bit_parallel_lcs`).
-    fn lcs_length(a: &[Self], b: &[Self]) -> u64
+    /// The length of the LCS of `a` and `b` when it is at least `needed`, else some length
+    /// below `needed` (`bit_parallel_lcs_at_least`).
+    fn lcs_at_least(a: &[Self], b: &[Self], needed: u64) -> u64
     where
         Self: Sized,
     {
-        bit_parallel_lcs(a, b)
+        bit_parallel_lcs_at_least(a, b, needed)
     }
 }
 
@@ -285,8 +288,8 @@ impl Token for (u64, u16) {}
 
 /// A word: rows found in the worker's table of the 65,536 words, no search.
 impl Token for Word {
-    fn lcs_length(a: &[Self], b: &[Self]) -> u64 {
-        bit_parallel_lcs_words(a, b)
+    fn lcs_at_least(a: &[Self], b: &[Self], needed: u64) -> u64 {
+        bit_parallel_lcs_words(a, b, needed)
     }
 }
 
@@ -296,18 +299,24 @@ impl Token for Word {
 /// changes nothing and is skipped. Rows by binary search over the shorter sequence's distinct
 /// tokens.
 pub fn bit_parallel_lcs<T: Ord>(a: &[T], b: &[T]) -> u64 {
+    bit_parallel_lcs_at_least(a, b, 0)
+}
+
+/// `bit_parallel_lcs` when the LCS is at least `needed`; otherwise it may stop as soon as the
+/// tokens left cannot bring it there, and returns a length below `needed`.
+pub fn bit_parallel_lcs_at_least<T: Ord>(a: &[T], b: &[T], needed: u64) -> u64 {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     let mut distinct: Vec<&T> = short.iter().collect();
     distinct.sort_unstable();
     distinct.dedup();
     let row = |w: &T| distinct.binary_search(&w).ok().map(|r| r as u32);
     let rows: Vec<u32> = short.iter().map(|w| row(w).expect("a token of the sequence")).collect();
-    lcs_of_rows(&rows, distinct.len(), long.iter().map(row))
+    lcs_of_rows(&rows, distinct.len(), long.iter().map(row), needed)
 }
 
-/// `bit_parallel_lcs` of two word sequences, rows from the worker's word table (the
+/// `bit_parallel_lcs_at_least` of two word sequences, rows from the worker's word table (the
 /// binary searches took 8% of a 100k-page run).
-pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word]) -> u64 {
+pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word], needed: u64) -> u64 {
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     with_word_table(|table| {
         // A word's row plus one; 0 for a word the shorter sequence lacks.
@@ -323,7 +332,7 @@ pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word]) -> u64 {
                 *slot - 1
             })
             .collect();
-        let lcs = lcs_of_rows(&rows, distinct as usize, long.iter().map(|&w| table[w as usize].checked_sub(1)));
+        let lcs = lcs_of_rows(&rows, distinct as usize, long.iter().map(|&w| table[w as usize].checked_sub(1)), needed);
         for &w in short {
             table[w as usize] = 0;
         }
@@ -333,8 +342,11 @@ pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word]) -> u64 {
 
 /// The bit-parallel LCS over rows: `short` the row of each position of the shorter sequence
 /// (`rows` distinct), `long` the row of each token of the longer (None: absent from the
-/// shorter).
-fn lcs_of_rows(short: &[u32], rows: usize, long: impl Iterator<Item = Option<u32>>) -> u64 {
+/// shorter). Every `CHECK_EVERY` tokens the count so far plus the tokens left bounds the LCS
+/// from above: below `needed`, it stops and returns the count so far (below `needed` too). A
+/// pair far from the threshold is decided in part of the work.
+fn lcs_of_rows(short: &[u32], rows: usize, long: impl ExactSizeIterator<Item = Option<u32>>, needed: u64) -> u64 {
+    const CHECK_EVERY: usize = 64;
     if short.is_empty() {
         return 0;
     }
@@ -344,8 +356,20 @@ fn lcs_of_rows(short: &[u32], rows: usize, long: impl Iterator<Item = Option<u32
     for (i, &row) in short.iter().enumerate() {
         matches[row as usize * blocks + i / 64] |= 1 << (i % 64);
     }
+    // A zero bit is a position of the shorter sequence in the LCS so far. The bits past its
+    // end stay set (`V & !M` keeps them whatever the carry).
+    let count = |v: &[u64]| v.iter().map(|v| v.count_zeros() as u64).sum::<u64>();
     let mut v = vec![u64::MAX; blocks];
-    for row in long.flatten() {
+    let len = long.len();
+    for (t, row) in long.enumerate() {
+        if needed > 0 && t % CHECK_EVERY == 0 && t > 0 {
+            let so_far = count(&v);
+            // Each token left adds at most one to the LCS.
+            if so_far + ((len - t) as u64) < needed {
+                return so_far;
+            }
+        }
+        let Some(row) = row else { continue };
         let m = &matches[row as usize * blocks..(row as usize + 1) * blocks];
         // V' = (V + (V & M)) | (V & !M), the addition carried across blocks.
         let mut carry = false;
@@ -357,9 +381,7 @@ fn lcs_of_rows(short: &[u32], rows: usize, long: impl Iterator<Item = Option<u32
             *v = sum | (*v & !m);
         }
     }
-    // A zero bit is a position of the shorter sequence in the LCS. The bits past its end stay
-    // set (`V & !M` keeps them whatever the carry).
-    v.iter().map(|v| v.count_zeros() as u64).sum()
+    count(&v)
 }
 
 /// A worker's scratch for word comparisons: a table over the 65,536 words (all zeros between
@@ -729,7 +751,18 @@ mod tests {
             // The table kernels against the plain ones: the LCS, the bag of words, the bag of
             // bigrams (sorted and merged, as before the tables). Words from a small alphabet
             // (many repeats) and from all 65,536 (the table's edges).
-            prop_assert_eq!(bit_parallel_lcs_words(&a, &b), dp_lcs(&a, &b) as u64);
+            let exact = dp_lcs(&a, &b) as u64;
+            prop_assert_eq!(bit_parallel_lcs_words(&a, &b, 0), exact);
+            // With a bound: exact when the LCS reaches it, below it when not.
+            for needed in [exact / 2, exact, exact + 1, exact + 40, (a.len().min(b.len()) as u64 * 3).div_ceil(4)] {
+                let words = bit_parallel_lcs_words(&a, &b, needed);
+                let generic = bit_parallel_lcs_at_least(&a, &b, needed);
+                if exact >= needed {
+                    prop_assert_eq!((words, generic), (exact, exact));
+                } else {
+                    prop_assert!(words < needed && generic < needed, "{} {} below {}", words, generic, needed);
+                }
+            }
             let sorted = |v: &[u16]| { let mut v = v.to_vec(); v.sort_unstable(); v };
             prop_assert_eq!(word_intersection(&a, &b), crate::sorted::intersection(&sorted(&a), &sorted(&b)) as u64);
             let bigrams = |w: &[u16]| { let mut v: Vec<u32> = w.windows(2).map(|p| (p[0] as u32) << 16 | p[1] as u32).collect(); v.sort_unstable(); v };
