@@ -482,13 +482,13 @@ impl Group {
         // group of up to N/20 pages on the scale crawl) gains thousands of members a time, and
         // shifting its list once for each cost O(members) apiece.
         if !removed.is_empty() {
-            // Sorted, as `net` was.
-            let gone: Vec<Identity> = removed.iter().map(|m| identity(m)).collect();
-            self.members.retain(|e| gone.binary_search(&identity(&e.member)).is_err());
+            // The held members among the changed keys are the removed ones (none of the
+            // inserted is held yet).
+            self.members.retain(|e| changed.binary_search(&identity(&e.member)).is_err());
         }
         if !inserted.is_empty() {
             // Two sorted runs (none of the inserted is present): the stable sort merges them.
-            self.members.extend(inserted.iter().map(|m| Entry::new(m.clone())));
+            self.members.extend(inserted.iter().cloned().map(Entry::new));
             self.members.sort_by_key(|e| identity(&e.member));
         }
         if new_active {
