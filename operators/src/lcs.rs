@@ -139,7 +139,7 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
         };
     }
     let (ta, tb) = (expand(&fa), expand(&fb));
-    let distance = if capped { myers_distance(&ta, &tb, max_diff_distance) } else { bounded_distance(&ta, &tb, remaining) };
+    let distance = if capped { myers_distance(&ta, &tb, max_diff_distance) } else { bounded_distance(&ta, &tb, remaining, 0) };
     match distance {
         Some(d) => {
             let lcs = (ta.len() as u64 + tb.len() as u64 - d) / 2;
@@ -167,19 +167,23 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
     }
     let budget = max_distance(total, tau_ppm);
     // The bag filter: exact, counted on the worker's table of the 65,536 words.
-    if total - 2 * word_intersection(a, b) > budget {
+    let lower = total - 2 * word_intersection(a, b);
+    if lower > budget {
         return Verdict::Dissimilar;
     }
-    if shared_bigrams(a, b) + 1 + 2 * budget < a.len().max(b.len()) as u64 {
+    // An edit breaks at most two of the longer sequence's bigrams: D ≥ (its bigrams − shared) / 2.
+    let unshared = (a.len().max(b.len()) as u64).saturating_sub(shared_bigrams(a, b) + 1);
+    if unshared > 2 * budget {
         return Verdict::Dissimilar;
     }
+    let lower = lower.max(unshared.div_ceil(2));
     if budget > max_diff_distance {
         return match myers_distance(a, b, max_diff_distance) {
             Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
             None => Verdict::CostCapped,
         };
     }
-    match bounded_distance(a, b, budget) {
+    match bounded_distance(a, b, budget, lower) {
         Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
         None => Verdict::Dissimilar,
     }
@@ -189,15 +193,21 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
 /// (N + M)·D: cheap for a similar pair, whose D is small, but a pair it rejects runs to the
 /// budget. The bit-parallel LCS costs about M·N/64 whatever D is. Myers first, up to the D that
 /// costs as much, then the bit-parallel count: never much more than twice the cheaper of the two.
-pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64) -> Option<u64> {
+///
+/// `lower` is a bound D is known to reach (the bag filter's: D ≥ |A| + |B| − 2·|A ∩ B| as
+/// multisets; 0 for none). When it is past the D Myers would run to, Myers cannot end there and
+/// the count runs at once.
+pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> Option<u64> {
     let total = (a.len() + b.len()) as u64;
     let parallel_work = BIT_PARALLEL_WORK * a.len().max(b.len()) as u64 * a.len().min(b.len()).div_ceil(64) as u64;
     let myers_first = (parallel_work / total.max(1)).max(MYERS_FIRST_MIN);
     if budget <= myers_first {
         return myers_distance(a, b, budget);
     }
-    if let Some(d) = myers_distance(a, b, myers_first) {
-        return Some(d);
+    if lower <= myers_first {
+        if let Some(d) = myers_distance(a, b, myers_first) {
+            return Some(d);
+        }
     }
     // D ≤ budget ⇔ LCS ≥ ⌈(total − budget) / 2⌉: the count may stop once that is out of reach.
     let lcs = T::lcs_at_least(a, b, total.saturating_sub(budget).div_ceil(2));
@@ -575,7 +585,7 @@ mod tests {
         }
     }
 
-    fn plain_lcs(a: &[u8], b: &[u8]) -> usize {
+    fn plain_lcs<T: PartialEq>(a: &[T], b: &[T]) -> usize {
         let mut t = vec![vec![0usize; b.len() + 1]; a.len() + 1];
         for i in 0..a.len() {
             for j in 0..b.len() {
@@ -690,6 +700,20 @@ mod tests {
                                              b in proptest::collection::vec(0u8..4, 0..40)) {
             let d = myers_distance(&a, &b, 1000).unwrap();
             prop_assert_eq!(d as usize, a.len() + b.len() - 2 * plain_lcs(&a, &b));
+        }
+
+        #[test]
+        fn bounded_distance_matches_dynamic_programming(a in proptest::collection::vec(0u16..6, 0..400),
+                                                        b in proptest::collection::vec(0u16..6, 0..400),
+                                                        share in 0.0f64..1.0,
+                                                        with_lower in proptest::bool::ANY) {
+            // Long enough that Myers stops early and the bit-parallel count decides; with and
+            // without the bag filter's lower bound on D.
+            let d = (a.len() + b.len() - 2 * plain_lcs(&a, &b)) as u64;
+            let budget = (share * (a.len() + b.len()) as f64) as u64;
+            let lower = if with_lower { (a.len() + b.len()) as u64 - 2 * word_intersection(&a, &b) } else { 0 };
+            prop_assert!(lower <= d);
+            prop_assert_eq!(bounded_distance(&a, &b, budget, lower), (d <= budget).then_some(d));
         }
 
         #[test]
