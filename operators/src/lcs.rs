@@ -194,9 +194,9 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
 /// budget. The bit-parallel LCS costs about M·N/64 whatever D is. Myers first, up to the D that
 /// costs as much, then the bit-parallel count: never much more than twice the cheaper of the two.
 ///
-/// `lower` is a bound D is known to reach (the bag filter's: D ≥ |A| + |B| − 2·|A ∩ B| as
-/// multisets; 0 for none). When it is past the D Myers would run to, Myers cannot end there and
-/// the count runs at once.
+/// `lower` is a bound D is known to reach (0 for none; `compare_words` passes the larger of the
+/// bag filter's, D ≥ |A| + |B| − 2·|A ∩ B| as multisets, and the bigram filter's). When it is
+/// past the D Myers would run to, Myers cannot end there and the count runs at once.
 pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> Option<u64> {
     let total = (a.len() + b.len()) as u64;
     let parallel_work = BIT_PARALLEL_WORK * a.len().max(b.len()) as u64 * a.len().min(b.len()).div_ceil(64) as u64;
@@ -708,11 +708,13 @@ mod tests {
                                                         share in 0.0f64..1.0,
                                                         with_lower in proptest::bool::ANY) {
             // Long enough that Myers stops early and the bit-parallel count decides; with and
-            // without the bag filter's lower bound on D.
+            // without the filters' lower bound on D (the bag's and the bigrams', each checked).
             let d = (a.len() + b.len() - 2 * plain_lcs(&a, &b)) as u64;
             let budget = (share * (a.len() + b.len()) as f64) as u64;
-            let lower = if with_lower { (a.len() + b.len()) as u64 - 2 * word_intersection(&a, &b) } else { 0 };
-            prop_assert!(lower <= d);
+            let bag = (a.len() + b.len()) as u64 - 2 * word_intersection(&a, &b);
+            let bigrams = (a.len().max(b.len()) as u64).saturating_sub(shared_bigrams(&a, &b) + 1).div_ceil(2);
+            prop_assert!(bag <= d && bigrams <= d);
+            let lower = if with_lower { bag.max(bigrams) } else { 0 };
             prop_assert_eq!(bounded_distance(&a, &b, budget, lower), (d <= budget).then_some(d));
         }
 
