@@ -171,8 +171,7 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
     if lower > budget {
         return Verdict::Dissimilar;
     }
-    // An edit breaks at most two of the longer sequence's bigrams: D ≥ (its bigrams − shared) / 2.
-    let unshared = (a.len().max(b.len()) as u64).saturating_sub(shared_bigrams(a, b) + 1);
+    let unshared = unshared_bigrams(a, b);
     if unshared > 2 * budget {
         return Verdict::Dissimilar;
     }
@@ -437,6 +436,12 @@ fn word_intersection(a: &[Word], b: &[Word]) -> u64 {
         }
         common
     })
+}
+
+/// The longer sequence's bigrams that the other lacks (`shared_bigrams`): an edit breaks at
+/// most two of them, so D ≥ half of these.
+fn unshared_bigrams(a: &[Word], b: &[Word]) -> u64 {
+    (a.len().max(b.len()) as u64).saturating_sub(shared_bigrams(a, b) + 1)
 }
 
 /// The bigram filter: the multiset intersection of the two sequences' word bigrams. An
@@ -712,7 +717,7 @@ mod tests {
             let d = (a.len() + b.len() - 2 * plain_lcs(&a, &b)) as u64;
             let budget = (share * (a.len() + b.len()) as f64) as u64;
             let bag = (a.len() + b.len()) as u64 - 2 * word_intersection(&a, &b);
-            let bigrams = (a.len().max(b.len()) as u64).saturating_sub(shared_bigrams(&a, &b) + 1).div_ceil(2);
+            let bigrams = unshared_bigrams(&a, &b).div_ceil(2);
             prop_assert!(bag <= d && bigrams <= d);
             let lower = if with_lower { bag.max(bigrams) } else { 0 };
             prop_assert_eq!(bounded_distance(&a, &b, budget, lower), (d <= budget).then_some(d));
