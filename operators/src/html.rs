@@ -192,7 +192,10 @@ impl BlockBuilder {
     }
     fn end_block(&mut self) {
         if !self.current.is_empty() {
-            self.blocks.push(std::mem::take(&mut self.current));
+            // A copy of its exact size: `current` keeps its capacity for the next block,
+            // instead of growing again from nothing.
+            self.blocks.push(self.current.clone());
+            self.current.clear();
             self.regions.push(self.region);
         }
         self.pending_space = false;
@@ -235,6 +238,9 @@ pub fn drop_raw_text_elements(html: &str) -> std::borrow::Cow<'_, str> {
             continue;
         };
         let Some(close) = find_end_tag(bytes, open + 1 + name.len(), name) else { break };
+        if out.is_empty() {
+            out.reserve(html.len() - (close - open));
+        }
         out.push_str(&html[copied..open]);
         copied = close;
         at = close;

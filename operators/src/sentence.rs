@@ -238,6 +238,17 @@ pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Se
 /// Appends the hashes of a normalized sentence's words: split at white space, a CJK character
 /// is a word of its own.
 pub fn word_hashes(text: &str, words: &mut Vec<u64>) {
+    if text.is_ascii() {
+        // ASCII white space is what `char::is_whitespace` finds there, and no CJK.
+        let words_of = text.split(|c: char| matches!(c, '\t'..='\r' | ' ')).filter(|w| !w.is_empty());
+        words.extend(words_of.map(stable_hash));
+        return;
+    }
+    word_hashes_chars(text, words);
+}
+
+/// `word_hashes` for any text, character by character.
+fn word_hashes_chars(text: &str, words: &mut Vec<u64>) {
     let mut start = None;
     for (i, c) in text.char_indices() {
         if c.is_whitespace() || is_cjk(c) {
@@ -588,6 +599,15 @@ mod tests {
         fn units_of_ascii_count_what_the_general_path_counts(s in "[ -~\t\n\x0b\x0c\r]{0,80}") {
             let general: u32 = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
             prop_assert_eq!(units(&s, 3), general);
+        }
+
+        /// The ASCII path splits words where the character walk does.
+        #[test]
+        fn ascii_word_hashes_equal_the_character_walk(s in "[ -~\t\n\x0b\x0c\r\x1c-\x1f]{0,80}") {
+            let (mut fast, mut walk) = (Vec::new(), Vec::new());
+            word_hashes(&s, &mut fast);
+            word_hashes_chars(&s, &mut walk);
+            prop_assert_eq!(fast, walk);
         }
 
         #[test]

@@ -41,7 +41,26 @@ fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
         return normalize_ascii(sentence, punctuation);
     }
     let mut out = Collapsed::new(sentence.len(), punctuation);
-    sentence.nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
+    // Only the pieces around non-ASCII characters go through NFKC. A normalization boundary
+    // falls before every ASCII character: it is a starter (canonical combining class 0),
+    // NFKC leaves it as it is, and it is never the second of a canonical composition. So NFKC
+    // of the text is NFKC of its pieces cut before each ASCII character, joined, and
+    // lowercasing is per character. A piece holding non-ASCII starts at the ASCII character
+    // before it (`e` + U+0301 compose) and ends before the next ASCII character.
+    let bytes = sentence.as_bytes();
+    let mut at = 0;
+    while at < bytes.len() {
+        let Some(found) = bytes[at..].iter().position(|b| !b.is_ascii()) else {
+            bytes[at..].iter().for_each(|&b| out.push_ascii(b));
+            break;
+        };
+        let first = at + found;
+        let start = if first > at { first - 1 } else { first };
+        bytes[at..start].iter().for_each(|&b| out.push_ascii(b));
+        let end = bytes[first..].iter().position(u8::is_ascii).map_or(bytes.len(), |k| first + k);
+        sentence[start..end].nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
+        at = end;
+    }
     out.text
 }
 
@@ -88,6 +107,31 @@ struct Collapsed {
 impl Collapsed {
     fn new(capacity: usize, punctuation: Punctuation) -> Self {
         Collapsed { text: String::with_capacity(capacity), pending_space: false, punctuation }
+    }
+
+    /// `push` of an ASCII character, lowercased (as `char::to_lowercase` does).
+    fn push_ascii(&mut self, b: u8) {
+        if matches!(b, b'\t'..=b'\r' | b' ') {
+            self.pending_space = !self.text.is_empty();
+            return;
+        }
+        let kept = if b.is_ascii_alphanumeric() || (b == b'_' && self.punctuation == Punctuation::Space) {
+            b.to_ascii_lowercase()
+        } else {
+            match self.punctuation {
+                Punctuation::Remove => return,
+                Punctuation::Underscore => b'_',
+                Punctuation::Space => {
+                    self.pending_space = !self.text.is_empty();
+                    return;
+                }
+            }
+        };
+        if self.pending_space {
+            self.text.push(' ');
+            self.pending_space = false;
+        }
+        self.text.push(kept as char);
     }
 
     fn push(&mut self, c: char) {
@@ -141,6 +185,28 @@ mod tests {
                 s.chars().flat_map(char::to_lowercase).for_each(|c| collapsed.push(c));
                 prop_assert_eq!(&collapsed.text, &general);
                 prop_assert_eq!(normalize_pass(&s, mode), general);
+            }
+        }
+
+        /// Mixed text (ASCII beside combining marks, compatibility forms, Hangul jamo, cased
+        /// scripts, white space of both kinds): NFKC only on the pieces around non-ASCII is
+        /// NFKC of the whole.
+        #[test]
+        fn pieces_around_non_ascii_normalize_as_the_whole(pieces in proptest::collection::vec(prop_oneof![
+            "[ -~]{1,6}",
+            Just("\u{301}".to_string()), Just("\u{308}\u{323}".to_string()), Just("\u{327}".to_string()),
+            Just("\u{338}".to_string()), Just("\u{3099}".to_string()), Just("\u{93c}".to_string()),
+            Just("ﬁ".to_string()), Just("½".to_string()), Just("Ａｂ".to_string()), Just("ℌ".to_string()),
+            Just("\u{1100}".to_string()), Just("\u{1161}".to_string()), Just("\u{11a8}".to_string()),
+            Just("Σ".to_string()), Just("İ".to_string()), Just("ẞ".to_string()), Just("\u{a0}".to_string()),
+            Just("\u{2003}".to_string()), Just("’".to_string()), Just("—".to_string()), Just("か".to_string()),
+            Just("\u{2126}".to_string()), Just("\u{212b}".to_string()), Just("é".to_string()),
+        ], 0..12)) {
+            let s: String = pieces.concat();
+            for mode in [Punctuation::Remove, Punctuation::Underscore, Punctuation::Space] {
+                let mut whole = Collapsed::new(s.len(), mode);
+                s.nfkc().flat_map(char::to_lowercase).for_each(|c| whole.push(c));
+                prop_assert_eq!(normalize_pass(&s, mode), whole.text);
             }
         }
     }
