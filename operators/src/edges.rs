@@ -211,10 +211,13 @@ where
 }
 
 /// A pair's verdict in the dataflow: Myers (`verify::compare`) and the pair part of the
-/// sibling rule, computed for similar pairs only.
-pub fn pair_verdict(config: &VerifyConfig, a: &Content, b: &Content) -> PairVerdict {
-    let verdict = verify::compare(config, a, b, lcs::ppm(config.threshold));
-    let differ = matches!(verdict, Verdict::Similar(_)) && verify::own_texts_are_different_texts(config, a, b);
+/// sibling rule, computed for similar pairs only. Both take the members' sorted keys
+/// (`Member::keys`) instead of sorting each content's again.
+pub fn pair_verdict(config: &VerifyConfig, a: &Member, b: &Member) -> PairVerdict {
+    let (ka, kb) = (a.keys.as_slice(), b.keys.as_slice());
+    let verdict = verify::compare_keyed(config, &a.content, &b.content, Some((ka, kb)), lcs::ppm(config.threshold));
+    let differ =
+        matches!(verdict, Verdict::Similar(_)) && verify::own_texts_are_different_texts_keyed(config, &a.content, &b.content, ka, kb);
     (verdict, differ)
 }
 
@@ -364,11 +367,59 @@ mod tests {
         sorted.sort();
         let config = VerifyConfig { threshold: 0.8, word_threshold: 0.0, ..Default::default() };
         let mut stats = VerifyStats::default();
-        group_edges(&sorted, &config, neighbors, &mut stats, |a, b| pair_verdict(&config, &a.content, &b.content))
+        group_edges(&sorted, &config, neighbors, &mut stats, |a, b| pair_verdict(&config, a, b))
             .edges
             .iter()
             .map(|e| (e.shorter.date, e.longer.date))
             .collect()
+    }
+
+    proptest::proptest! {
+        /// `pair_verdict` with the members' sorted keys gives what the contents alone give:
+        /// `verify::compare` and the sibling part, each sorting its own keys. Pages of shared,
+        /// edited and own sentences (repeated ones too), with and without the central trim.
+        #[test]
+        fn pair_verdicts_with_member_keys_are_the_contents_verdicts(
+            base in proptest::collection::vec(0u16..60, 1..30),
+            choices in proptest::collection::vec(proptest::collection::vec(0u8..8, 30), 2..5),
+            trim in proptest::bool::ANY,
+        ) {
+            // Each page is the base text with each sentence kept (most), edited (one word
+            // changed), replaced by one of its own, or dropped; a kept sentence may repeat.
+            let content = |page: usize| -> Content {
+                let mut sentences = Vec::new();
+                for (i, &seed) in base.iter().enumerate() {
+                    match choices[page][i] {
+                        0..=3 => sentences.push(sentence(seed)),
+                        4 => {
+                            let mut words = sentence(seed);
+                            words[(seed % 12) as usize] = 2000 + page as u16;
+                            sentences.push(words);
+                        }
+                        5 => sentences.push(sentence(1000 + 60 * page as u16 + i as u16)),
+                        6 => {}
+                        _ => sentences.extend([sentence(seed), sentence(seed)]),
+                    }
+                }
+                of_words(&sentences)
+            };
+            let members: Vec<Member> =
+                (0..choices.len()).map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), content(n))).collect();
+            let config = VerifyConfig {
+                sibling_min_pages: 2,
+                sibling_own_units: 2,
+                central_trim_share: if trim { 0.3 } else { 0.0 },
+                ..Default::default()
+            };
+            for a in &members {
+                for b in &members {
+                    let unkeyed = verify::compare(&config, &a.content, &b.content, lcs::ppm(config.threshold));
+                    let differ = matches!(unkeyed, Verdict::Similar(_))
+                        && verify::own_texts_are_different_texts(&config, &a.content, &b.content);
+                    proptest::prop_assert_eq!(pair_verdict(&config, a, b), (unkeyed, differ));
+                }
+            }
+        }
     }
 
     #[test]
@@ -406,7 +457,7 @@ mod tests {
         let mut pair: Vec<Member> = (0..2).map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), contents[n].clone())).collect();
         pair.sort();
         let pair: Vec<&Member> = pair.iter().collect();
-        let verdicts = group_edges(&pair, &config, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, &a.content, &b.content));
+        let verdicts = group_edges(&pair, &config, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, a, b));
         assert!(verdicts.edges.is_empty());
         let [candidate] = verdicts.candidates[..] else { panic!("one candidate: {:?}", verdicts.candidates) };
         let (a, b) = (&pair[0].content, &pair[1].content);

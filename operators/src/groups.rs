@@ -718,7 +718,7 @@ where
                                     cache
                                         .get_or_insert_with((a.hash, b.hash), || {
                                             computed += 1;
-                                            CachedVerdict::of(pair_verdict(&config, &a.content, &b.content))
+                                            CachedVerdict::of(pair_verdict(&config, a, b))
                                         })
                                         .verdict()
                                 },
@@ -781,7 +781,7 @@ mod tests {
             out.insert(GroupOutput::Oversized(fp, sorted.len() as isize), 1);
             return out;
         }
-        let bag = group_contributions(&sorted, s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, &a.content, &b.content));
+        let bag = group_contributions(&sorted, s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b));
         for (e, c) in bag {
             *out.entry(GroupOutput::Verdict(e, c)).or_default() += 1;
         }
@@ -792,8 +792,7 @@ mod tests {
         }
         // The reference's view (`edges::group_edges`): the same pairs, each once.
         let refs: Vec<&Member> = sorted.iter().map(|m| m.as_ref()).collect();
-        let v =
-            group_edges(&refs, &s.config, s.neighbors, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, &a.content, &b.content));
+        let v = group_edges(&refs, &s.config, s.neighbors, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b));
         let mut pairs: Vec<(Edge, bool)> =
             v.edges.into_iter().map(|e| (e, false)).chain(v.candidates.into_iter().map(|e| (e, true))).collect();
         pairs.sort();
@@ -866,7 +865,7 @@ mod tests {
                 // In no particular order.
                 changes.sort_by_key(|(m, _)| m.hash.rotate_left(17) ^ m.id.date);
                 let mut out = Vec::new();
-                group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, &a.content, &b.content), &mut out);
+                group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
                 accumulate(&mut state, out);
                 let mut expected: Vec<Identity> = alive.iter().map(|m| identity(m)).collect();
                 expected.sort_unstable();
@@ -916,7 +915,7 @@ mod tests {
                 changes.push((transient.clone(), 1));
                 changes.push((transient, -1));
                 let mut out = Vec::new();
-                group.apply(7, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, &a.content, &b.content), &mut out);
+                group.apply(7, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
                 // Held as the operator holds it: a page alone as a pointer.
                 group = Group::from_slot(group.into_slot());
                 accumulate(&mut state, out);
@@ -940,7 +939,7 @@ mod tests {
             (0..500).map(|n| (copy(n), 1)).collect(),
             &s,
             &mut VerifyStats::default(),
-            |a, b| pair_verdict(&s.config, &a.content, &b.content),
+            |a, b| pair_verdict(&s.config, a, b),
             &mut out,
         );
         let mut compared = 0;
@@ -952,7 +951,7 @@ mod tests {
             &mut VerifyStats::default(),
             |a, b| {
                 compared += 1;
-                pair_verdict(&s.config, &a.content, &b.content)
+                pair_verdict(&s.config, a, b)
             },
             &mut out,
         );
@@ -981,7 +980,7 @@ mod tests {
             (0..500).map(|n| (page(2 * n), 1)).collect(),
             &s,
             &mut VerifyStats::default(),
-            |a, b| pair_verdict(&s.config, &a.content, &b.content),
+            |a, b| pair_verdict(&s.config, a, b),
             &mut out,
         );
         let mut compared = std::collections::BTreeSet::new();
@@ -995,7 +994,7 @@ mod tests {
             |a, b| {
                 calls += 1;
                 compared.insert((a.id.date, b.id.date));
-                pair_verdict(&s.config, &a.content, &b.content)
+                pair_verdict(&s.config, a, b)
             },
             &mut out,
         );
@@ -1031,7 +1030,7 @@ mod tests {
             alive.iter().map(|m| (m.clone(), 1)).collect(),
             &s,
             &mut VerifyStats::default(),
-            |a, b| pair_verdict(&s.config, &a.content, &b.content),
+            |a, b| pair_verdict(&s.config, a, b),
             &mut out,
         );
         accumulate(&mut state, out);
@@ -1051,7 +1050,7 @@ mod tests {
                 }
             }
             let mut out = Vec::new();
-            group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, &a.content, &b.content), &mut out);
+            group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
             accumulate(&mut state, out);
             assert_eq!(state, from_scratch(3, &alive, &s), "round {round}");
         }

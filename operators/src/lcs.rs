@@ -104,6 +104,13 @@ pub fn myers_distance<T: PartialEq>(a: &[T], b: &[T], max_d: u64) -> Option<u64>
 
 /// Compares two pages against threshold `tau_ppm`; `max_diff_distance` caps Myers' D.
 pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -> Verdict {
+    compare_keyed(a, b, None, tau_ppm, max_diff_distance)
+}
+
+/// `compare`, given each content's distinct sentence keys, sorted (`keys`: those of `a`, then
+/// of `b`; `verify::distinct_sentence_keys`), when the caller holds them: the fragment filter
+/// then sorts nothing. None: computed here.
+pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, tau_ppm: u64, max_diff_distance: u64) -> Verdict {
     let (wa, wb) = (a.weight(), b.weight());
     let total = wa + wb;
     if total == 0 {
@@ -117,8 +124,16 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
         return Verdict::Similar(1.0);
     }
     let budget = max_distance(total, tau_ppm);
-    let (fa, dropped_a) = fragment_filter_sorted(&a.sentences, &sorted_keys(&b.sentences));
-    let (fb, dropped_b) = fragment_filter_sorted(&b.sentences, &sorted_keys(&a.sentences));
+    let computed;
+    let (ka, kb) = match keys {
+        Some(keys) => keys,
+        None => {
+            computed = (sorted_keys(&a.sentences), sorted_keys(&b.sentences));
+            (computed.0.as_slice(), computed.1.as_slice())
+        }
+    };
+    let (fa, dropped_a) = fragment_filter_sorted(&a.sentences, kb);
+    let (fb, dropped_b) = fragment_filter_sorted(&b.sentences, ka);
     let spent = dropped_a + dropped_b;
     if spent > budget {
         return Verdict::Dissimilar;

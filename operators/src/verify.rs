@@ -317,12 +317,20 @@ pub fn weighted_cosine(a: &Content, b: &Content) -> f64 {
 
 /// Decides a pair by the configured method.
 pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) -> Verdict {
+    compare_keyed(config, a, b, None, tau_ppm)
+}
+
+/// `compare`, given each content's distinct sentence keys, sorted (`distinct_sentence_keys`
+/// of `a`, then of `b`), when the caller holds them (a group's `Member::keys`).
+pub fn compare_keyed(config: &VerifyConfig, a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, tau_ppm: u64) -> Verdict {
     let max_diff_distance = config.max_diff_distance;
     match config.method {
         VerifyMethod::Lcs => {
             let central = (config.central_trim_share > 0.0).then(|| lcs::central(a, b, config.central_trim_share));
+            // The keys are the whole contents': a trimmed pair has its own.
+            let keys = keys.filter(|_| central.is_none());
             let (a, b) = central.as_ref().map_or((a, b), |(ca, cb)| (ca, cb));
-            let verdict = lcs::compare(a, b, tau_ppm, max_diff_distance);
+            let verdict = lcs::compare_keyed(a, b, keys, tau_ppm, max_diff_distance);
             or_by_words(config, a, b, verdict, |a, b, tau| lcs::compare_words(a, b, tau, max_diff_distance))
         }
         VerifyMethod::Jaccard => {
@@ -404,10 +412,15 @@ pub fn own_texts_differ(config: &VerifyConfig, a: &Content, b: &Content, common:
 /// different texts (word-level resemblance below 0.5). A pure function of the two contents,
 /// so it can be cached with the pair's verdict; `shares_mostly_common` needs the set.
 pub fn own_texts_are_different_texts(config: &VerifyConfig, a: &Content, b: &Content) -> bool {
+    own_texts_are_different_texts_keyed(config, a, b, &distinct_sentence_keys(a), &distinct_sentence_keys(b))
+}
+
+/// `own_texts_are_different_texts`, given each content's distinct sentence keys, sorted
+/// (`ka` of `a`, `kb` of `b`: `distinct_sentence_keys`).
+pub fn own_texts_are_different_texts_keyed(config: &VerifyConfig, a: &Content, b: &Content, ka: &[u64], kb: &[u64]) -> bool {
     if config.sibling_min_pages == 0 || a.word_counts.len() != a.sentences.len() || b.word_counts.len() != b.sentences.len() {
         return false;
     }
-    let (ka, kb) = (distinct_sentence_keys(a), distinct_sentence_keys(b));
     // Each page's own text: its sentences the other lacks, with their words.
     let own = |c: &Content, other: &[u64]| -> (u64, Vec<crate::page::Word>) {
         let (mut weight, mut words, mut offset) = (0u64, Vec::new(), 0usize);
@@ -421,7 +434,7 @@ pub fn own_texts_are_different_texts(config: &VerifyConfig, a: &Content, b: &Con
         }
         (weight, words)
     };
-    let ((wa, own_a), (wb, own_b)) = (own(a, &kb), own(b, &ka));
+    let ((wa, own_a), (wb, own_b)) = (own(a, kb), own(b, ka));
     let units = config.sibling_own_units as u64;
     if wa < units.max(1) || wb < units.max(1) {
         return false;
