@@ -66,34 +66,9 @@ fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
 
 /// [`Collapsed`] for ASCII text, byte by byte.
 fn normalize_ascii(sentence: &str, punctuation: Punctuation) -> String {
-    let mut text = String::with_capacity(sentence.len());
-    let mut pending_space = false;
-    for b in sentence.bytes() {
-        // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage
-        // return and space.
-        if matches!(b, b'\t'..=b'\r' | b' ') {
-            pending_space = !text.is_empty();
-            continue;
-        }
-        let kept = if b.is_ascii_alphanumeric() || (b == b'_' && punctuation == Punctuation::Space) {
-            b.to_ascii_lowercase()
-        } else {
-            match punctuation {
-                Punctuation::Remove => continue,
-                Punctuation::Underscore => b'_',
-                Punctuation::Space => {
-                    pending_space = !text.is_empty();
-                    continue;
-                }
-            }
-        };
-        if pending_space {
-            text.push(' ');
-            pending_space = false;
-        }
-        text.push(kept as char);
-    }
-    text
+    let mut out = Collapsed::new(sentence.len(), punctuation);
+    sentence.bytes().for_each(|b| out.push_ascii(b));
+    out.text
 }
 
 /// Builds normalized text: letters, digits and marks kept; punctuation and symbols dropped
@@ -111,42 +86,38 @@ impl Collapsed {
 
     /// `push` of an ASCII character, lowercased (as `char::to_lowercase` does).
     fn push_ascii(&mut self, b: u8) {
+        // `char::is_whitespace` on ASCII: tab, line feed, vertical tab, form feed, carriage
+        // return and space.
         if matches!(b, b'\t'..=b'\r' | b' ') {
-            self.pending_space = !self.text.is_empty();
+            self.space();
             return;
         }
-        let kept = if b.is_ascii_alphanumeric() || (b == b'_' && self.punctuation == Punctuation::Space) {
-            b.to_ascii_lowercase()
-        } else {
-            match self.punctuation {
-                Punctuation::Remove => return,
-                Punctuation::Underscore => b'_',
-                Punctuation::Space => {
-                    self.pending_space = !self.text.is_empty();
-                    return;
-                }
-            }
-        };
-        if self.pending_space {
-            self.text.push(' ');
-            self.pending_space = false;
-        }
-        self.text.push(kept as char);
+        self.keep(b.is_ascii_alphanumeric(), b.to_ascii_lowercase() as char);
     }
 
     fn push(&mut self, c: char) {
         if c.is_whitespace() {
-            self.pending_space = !self.text.is_empty();
+            self.space();
             return;
         }
-        let kept = if c.is_alphanumeric() || is_mark(c) || (c == '_' && self.punctuation == Punctuation::Space) {
+        self.keep(c.is_alphanumeric() || is_mark(c), c);
+    }
+
+    fn space(&mut self) {
+        self.pending_space = !self.text.is_empty();
+    }
+
+    /// A character that is not white space: kept when part of a `word` (and `_` with
+    /// `Space`), else what `punctuation` makes of it.
+    fn keep(&mut self, word: bool, c: char) {
+        let kept = if word || (c == '_' && self.punctuation == Punctuation::Space) {
             c
         } else {
             match self.punctuation {
                 Punctuation::Remove => return,
                 Punctuation::Underscore => '_',
                 Punctuation::Space => {
-                    self.pending_space = !self.text.is_empty();
+                    self.space();
                     return;
                 }
             }
