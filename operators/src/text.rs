@@ -36,12 +36,9 @@ pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
 }
 
 fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
-    if sentence.is_ascii() {
-        // NFKC is the identity on ASCII: skip it (most web text), and take bytes.
-        return normalize_ascii(sentence, punctuation);
-    }
     let mut out = Collapsed::new(sentence.len(), punctuation);
-    // Only the pieces around non-ASCII characters go through NFKC. A normalization boundary
+    // NFKC is the identity on ASCII (most web text): ASCII goes byte by byte, and only the
+    // pieces around non-ASCII characters go through NFKC. A normalization boundary
     // falls before every ASCII character: it is a starter (canonical combining class 0),
     // NFKC leaves it as it is, and it is never the second of a canonical composition. So NFKC
     // of the text is NFKC of its pieces cut before each ASCII character, joined, and
@@ -61,13 +58,6 @@ fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
         sentence[start..end].nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
         at = end;
     }
-    out.text
-}
-
-/// [`Collapsed`] for ASCII text, byte by byte.
-fn normalize_ascii(sentence: &str, punctuation: Punctuation) -> String {
-    let mut out = Collapsed::new(sentence.len(), punctuation);
-    sentence.bytes().for_each(|b| out.push_ascii(b));
     out.text
 }
 
