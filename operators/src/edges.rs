@@ -215,9 +215,9 @@ where
 /// (`Member::keys`) instead of sorting each content's again.
 pub fn pair_verdict(config: &VerifyConfig, a: &Member, b: &Member) -> PairVerdict {
     let (ka, kb) = (a.keys.as_slice(), b.keys.as_slice());
-    let verdict = verify::compare_keyed(config, &a.content, &b.content, Some((ka, kb)), lcs::ppm(config.threshold));
-    let differ =
-        matches!(verdict, Verdict::Similar(_)) && verify::own_texts_are_different_texts_keyed(config, &a.content, &b.content, ka, kb);
+    let (verdict, words_lcs) = verify::compare_keyed_words(config, &a.content, &b.content, Some((ka, kb)), lcs::ppm(config.threshold));
+    let differ = matches!(verdict, Verdict::Similar(_))
+        && verify::own_texts_are_different_texts_keyed(config, &a.content, &b.content, ka, kb, words_lcs);
     (verdict, differ)
 }
 

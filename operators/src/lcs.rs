@@ -170,36 +170,43 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
 /// many sentences). Exact as `compare` is: a length filter, a bag filter (the LCS is at most
 /// the multiset intersection of the words), then Myers' diff bounded by the remaining budget.
 pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u64) -> Verdict {
+    compare_words_distance(a, b, tau_ppm, max_diff_distance).0
+}
+
+/// `compare_words`, and with a similar verdict the edit distance D it found: the two word
+/// sequences' LCS is then exactly `(|A| + |B| − D) / 2`.
+pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u64) -> (Verdict, Option<u64>) {
     let total = (a.len() + b.len()) as u64;
+    let similar = |d: u64| (Verdict::Similar((total - d) as f64 / total as f64), Some(d));
     if total == 0 {
-        return Verdict::Similar(1.0);
+        return (Verdict::Similar(1.0), Some(0));
     }
     if 2 * a.len().min(b.len()) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
-        return Verdict::Dissimilar;
+        return (Verdict::Dissimilar, None);
     }
     if a == b {
-        return Verdict::Similar(1.0);
+        return similar(0);
     }
     let budget = max_distance(total, tau_ppm);
     // The bag filter: exact, counted on the worker's table of the 65,536 words.
     let lower = total - 2 * word_intersection(a, b);
     if lower > budget {
-        return Verdict::Dissimilar;
+        return (Verdict::Dissimilar, None);
     }
     let unshared = unshared_bigrams(a, b);
     if unshared > 2 * budget {
-        return Verdict::Dissimilar;
+        return (Verdict::Dissimilar, None);
     }
     let lower = lower.max(unshared.div_ceil(2));
     if budget > max_diff_distance {
         return match myers_distance(a, b, max_diff_distance) {
-            Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
-            None => Verdict::CostCapped,
+            Some(d) => similar(d),
+            None => (Verdict::CostCapped, None),
         };
     }
     match bounded_distance(a, b, budget, lower) {
-        Some(d) => Verdict::Similar((total - d) as f64 / total as f64),
-        None => Verdict::Dissimilar,
+        Some(d) => similar(d),
+        None => (Verdict::Dissimilar, None),
     }
 }
 

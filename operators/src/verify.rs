@@ -323,15 +323,35 @@ pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) ->
 /// `compare`, given each content's distinct sentence keys, sorted (`distinct_sentence_keys`
 /// of `a`, then of `b`), when the caller holds them (a group's `Member::keys`).
 pub fn compare_keyed(config: &VerifyConfig, a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, tau_ppm: u64) -> Verdict {
+    compare_keyed_words(config, a, b, keys, tau_ppm).0
+}
+
+/// `compare_keyed`, and a lower bound on the LCS of the two contents' words when the word-level
+/// second chance found the pair similar (the LCS of the words it compared: the whole contents',
+/// or their central parts', which are runs of them). The sibling check reads it
+/// (`own_texts_are_different_texts_keyed`).
+pub fn compare_keyed_words(
+    config: &VerifyConfig,
+    a: &Content,
+    b: &Content,
+    keys: Option<(&[u64], &[u64])>,
+    tau_ppm: u64,
+) -> (Verdict, Option<u64>) {
     let max_diff_distance = config.max_diff_distance;
-    match config.method {
+    let verdict = match config.method {
         VerifyMethod::Lcs => {
             let central = (config.central_trim_share > 0.0).then(|| lcs::central(a, b, config.central_trim_share));
             // The keys are the whole contents': a trimmed pair has its own.
             let keys = keys.filter(|_| central.is_none());
             let (a, b) = central.as_ref().map_or((a, b), |(ca, cb)| (ca, cb));
             let verdict = lcs::compare_keyed(a, b, keys, tau_ppm, max_diff_distance);
-            or_by_words(config, a, b, verdict, |a, b, tau| lcs::compare_words(a, b, tau, max_diff_distance))
+            let mut words_lcs = None;
+            let verdict = or_by_words(config, a, b, verdict, |wa, wb, tau| {
+                let (verdict, d) = lcs::compare_words_distance(wa, wb, tau, max_diff_distance);
+                words_lcs = d.map(|d| (wa.len() as u64 + wb.len() as u64 - d) / 2);
+                verdict
+            });
+            return (verdict, words_lcs);
         }
         VerifyMethod::Jaccard => {
             let j = crate::minhash::jaccard(&a.shingles, &b.shingles);
@@ -350,7 +370,8 @@ pub fn compare_keyed(config: &VerifyConfig, a: &Content, b: &Content, keys: Opti
                 Verdict::Dissimilar
             }
         }
-    }
+    };
+    (verdict, None)
 }
 
 /// The word-level second chance of the LCS verifier: a pair the sentences rejected is compared
@@ -412,12 +433,27 @@ pub fn own_texts_differ(config: &VerifyConfig, a: &Content, b: &Content, common:
 /// different texts (word-level resemblance below 0.5). A pure function of the two contents,
 /// so it can be cached with the pair's verdict; `shares_mostly_common` needs the set.
 pub fn own_texts_are_different_texts(config: &VerifyConfig, a: &Content, b: &Content) -> bool {
-    own_texts_are_different_texts_keyed(config, a, b, &distinct_sentence_keys(a), &distinct_sentence_keys(b))
+    own_texts_are_different_texts_keyed(config, a, b, &distinct_sentence_keys(a), &distinct_sentence_keys(b), None)
 }
 
 /// `own_texts_are_different_texts`, given each content's distinct sentence keys, sorted
-/// (`ka` of `a`, `kb` of `b`: `distinct_sentence_keys`).
-pub fn own_texts_are_different_texts_keyed(config: &VerifyConfig, a: &Content, b: &Content, ka: &[u64], kb: &[u64]) -> bool {
+/// (`ka` of `a`, `kb` of `b`: `distinct_sentence_keys`), and when known a lower bound on the
+/// LCS of the two contents' words (`words_lcs`, from `compare_keyed_words`).
+///
+/// An own text is a subsequence of its content's words, and dropping a word from a sequence
+/// shortens its LCS with another by one at most. So the own texts' LCS is at least `words_lcs`
+/// less the words the two own texts leave out; when that already puts them within the
+/// word comparison's budget, they are the same text and the comparison is not run. Near-copies
+/// that only their words found similar (an edit in most sentences) are decided so: their own
+/// texts are nearly their whole texts.
+pub fn own_texts_are_different_texts_keyed(
+    config: &VerifyConfig,
+    a: &Content,
+    b: &Content,
+    ka: &[u64],
+    kb: &[u64],
+    words_lcs: Option<u64>,
+) -> bool {
     if config.sibling_min_pages == 0 || a.word_counts.len() != a.sentences.len() || b.word_counts.len() != b.sentences.len() {
         return false;
     }
@@ -438,6 +474,14 @@ pub fn own_texts_are_different_texts_keyed(config: &VerifyConfig, a: &Content, b
     let units = config.sibling_own_units as u64;
     if wa < units.max(1) || wb < units.max(1) {
         return false;
+    }
+    if let Some(lcs) = words_lcs {
+        let left_out = (a.words.len() - own_a.len() + b.words.len() - own_b.len()) as u64;
+        let total = (own_a.len() + own_b.len()) as u64;
+        let distance_at_most = total.saturating_sub(2 * lcs.saturating_sub(left_out));
+        if distance_at_most <= lcs::max_distance(total, OWN_TEXT_SAME_PPM).min(config.max_diff_distance) {
+            return false;
+        }
     }
     !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
 }
@@ -742,5 +786,61 @@ pub(crate) mod tests {
         assert_eq!(stats.set_cuts, 1);
         let clusters: std::collections::BTreeSet<PageId> = out.iter().map(|(_, a)| a.cluster).collect();
         assert_eq!(clusters.len(), 3, "chunks of 2, 2, 1");
+    }
+
+    proptest::proptest! {
+        /// The sibling check given the words' LCS of a similar pair (`compare_keyed_words`)
+        /// decides as the check that compares the own texts, and that LCS is the words' exact
+        /// LCS. Near-copies of one text: sentences kept, edited (one word, or two), replaced by
+        /// one of the page's own, dropped, repeated or with an own sentence before them, so that some pairs
+        /// are similar by their sentences, some by their words only, with own texts of every size.
+        #[test]
+        fn own_texts_with_the_words_lcs_are_decided_as_without(
+            base in proptest::collection::vec(0u16..200, 2..40),
+            choices in proptest::collection::vec(proptest::collection::vec(0u8..12, 40), 2),
+            at in proptest::collection::vec(0usize..12, 40),
+            own_units in 1u32..40,
+            trim in proptest::bool::ANY,
+        ) {
+            let content = |page: usize| -> Content {
+                let mut sentences = Vec::new();
+                for (i, &seed) in base.iter().enumerate() {
+                    let mut words = sentence(seed);
+                    match choices[page][i] {
+                        0..=4 => words[at[i]] = 3000 + page as u16,
+                        5 => {
+                            words[at[i]] = 3000 + page as u16;
+                            words[(at[i] + 5) % 12] = 3100 + page as u16;
+                        }
+                        6 | 7 => {}
+                        8 => words = sentence(1000 + 200 * page as u16 + i as u16),
+                        9 => continue,
+                        10 => sentences.push(sentence(2000 + 200 * page as u16 + i as u16)),
+                        _ => sentences.push(words.clone()),
+                    }
+                    sentences.push(words);
+                }
+                of_words(&sentences)
+            };
+            let (a, b) = (content(0), content(1));
+            let config = VerifyConfig {
+                sibling_min_pages: 2,
+                sibling_own_units: own_units,
+                central_trim_share: if trim { 0.3 } else { 0.0 },
+                ..Default::default()
+            };
+            let (verdict, words_lcs) = compare_keyed_words(&config, &a, &b, None, lcs::ppm(config.threshold));
+            proptest::prop_assert_eq!(verdict, compare(&config, &a, &b, lcs::ppm(config.threshold)));
+            if let (Some(n), false) = (words_lcs, trim) {
+                proptest::prop_assert_eq!(n, lcs::bit_parallel_lcs(&a.words, &b.words));
+            }
+            if matches!(verdict, Verdict::Similar(_)) {
+                let (ka, kb) = (distinct_sentence_keys(&a), distinct_sentence_keys(&b));
+                proptest::prop_assert_eq!(
+                    own_texts_are_different_texts_keyed(&config, &a, &b, &ka, &kb, words_lcs),
+                    own_texts_are_different_texts(&config, &a, &b)
+                );
+            }
+        }
     }
 }
