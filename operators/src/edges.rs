@@ -273,7 +273,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
         // change costs the scans that reach it, not a pass over the group.
         let entries =
             fingerprints.join_core(members.clone(), |_, fps, member| fps.iter().map(|&fp| (fp, member.clone())).collect::<Vec<_>>());
-        let outputs = verify_groups(entries, settings, on_stats);
+        let outputs = verify_groups(entries, settings, crate::groups::SLICE, on_stats);
         let oversized_fingerprints = outputs.clone().flat_map(|o| match o {
             GroupOutput::Oversized(fp, pages) => Some((fp, pages)),
             _ => None,
