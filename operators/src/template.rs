@@ -319,8 +319,14 @@ impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCol
                 let set: Vec<u64> = keys.iter().filter_map(|&(key, _)| *key).collect();
                 output.push((set, 1isize));
             });
+        // The join arranges every page for its next filtering, which reads its sentences,
+        // words and shingles: not its URL and record id (~180 bytes a page at 1M pages).
         let filtered = self
-            .map(|(id, page)| (id.compact(), (id, page)))
+            .map(|(id, mut page)| {
+                page.url = String::new();
+                page.record_id = String::new();
+                (id.compact(), (id, page))
+            })
             .join_map(page_templates, move |_, (id, page), set| (*id, apply(page, set, &config)));
         (filtered, templates)
     }
