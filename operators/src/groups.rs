@@ -656,8 +656,8 @@ impl Group {
 /// the group changes made in one activation.
 ///
 /// A complete time is applied in fingerprint order, in slices of about `slice` of work (one
-/// group at least; `SLICE` in the pipeline): after each the operator yields (and activates itself again), so that the operators after it take
-/// in what it sent before it goes on. A time that changes many groups (a large epoch, a
+/// group at least; `SLICE` in the pipeline): after each the operator yields (and activates
+/// itself again), so that the operators after it take in what it sent before it goes on. A time that changes many groups (a large epoch, a
 /// template refresh filtering many pages again) otherwise held all its output in the channels
 /// at once: ~0.9 GB at the peak of the 1M-page scale crawl. The output is the same updates at
 /// the same time, whatever the slices.
