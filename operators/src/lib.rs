@@ -24,6 +24,7 @@ pub mod exact;
 pub mod fingerprint;
 pub mod groups;
 pub mod hashing;
+pub mod holders;
 pub mod html;
 pub mod lcs;
 pub mod minhash;

@@ -12,9 +12,10 @@
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
+use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::arranged;
+use crate::holders::{self, HolderChange};
 use crate::page::{Content, Page, PageId, Sentence, Words};
 
 /// Settings of the template stage.
@@ -245,7 +246,7 @@ fn interior(page: &Page, is_template: impl Fn(&u64) -> bool, max_run: u64) -> Ve
 /// Pages with their template sentences removed.
 pub type FilteredPages<'scope, T> = VecCollection<'scope, T, (PageId, Filtered), isize>;
 
-pub trait RemoveTemplates<'scope, T: Timestamp + Lattice> {
+pub trait RemoveTemplates<'scope, T: Timestamp + Lattice + TotalOrder> {
     /// Maintains per-host sentence document frequencies and strips each page's template.
     /// Returns the filtered pages and the `(host, template key)` collection (for metrics).
     fn remove_templates(self, config: TemplateConfig) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>)
@@ -264,41 +265,41 @@ pub trait RemoveTemplates<'scope, T: Timestamp + Lattice> {
         refresh: F,
     ) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>)
     where
-        F: FnMut(&T) -> T + 'static;
+        F: FnMut(&T) -> T + Clone + 'static;
 }
 
-impl<'scope, T: Timestamp + Lattice + Ord> RemoveTemplates<'scope, T> for VecCollection<'scope, T, (PageId, Page), isize> {
+impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, T> for VecCollection<'scope, T, (PageId, Page), isize> {
     fn remove_templates_refreshed<F>(
         self,
         config: TemplateConfig,
         refresh: F,
     ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>)
     where
-        F: FnMut(&T) -> T + 'static,
+        F: FnMut(&T) -> T + Clone + 'static,
     {
         // Each page's distinct sentences by (host, key): counted for the document frequencies,
         // and looked up when a sentence becomes template (or stops being): only the pages that
-        // hold it are filtered again, not every page of its host.
-        // Arranged once: the frequencies are reduced from the same arrangement the template
-        // sentences look their pages up in (a `count` would arrange the sentences again).
-        let holders = self
-            .clone()
-            .flat_map(|(id, page)| {
-                let host = page.host;
-                let id = id.compact();
-                distinct_keys(&page).into_iter().map(move |key| ((host, key), id))
-            })
-            .arrange_by_key_named("Arrange: sentences by host");
-        // Only a sentence on at least `threshold(0)` pages (min_pages) can be template at any
-        // host size: the frequencies hold the repeated sentences only (most sentences are on
-        // one page), and so does the join with the thresholds.
+        // hold it are filtered again, not every page of its host. Only a sentence on at least
+        // `threshold(0)` pages (min_pages) can be template at any host size: the holders
+        // operator gives the frequencies of those sentences and their pages only, and keeps the
+        // rest (most sentences are on one page) in its own compact maps (`holders`).
         let least = config.threshold(0) as isize;
-        let document_frequency = arranged::reduce(holders.clone(), "Repeated sentence frequencies", move |_key, pages, output| {
-            let count = pages.iter().map(|&(_, n)| n).sum::<isize>();
-            if count >= least {
-                output.push((count, 1isize));
-            }
+        let holdings = self.clone().flat_map(|(id, page)| {
+            let host = page.host;
+            let id = id.compact();
+            distinct_keys(&page).into_iter().map(move |key| (host, key, id))
         });
+        let changes = holders::sentence_holders(holdings, least, refresh.clone());
+        let document_frequency = changes.clone().flat_map(|change| match change {
+            HolderChange::Frequency(sentence, count) => Some((sentence, count)),
+            HolderChange::Holder(..) => None,
+        });
+        let holders = changes
+            .flat_map(|change| match change {
+                HolderChange::Holder(sentence, page) => Some((sentence, page)),
+                HolderChange::Frequency(..) => None,
+            })
+            .arrange_by_key_named("Arrange: repeated sentences by host");
         // The threshold, not the page count, meets the frequencies: it changes once in 1/fraction
         // pages, so a page arriving does not re-join every key of its host.
         let host_thresholds =
