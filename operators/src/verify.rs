@@ -457,32 +457,39 @@ pub fn own_texts_are_different_texts_keyed(
     if config.sibling_min_pages == 0 || a.word_counts.len() != a.sentences.len() || b.word_counts.len() != b.sentences.len() {
         return false;
     }
-    // Each page's own text: its sentences the other lacks, with their words.
-    let own = |c: &Content, other: &[u64]| -> (u64, Vec<crate::page::Word>) {
-        let (mut weight, mut words, mut offset) = (0u64, Vec::new(), 0usize);
+    // Each page's own text: its sentences the other lacks, with their words. Its weight and
+    // word count decide most pairs; the words are gathered only for a pair that needs them.
+    let own = |c: &Content, other: &[u64], mut words: Option<&mut Vec<crate::page::Word>>| -> (u64, usize) {
+        let (mut weight, mut count, mut offset) = (0u64, 0usize, 0usize);
         for (&(k, w), &n) in c.sentences.iter().zip(&c.word_counts) {
             let end = (offset + n as usize).min(c.words.len());
             if other.binary_search(&k).is_err() {
                 weight += w as u64;
-                words.extend_from_slice(&c.words[offset..end]);
+                count += end - offset;
+                if let Some(words) = words.as_mut() {
+                    words.extend_from_slice(&c.words[offset..end]);
+                }
             }
             offset = end;
         }
-        (weight, words)
+        (weight, count)
     };
-    let ((wa, own_a), (wb, own_b)) = (own(a, kb), own(b, ka));
+    let ((wa, len_a), (wb, len_b)) = (own(a, kb, None), own(b, ka, None));
     let units = config.sibling_own_units as u64;
     if wa < units.max(1) || wb < units.max(1) {
         return false;
     }
     if let Some(lcs) = words_lcs {
-        let left_out = (a.words.len() - own_a.len() + b.words.len() - own_b.len()) as u64;
-        let total = (own_a.len() + own_b.len()) as u64;
+        let left_out = (a.words.len() - len_a + b.words.len() - len_b) as u64;
+        let total = (len_a + len_b) as u64;
         let distance_at_most = total.saturating_sub(2 * lcs.saturating_sub(left_out));
         if distance_at_most <= lcs::max_distance(total, OWN_TEXT_SAME_PPM).min(config.max_diff_distance) {
             return false;
         }
     }
+    let (mut own_a, mut own_b) = (Vec::with_capacity(len_a), Vec::with_capacity(len_b));
+    own(a, kb, Some(&mut own_a));
+    own(b, ka, Some(&mut own_b));
     !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
 }
 
