@@ -806,38 +806,10 @@ mod tests {
     /// The groups operator's output, consolidated, for `steps` (the `(fingerprint, member,
     /// diff)` updates of each time), on `workers` workers yielding after `slice` of work.
     fn operator_output(steps: &[Vec<(u64, Arc<Member>, isize)>], workers: usize, slice: std::time::Duration) -> Updates {
-        use differential_dataflow::input::Input;
-        use timely::dataflow::operators::{Inspect, Probe};
-        let steps = steps.to_vec();
-        let captured: Arc<std::sync::Mutex<Updates>> = Arc::default();
-        let into = captured.clone();
-        timely::execute(timely::Config::process(workers), move |worker| {
-            let into = into.clone();
-            let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
-                let (input, members) = scope.new_collection::<(u64, Arc<Member>), isize>();
-                let (probe, _) = verify_groups(members, settings(2, 12, 3), slice, |_| {})
-                    .inner
-                    .inspect(move |x| into.lock().unwrap().push(x.clone()))
-                    .probe();
-                (input, probe)
-            });
-            for (time, step) in steps.iter().enumerate() {
-                if worker.index() == 0 {
-                    for (fp, member, diff) in step {
-                        input.update((*fp, member.clone()), *diff);
-                    }
-                }
-                input.advance_to(time as u64 + 1);
-                input.flush();
-                while probe.less_than(&(time as u64 + 1)) {
-                    worker.step();
-                }
-            }
-        })
-        .expect("timely runs");
-        let mut updates = std::mem::take(&mut *captured.lock().unwrap());
-        differential_dataflow::consolidation::consolidate_updates(&mut updates);
-        updates
+        type Step = Vec<((u64, Arc<Member>), isize)>;
+        let steps: Vec<Step> =
+            steps.iter().map(|step| step.iter().map(|(fp, member, diff)| ((*fp, member.clone()), *diff)).collect()).collect();
+        crate::testing::run_steps(&steps, workers, move |members| verify_groups(members, settings(2, 12, 3), slice, |_| {}))
     }
 
     #[test]

@@ -272,45 +272,15 @@ where
 mod tests {
     use super::*;
     use std::collections::BTreeSet;
-    use std::sync::{Arc, Mutex};
 
     type Updates = Vec<(HolderChange, u64, isize)>;
 
     /// The operator's output, consolidated, for `steps` (each time's holding updates), on
     /// `workers` workers, with refreshes every `every` times.
     fn operator_output(steps: &[Vec<(Holding, isize)>], least: isize, every: u64, workers: usize) -> Updates {
-        use differential_dataflow::input::Input;
-        use timely::dataflow::operators::{Inspect, Probe};
-        let steps = steps.to_vec();
-        let captured: Arc<Mutex<Updates>> = Arc::default();
-        let into = captured.clone();
-        timely::execute(timely::Config::process(workers), move |worker| {
-            let into = into.clone();
-            let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
-                let (input, holdings) = scope.new_collection::<Holding, isize>();
-                let (probe, _) = sentence_holders(holdings, least, move |&t| crate::template::refresh_time(t, every))
-                    .inner
-                    .inspect(move |x| into.lock().unwrap().push(x.clone()))
-                    .probe();
-                (input, probe)
-            });
-            for (time, step) in steps.iter().enumerate() {
-                if worker.index() == 0 {
-                    for (holding, diff) in step {
-                        input.update(*holding, *diff);
-                    }
-                }
-                input.advance_to(time as u64 + 1);
-                input.flush();
-                while probe.less_than(&(time as u64 + 1)) {
-                    worker.step();
-                }
-            }
+        crate::testing::run_steps(steps, workers, move |holdings| {
+            sentence_holders(holdings, least, move |&t| crate::template::refresh_time(t, every))
         })
-        .expect("timely runs");
-        let mut updates = std::mem::take(&mut *captured.lock().unwrap());
-        differential_dataflow::consolidation::consolidate_updates(&mut updates);
-        updates
     }
 
     /// The collection's contents at `time`, from its consolidated updates.

@@ -35,6 +35,8 @@ pub mod share;
 pub mod simhash;
 pub mod sorted;
 pub mod template;
+#[cfg(test)]
+mod testing;
 pub mod text;
 pub mod verify;
 
