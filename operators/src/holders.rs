@@ -115,11 +115,31 @@ impl Holders {
         self.many.insert(slot, many);
     }
 
+    /// The common cases, without a `Many`: a sentence of no page gets one, or the one page of a
+    /// sentence lets it go (below `least`, nothing comes out). Whether it applied `delta`.
+    fn one_page(&mut self, at: u64, delta: &[(u64, isize)]) -> bool {
+        if self.least <= 1 {
+            return false;
+        }
+        match *delta {
+            [(page, 1)] if !self.one.contains_key(&at) && !self.many.contains_key(&at) => {
+                self.one.insert(at, page);
+                true
+            }
+            [(page, -1)] if self.one.get(&at) == Some(&page) => {
+                self.one.remove(&at);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Applies one time's updates (`refresh`: the time is a template refresh). The changes go
     /// to `out`; the slots of sentences whose holders stay out though they fell below `least`
     /// go to `recheck`, to be looked at again (`recheck`) at the next refresh.
     pub fn apply(&mut self, updates: &mut [(Holding, isize)], refresh: bool, out: &mut Vec<(HolderChange, isize)>, recheck: &mut Vec<u64>) {
         updates.sort_unstable_by_key(|&((host, key, page), _)| (slot(host, key), page));
+        let mut delta: Vec<(u64, isize)> = Vec::new();
         let mut i = 0;
         while i < updates.len() {
             let ((host, key, _), _) = updates[i];
@@ -128,7 +148,7 @@ impl Holders {
             let these = &updates[i..i + n];
             i += n;
             // The changes of its holders, consolidated.
-            let mut delta: Vec<(u64, isize)> = Vec::with_capacity(these.len());
+            delta.clear();
             for &((_, _, page), diff) in these {
                 match delta.last_mut() {
                     Some(last) if last.0 == page => last.1 += diff,
@@ -136,7 +156,7 @@ impl Holders {
                 }
             }
             delta.retain(|d| d.1 != 0);
-            if delta.is_empty() {
+            if delta.is_empty() || self.one_page(at, &delta) {
                 continue;
             }
             let mut many = self.take(at, host, key);
