@@ -4,17 +4,16 @@
 //! its fixed `Hashable` hash, never `RandomState`), so all pages sharing a fingerprint meet on one
 //! worker. Each group links its pages by star edges to its anchor (never all pairs); a
 //! fingerprint on more than `max_fingerprint_pages` pages is template-like and is dropped (and
-//! counted). The connected components of these edges, maintained incrementally by label
-//! propagation (differential's `propagate`, a union-find that also handles retractions), are the
-//! candidate sets, each labelled by its anchor (`PageId::anchor_key`: the member with the
+//! counted). The connected components of these edges, maintained incrementally by a union-find
+//! that also takes retractions (`components`), are the candidate sets, each labelled by its anchor (`PageId::anchor_key`: the member with the
 //! smallest hash of URL and record id, so a page joining or leaving a set of n relabels it with
 //! probability ~1/n, whatever order pages come and go in). The set size is bounded later, in
 //! verify.
 
-use differential_dataflow::algorithms::graphs::propagate::propagate;
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
+use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
 use crate::page::PageId;
@@ -61,14 +60,14 @@ pub struct Candidates<'scope, T: Timestamp> {
 }
 
 /// The candidate operator.
-pub trait CandidateSets<'scope, T: Timestamp + Lattice> {
+pub trait CandidateSets<'scope, T: Timestamp + Lattice + TotalOrder> {
     /// Groups pages by fingerprint and labels each page with its candidate set.
     fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T>;
 }
 
 impl<'scope, T> CandidateSets<'scope, T> for VecCollection<'scope, T, (u64, PageId), isize>
 where
-    T: Timestamp + Lattice + Ord + std::hash::Hash,
+    T: Timestamp + Lattice + TotalOrder + Ord + std::hash::Hash,
 {
     fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T> {
         let max = config.max_fingerprint_pages;
@@ -98,17 +97,16 @@ where
 }
 
 /// Connected components of `edges` over `pages`, each page labelled by its component's anchor
-/// (smallest `PageId::anchor_key`): an incremental union-find (differential's label
-/// propagation), retractions included.
+/// (smallest `PageId::anchor_key`): an incremental union-find, retractions included
+/// (`components::components`).
 pub fn components<'scope, T>(
     edges: VecCollection<'scope, T, (PageId, PageId), isize>,
     pages: VecCollection<'scope, T, PageId, isize>,
 ) -> VecCollection<'scope, T, (PageId, PageId), isize>
 where
-    T: Timestamp + Lattice + Ord + std::hash::Hash,
+    T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let symmetric = edges.clone().concat(edges.map(|(a, b)| (b, a)));
-    propagate(symmetric, pages.map(|p| (p, p.anchor_key()))).map(|(p, label)| (p, PageId::from_anchor_key(label)))
+    crate::components::components(edges, pages)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 
 pub mod arranged;
 pub mod candidates;
+pub mod components;
 pub mod cosine;
 pub mod edges;
 pub mod exact;
