@@ -11,7 +11,10 @@ for i in range(6):
     p = os.path.join(work, f"in{i}.warc.gz")
     os.symlink(warc, p)
     inputs.append(p)
-proc = subprocess.Popen([dupflow, "run", *inputs, "--metrics-address", "127.0.0.1:0", "--linger", "30", "--quiet",
+config = os.path.join(work, "check.toml")
+with open(config, "w") as f:
+    f.write("[metrics]\ncheck = true\n")  # POST /api/check served
+proc = subprocess.Popen([dupflow, "run", *inputs, "--config", config, "--metrics-address", "127.0.0.1:0", "--linger", "30", "--quiet",
                          "--out", os.path.join(work, "out")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 addr=None
 for line in proc.stderr:

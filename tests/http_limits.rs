@@ -89,7 +89,7 @@ fn finished(address: &str) -> bool {
 fn limits_answer_with_their_status_codes() {
     let dir = temp_dir("limits");
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
-    let config = "[metrics]\nmax_body_bytes = 10000\ncheck_queue = 1\nrequest_timeout_ms = 2000\ntoken = \"s3cret\"\n";
+    let config = "[metrics]\ncheck = true\nmax_body_bytes = 10000\ncheck_queue = 1\nrequest_timeout_ms = 2000\ntoken = \"s3cret\"\n";
     let run = start(&input, config, &dir, &[]);
     let a = run.address.as_str();
     let auth = "\r\nAuthorization: Bearer s3cret";
@@ -119,7 +119,7 @@ fn limits_answer_with_their_status_codes() {
     drop(run);
 
     // Queue full: one place, checks posted together → some answer 503 with Retry-After.
-    let config = "[metrics]\nmax_body_bytes = 3000000\ncheck_queue = 1\n";
+    let config = "[metrics]\ncheck = true\nmax_body_bytes = 3000000\ncheck_queue = 1\n";
     let run = start(&input, config, &dir, &[]);
     let a = run.address.clone();
     let body: String =
@@ -160,10 +160,22 @@ fn limits_answer_with_their_status_codes() {
 }
 
 #[test]
+fn without_the_check_setting_the_check_answers_404_and_says_how_to_turn_it_on() {
+    let dir = temp_dir("check-off");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
+    let run = start(&input, "", &dir, &[]);
+    let (status, body, _) = post_check(&run.address, "", "Some text to check against the pages held.");
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("[metrics] check = true"), "{body}");
+    // The rest of the endpoint is served as ever.
+    assert_eq!(request(&run.address, "GET /metrics HTTP/1.1", b"").0, 200);
+}
+
+#[test]
 fn the_token_can_come_from_the_environment() {
     let dir = temp_dir("env-token");
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
-    let run = start(&input, "", &dir, &[("DUPFLOW_TOKEN", "from-env")]);
+    let run = start(&input, "[metrics]\ncheck = true\n", &dir, &[("DUPFLOW_TOKEN", "from-env")]);
     assert_eq!(post_check(&run.address, "", "Some text.").0, 401);
     assert_eq!(post_check(&run.address, "\r\nAuthorization: Bearer from-env", "Some text.").0, 200);
 }
@@ -186,7 +198,7 @@ fn scrapes_answer_within_a_second_while_clients_stall_and_checks_run() {
 
     let busy = dir.join("busy");
     std::fs::create_dir_all(&busy).unwrap();
-    let run = start(&dev, "[metrics]\nrequest_timeout_ms = 5000\n", &busy, &[]);
+    let run = start(&dev, "[metrics]\ncheck = true\nrequest_timeout_ms = 5000\n", &busy, &[]);
     let address = run.address.clone();
     // 20 uploads that stall, held open for the whole replay.
     let stalled = stall(&address, 20);

@@ -81,10 +81,14 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let address = metrics_address.unwrap_or_else(|| config.metrics.address.clone());
     // Every process serves its share (its reading, its workers, its shard of the clusters).
     if !address.is_empty() {
-        // POST /api/check: the workers keep a sentence index of the pages they hold (in a
-        // cluster, a process's index holds the pages its workers own).
-        *live.gate.lock().expect("gate") =
-            Some(dupflow::check::Gate { index: dupflow::check::ShareIndex::empty(&config.template), sentence: config.sentence.clone() });
+        // POST /api/check, when asked for: the workers keep a sentence index of the pages they
+        // hold (in a cluster, a process's index holds the pages its workers own).
+        if config.metrics.check {
+            *live.gate.lock().expect("gate") = Some(dupflow::check::Gate {
+                index: dupflow::check::ShareIndex::empty(&config.template),
+                sentence: config.sentence.clone(),
+            });
+        }
         let bound = server::serve(&address, live.clone(), server::Limits::from_config(&config.metrics))?;
         tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
     }

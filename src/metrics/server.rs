@@ -26,6 +26,8 @@ use crate::config::MetricsConfig;
 
 const DASHBOARD: &str = include_str!("dashboard.html");
 const JSON: &str = "application/json";
+/// What `POST /api/check` answers when the run keeps no sentence index.
+const CHECK_OFF: &str = "this run keeps no sentence index: POST /api/check needs [metrics] check = true in its configuration";
 
 #[derive(Debug, Error)]
 #[error("cannot serve metrics on {address}: {message}")]
@@ -179,6 +181,9 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
             return response;
         }
     }
+    if state.live.gate.lock().expect("gate").is_none() {
+        return error(StatusCode::NOT_FOUND, CHECK_OFF);
+    }
     let threshold = match param(query, "threshold") {
         None => 0.5,
         Some(v) => match v.parse::<f64>() {
@@ -219,7 +224,7 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
     match tokio::time::timeout(state.limits.check_timeout, job).await {
         Err(_) => error(StatusCode::GATEWAY_TIMEOUT, "the check took longer than check_timeout_ms"),
         Ok(Err(_)) => error(StatusCode::INTERNAL_SERVER_ERROR, "the check failed"),
-        Ok(Ok(None)) => error(StatusCode::SERVICE_UNAVAILABLE, "no sentence index in this process"),
+        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, CHECK_OFF),
         Ok(Ok(Some(json))) => reply(StatusCode::OK, JSON, json),
     }
 }

@@ -18,12 +18,17 @@ impl Drop for Served {
     }
 }
 
-/// Starts `dupflow run ARGS --metrics-address 127.0.0.1:0 --linger 60` and waits for the run to
+/// Starts `dupflow run ARGS --metrics-address 127.0.0.1:0 --linger 60` (`[metrics] check = true` unless ARGS give a `--config`) and waits for the run to
 /// finish (its `/api/summary` says so).
 pub fn serve(args: &[&str], out: &Path) -> Served {
+    // POST /api/check served too, unless the caller brings its configuration.
+    let config = out.with_extension("check.toml");
+    std::fs::write(&config, "[metrics]\ncheck = true\n").unwrap();
+    let own_config = args.contains(&"--config");
     let mut child = Command::new(env!("CARGO_BIN_EXE_dupflow"))
         .arg("run")
         .args(args)
+        .args(if own_config { vec![] } else { vec!["--config".as_ref(), config.as_os_str()] })
         .args(["--metrics-address", "127.0.0.1:0", "--linger", "60", "--quiet", "--out"])
         .arg(out)
         .stdout(Stdio::null())
