@@ -5,10 +5,10 @@
 //! worker. Each group links its pages by star edges to its anchor (never all pairs); a
 //! fingerprint on more than `max_fingerprint_pages` pages is template-like and is dropped (and
 //! counted). The connected components of these edges, maintained incrementally by a union-find
-//! that also takes retractions (`components`), are the candidate sets, each labelled by its anchor (`PageId::anchor_key`: the member with the
-//! smallest hash of URL and record id, so a page joining or leaving a set of n relabels it with
-//! probability ~1/n, whatever order pages come and go in). The set size is bounded later, in
-//! verify.
+//! that also takes retractions (`components::components`), are the candidate sets, each
+//! labelled by its anchor (`PageId::anchor_key`: the member with the smallest hash of URL and
+//! record id, so a page joining or leaving a set of n relabels it with probability ~1/n,
+//! whatever order pages come and go in). The set size is bounded later, in verify.
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
+use crate::components::components;
 use crate::page::PageId;
 
 /// Settings of the candidate stage.
@@ -94,19 +95,6 @@ where
     T: Timestamp + Lattice + Ord,
 {
     fingerprints.map(|(fp, _)| fp).count().filter(move |&(_, count)| count > max_fingerprint_pages as isize)
-}
-
-/// Connected components of `edges` over `pages`, each page labelled by its component's anchor
-/// (smallest `PageId::anchor_key`): an incremental union-find, retractions included
-/// (`components::components`).
-pub fn components<'scope, T>(
-    edges: VecCollection<'scope, T, (PageId, PageId), isize>,
-    pages: VecCollection<'scope, T, PageId, isize>,
-) -> VecCollection<'scope, T, (PageId, PageId), isize>
-where
-    T: Timestamp + Lattice + TotalOrder + Ord,
-{
-    crate::components::components(edges, pages)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! side and within the length filter, never every page: near-duplicates have near lengths. Its
 //! nearest similar neighbour on each side is an *edge* (a family of copies is one chain of
 //! adjacent pairs); clusters are the connected components of the edges
-//! (`candidates::components`, an incremental union-find), each named by its anchor.
+//! (`components::components`, an incremental union-find), each named by its anchor.
 //!
 //! Work per page is bounded: a page has at most `F` fingerprints (F ≈ m + word bands, plus one
 //! per sentence for short pages). In each group, its arrival or departure makes its own two

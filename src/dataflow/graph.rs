@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use differential_dataflow::VecCollection;
 
-use dupflow_operators::candidates::{components, CandidateSets};
+use dupflow_operators::candidates::CandidateSets;
+use dupflow_operators::components::components;
 use dupflow_operators::edges::{Edges, Member, VerifyEdges};
 use dupflow_operators::exact::{expand_families, ExactFamilies};
 use dupflow_operators::fingerprint::Fingerprint;
