@@ -537,6 +537,48 @@ mod tests {
     }
 
     #[test]
+    fn a_sliding_window_holds_its_window_only() {
+        // Retention: pages arrive with edges to recent pages and leave in arrival order; the
+        // state holds the window's nodes, never the pages gone.
+        let (window, mut rng) = (50u64, Rng(7));
+        let mut components = Components::new();
+        let mut out = Vec::new();
+        let mut edges_of: BTreeMap<u64, Vec<(Change, isize)>> = BTreeMap::new();
+        for p in 0..2_000u64 {
+            let mut changes = vec![(Change::Page(id(p)), 1)];
+            let mut edges = Vec::new();
+            for _ in 0..rng.below(3) {
+                let q = p - rng.below(window.min(p).max(1)).min(p);
+                if q != p {
+                    edges.push((Change::Edge(id(q), id(p)), 1));
+                }
+            }
+            changes.extend(edges.iter().cloned());
+            edges_of.entry(p).or_default().extend(edges.iter().cloned());
+            if p >= window {
+                // The oldest page leaves, and every edge it is in.
+                let old = p - window;
+                changes.push((Change::Page(id(old)), -1));
+                for list in edges_of.values() {
+                    for (change, _) in list {
+                        if matches!(change, Change::Edge(a, b) if *a == id(old) || *b == id(old)) {
+                            changes.push((change.clone(), -1));
+                        }
+                    }
+                }
+                for list in edges_of.values_mut() {
+                    list.retain(|(c, _)| !matches!(c, Change::Edge(a, b) if *a == id(old) || *b == id(old)));
+                }
+                edges_of.remove(&old);
+            }
+            components.apply(&mut changes, &mut out);
+            assert!(components.len() <= window as usize, "page {p}: {} nodes held", components.len());
+        }
+        assert_eq!(components.len(), window as usize);
+        assert!(components.components() <= window as usize / 2);
+    }
+
+    #[test]
     fn a_page_alone_has_no_component() {
         let mut components = Components::new();
         let mut out = Vec::new();
