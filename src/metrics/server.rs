@@ -46,6 +46,8 @@ pub struct Limits {
     pub check_timeout: Duration,
     /// Bearer token for writes (`POST /api/check`); None: no token asked.
     pub token: Option<String>,
+    /// `POST /api/check` served (`metrics.check`: the workers keep its sentence index).
+    pub check: bool,
 }
 
 impl Limits {
@@ -60,6 +62,7 @@ impl Limits {
             check_queue: config.check_queue,
             check_timeout: Duration::from_millis(config.check_timeout_ms),
             token,
+            check: config.check,
         }
     }
 }
@@ -181,7 +184,9 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
             return response;
         }
     }
-    if state.live.gate.lock().expect("gate").is_none() {
+    // From the configuration, not the index's lock: a running check holds that, and this
+    // runtime serves the scrapes.
+    if !state.limits.check {
         return error(StatusCode::NOT_FOUND, CHECK_OFF);
     }
     let threshold = match param(query, "threshold") {
