@@ -23,7 +23,7 @@ import tempfile
 OURS = {
     "groups.rs", "edges.rs", "template.rs", "holders.rs", "exact.rs", "page.rs", "sentence.rs", "html.rs",
     "verify.rs", "candidates.rs", "current.rs", "reader.rs", "live.rs", "stream.rs", "graph.rs",
-    "fingerprint.rs", "arranged.rs", "lcs.rs", "split.rs", "decode.rs", "framing.rs",
+    "fingerprint.rs", "components.rs", "arranged.rs", "lcs.rs", "split.rs", "decode.rs", "framing.rs",
     "checkpoint.rs", "dedup.rs", "shards.rs", "share.rs", "cosine.rs", "minhash.rs", "simhash.rs",
 }
 # differential-dataflow's trace and batcher files: its arrangements.

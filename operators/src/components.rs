@@ -35,10 +35,10 @@ use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::Capability;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
+use crate::by_time::{ByTime, Held};
 use crate::hashing::Mixed;
 use crate::page::PageId;
 
@@ -306,9 +306,6 @@ fn adjust(edges: &mut Vec<(PageId, isize)>, to: PageId, diff: isize) -> isize {
     }
 }
 
-/// A time's changes, held until the frontier passes it.
-type Pending<T> = BTreeMap<T, (Capability<T>, Vec<(Change, isize)>)>;
-
 /// Connected components of `edges` over `pages`: `(node, anchor)` for every node in a
 /// component with a present page, the anchor being that component's page with the smallest
 /// `PageId::anchor_key`. Every update goes to the first worker, which applies each time once
@@ -328,21 +325,12 @@ where
             "Components",
             move |_capability, _info| {
                 let mut components = Components::new();
-                let mut pending: Pending<T> = BTreeMap::new();
+                let mut pending: ByTime<T, (Change, isize)> = ByTime::default();
                 let mut out = Vec::new();
                 move |(input, frontier), output| {
-                    input.for_each(|capability, data| {
-                        for (change, time, diff) in data.drain(..) {
-                            pending
-                                .entry(time.clone())
-                                .or_insert_with(|| (capability.delayed(&time, 0), Vec::new()))
-                                .1
-                                .push((change, diff));
-                        }
-                    });
+                    input.for_each(|capability, data| pending.hold(&capability, data, |change, diff| (change, diff)));
                     // Times the frontier has passed are complete: apply them in order.
-                    while pending.first_key_value().is_some_and(|(time, _)| !frontier.less_equal(time)) {
-                        let (time, (capability, mut changes)) = pending.pop_first().expect("a complete time");
+                    while let Some((time, Held { capability, updates: mut changes, .. })) = pending.pop_ready(frontier) {
                         components.apply(&mut changes, &mut out);
                         output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
                     }

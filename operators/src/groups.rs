@@ -38,6 +38,7 @@ use timely::dataflow::operators::Capability;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
+use crate::by_time::{ByTime, Held};
 use crate::edges::{group_blocks, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
 use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
@@ -78,8 +79,8 @@ type Identity = (u64, PageId, u64);
 /// no edge, what it looked at and whether it found a similar pair.
 type Redo = (Identity, Side, Option<(Vec<Identity>, bool)>);
 
-/// A time's updates, held until the frontier passes it: `(fingerprint, member, diff)`.
-type Pending<T> = BTreeMap<T, (Capability<T>, Vec<(u64, Arc<Member>, isize)>)>;
+/// Each time's updates, held until the frontier passes it: `(fingerprint, member, diff)`.
+type Pending<T> = ByTime<T, (u64, Arc<Member>, isize)>;
 
 /// The time the groups operator is applying: its capability, its updates in fingerprint order
 /// and the index of the first not applied yet.
@@ -681,39 +682,27 @@ where
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
                 let mut groups = Slots::default();
-                let mut pending: Pending<T> = BTreeMap::new();
+                let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<Current<T>> = None;
                 let mut cache: verify::VerdictCache<CachedVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
                 let config = settings.config.clone();
                 move |(input, frontier), output| {
-                    input.for_each(|capability, data| {
-                        for ((fp, member), time, diff) in data.drain(..) {
-                            pending
-                                .entry(time.clone())
-                                .or_insert_with(|| (capability.delayed(&time, 0), Vec::new()))
-                                .1
-                                .push((fp, member, diff));
-                        }
-                    });
+                    input.for_each(|capability, data| pending.hold(&capability, data, |(fp, member), diff| (fp, member, diff)));
                     let slice_started = std::time::Instant::now();
                     let mut changed = Vec::new();
                     let mut out: Vec<(GroupOutput, isize)> = Vec::new();
                     let mut worked = false;
                     loop {
-                        let ready = |pending: &Pending<T>| pending.first_key_value().is_some_and(|(time, _)| !frontier.less_equal(time));
                         if worked && slice_started.elapsed() >= slice {
                             // The slice is spent: the rest at the next activation.
-                            if current.is_some() || ready(&pending) {
+                            if current.is_some() || pending.ready(frontier) {
                                 activator.activate();
                             }
                             break;
                         }
                         if current.is_none() {
                             // Times the frontier has passed are complete: apply them in order.
-                            if !ready(&pending) {
-                                break;
-                            }
-                            let (_, (capability, mut updates)) = pending.pop_first().expect("a complete time");
+                            let Some((_, Held { capability, mut updates, .. })) = pending.pop_ready(frontier) else { break };
                             updates.sort_by_key(|u| u.0);
                             current = Some((capability, updates, 0));
                         }

@@ -30,10 +30,10 @@ use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Exchange;
 use timely::dataflow::operators::generic::Operator;
-use timely::dataflow::operators::Capability;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
+use crate::by_time::{ByTime, Held};
 use crate::hashing::{mix64, Mixed};
 
 /// A page (its compact id) holding a sentence of a host: `(host, key, page)`.
@@ -229,9 +229,6 @@ fn merge(holders: &[(u64, isize)], delta: &[(u64, isize)]) -> Vec<(u64, isize)> 
     merged
 }
 
-/// A time's updates and the slots to look at again then, held until the frontier passes it.
-type Pending<T> = BTreeMap<T, (Capability<T>, Vec<(Holding, isize)>, Vec<u64>)>;
-
 /// The holders operator: exchanges by slot, holds each time's updates until the input frontier
 /// passes it and applies times in order (timestamps are totally ordered), so the same updates
 /// give the same output whatever the worker count or batch boundaries. A time is a refresh
@@ -253,32 +250,19 @@ where
             "Sentence holders",
             move |_capability, _info| {
                 let mut holders = Holders::new(least);
-                let mut pending: Pending<T> = BTreeMap::new();
+                let mut pending: ByTime<T, (Holding, isize), Vec<u64>> = ByTime::default();
                 let mut out = Vec::new();
                 let mut recheck = Vec::new();
                 move |(input, frontier), output| {
-                    input.for_each(|capability, data| {
-                        for (holding, time, diff) in data.drain(..) {
-                            pending
-                                .entry(time.clone())
-                                .or_insert_with(|| (capability.delayed(&time, 0), Vec::new(), Vec::new()))
-                                .1
-                                .push((holding, diff));
-                        }
-                    });
+                    input.for_each(|capability, data| pending.hold(&capability, data, |holding, diff| (holding, diff)));
                     // Times the frontier has passed are complete: apply them in order.
-                    while pending.first_key_value().is_some_and(|(time, _)| !frontier.less_equal(time)) {
-                        let (time, (capability, mut updates, slots)) = pending.pop_first().expect("a complete time");
+                    while let Some((time, Held { capability, mut updates, extra: slots })) = pending.pop_ready(frontier) {
                         let next = refresh(&time);
                         holders.apply(&mut updates, next == time, &mut out, &mut recheck);
                         holders.recheck(&slots, &mut out);
                         if !recheck.is_empty() {
                             debug_assert!(time < next, "a refresh is never earlier than its time");
-                            pending
-                                .entry(next.clone())
-                                .or_insert_with(|| (capability.delayed(&next), Vec::new(), Vec::new()))
-                                .2
-                                .append(&mut recheck);
+                            pending.later(&capability, next).extra.append(&mut recheck);
                         }
                         output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
                     }

@@ -17,6 +17,7 @@
 //! produce exactly its clusters, whatever the worker count, batch boundaries or input order.
 
 pub mod arranged;
+pub mod by_time;
 pub mod candidates;
 pub mod components;
 pub mod cosine;

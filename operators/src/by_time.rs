@@ -1,0 +1,72 @@
+//! Updates held by time until the input frontier passes them.
+//!
+//! The operators that keep their own state (`groups`, `holders`, `components`) apply a time's
+//! updates only once the time is complete, and complete times one at a time, in order
+//! (timestamps are totally ordered): the same updates then give the same output whatever the
+//! worker count or batch boundaries. `ByTime` is that holding: each time's capability, its
+//! updates, and what else the operator leaves to that time (`extra`).
+
+use std::collections::BTreeMap;
+
+use timely::dataflow::operators::{Capability, InputCapability};
+use timely::progress::frontier::MutableAntichain;
+use timely::progress::Timestamp;
+
+/// One time's holding.
+pub struct Held<T: Timestamp, D, X> {
+    /// Where the time's output is sent.
+    pub capability: Capability<T>,
+    pub updates: Vec<D>,
+    /// What the operator left to this time besides its input (`Default` until then).
+    pub extra: X,
+}
+
+/// Each time's updates, held until the frontier passes it.
+pub struct ByTime<T: Timestamp, D, X = ()> {
+    times: BTreeMap<T, Held<T, D, X>>,
+}
+
+impl<T: Timestamp, D, X: Default> Default for ByTime<T, D, X> {
+    fn default() -> Self {
+        ByTime { times: BTreeMap::new() }
+    }
+}
+
+impl<T: Timestamp, D, X: Default> ByTime<T, D, X> {
+    /// Holds a batch of the input (`(data, time, diff)` updates, drained), each update as `f`
+    /// makes it.
+    pub fn hold<U>(&mut self, capability: &InputCapability<T>, batch: &mut Vec<(U, T, isize)>, mut f: impl FnMut(U, isize) -> D) {
+        for (data, time, diff) in batch.drain(..) {
+            let held = self.times.entry(time.clone()).or_insert_with(|| Held {
+                capability: capability.delayed(&time, 0),
+                updates: Vec::new(),
+                extra: X::default(),
+            });
+            held.updates.push(f(data, diff));
+        }
+    }
+
+    /// The holding of `time`, a time not earlier than `capability`'s: for what a time leaves to
+    /// a later one.
+    pub fn later(&mut self, capability: &Capability<T>, time: T) -> &mut Held<T, D, X> {
+        self.times.entry(time.clone()).or_insert_with(|| Held {
+            capability: capability.delayed(&time),
+            updates: Vec::new(),
+            extra: X::default(),
+        })
+    }
+
+    /// Whether the earliest time held is complete (the frontier has passed it).
+    pub fn ready(&self, frontier: &MutableAntichain<T>) -> bool {
+        self.times.first_key_value().is_some_and(|(time, _)| !frontier.less_equal(time))
+    }
+
+    /// The earliest time held and its holding, if it is complete.
+    pub fn pop_ready(&mut self, frontier: &MutableAntichain<T>) -> Option<(T, Held<T, D, X>)> {
+        if self.ready(frontier) {
+            self.times.pop_first()
+        } else {
+            None
+        }
+    }
+}
