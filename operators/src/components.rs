@@ -27,7 +27,7 @@
 //! the input frontier has passed it, times in order, so the labels are a function of the
 //! edges and pages at each time, whatever the worker count or batch boundaries.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::{AsCollection, VecCollection};
@@ -343,6 +343,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
     use std::collections::BTreeSet;
 
     fn id(n: u64) -> PageId {

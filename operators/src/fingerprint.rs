@@ -147,13 +147,13 @@ fn is_short(keys: usize, config: &FingerprintConfig) -> bool {
 /// weigh less than the bound: a page sharing none of the prefix's keys cannot reach τ. And two
 /// such pages meet: the smallest key they share lies in both prefixes, since each prefix holds
 /// a shared key and everything before it. (An identical page always meets: same prefix.)
-pub fn short_page_prefix<'a>(keys: &'a [u64], sentences: &[(u64, u16)], tau_ppm: u64) -> &'a [u64] {
+pub fn short_page_prefix<'a, S: crate::page::KeyWeight>(keys: &'a [u64], sentences: &[S], tau_ppm: u64) -> &'a [u64] {
     if tau_ppm == 0 || keys.is_empty() {
         return keys;
     }
     let mut weights = vec![0u64; keys.len()];
     let mut total = 0u64;
-    for &(key, weight) in sentences {
+    for (key, weight) in sentences.iter().map(S::compared) {
         total += weight as u64;
         if let Ok(i) = keys.binary_search(&key) {
             weights[i] += weight as u64;
@@ -331,7 +331,7 @@ mod tests {
                 let mut keys: Vec<u64> = sentences.iter().map(|&(k, _)| k).filter(|k| !short_keys.contains(k)).collect();
                 keys.sort_unstable();
                 keys.dedup();
-                let content = crate::page::Content { sentences: sentences.clone(), ..Default::default() };
+                let content = crate::page::Content { sentences: sentences.iter().copied().collect(), ..Default::default() };
                 (keys, content)
             };
             let ((ka, ca), (kb, cb)) = (filtered(&a), filtered(&b));

@@ -25,7 +25,7 @@
 //! the input frontier passes it, and applies times in order (timestamps are totally ordered):
 //! the same updates give the same output whatever the worker count or batch boundaries.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use differential_dataflow::lattice::Lattice;
@@ -780,6 +780,7 @@ mod tests {
     use crate::edges::group_edges;
     use crate::page::Content;
     use crate::verify::VerifyMethod;
+    use std::collections::BTreeMap;
 
     fn id(n: u64) -> PageId {
         PageId { date: n, hash: n }

@@ -22,7 +22,7 @@
 //! distinct slots; two (host, sentence) pairs of different hosts share one with probability
 //! 2^-64, the same odds as two sentences sharing a key.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::{AsCollection, VecCollection};
@@ -275,6 +275,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
     use std::collections::BTreeSet;
 
     type Updates = Vec<(HolderChange, u64, isize)>;

@@ -14,7 +14,7 @@
 //!    when that budget would cost more than counting the LCS 64 positions at a time, stops
 //!    early and the bit-parallel LCS (Allison–Dix) decides (`bounded_distance`).
 
-use crate::page::{Content, Word};
+use crate::page::{Content, KeyWeight, Sentence, Word};
 
 /// Outcome of comparing two pages.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,9 +37,9 @@ pub fn max_distance(total: u64, tau_ppm: u64) -> u64 {
     ((1_000_000 - tau_ppm) as u128 * total as u128 / 1_000_000) as u64
 }
 
-fn expand(sentences: &[(u64, u16)]) -> Vec<(u64, u16)> {
-    let mut tokens = Vec::with_capacity(sentences.iter().map(|&(_, w)| w as usize).sum());
-    for &(key, weight) in sentences {
+fn expand<S: KeyWeight>(sentences: &[S]) -> Vec<(u64, u16)> {
+    let mut tokens = Vec::with_capacity(sentences.iter().map(|s| s.compared().1 as usize).sum());
+    for (key, weight) in sentences.iter().map(S::compared) {
         tokens.extend((0..weight).map(|i| (key, i)));
     }
     tokens
@@ -47,23 +47,23 @@ fn expand(sentences: &[(u64, u16)]) -> Vec<(u64, u16)> {
 
 /// Drops sentences of `a` whose key does not occur in `b`; returns the kept ones and the
 /// dropped weight. Never drops a sentence that `b` has (tested).
-pub fn fragment_filter(a: &[(u64, u16)], b: &[(u64, u16)]) -> (Vec<(u64, u16)>, u64) {
+pub fn fragment_filter<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B]) -> (Vec<(u64, u16)>, u64) {
     fragment_filter_sorted(a, &sorted_keys(b))
 }
 
 /// The distinct keys of a sentence sequence, sorted (the other page's "fingerprint table").
-fn sorted_keys(sentences: &[(u64, u16)]) -> Vec<u64> {
-    let mut keys: Vec<u64> = sentences.iter().map(|&(k, _)| k).collect();
+fn sorted_keys<S: KeyWeight>(sentences: &[S]) -> Vec<u64> {
+    let mut keys: Vec<u64> = sentences.iter().map(|s| s.compared().0).collect();
     keys.sort_unstable();
     keys.dedup();
     keys
 }
 
-fn fragment_filter_sorted(a: &[(u64, u16)], present: &[u64]) -> (Vec<(u64, u16)>, u64) {
+fn fragment_filter_sorted<S: KeyWeight>(a: &[S], present: &[u64]) -> (Vec<(u64, u16)>, u64) {
     let mut dropped = 0u64;
     let kept = a
         .iter()
-        .copied()
+        .map(S::compared)
         .filter(|&(k, w)| {
             let keep = present.binary_search(&k).is_ok();
             if !keep {
@@ -243,15 +243,15 @@ pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> 
 /// the expansion's LCS when a key has one weight wherever it occurs (tested against dynamic
 /// programming over the expansion). `None` when a key has two weights, or when the matches
 /// are more than `max_matches` (a page of repeated sentences: the token path is cheaper).
-fn heaviest_common_subsequence(a: &[(u64, u16)], b: &[(u64, u16)], max_matches: u64) -> Option<u64> {
-    let mut positions: Vec<(u64, u16, u32)> = b.iter().enumerate().map(|(j, &(k, w))| (k, w, j as u32)).collect();
+fn heaviest_common_subsequence<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B], max_matches: u64) -> Option<u64> {
+    let mut positions: Vec<(u64, u16, u32)> = b.iter().map(B::compared).enumerate().map(|(j, (k, w))| (k, w, j as u32)).collect();
     positions.sort_unstable();
     let range = |key: u64| {
         let lo = positions.partition_point(|p| p.0 < key);
         lo..lo + positions[lo..].partition_point(|p| p.0 == key)
     };
     let mut matches = 0u64;
-    for &(key, weight) in a {
+    for (key, weight) in a.iter().map(A::compared) {
         let found = &positions[range(key)];
         if found.iter().any(|p| p.1 != weight) {
             return None;
@@ -272,7 +272,7 @@ fn heaviest_common_subsequence(a: &[(u64, u16)], b: &[(u64, u16)], max_matches: 
         }
         best
     };
-    for &(key, weight) in a {
+    for (key, weight) in a.iter().map(A::compared) {
         for &(_, _, j) in positions[range(key)].iter().rev() {
             let chain = prefix_max(&tree, j as usize) + weight as u64;
             let mut i = j as usize + 1;
@@ -555,28 +555,33 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
     let limit = |c: &Content| (c.weight() as f64 * max_share) as u64;
     let (la, lb) = (limit(a), limit(b));
     let (mut head, mut wa, mut wb) = (0usize, 0u64, 0u64);
-    while head < sa.len() && head < sb.len() && sa[head].0 == sb[head].0 && wa + sa[head].1 as u64 <= la && wb + sb[head].1 as u64 <= lb {
-        wa += sa[head].1 as u64;
-        wb += sb[head].1 as u64;
+    while head < sa.len()
+        && head < sb.len()
+        && sa[head].key == sb[head].key
+        && wa + sa[head].weight as u64 <= la
+        && wb + sb[head].weight as u64 <= lb
+    {
+        wa += sa[head].weight as u64;
+        wb += sb[head].weight as u64;
         head += 1;
     }
     let (mut tail, mut ta, mut tb) = (0usize, 0u64, 0u64);
     while tail < sa.len() - head && tail < sb.len() - head {
         let (x, y) = (sa[sa.len() - 1 - tail], sb[sb.len() - 1 - tail]);
-        if x.0 != y.0 || ta + x.1 as u64 > la || tb + y.1 as u64 > lb {
+        if x.key != y.key || ta + x.weight as u64 > la || tb + y.weight as u64 > lb {
             break;
         }
-        ta += x.1 as u64;
-        tb += y.1 as u64;
+        ta += x.weight as u64;
+        tb += y.weight as u64;
         tail += 1;
     }
-    let middle = |c: &Content, s: &[(u64, u16)]| {
+    let middle = |c: &Content, s: &[Sentence]| {
         // The middle's words: the word counts of the trimmed sentences are cut from both ends.
         let counts = if c.word_counts.len() == s.len() { &c.word_counts[head..s.len() - tail] } else { &[][..] };
         let skip: usize = c.word_counts.iter().take(head).map(|&n| n as usize).sum();
         let taken: usize = counts.iter().map(|&n| n as usize).sum();
         Content {
-            sentences: s[head..s.len() - tail].to_vec(),
+            sentences: c.sentences.sub(head..s.len() - tail),
             shingles: c.shingles.clone(),
             term_weights: c.term_weights.clone(),
             words: if skip + taken <= c.words.len() { c.words.sub(skip..skip + taken) } else { Default::default() },
@@ -693,7 +698,7 @@ mod tests {
         let (a, b) = (unit(&[1, 2, 3, 4, 5, 6, 7, 8]), unit(&[1, 2, 30, 40, 50, 60, 7, 8]));
         let (ca, cb) = central(&a, &b, 0.25);
         assert_eq!(ca.sentences.len(), 4, "two shared sentences off each end (25% of 8)");
-        assert_eq!(cb.sentences.iter().map(|s| s.0).collect::<Vec<_>>(), vec![30, 40, 50, 60]);
+        assert_eq!(cb.sentences.iter().map(|s| s.key).collect::<Vec<_>>(), vec![30, 40, 50, 60]);
         let (ca, _) = central(&a, &b, 0.1);
         assert_eq!(ca.sentences.len(), 8, "nothing may be stripped at 10% (less than one sentence)");
         let (ca, cb) = central(&a, &a, 0.5);
@@ -750,12 +755,12 @@ mod tests {
                                                            b in proptest::collection::vec(0u64..20, 0..30)) {
             let (ca, cb) = (content(&a), content(&b));
             let (kept, dropped) = fragment_filter(&ca.sentences, &cb.sentences);
-            for &(k, _) in &ca.sentences {
+            for (k, _) in ca.sentences.compared() {
                 if b.contains(&k) { prop_assert!(kept.iter().any(|&(x, _)| x == k)); }
             }
             prop_assert_eq!(kept.iter().map(|&(_, w)| w as u64).sum::<u64>() + dropped, ca.weight());
             // and it never changes the LCS
-            let filtered = Content { sentences: kept, ..Default::default() };
+            let filtered = Content { sentences: kept.into_iter().collect(), ..Default::default() };
             let lcs = |x: &Content, y: &Content| dp_resemblance(x, y) * (x.weight() + y.weight()) as f64;
             prop_assert!((lcs(&ca, &cb) - lcs(&filtered, &cb)).abs() < 1e-9);
         }

@@ -42,4 +42,4 @@ mod testing;
 pub mod text;
 pub mod verify;
 
-pub use page::{Content, Page, PageId, PageMeta, Sentence, Word, Words};
+pub use page::{Content, Page, PageId, PageMeta, Sentence, Sentences, Word, Words};

@@ -5,6 +5,7 @@
 //! 16-bit hash (word-level verification and fingerprints). The text itself is not kept, so state
 //! is ~16 bytes per sentence and 2 per word.
 
+use std::hash::Hash;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -107,112 +108,198 @@ pub struct Page {
     pub main_marked: bool,
 }
 
-/// A run of a page's words, shared with the page (`Page::words`), or words of their own.
+/// What a `Run` of it compares, hashes and serializes as.
+pub trait RunItem: Copy {
+    type Compared: Copy + Ord + std::hash::Hash + std::fmt::Debug + Serialize + for<'de> Deserialize<'de>;
+    fn compared(&self) -> Self::Compared;
+    fn from_compared(compared: Self::Compared) -> Self;
+    /// Hashes a run as a slice of `Compared` hashes.
+    fn hash_run<H: std::hash::Hasher>(items: &[Self], state: &mut H) {
+        state.write_usize(items.len());
+        for item in items {
+            item.compared().hash(state);
+        }
+    }
+}
+
+impl RunItem for Word {
+    type Compared = Word;
+    fn compared(&self) -> Word {
+        *self
+    }
+    fn from_compared(word: Word) -> Word {
+        word
+    }
+    fn hash_run<H: std::hash::Hasher>(items: &[Word], state: &mut H) {
+        items.hash(state)
+    }
+}
+
+/// A sentence as the comparisons read it, (key, weight).
+impl RunItem for (u64, u16) {
+    type Compared = (u64, u16);
+    fn compared(&self) -> (u64, u16) {
+        *self
+    }
+    fn from_compared(pair: (u64, u16)) -> (u64, u16) {
+        pair
+    }
+}
+
+/// What the sentence kernels read a sentence as: its (key, weight), from a `Sentence` or a
+/// pair.
+pub trait KeyWeight: RunItem<Compared = (u64, u16)> {}
+
+impl<T: RunItem<Compared = (u64, u16)>> KeyWeight for T {}
+
+/// A content's sentence is its key and weight: its flags and word count are the page's.
+impl RunItem for Sentence {
+    type Compared = (u64, u16);
+    fn compared(&self) -> (u64, u16) {
+        (self.key, self.weight)
+    }
+    fn from_compared((key, weight): (u64, u16)) -> Sentence {
+        Sentence { key, weight, fingerprinted: false, words: 0 }
+    }
+}
+
+/// A run of a page's words or sentences, shared with the page (`Page::words`,
+/// `Page::sentences`), or of their own.
 ///
 /// A filtered content whose kept sentences are one run of its page's sentences (most pages:
-/// the template removed is at its edges) points into the page's words instead of copying them:
-/// the page, its held copy and its content then hold one allocation of words, where the content
-/// had its own copy (~1.3 KB a page on the 100k scale crawl). It reads, compares, hashes and
-/// serializes as the slice it covers (as a `Vec<Word>` did).
-#[derive(Clone, Default)]
-pub struct Words {
-    all: Arc<[Word]>,
+/// the template removed is at its edges) points into the page's sentences and words instead of
+/// copying them: the page, its held copy and its content then hold one allocation of each,
+/// where the content had its own copies (words ~1.3 KB a page on the 100k scale crawl,
+/// sentences 16 bytes each). It reads as the slice it covers; it compares, hashes and
+/// serializes as that slice's `RunItem::compared` (as a `Vec` of them did).
+#[derive(Clone)]
+pub struct Run<T> {
+    all: Arc<[T]>,
     start: u32,
     end: u32,
 }
 
-impl Words {
-    /// `range` of `all`, sharing it (clamped to its length).
-    pub fn shared(all: &Arc<[Word]>, range: std::ops::Range<usize>) -> Words {
-        let end = range.end.min(all.len());
-        let start = range.start.min(end);
-        Words { all: all.clone(), start: start as u32, end: end as u32 }
-    }
+/// A run of a page's words.
+pub type Words = Run<Word>;
+/// A run of a page's sentences.
+pub type Sentences = Run<Sentence>;
 
-    /// Whether these words point into `all` (shared, not copied).
-    pub fn is_shared_with(&self, all: &Arc<[Word]>) -> bool {
-        Arc::ptr_eq(&self.all, all)
-    }
-
-    /// `range` of these words (relative to them, clamped), sharing their allocation.
-    pub fn sub(&self, range: std::ops::Range<usize>) -> Words {
-        let end = (self.start as usize + range.end).min(self.end as usize);
-        let start = (self.start as usize + range.start).min(end);
-        Words { all: self.all.clone(), start: start as u32, end: end as u32 }
+impl<T> Default for Run<T> {
+    fn default() -> Self {
+        Run { all: Arc::default(), start: 0, end: 0 }
     }
 }
 
-impl std::ops::Deref for Words {
-    type Target = [Word];
-    fn deref(&self) -> &[Word] {
+impl<T> Run<T> {
+    /// `range` of `all`, sharing it (clamped to its length).
+    pub fn shared(all: &Arc<[T]>, range: std::ops::Range<usize>) -> Self {
+        let end = range.end.min(all.len());
+        let start = range.start.min(end);
+        Run { all: all.clone(), start: start as u32, end: end as u32 }
+    }
+
+    pub fn is_shared_with(&self, all: &Arc<[T]>) -> bool {
+        Arc::ptr_eq(&self.all, all)
+    }
+
+    /// `range` of this run (clamped), sharing it.
+    pub fn sub(&self, range: std::ops::Range<usize>) -> Self {
+        let end = (self.start as usize + range.end).min(self.end as usize);
+        let start = (self.start as usize + range.start).min(end);
+        Run { all: self.all.clone(), start: start as u32, end: end as u32 }
+    }
+}
+
+impl<T> std::ops::Deref for Run<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
         &self.all[self.start as usize..self.end as usize]
     }
 }
 
-impl<'a> IntoIterator for &'a Words {
-    type Item = &'a Word;
-    type IntoIter = std::slice::Iter<'a, Word>;
+impl<'a, T> IntoIterator for &'a Run<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
     fn into_iter(self) -> Self::IntoIter {
         self.iter()
     }
 }
 
-impl From<Vec<Word>> for Words {
-    fn from(words: Vec<Word>) -> Words {
-        let end = words.len() as u32;
-        Words { all: words.into(), start: 0, end }
+impl<T> From<Vec<T>> for Run<T> {
+    fn from(items: Vec<T>) -> Self {
+        let end = items.len() as u32;
+        Run { all: items.into(), start: 0, end }
     }
 }
 
-impl PartialEq for Words {
-    fn eq(&self, other: &Words) -> bool {
-        **self == **other
+/// Sentences of their own, from (key, weight) pairs.
+impl FromIterator<(u64, u16)> for Sentences {
+    fn from_iter<I: IntoIterator<Item = (u64, u16)>>(pairs: I) -> Self {
+        Run::from(pairs.into_iter().map(Sentence::from_compared).collect::<Vec<_>>())
     }
 }
 
-impl Eq for Words {}
+impl FromIterator<Word> for Words {
+    fn from_iter<I: IntoIterator<Item = Word>>(words: I) -> Self {
+        Run::from(words.into_iter().collect::<Vec<_>>())
+    }
+}
 
-impl PartialOrd for Words {
-    fn partial_cmp(&self, other: &Words) -> Option<std::cmp::Ordering> {
+impl<T: RunItem> Run<T> {
+    /// What the run compares as, item by item.
+    pub fn compared(&self) -> impl DoubleEndedIterator<Item = T::Compared> + ExactSizeIterator + '_ {
+        self.iter().map(RunItem::compared)
+    }
+}
+
+impl<T: RunItem> PartialEq for Run<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.compared().eq(other.compared())
+    }
+}
+
+impl<T: RunItem> Eq for Run<T> {}
+
+impl<T: RunItem> PartialOrd for Run<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Words {
-    fn cmp(&self, other: &Words) -> std::cmp::Ordering {
-        (**self).cmp(&**other)
+impl<T: RunItem> Ord for Run<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.compared().cmp(other.compared())
     }
 }
 
-impl std::hash::Hash for Words {
+impl<T: RunItem> std::hash::Hash for Run<T> {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        (**self).hash(state)
+        T::hash_run(self, state)
     }
 }
 
-impl std::fmt::Debug for Words {
+impl<T: RunItem> std::fmt::Debug for Run<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        (**self).fmt(f)
+        f.debug_list().entries(self.compared()).finish()
     }
 }
 
-impl Serialize for Words {
+impl<T: RunItem> Serialize for Run<T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        (**self).serialize(serializer)
+        serializer.collect_seq(self.compared())
     }
 }
 
-impl<'de> Deserialize<'de> for Words {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Words, D::Error> {
-        Vec::<Word>::deserialize(deserializer).map(Words::from)
+impl<'de, T: RunItem> Deserialize<'de> for Run<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Run<T>, D::Error> {
+        Vec::<T::Compared>::deserialize(deserializer).map(|items| Run::from(items.into_iter().map(T::from_compared).collect::<Vec<_>>()))
     }
 }
 
-/// What verification compares: a page's own sentences in document order, with the template
-/// sentences among them (`template::apply`).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct Content {
-    pub sentences: Vec<(u64, u16)>,
+    /// The kept sentences, in order: shared with the page when they are one run of its.
+    pub sentences: Sentences,
     /// Distinct shingle hashes, sorted (when verification is by Jaccard), or distinct canonical
     /// term hashes (by cosine).
     pub shingles: Vec<u64>,
@@ -233,7 +320,7 @@ pub struct Content {
 impl Content {
     /// Total weight: the page's length for the resemblance formula.
     pub fn weight(&self) -> u64 {
-        self.sentences.iter().map(|&(_, w)| w as u64).sum()
+        self.sentences.iter().map(|s| s.weight as u64).sum()
     }
 }
 
@@ -290,5 +377,30 @@ mod tests {
         assert!(run.sub(7..9).is_empty());
         assert!(Words::shared(&all, 4..10).iter().eq([5, 6].iter()));
         assert!(Words::default().is_empty());
+        // Words hash as the slice of words did.
+        assert_eq!(hasher.hash_one(&run), hasher.hash_one(&[2u16, 3, 4][..]));
+    }
+
+    #[test]
+    fn shared_sentences_compare_and_hash_as_their_keys_and_weights() {
+        use std::hash::{BuildHasher, RandomState};
+        let sentence = |key, weight, words| Sentence { key, weight, fingerprinted: key % 2 == 0, words };
+        let all: Arc<[Sentence]> = vec![sentence(1, 3, 4), sentence(2, 1, 1), sentence(3, 5, 9)].into();
+        let run = Sentences::shared(&all, 1..3);
+        assert!(run.is_shared_with(&all));
+        assert_eq!(run.iter().map(|s| s.words).collect::<Vec<_>>(), [1, 9], "read as the page's sentences");
+        // Compared as (key, weight) pairs: a page's flags and word counts are not the content.
+        let pairs: Sentences = [(2, 1), (3, 5)].into_iter().collect();
+        assert!(!pairs.is_shared_with(&all));
+        assert_eq!(run, pairs);
+        assert_eq!(run.cmp(&[(2, 1), (3, 6)].into_iter().collect()), std::cmp::Ordering::Less);
+        assert_eq!(run.cmp(&[(2, 1)].into_iter().collect()), std::cmp::Ordering::Greater);
+        assert_ne!(run, [(2, 1), (4, 5)].into_iter().collect());
+        // And hashed as the `Vec<(u64, u16)>` a content held before.
+        let hasher = RandomState::new();
+        assert_eq!(hasher.hash_one(&run), hasher.hash_one(vec![(2u64, 2u16 - 1), (3, 5)]));
+        assert_eq!(format!("{run:?}"), "[(2, 1), (3, 5)]");
+        assert_eq!(run.compared().rev().collect::<Vec<_>>(), [(3, 5), (2, 1)]);
+        assert_eq!(&*run.sub(1..2).iter().map(|s| s.key).collect::<Vec<_>>(), [3]);
     }
 }

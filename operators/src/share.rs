@@ -34,11 +34,11 @@ pub struct Shared {
 }
 
 /// The kernel: a page's sentences and, for the keys held by an earlier page, that page.
-pub fn shared(sentences: &[(u64, u16)], earlier: impl Fn(u64) -> Option<PageId>) -> Shared {
-    let total: u64 = sentences.iter().map(|&(_, w)| w as u64).sum();
+pub fn shared<S: crate::page::KeyWeight>(sentences: &[S], earlier: impl Fn(u64) -> Option<PageId>) -> Shared {
+    let total: u64 = sentences.iter().map(|s| s.compared().1 as u64).sum();
     let mut dup = 0u64;
     let mut spans: Vec<SharedSpan> = Vec::new();
-    for (i, &(key, weight)) in sentences.iter().enumerate() {
+    for (i, (key, weight)) in sentences.iter().map(S::compared).enumerate() {
         let Some(first) = earlier(key) else { continue };
         dup += weight as u64;
         let i = i as u32;
@@ -107,6 +107,6 @@ mod tests {
                 SharedSpan { from: 4, to: 5, first: p(1) }
             ]
         );
-        assert_eq!(shared(&[], |_| None), Shared::default());
+        assert_eq!(shared::<(u64, u16)>(&[], |_| None), Shared::default());
     }
 }

@@ -16,7 +16,7 @@ use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
 use crate::holders::{self, HolderChange};
-use crate::page::{Content, Page, PageId, Sentence, Words};
+use crate::page::{Content, Page, PageId, Sentence, Sentences, Words};
 
 /// Settings of the template stage.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -124,7 +124,7 @@ impl Filtered {
     /// template-dominated page's), as the sentence share counts them.
     pub fn own_sentences(&self) -> Vec<(u64, u16)> {
         let template = &self.content.template_keys;
-        self.content.sentences.iter().copied().filter(|(k, _)| self.dominated || template.binary_search(k).is_err()).collect()
+        self.content.sentences.compared().filter(|(k, _)| self.dominated || template.binary_search(k).is_err()).collect()
     }
 }
 
@@ -165,14 +165,19 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     // The kept sentences and their words (`page.words`, each sentence's run in order). Kept
     // sentences in one run (the template removed at the edges, or none) share the page's words.
     let (mut selected, mut runs, mut word_counts) = (Vec::new(), Vec::<std::ops::Range<usize>>::new(), Vec::new());
+    let mut sentence_runs = Vec::<std::ops::Range<usize>>::new();
     let mut offset = 0usize;
-    for (s, &keep) in page.sentences.iter().zip(&keep) {
+    for (i, (s, &keep)) in page.sentences.iter().zip(&keep).enumerate() {
         let end = (offset + s.words as usize).min(page.words.len());
         if keep {
             selected.push(s);
             match runs.last_mut() {
                 Some(run) if run.end == offset => run.end = end,
                 _ => runs.push(offset..end),
+            }
+            match sentence_runs.last_mut() {
+                Some(run) if run.end == i => run.end = i + 1,
+                _ => sentence_runs.push(i..i + 1),
             }
             word_counts.push((end - offset) as u16);
         }
@@ -186,7 +191,12 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     if words.is_empty() {
         word_counts.clear();
     }
-    let content: Vec<(u64, u16)> = selected.iter().map(|s| (s.key, s.weight)).collect();
+    // The kept sentences: in one run (most pages), shared with the page's.
+    let content = match sentence_runs.as_slice() {
+        [] => Sentences::default(),
+        [run] => Sentences::shared(&page.sentences, run.clone()),
+        _ => Sentences::from(selected.iter().map(|&&s| s).collect::<Vec<_>>()),
+    };
     let mut template_keys: Vec<u64> = selected.iter().map(|s| s.key).filter(|k| is_template(k)).collect();
     template_keys.sort_unstable();
     template_keys.dedup();
@@ -382,19 +392,19 @@ mod tests {
     fn template_keys_leave_content_and_fingerprints() {
         let off = TemplateConfig { interior_run_units: 0, ..Default::default() };
         let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &off);
-        assert_eq!(filtered.content.sentences, vec![(1, 2), (3, 2)]);
+        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (3, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
         // By default the template sentence inside the own text stays (not the trailing one),
         // named, and still out of the fingerprints and of the own sentences.
         let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &TemplateConfig::default());
-        assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)]);
+        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2), (3, 2)]);
         assert_eq!(filtered.content.template_keys, vec![2]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
         assert_eq!(filtered.own_sentences(), vec![(1, 2), (3, 2)]);
     }
 
     #[test]
-    fn kept_sentences_in_one_run_share_the_pages_words() {
+    fn kept_sentences_in_one_run_share_the_pages_sentences_and_words() {
         // Sentence k has k + 1 words: 1, 22, 333, ...; template 10 at the edges, 11 inside.
         let keys = [10, 1, 2, 11, 3, 10];
         let mut page = page(&keys);
@@ -407,15 +417,22 @@ mod tests {
         assert_eq!(words(&filtered), [1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4]);
         assert_eq!(filtered.content.word_counts, [2, 3, 4, 5]);
         assert!(filtered.content.words.is_shared_with(&page.words));
+        let keys_of = |f: &Filtered| f.content.sentences.iter().map(|s| s.key).collect::<Vec<_>>();
+        assert_eq!(keys_of(&filtered), [1, 2, 11, 3]);
+        assert!(filtered.content.sentences.is_shared_with(&page.sentences));
         // The run inside goes too: two runs, copied.
         let off = TemplateConfig { interior_run_units: 0, ..Default::default() };
         let filtered = apply(&page, &[10, 11], &off);
         assert_eq!(words(&filtered), [1, 1, 2, 2, 2, 4, 4, 4, 4, 4]);
         assert!(!filtered.content.words.is_shared_with(&page.words));
+        assert_eq!(keys_of(&filtered), [1, 2, 3]);
+        assert!(!filtered.content.sentences.is_shared_with(&page.sentences));
         // No template: the whole page, shared.
         let filtered = apply(&page, &[], &TemplateConfig::default());
         assert_eq!(words(&filtered), page.words.to_vec());
         assert!(filtered.content.words.is_shared_with(&page.words));
+        assert_eq!(keys_of(&filtered), keys);
+        assert!(filtered.content.sentences.is_shared_with(&page.sentences));
     }
 
     #[test]
@@ -429,12 +446,12 @@ mod tests {
     #[test]
     fn a_pure_template_page_keeps_everything() {
         let filtered = apply(&page(&[5, 6]), &[5, 6], &TemplateConfig::default());
-        assert_eq!(filtered.content.sentences, vec![(5, 2), (6, 2)]);
+        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(5, 2), (6, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![5, 6]);
         // One sentence of five left (20% < 25%): template-dominated, keeps all after the
         // leading template run.
         let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
-        assert_eq!(filtered.content.sentences, vec![(1, 2), (7, 2), (8, 2)]);
+        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (7, 2), (8, 2)]);
         let filtered = apply(&page(&[1, 2, 6, 7, 8]), &[6, 7, 8], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences.len(), 2);
     }
@@ -450,7 +467,11 @@ mod tests {
         assert_eq!(apply(&page(&keys), &templates, &stub).content.sentences.len(), 18, "a title at most: a stub");
         let own = TemplateConfig { min_content_units: 6, ..Default::default() };
         let filtered = apply(&page(&keys), &templates, &own);
-        assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)], "its own text, nothing of the generated blocks");
+        assert_eq!(
+            filtered.content.sentences.compared().collect::<Vec<_>>(),
+            vec![(1, 2), (2, 2), (3, 2)],
+            "its own text, nothing of the generated blocks"
+        );
     }
 
     #[test]
@@ -464,7 +485,11 @@ mod tests {
         // 6 units of its own: enough not to be a stub.
         let config = TemplateConfig { min_content_units: 6, ..Default::default() };
         let filtered = apply(&page(&keys), &templates, &config);
-        assert_eq!(filtered.content.sentences, vec![(1, 2), (12, 2), (2, 2), (3, 2)], "short runs inside stay, long runs and the edges go");
+        assert_eq!(
+            filtered.content.sentences.compared().collect::<Vec<_>>(),
+            vec![(1, 2), (12, 2), (2, 2), (3, 2)],
+            "short runs inside stay, long runs and the edges go"
+        );
         assert_eq!(filtered.content.template_keys, vec![12]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 2, 3], "template never fingerprints a page with text of its own");
         // The bound is inclusive: a run of exactly interior_run_units stays.
@@ -472,7 +497,7 @@ mod tests {
         assert_eq!(apply(&page(&keys), &templates, &exact).content.sentences.len(), 30);
         let off = TemplateConfig { interior_run_units: 0, ..config };
         let filtered = apply(&page(&keys), &templates, &off);
-        assert_eq!(filtered.content.sentences, vec![(1, 2), (2, 2), (3, 2)], "0: the own text alone");
+        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2), (3, 2)], "0: the own text alone");
         assert!(filtered.content.template_keys.is_empty());
     }
 
@@ -485,14 +510,18 @@ mod tests {
         assert_eq!(apply(&marked, &templates, &config).content.sentences.len(), 2, "unmarked: menus may sit at the edges");
         marked.main_marked = true;
         let filtered = apply(&marked, &templates, &config);
-        assert_eq!(filtered.content.sentences, vec![(10, 2), (1, 2), (2, 2), (11, 2), (12, 2)], "short edge runs stay");
+        assert_eq!(
+            filtered.content.sentences.compared().collect::<Vec<_>>(),
+            vec![(10, 2), (1, 2), (2, 2), (11, 2), (12, 2)],
+            "short edge runs stay"
+        );
         assert_eq!(filtered.content.template_keys, vec![10, 11, 12]);
         // A long generated block at the edge (52 units) still goes.
         let mut keys = vec![1, 2];
         keys.extend(13..39);
         let mut long = page(&keys);
         long.main_marked = true;
-        assert_eq!(apply(&long, &templates, &config).content.sentences, vec![(1, 2), (2, 2)]);
+        assert_eq!(apply(&long, &templates, &config).content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2)]);
         assert_eq!(filtered.fingerprint_keys, vec![1, 2]);
     }
 
@@ -501,6 +530,6 @@ mod tests {
         let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
         assert_eq!(filtered.content.template_keys, vec![7, 8]);
         assert!(filtered.dominated);
-        assert_eq!(filtered.own_sentences(), filtered.content.sentences, "a stub's sentences are its own");
+        assert_eq!(filtered.own_sentences(), filtered.content.sentences.compared().collect::<Vec<_>>(), "a stub's sentences are its own");
     }
 }

@@ -288,7 +288,7 @@ impl<V: Copy> VerdictCache<V> {
 /// the verdict cache's key.
 pub fn content_hash(c: &Content) -> u64 {
     let mut h = crate::hashing::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
-    for &(key, weight) in &c.sentences {
+    for (key, weight) in c.sentences.compared() {
         h = crate::hashing::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
     }
     for &s in &c.shingles {
@@ -461,7 +461,7 @@ pub fn own_texts_are_different_texts_keyed(
     // word count decide most pairs; the words are gathered only for a pair that needs them.
     let own = |c: &Content, other: &[u64], mut words: Option<&mut Vec<crate::page::Word>>| -> (u64, usize) {
         let (mut weight, mut count, mut offset) = (0u64, 0usize, 0usize);
-        for (&(k, w), &n) in c.sentences.iter().zip(&c.word_counts) {
+        for ((k, w), &n) in c.sentences.compared().zip(&c.word_counts) {
             let end = (offset + n as usize).min(c.words.len());
             if other.binary_search(&k).is_err() {
                 weight += w as u64;
@@ -502,7 +502,7 @@ pub fn shares_mostly_common(a: &Content, b: &Content, common: &[u64]) -> bool {
 /// `shares_mostly_common` with `b`'s distinct sentence keys, sorted (`distinct_sentence_keys`).
 pub fn shares_mostly_common_with(a: &Content, kb: &[u64], common: &[u64]) -> bool {
     let (mut shared, mut shared_common) = (0u64, 0u64);
-    for &(k, w) in &a.sentences {
+    for (k, w) in a.sentences.compared() {
         if kb.binary_search(&k).is_ok() {
             shared += w as u64;
             if common.binary_search(&k).is_ok() || a.template_keys.binary_search(&k).is_ok() {
@@ -515,7 +515,7 @@ pub fn shares_mostly_common_with(a: &Content, kb: &[u64], common: &[u64]) -> boo
 
 /// A content's distinct sentence keys, sorted.
 pub fn distinct_sentence_keys(c: &Content) -> Vec<u64> {
-    let mut k: Vec<u64> = c.sentences.iter().map(|&(k, _)| k).collect();
+    let mut k: Vec<u64> = c.sentences.iter().map(|s| s.key).collect();
     k.sort_unstable();
     k.dedup();
     k
