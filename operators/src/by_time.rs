@@ -37,23 +37,19 @@ impl<T: Timestamp, D, X: Default> ByTime<T, D, X> {
     /// makes it.
     pub fn hold<U>(&mut self, capability: &InputCapability<T>, batch: &mut Vec<(U, T, isize)>, mut f: impl FnMut(U, isize) -> D) {
         for (data, time, diff) in batch.drain(..) {
-            let held = self.times.entry(time.clone()).or_insert_with(|| Held {
-                capability: capability.delayed(&time, 0),
-                updates: Vec::new(),
-                extra: X::default(),
-            });
-            held.updates.push(f(data, diff));
+            self.held(time, |time| capability.delayed(time, 0)).updates.push(f(data, diff));
         }
     }
 
     /// The holding of `time`, a time not earlier than `capability`'s: for what a time leaves to
     /// a later one.
     pub fn later(&mut self, capability: &Capability<T>, time: T) -> &mut Held<T, D, X> {
-        self.times.entry(time.clone()).or_insert_with(|| Held {
-            capability: capability.delayed(&time),
-            updates: Vec::new(),
-            extra: X::default(),
-        })
+        self.held(time, |time| capability.delayed(time))
+    }
+
+    /// The holding of `time`, made with the capability `delayed` gives for it if there is none.
+    fn held(&mut self, time: T, delayed: impl FnOnce(&T) -> Capability<T>) -> &mut Held<T, D, X> {
+        self.times.entry(time).or_insert_with_key(|time| Held { capability: delayed(time), updates: Vec::new(), extra: X::default() })
     }
 
     /// Whether the earliest time held is complete (the frontier has passed it).
