@@ -7,7 +7,8 @@
 //! html::strip → sentence::split → template (per-host df) → exact (identical pages: one
 //!   representative) → fingerprint → edges (exchange by fingerprint; each page verified by
 //!   Myers LCS against its neighbours in length order: bounded work per page) → union-find over
-//!   the verified pairs → clusters (members of a family take its representative's)
+//!   the verified pairs (components) → assign (each page's cluster and leader; members of a
+//!   family take their representative's)
 //! ```
 //!
 //! With `clustering = "leader"` (the paper's rule), `candidates` (star edges, union-find) forms
@@ -17,6 +18,7 @@
 //! produce exactly its clusters, whatever the worker count, batch boundaries or input order.
 
 pub mod arranged;
+pub mod assign;
 pub mod by_time;
 pub mod candidates;
 pub mod components;

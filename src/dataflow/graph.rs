@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use differential_dataflow::VecCollection;
 
+use dupflow_operators::assign::{assignments, Part};
 use dupflow_operators::candidates::CandidateSets;
 use dupflow_operators::components::components;
 use dupflow_operators::edges::{Edges, Member, VerifyEdges};
@@ -86,13 +87,13 @@ pub fn clusters_and_shares<'scope>(
     };
     // Connected clusters are verified along fingerprint groups, work per page bounded; the
     // paper's leader rule (and SimHash's edges) cluster whole candidate sets.
-    let assignments = match (method.verify.clustering, &method.fingerprint) {
+    match (method.verify.clustering, &method.fingerprint) {
         (Clustering::Connected, Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_)) => {
             // Every page's fingerprints; only the representatives' contents meet them in the
             // groups, so neither pages nor contents are arranged again for the semijoin.
             let fingerprints = page_fingerprints(pages, filtered.clone(), method).expect("sentence and MinHash fingerprints form groups");
             let contents = weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
-            bounded_clusters(fingerprints, representatives, contents, method, metrics)
+            (bounded_clusters(fingerprints, representatives, families, contents, method, metrics), shares)
         }
         _ => {
             // Downstream of here a page is read for its id and shingles only.
@@ -106,10 +107,10 @@ pub fn clusters_and_shares<'scope>(
             let unique = filtered.clone().semijoin(representatives);
             let contents = weighted(filtered, unique.clone().map(|(id, page)| (id, page.content)));
             let sets = candidate_sets(pages, unique, method, metrics.clone());
-            sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, verify_stats(metrics))
+            let assignments = sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, verify_stats(metrics));
+            (expand_families(families, assignments), shares)
         }
-    };
-    (expand_families(families, assignments), shares)
+    }
 }
 
 /// The cosine verifier's weights: document frequencies of the pages' terms and the number of
@@ -189,10 +190,12 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static 
 /// `contents` may hold other pages, left out here): each page compared with its neighbours in
 /// length order in the fingerprint groups it is in; clusters are the connected components of the verified
 /// pairs (an incremental union-find), named by their anchor. A page's leader is the
-/// shortest page it verified against (itself when none).
+/// shortest page it verified against (itself when none). Every other member of a family
+/// (`families`: `(page, representative)`) takes its representative's cluster.
 fn bounded_clusters<'scope>(
     fingerprints: VecCollection<'scope, u64, (PageId, Vec<u64>), isize>,
     page_ids: VecCollection<'scope, u64, PageId, isize>,
+    families: VecCollection<'scope, u64, (PageId, PageId), isize>,
     contents: VecCollection<'scope, u64, (PageId, Content), isize>,
     method: &MethodConfig,
     metrics: Arc<Registry>,
@@ -209,17 +212,12 @@ fn bounded_clusters<'scope>(
     );
     oversized_fingerprints
         .inspect_batch(move |_, updates| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum()));
-    let leaders = edges
-        .clone()
-        .map(|e| (e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)))
-        .reduce_named("Leaders", |_page, partners, output| output.push((*partners[0].0, 1isize)));
-    let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids);
-    let led = labels
-        .clone()
-        .join_map(leaders.clone(), |&id, &cluster, &(_, leader, similarity_ppm)| (id, Assignment { cluster, leader, similarity_ppm }));
-    let alone =
-        labels.antijoin(leaders.map(|(id, _)| id)).map(|(id, cluster)| (id, Assignment { cluster, leader: id, similarity_ppm: 1_000_000 }));
-    led.concat(alone)
+    // A page's cluster, its leader (its smallest partner as the longer page of an edge) and
+    // its family's other members, met in one operator.
+    let partners = edges.clone().map(|e| Part::Partner(e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)));
+    let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids).map(|(id, cluster)| Part::Label(id, cluster));
+    let members = families.filter(|(id, representative)| id != representative).map(|(id, representative)| Part::Member(representative, id));
+    assignments(labels.concat(partners).concat(members))
 }
 
 /// `(page, fingerprints)` for every page by the configured fingerprints (sorted, distinct);
