@@ -32,6 +32,7 @@ use crate::by_time::{ByTime, Held};
 use crate::exact::member_assignment;
 use crate::hashing::Mixed;
 use crate::page::PageId;
+use crate::sorted::{consolidated, merge_counts};
 use crate::verify::Assignment;
 
 /// A verified partner of the longer page of an edge: `(shorter_length, shorter, similarity_ppm)`.
@@ -75,49 +76,6 @@ impl Entry {
         };
         self.labels.iter().map(|&(cluster, n)| (Assignment { cluster, leader, similarity_ppm }, n)).collect()
     }
-}
-
-/// `list` with the changes `delta` added (both sorted, no zero), zeros dropped.
-fn merge<K: Ord + Copy>(list: &mut Vec<(K, isize)>, delta: &[(K, isize)]) {
-    if delta.is_empty() {
-        return;
-    }
-    let mut merged = Vec::with_capacity(list.len() + delta.len());
-    let (mut a, mut b) = (list.iter().peekable(), delta.iter().peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x.0 == y.0 => {
-                let sum = (x.0, x.1 + y.1);
-                a.next();
-                b.next();
-                sum
-            }
-            (Some(x), Some(y)) if x.0 < y.0 => *a.next().expect("peeked"),
-            (Some(_), Some(_)) | (None, Some(_)) => *b.next().expect("peeked"),
-            (Some(_), None) => *a.next().expect("peeked"),
-            (None, None) => break,
-        };
-        if next.1 != 0 {
-            merged.push(next);
-        }
-    }
-    merged.shrink_to_fit();
-    *list = merged;
-}
-
-/// `updates` (sorted by key) consolidated: each key once, zeros dropped.
-fn consolidated<K: Ord + Copy>(updates: impl Iterator<Item = (K, isize)>) -> Vec<(K, isize)> {
-    let mut out: Vec<(K, isize)> = updates.collect();
-    out.sort_unstable_by_key(|u| u.0);
-    let mut merged: Vec<(K, isize)> = Vec::with_capacity(out.len());
-    for (k, d) in out {
-        match merged.last_mut() {
-            Some(last) if last.0 == k => last.1 += d,
-            _ => merged.push((k, d)),
-        }
-    }
-    merged.retain(|u| u.1 != 0);
-    merged
 }
 
 /// A worker's pages: a page with a label alone (most) maps to it, the others to their entry.
@@ -203,17 +161,17 @@ impl Assigner {
             }
             let mut entry = self.take(page);
             let before = entry.assignments(page);
-            merge(&mut entry.labels, &labels);
-            merge(&mut entry.partners, &partners);
+            merge_counts(&mut entry.labels, &labels);
+            merge_counts(&mut entry.partners, &partners);
             let after = entry.assignments(page);
             if before == after {
                 // Only the members that came or went move.
                 emit(page, &members, &after, 1, out);
-                merge(&mut entry.members, &members);
+                merge_counts(&mut entry.members, &members);
             } else {
                 emit(page, &[(page, 1)], &before, -1, out);
                 emit(page, &entry.members, &before, -1, out);
-                merge(&mut entry.members, &members);
+                merge_counts(&mut entry.members, &members);
                 emit(page, &[(page, 1)], &after, 1, out);
                 emit(page, &entry.members, &after, 1, out);
             }

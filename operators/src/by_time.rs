@@ -1,9 +1,9 @@
 //! Updates held by time until the input frontier passes them.
 //!
-//! The operators that keep their own state (`groups`, `holders`, `components`) apply a time's
-//! updates only once the time is complete, and complete times one at a time, in order
-//! (timestamps are totally ordered): the same updates then give the same output whatever the
-//! worker count or batch boundaries. `ByTime` is that holding: each time's capability, its
+//! The operators that keep their own state (`groups`, `holders`, `components`, `exact`,
+//! `repeated`, `assign`) apply a time's updates only once the time is complete, and complete
+//! times one at a time, in order (timestamps are totally ordered): the same updates then give
+//! the same output whatever the worker count or batch boundaries. `ByTime` is that holding: each time's capability, its
 //! updates, and what else the operator leaves to that time (`extra`).
 
 use std::collections::BTreeMap;

@@ -20,7 +20,7 @@
 //!
 //! Siblings (generated pages that share blocks with a subset of their host's pages): a sentence
 //! on at least `sibling_min_pages` pages of a group is a block that group repeats, and each
-//! page's *repeated keys* are its sentences repeated in any group it is in (`repeated_keys`).
+//! page's *repeated keys* are its sentences repeated in any group it is in (`repeated::repeated_keys`).
 //! A similar pair whose own texts are different texts
 //! (`verify::own_texts_are_different_texts`) is a *sibling candidate*: a scan goes on past it,
 //! and it becomes an edge unless what the two share is mostly sentences repeated for both
@@ -42,10 +42,10 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::arranged::ByKey;
 use crate::groups::{verify_groups, GroupOutput, GroupSettings};
 use crate::lcs::{self, Verdict};
 use crate::page::{Content, PageId};
+use crate::repeated;
 use crate::verify::{self, VerifyConfig, VerifyStats};
 
 /// A page as a group holds it: ordered by length, then id. Groups hold an `Arc<Member>` (one
@@ -293,58 +293,26 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             GroupOutput::Blocks(id, common) => Some((id, common)),
             _ => None,
         });
-        let edges = match repeated_keys(blocks, members.clone(), sibling_min_pages) {
+        let edges = if sibling_min_pages > 0 {
             // Sibling candidates that are not siblings are edges: each meets both pages'
-            // contents and repeated keys.
-            Some(repeated) => {
-                let views = members
-                    .join_core(repeated.arrange_by_key(), |&id, member, repeated| Some((id, (member.clone(), repeated.clone()))))
-                    .arrange_by_key();
-                let not_siblings = candidates
-                    .map(|e| (e.shorter, e))
-                    .join_core(views.clone(), |_, e, (a, ra)| Some((e.longer, (*e, a.clone(), ra.clone()))))
-                    .join_core(views, |_, (e, a, ra), (b, rb)| (!siblings_by_keys(&a.content, ra, &b.keys, rb)).then_some(*e));
-                edges.concat(not_siblings)
-            }
-            None => edges.concat(candidates),
+            // members and repeated keys.
+            let parts = members
+                .as_collection(|_, member| repeated::Part::Member(member.clone()))
+                .concat(blocks.map(|(id, blocks)| repeated::Part::Blocks(id, blocks)));
+            let views = repeated::repeated_keys(parts).arrange_by_key();
+            let not_siblings = candidates
+                .map(|e| (e.shorter, e))
+                .join_core(views.clone(), |_, e, (a, ra)| Some((e.longer, (*e, a.clone(), ra.clone()))))
+                .join_core(views, |_, (e, a, ra), (b, rb)| (!siblings_by_keys(&a.content, ra, &b.keys, rb)).then_some(*e));
+            edges.concat(not_siblings)
+        } else {
+            edges.concat(candidates)
         };
         // No `distinct` over the two: each is distinct, and they are disjoint (whether a
         // similar pair is a candidate is a function of the two contents, so a pair is a
         // candidate in every group it meets in or in none).
         Edges { edges, oversized_fingerprints }
     }
-}
-
-/// Each page's repeated keys: its sentences on at least `min_pages` pages of some group it is
-/// in (`group_repeated_keys`), oversized groups left out as in verification; `(page, keys)` for
-/// every member (empty when none), None when `min_pages` is 0 (no sibling rule). `blocks` is
-/// each member of a group with repeated blocks, and those blocks (`groups::GroupOutput::Blocks`).
-/// The keys decide sibling candidates only: they never change a member, so a group whose
-/// repeated blocks change re-verifies nothing.
-///
-/// Memory: each page's distinct keys once (in its `Member`, shared by every group holding
-/// it), a group's repeated blocks once per large group (shared by its members' entries), each
-/// page's repeated keys once; per (group, page) a pointer, never a copy of a list.
-#[allow(clippy::type_complexity)]
-fn repeated_keys<'scope, T: Timestamp + Lattice + Ord>(
-    blocks: VecCollection<'scope, T, (PageId, Arc<Vec<u64>>), isize>,
-    members: ByKey<'scope, PageId, Arc<Member>, T>,
-    min_pages: u32,
-) -> Option<VecCollection<'scope, T, (PageId, Arc<Vec<u64>>), isize>> {
-    if min_pages == 0 {
-        return None;
-    }
-    let keys = members.as_collection(|&id, m| (id, m.keys.clone()));
-    let blocks = blocks.map(|(id, common)| (id, (true, common)));
-    // A page's repeated keys: its keys in any of its groups' blocks (empty when none).
-    Some(keys.map(|(id, keys)| (id, (false, keys))).concat(blocks).reduce_named("Repeated keys", |_id, lists, output| {
-        // `false` (the page's own keys) sorts first; without it the page is gone.
-        let Some(((false, keys), _)) = lists.first() else { return };
-        let mut union: Vec<u64> = lists[1..].iter().flat_map(|((_, common), _)| crate::sorted::intersect(keys, common)).collect();
-        union.sort_unstable();
-        union.dedup();
-        output.push((Arc::new(union), 1isize));
-    }))
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ impl Holders {
             } else if many.emitted {
                 out.extend(delta.iter().map(|&(page, d)| (HolderChange::Holder(sentence, page), d)));
             }
-            many.holders = merge(&many.holders, &delta);
+            crate::sorted::merge_counts(&mut many.holders, &delta);
             if emitted && !many.emitted {
                 out.extend(many.holders.iter().map(|&(page, n)| (HolderChange::Holder(sentence, page), n)));
             }
@@ -203,30 +203,6 @@ impl Holders {
             self.put(at, many);
         }
     }
-}
-
-/// `holders` with the changes `delta` added (both sorted by page, no zero), zeros dropped.
-fn merge(holders: &[(u64, isize)], delta: &[(u64, isize)]) -> Vec<(u64, isize)> {
-    let mut merged = Vec::with_capacity(holders.len() + delta.len());
-    let (mut a, mut b) = (holders.iter().peekable(), delta.iter().peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x.0 == y.0 => {
-                let sum = (x.0, x.1 + y.1);
-                a.next();
-                b.next();
-                sum
-            }
-            (Some(x), Some(y)) if x.0 < y.0 => *a.next().expect("peeked"),
-            (Some(_), Some(_)) | (None, Some(_)) => *b.next().expect("peeked"),
-            (Some(_), None) => *a.next().expect("peeked"),
-            (None, None) => break,
-        };
-        if next.1 != 0 {
-            merged.push(next);
-        }
-    }
-    merged
 }
 
 /// The holders operator: exchanges by slot, holds each time's updates until the input frontier
@@ -437,12 +413,5 @@ mod tests {
         all.push(((7, 5, 2), -1));
         holders.apply(&mut all, true, &mut out, &mut recheck);
         assert!(holders.is_empty());
-    }
-
-    #[test]
-    fn merge_adds_and_drops_zeros() {
-        assert_eq!(merge(&[(1, 1), (3, 1), (5, 2)], &[(0, 1), (3, -1), (5, -1), (9, 1)]), vec![(0, 1), (1, 1), (5, 1), (9, 1)]);
-        assert_eq!(merge(&[], &[(2, 1)]), vec![(2, 1)]);
-        assert_eq!(merge(&[(2, 1)], &[]), vec![(2, 1)]);
     }
 }

@@ -34,6 +34,7 @@ pub mod lcs;
 pub mod minhash;
 pub mod page;
 pub mod reference;
+pub mod repeated;
 pub mod sentence;
 pub mod share;
 pub mod simhash;
