@@ -17,20 +17,15 @@
 //! boundaries. A change of a representative's assignment moves its whole family (as the join
 //! did); a member coming or going moves only itself.
 
-use std::collections::HashMap;
-
 use differential_dataflow::lattice::Lattice;
-use differential_dataflow::{AsCollection, VecCollection};
+use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{ByTime, Held};
+use crate::by_time::in_time_order;
+use crate::compact::{Compact, Narrow};
 use crate::exact::member_assignment;
-use crate::hashing::Mixed;
 use crate::page::PageId;
 use crate::sorted::{consolidated, merge_counts};
 use crate::verify::Assignment;
@@ -81,8 +76,7 @@ impl Entry {
 /// A worker's pages: a page with a label alone (most) maps to it, the others to their entry.
 #[derive(Debug, Default)]
 pub struct Assigner {
-    one: HashMap<PageId, PageId, Mixed>,
-    many: HashMap<PageId, Box<Entry>, Mixed>,
+    pages: Compact<PageId, PageId, Entry>,
 }
 
 impl Assigner {
@@ -92,43 +86,18 @@ impl Assigner {
 
     /// The pages held.
     pub fn len(&self) -> usize {
-        self.one.len() + self.many.len()
+        self.pages.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn take(&mut self, page: PageId) -> Box<Entry> {
-        if let Some(cluster) = self.one.remove(&page) {
-            return Box::new(Entry { labels: vec![(cluster, 1)], ..Default::default() });
-        }
-        self.many.remove(&page).unwrap_or_default()
-    }
-
-    fn put(&mut self, page: PageId, entry: Box<Entry>) {
-        if entry.partners.is_empty() && entry.members.is_empty() {
-            match *entry.labels {
-                [] => return,
-                [(cluster, 1)] => {
-                    self.one.insert(page, cluster);
-                    return;
-                }
-                _ => {}
-            }
-        }
-        self.many.insert(page, entry);
-    }
-
     /// Applies one time's updates and appends the changes of `(page, assignment)` to `out`.
     pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, Assignment), isize)>) {
         updates.sort_unstable_by_key(|(part, _)| part.page());
-        let mut i = 0;
-        while i < updates.len() {
-            let page = updates[i].0.page();
-            let n = updates[i..].iter().take_while(|(part, _)| part.page() == page).count();
-            let these = &updates[i..i + n];
-            i += n;
+        for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
+            let page = these[0].0.page();
             let labels = consolidated(these.iter().filter_map(|(part, d)| match part {
                 Part::Label(_, cluster) => Some((*cluster, *d)),
                 _ => None,
@@ -147,19 +116,17 @@ impl Assigner {
             // The common case: a page alone, with its label, comes or goes.
             if partners.is_empty() && members.is_empty() {
                 if let [(cluster, d)] = *labels {
-                    if d == 1 && !self.one.contains_key(&page) && !self.many.contains_key(&page) {
-                        self.one.insert(page, cluster);
+                    if d == 1 && self.pages.insert_new(page, cluster) {
                         out.push(((page, Assignment { cluster, leader: page, similarity_ppm: 1_000_000 }), 1));
                         continue;
                     }
-                    if d == -1 && self.one.get(&page) == Some(&cluster) {
-                        self.one.remove(&page);
+                    if d == -1 && self.pages.remove_one(&page, &cluster) {
                         out.push(((page, Assignment { cluster, leader: page, similarity_ppm: 1_000_000 }), -1));
                         continue;
                     }
                 }
             }
-            let mut entry = self.take(page);
+            let mut entry = self.pages.take(&page, |cluster| Entry { labels: vec![(cluster, 1)], ..Default::default() }, Entry::default);
             let before = entry.assignments(page);
             merge_counts(&mut entry.labels, &labels);
             merge_counts(&mut entry.partners, &partners);
@@ -175,7 +142,11 @@ impl Assigner {
                 emit(page, &[(page, 1)], &after, 1, out);
                 emit(page, &entry.members, &after, 1, out);
             }
-            self.put(page, entry);
+            self.pages.put(page, entry, |entry| match (entry.labels.as_slice(), entry.partners.is_empty() && entry.members.is_empty()) {
+                ([], true) => Narrow::Gone,
+                (&[(cluster, 1)], true) => Narrow::One(cluster),
+                _ => Narrow::Many,
+            });
         }
     }
 }
@@ -203,61 +174,24 @@ pub fn assignments<'scope, T>(parts: VecCollection<'scope, T, Part, isize>) -> V
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    parts
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<((PageId, Assignment), T, isize)>>, _, _, _>(
-            Exchange::new(|(part, _, _): &(Part, T, isize)| part.page().hash),
-            "Assignments",
-            move |_capability, _info| {
-                let mut assigner = Assigner::new();
-                let mut pending: ByTime<T, (Part, isize)> = ByTime::default();
-                let mut out = Vec::new();
-                move |(input, frontier), output| {
-                    input.for_each(|capability, data| pending.hold(&capability, data, |part, diff| (part, diff)));
-                    // Times the frontier has passed are complete: apply them in order.
-                    while let Some((time, Held { capability, mut updates, .. })) = pending.pop_ready(frontier) {
-                        assigner.apply(&mut updates, &mut out);
-                        output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
-                    }
-                }
-            },
-        )
-        .as_collection()
+    let mut assigner = Assigner::new();
+    in_time_order(parts, "Assignments", |part| part.page().hash, move |updates, out| assigner.apply(updates, out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hashing::mix64;
+    use crate::testing::{assert_incremental, input_at, Rng};
     use std::collections::BTreeMap;
 
-    type Updates = Vec<((PageId, Assignment), u64, isize)>;
-
     fn id(n: u64) -> PageId {
-        PageId { date: n, hash: mix64(n) % 1000 }
-    }
-
-    fn state_at(updates: &Updates, time: u64) -> BTreeMap<(PageId, Assignment), isize> {
-        let mut state = BTreeMap::new();
-        for &(change, t, d) in updates {
-            if t <= time {
-                *state.entry(change).or_insert(0) += d;
-            }
-        }
-        state.retain(|_, d| *d != 0);
-        state
+        PageId { date: n, hash: crate::hashing::mix64(n) % 1000 }
     }
 
     /// From scratch at `time`: every labelled page with its leader (its smallest partner, or
     /// itself), and its family's members with it as their leader at resemblance 1.
     fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<(PageId, Assignment), isize> {
-        let mut alive: BTreeMap<Part, isize> = BTreeMap::new();
-        for step in &steps[..=time as usize] {
-            for (part, d) in step {
-                *alive.entry(part.clone()).or_default() += d;
-            }
-        }
-        alive.retain(|_, d| *d != 0);
+        let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
             let Part::Label(page, cluster) = *part else { continue };
@@ -287,11 +221,8 @@ mod tests {
     /// Pages labelled and relabelled, edges to shorter pages coming and going (the smallest
     /// changing), family members joining and leaving representatives with and without labels.
     fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
-        let mut state = seed;
-        let mut below = |n: u64| {
-            state = mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            state % n
-        };
+        let mut rng = Rng(seed);
+        let mut below = |n: u64| rng.below(n);
         let mut labels: BTreeMap<u64, u64> = BTreeMap::new();
         let mut partners: BTreeMap<(u64, u64), u32> = BTreeMap::new();
         let mut members: BTreeMap<u64, u64> = BTreeMap::new();
@@ -343,13 +274,7 @@ mod tests {
     fn incremental_assignments_equal_the_assignments_from_scratch() {
         for seed in 0..10 {
             let steps = workload(seed);
-            let one = crate::testing::run_steps(&steps, 1, assignments);
-            for time in 0..steps.len() as u64 {
-                assert_eq!(state_at(&one, time), from_scratch(&steps, time), "seed {seed}, time {time}");
-            }
-            for workers in [2, 4] {
-                assert_eq!(crate::testing::run_steps(&steps, workers, assignments), one, "seed {seed}, {workers} workers");
-            }
+            assert_incremental(&steps, assignments, |time| from_scratch(&steps, time), &format!("seed {seed}"));
         }
     }
 
@@ -358,7 +283,7 @@ mod tests {
         let mut assigner = Assigner::new();
         let mut out = Vec::new();
         assigner.apply(&mut [(Part::Label(id(1), id(1)), 1), (Part::Label(id(2), id(1)), 1)], &mut out);
-        assert_eq!((assigner.one.len(), assigner.many.len()), (2, 0));
+        assert_eq!(assigner.pages.sizes(), (2, 0));
         // A partner makes page 2 an entry; its family member follows its leader's cluster.
         out.clear();
         assigner.apply(&mut [(Part::Partner(id(2), (5, id(1), 950_000)), 1), (Part::Member(id(2), id(3)), 1)], &mut out);
@@ -369,13 +294,13 @@ mod tests {
         let mut expected = vec![((id(2), alone), -1), ((id(2), led), 1), ((id(3), member), 1)];
         expected.sort();
         assert_eq!(out, expected);
-        assert_eq!((assigner.one.len(), assigner.many.len()), (1, 1));
+        assert_eq!(assigner.pages.sizes(), (1, 1));
         out.clear();
         assigner.apply(
             &mut [(Part::Partner(id(2), (5, id(1), 950_000)), -1), (Part::Member(id(2), id(3)), -1), (Part::Label(id(2), id(1)), -1)],
             &mut out,
         );
         assert_eq!(out, vec![((id(2), led), -1), ((id(3), member), -1)]);
-        assert_eq!((assigner.one.len(), assigner.many.len()), (1, 0));
+        assert_eq!(assigner.pages.sizes(), (1, 0));
     }
 }

@@ -8,6 +8,10 @@
 
 use std::collections::BTreeMap;
 
+use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Exchange;
+use timely::dataflow::operators::generic::Operator;
 use timely::dataflow::operators::{Capability, InputCapability};
 use timely::progress::frontier::MutableAntichain;
 use timely::progress::Timestamp;
@@ -65,4 +69,40 @@ impl<T: Timestamp, D, X: Default> ByTime<T, D, X> {
             None
         }
     }
+}
+
+/// An operator that keeps its own state: updates go to the worker `route` names, each time's
+/// are applied (`apply`, one per worker, with the time's updates and a buffer for its changes)
+/// once the input frontier has passed the time, times in order, and the changes come out at
+/// that time. For operators with nothing to leave to a later time (`ByTime::later`).
+pub fn in_time_order<'scope, T, D, O>(
+    input: VecCollection<'scope, T, D, isize>,
+    name: &str,
+    route: impl Fn(&D) -> u64 + 'static,
+    mut apply: impl FnMut(&mut Vec<(D, isize)>, &mut Vec<(O, isize)>) + 'static,
+) -> VecCollection<'scope, T, O, isize>
+where
+    T: Timestamp + Ord,
+    D: ExchangeData,
+    O: ExchangeData,
+{
+    input
+        .inner
+        .unary_frontier::<CapacityContainerBuilder<Vec<(O, T, isize)>>, _, _, _>(
+            Exchange::new(move |(data, _, _): &(D, T, isize)| route(data)),
+            name,
+            move |_capability, _info| {
+                let mut pending: ByTime<T, (D, isize)> = ByTime::default();
+                let mut out = Vec::new();
+                move |(input, frontier), output| {
+                    input.for_each(|capability, data| pending.hold(&capability, data, |data, diff| (data, diff)));
+                    // Times the frontier has passed are complete: apply them in order.
+                    while let Some((time, Held { capability, mut updates, .. })) = pending.pop_ready(frontier) {
+                        apply(&mut updates, &mut out);
+                        output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
+                    }
+                }
+            },
+        )
+        .as_collection()
 }

@@ -30,15 +30,12 @@
 use std::collections::HashMap;
 
 use differential_dataflow::lattice::Lattice;
-use differential_dataflow::{AsCollection, VecCollection};
+use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{ByTime, Held};
+use crate::by_time::in_time_order;
 use crate::hashing::Mixed;
 use crate::page::PageId;
 
@@ -318,31 +315,14 @@ where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
     let changes = edges.map(|(a, b)| Change::Edge(a, b)).concat(pages.map(Change::Page));
-    changes
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<((PageId, PageId), T, isize)>>, _, _, _>(
-            Exchange::new(|_: &(Change, T, isize)| 0),
-            "Components",
-            move |_capability, _info| {
-                let mut components = Components::new();
-                let mut pending: ByTime<T, (Change, isize)> = ByTime::default();
-                let mut out = Vec::new();
-                move |(input, frontier), output| {
-                    input.for_each(|capability, data| pending.hold(&capability, data, |change, diff| (change, diff)));
-                    // Times the frontier has passed are complete: apply them in order.
-                    while let Some((time, Held { capability, updates: mut changes, .. })) = pending.pop_ready(frontier) {
-                        components.apply(&mut changes, &mut out);
-                        output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
-                    }
-                }
-            },
-        )
-        .as_collection()
+    let mut components = Components::new();
+    in_time_order(changes, "Components", |_| 0, move |changes, out| components.apply(changes, out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{state_at, Rng};
     use std::collections::BTreeMap;
     use std::collections::BTreeSet;
 
@@ -387,14 +367,6 @@ mod tests {
             }
         }
         labels
-    }
-
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = crate::hashing::mix64(self.0.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            self.0 % n
-        }
     }
 
     /// Pages and edges arriving and leaving: components growing, merging, splitting (an edge
@@ -458,17 +430,6 @@ mod tests {
                 from_scratch(&pages, &edges)
             })
             .collect()
-    }
-
-    fn state_at(updates: &[((PageId, PageId), u64, isize)], time: u64) -> BTreeMap<(PageId, PageId), isize> {
-        let mut state = BTreeMap::new();
-        for &(label, t, d) in updates {
-            if t <= time {
-                *state.entry(label).or_insert(0) += d;
-            }
-        }
-        state.retain(|_, d| *d != 0);
-        state
     }
 
     #[test]

@@ -17,18 +17,16 @@
 //! reduces (per key and bucket of page hashes, then per key) and a join held ~5.4 arranged
 //! updates a page for the same result.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use differential_dataflow::lattice::Lattice;
-use differential_dataflow::{AsCollection, VecCollection};
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
+use differential_dataflow::VecCollection;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{ByTime, Held};
-use crate::hashing::{mix64, Mixed};
+use crate::by_time::in_time_order;
+use crate::compact::{Compact, Narrow};
+use crate::hashing::mix64;
 use crate::page::{Page, PageId};
 use crate::verify::Assignment;
 
@@ -54,8 +52,7 @@ type Members = BTreeMap<(u64, u64), isize>;
 /// the others to their members.
 #[derive(Debug, Default)]
 pub struct Families {
-    one: HashMap<u64, PageId, Mixed>,
-    many: HashMap<u64, Box<Members>, Mixed>,
+    families: Compact<u64, PageId, Members>,
 }
 
 impl Families {
@@ -65,7 +62,7 @@ impl Families {
 
     /// The families held.
     pub fn len(&self) -> usize {
-        self.one.len() + self.many.len()
+        self.families.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -77,18 +74,15 @@ impl Families {
     pub fn apply(&mut self, updates: &mut [((u64, PageId), isize)], out: &mut Vec<((PageId, PageId), isize)>) {
         updates.sort_unstable_by_key(|&((key, id), _)| (key, id.anchor_key()));
         let mut delta: Vec<((u64, u64), isize)> = Vec::new();
-        let mut i = 0;
-        while i < updates.len() {
-            let key = updates[i].0 .0;
-            let n = updates[i..].iter().take_while(|((k, _), _)| *k == key).count();
+        for these in updates.chunk_by(|a, b| a.0 .0 == b.0 .0) {
+            let key = these[0].0 .0;
             delta.clear();
-            for &((_, id), diff) in &updates[i..i + n] {
+            for &((_, id), diff) in these {
                 match delta.last_mut() {
                     Some(last) if last.0 == id.anchor_key() => last.1 += diff,
                     _ => delta.push((id.anchor_key(), diff)),
                 }
             }
-            i += n;
             delta.retain(|d| d.1 != 0);
             if !delta.is_empty() && !self.one_page(key, &delta, out) {
                 self.change(key, &delta, out);
@@ -100,15 +94,13 @@ impl Families {
     /// Whether it applied `delta`.
     fn one_page(&mut self, key: u64, delta: &[((u64, u64), isize)], out: &mut Vec<((PageId, PageId), isize)>) -> bool {
         match *delta {
-            [(anchor, 1)] if !self.one.contains_key(&key) && !self.many.contains_key(&key) => {
+            [(anchor, 1)] if self.families.insert_new(key, PageId::from_anchor_key(anchor)) => {
                 let id = PageId::from_anchor_key(anchor);
-                self.one.insert(key, id);
                 out.push(((id, id), 1));
                 true
             }
-            [(anchor, -1)] if self.one.get(&key).is_some_and(|id| id.anchor_key() == anchor) => {
+            [(anchor, -1)] if self.families.remove_one(&key, &PageId::from_anchor_key(anchor)) => {
                 let id = PageId::from_anchor_key(anchor);
-                self.one.remove(&key);
                 out.push(((id, id), -1));
                 true
             }
@@ -118,10 +110,7 @@ impl Families {
 
     /// Any other change of a family.
     fn change(&mut self, key: u64, delta: &[((u64, u64), isize)], out: &mut Vec<((PageId, PageId), isize)>) {
-        let mut members = match self.one.remove(&key) {
-            Some(id) => Box::new(Members::from([(id.anchor_key(), 1)])),
-            None => self.many.remove(&key).unwrap_or_default(),
-        };
+        let mut members = self.families.take(&key, |id| Members::from([(id.anchor_key(), 1)]), Members::new);
         let before = members.first_key_value().map(|(&anchor, _)| PageId::from_anchor_key(anchor));
         for &(anchor, diff) in delta {
             let entry = members.entry(anchor).or_insert(0);
@@ -152,16 +141,11 @@ impl Families {
                 out.extend(members.iter().map(|(&anchor, &n)| ((PageId::from_anchor_key(anchor), new), n)));
             }
         }
-        match members.len() {
-            0 => {}
-            1 if members.first_key_value().is_some_and(|(_, &n)| n == 1) => {
-                let (&anchor, _) = members.first_key_value().expect("one member");
-                self.one.insert(key, PageId::from_anchor_key(anchor));
-            }
-            _ => {
-                self.many.insert(key, members);
-            }
-        }
+        self.families.put(key, members, |members| match members.first_key_value() {
+            None => Narrow::Gone,
+            Some((&anchor, 1)) if members.len() == 1 => Narrow::One(PageId::from_anchor_key(anchor)),
+            Some(_) => Narrow::Many,
+        });
     }
 }
 
@@ -192,26 +176,8 @@ pub fn families<'scope, T>(keyed: VecCollection<'scope, T, (u64, PageId), isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    keyed
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<((PageId, PageId), T, isize)>>, _, _, _>(
-            Exchange::new(|((key, _), _, _): &((u64, PageId), T, isize)| *key),
-            "Exact families",
-            move |_capability, _info| {
-                let mut families = Families::new();
-                let mut pending: ByTime<T, ((u64, PageId), isize)> = ByTime::default();
-                let mut out = Vec::new();
-                move |(input, frontier), output| {
-                    input.for_each(|capability, data| pending.hold(&capability, data, |keyed, diff| (keyed, diff)));
-                    // Times the frontier has passed are complete: apply them in order.
-                    while let Some((time, Held { capability, mut updates, .. })) = pending.pop_ready(frontier) {
-                        families.apply(&mut updates, &mut out);
-                        output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
-                    }
-                }
-            },
-        )
-        .as_collection()
+    let mut families = Families::new();
+    in_time_order(keyed, "Exact families", |(key, _)| *key, move |updates, out| families.apply(updates, out))
 }
 
 /// Every member's assignment: representatives keep theirs, members take their representative's.
@@ -229,6 +195,7 @@ pub fn expand_families<'scope, T: Timestamp + Lattice + Ord>(
 mod tests {
     use super::*;
     use crate::page::Sentence;
+    use crate::testing::{assert_incremental, input_at, Rng};
     use std::collections::BTreeMap;
 
     fn page(keys: &[u64]) -> Page {
@@ -249,27 +216,9 @@ mod tests {
         PageId { date: n, hash: mix64(n) % 1000 }
     }
 
-    /// The state at `time` of consolidated updates.
-    fn state_at(updates: &[((PageId, PageId), u64, isize)], time: u64) -> BTreeMap<(PageId, PageId), isize> {
-        let mut state = BTreeMap::new();
-        for &(change, t, d) in updates {
-            if t <= time {
-                *state.entry(change).or_insert(0) += d;
-            }
-        }
-        state.retain(|_, d| *d != 0);
-        state
-    }
-
     /// From scratch at `time`: every page present then, with its family's anchor.
     fn from_scratch(steps: &[Vec<((u64, PageId), isize)>], time: u64) -> BTreeMap<(PageId, PageId), isize> {
-        let mut alive: BTreeMap<(u64, PageId), isize> = BTreeMap::new();
-        for step in &steps[..=time as usize] {
-            for &(keyed, d) in step {
-                *alive.entry(keyed).or_default() += d;
-            }
-        }
-        alive.retain(|_, d| *d != 0);
+        let alive = input_at(steps, time);
         let mut anchors: BTreeMap<u64, PageId> = BTreeMap::new();
         for &(key, id) in alive.keys() {
             let anchor = anchors.entry(key).or_insert(id);
@@ -290,11 +239,8 @@ mod tests {
     /// retracted once more than it came (a negative multiplicity from then on: the operator
     /// is a function of the collection, whatever its multiplicities).
     fn workload(seed: u64) -> Vec<Vec<((u64, PageId), isize)>> {
-        let mut state = seed;
-        let mut below = |n: u64| {
-            state = mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            state % n
-        };
+        let mut rng = Rng(seed);
+        let mut below = |n: u64| rng.below(n);
         let mut alive: BTreeMap<u64, u64> = BTreeMap::new();
         let mut steps = Vec::new();
         for time in 0..10u64 {
@@ -334,13 +280,7 @@ mod tests {
     fn incremental_families_equal_the_families_from_scratch() {
         for seed in 0..8 {
             let steps = workload(seed);
-            let one = crate::testing::run_steps(&steps, 1, families);
-            for time in 0..steps.len() as u64 {
-                assert_eq!(state_at(&one, time), from_scratch(&steps, time), "seed {seed}, time {time}");
-            }
-            for workers in [2, 4] {
-                assert_eq!(crate::testing::run_steps(&steps, workers, families), one, "seed {seed}, {workers} workers");
-            }
+            assert_incremental(&steps, families, |time| from_scratch(&steps, time), &format!("seed {seed}"));
         }
     }
 
@@ -350,7 +290,7 @@ mod tests {
         let mut out = Vec::new();
         let (a, b) = if id(1).anchor_key() < id(2).anchor_key() { (id(1), id(2)) } else { (id(2), id(1)) };
         families.apply(&mut [((7, b), 1), ((8, a), 1)], &mut out);
-        assert_eq!((families.one.len(), families.many.len()), (2, 0));
+        assert_eq!(families.families.sizes(), (2, 0));
         out.sort();
         let mut expected = vec![((a, a), 1), ((b, b), 1)];
         expected.sort();
@@ -362,7 +302,7 @@ mod tests {
         let mut expected = vec![((a, a), 1), ((b, b), -1), ((b, a), 1)];
         expected.sort();
         assert_eq!(out, expected);
-        assert_eq!((families.one.len(), families.many.len()), (1, 1));
+        assert_eq!(families.families.sizes(), (1, 1));
         // And leaves: b is alone again, one entry.
         out.clear();
         families.apply(&mut [((7, a), -1)], &mut out);
@@ -370,7 +310,7 @@ mod tests {
         let mut expected = vec![((a, a), -1), ((b, a), -1), ((b, b), 1)];
         expected.sort();
         assert_eq!(out, expected);
-        assert_eq!((families.one.len(), families.many.len()), (2, 0));
+        assert_eq!(families.families.sizes(), (2, 0));
         out.clear();
         families.apply(&mut [((7, b), -1), ((8, a), -1)], &mut out);
         assert!(families.is_empty());

@@ -251,6 +251,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{state_at, Rng};
     use std::collections::BTreeMap;
     use std::collections::BTreeSet;
 
@@ -262,18 +263,6 @@ mod tests {
         crate::testing::run_steps(steps, workers, move |holdings| {
             sentence_holders(holdings, least, move |&t| crate::template::refresh_time(t, every))
         })
-    }
-
-    /// The collection's contents at `time`, from its consolidated updates.
-    fn state_at(updates: &Updates, time: u64) -> BTreeMap<HolderChange, isize> {
-        let mut state = BTreeMap::new();
-        for (change, t, d) in updates {
-            if *t <= time {
-                *state.entry(change.clone()).or_insert(0) += d;
-            }
-        }
-        state.retain(|_, d| *d != 0);
-        state
     }
 
     /// From scratch at `time`: the holdings alive then, each sentence's frequency from `least`
@@ -312,14 +301,6 @@ mod tests {
             }
         }
         state
-    }
-
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: u64) -> u64 {
-            self.0 = mix64(self.0.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            self.0 % n
-        }
     }
 
     /// Pages of two hosts arriving, leaving and coming back changed: sentences crossing

@@ -21,6 +21,7 @@ pub mod arranged;
 pub mod assign;
 pub mod by_time;
 pub mod candidates;
+pub mod compact;
 pub mod components;
 pub mod cosine;
 pub mod edges;

@@ -15,21 +15,17 @@
 //! it and applies times in order (timestamps are totally ordered), so the same updates give
 //! the same output whatever the worker count or batch boundaries.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use differential_dataflow::lattice::Lattice;
-use differential_dataflow::{AsCollection, VecCollection};
+use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
-use timely::container::CapacityContainerBuilder;
-use timely::dataflow::channels::pact::Exchange;
-use timely::dataflow::operators::generic::Operator;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{ByTime, Held};
+use crate::by_time::in_time_order;
+use crate::compact::{Compact, Narrow};
 use crate::edges::Member;
-use crate::hashing::Mixed;
 use crate::page::PageId;
 use crate::sorted::{consolidated, intersect, merge_counts};
 
@@ -91,8 +87,7 @@ impl Entry {
 /// others to their entry.
 #[derive(Debug, Default)]
 pub struct Repeated {
-    one: HashMap<PageId, Arc<Member>, Mixed>,
-    many: HashMap<PageId, Box<Entry>, Mixed>,
+    pages: Compact<PageId, Arc<Member>, Entry>,
     /// The repeated keys of a page in no group with blocks, shared by all of them.
     empty: Keys,
 }
@@ -104,43 +99,18 @@ impl Repeated {
 
     /// The pages held.
     pub fn len(&self) -> usize {
-        self.one.len() + self.many.len()
+        self.pages.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    fn take(&mut self, page: PageId) -> Box<Entry> {
-        if let Some(member) = self.one.remove(&page) {
-            return Box::new(Entry { members: vec![(member, 1)], blocks: Vec::new(), repeated: self.empty.clone() });
-        }
-        self.many.remove(&page).unwrap_or_else(|| Box::new(Entry { repeated: self.empty.clone(), ..Default::default() }))
-    }
-
-    fn put(&mut self, page: PageId, mut entry: Box<Entry>) {
-        if entry.blocks.is_empty() {
-            match entry.members.as_mut_slice() {
-                [] => return,
-                [(member, 1)] => {
-                    self.one.insert(page, member.clone());
-                    return;
-                }
-                _ => {}
-            }
-        }
-        self.many.insert(page, entry);
-    }
-
     /// Applies one time's updates and appends the changes of `(page, view)` to `out`.
     pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, View), isize)>) {
         updates.sort_unstable_by_key(|(part, _)| part.page());
-        let mut i = 0;
-        while i < updates.len() {
-            let page = updates[i].0.page();
-            let n = updates[i..].iter().take_while(|(part, _)| part.page() == page).count();
-            let these = &updates[i..i + n];
-            i += n;
+        for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
+            let page = these[0].0.page();
             let members = consolidated(these.iter().filter_map(|(part, d)| match part {
                 Part::Member(member) => Some((member.clone(), *d)),
                 Part::Blocks(..) => None,
@@ -154,18 +124,21 @@ impl Repeated {
             }
             // The common case: a page in no group with blocks comes or goes.
             if let ([(member, d)], []) = (members.as_slice(), blocks.as_slice()) {
-                if *d == 1 && !self.one.contains_key(&page) && !self.many.contains_key(&page) {
+                if *d == 1 && self.pages.insert_new(page, member.clone()) {
                     out.push(((page, (member.clone(), self.empty.clone())), 1));
-                    self.one.insert(page, member.clone());
                     continue;
                 }
-                if *d == -1 && self.one.get(&page) == Some(member) {
+                if *d == -1 && self.pages.remove_one(&page, member) {
                     out.push(((page, (member.clone(), self.empty.clone())), -1));
-                    self.one.remove(&page);
                     continue;
                 }
             }
-            let mut entry = self.take(page);
+            let empty = &self.empty;
+            let mut entry = self.pages.take(
+                &page,
+                |member| Entry { members: vec![(member, 1)], blocks: Vec::new(), repeated: empty.clone() },
+                || Entry { repeated: empty.clone(), ..Default::default() },
+            );
             let before = (!members.is_empty()).then(|| entry.members.clone());
             merge_counts(&mut entry.members, &members);
             merge_counts(&mut entry.blocks, &blocks);
@@ -179,7 +152,11 @@ impl Repeated {
                 }
                 entry.emit(out);
             }
-            self.put(page, entry);
+            self.pages.put(page, entry, |entry| match (entry.members.as_slice(), entry.blocks.is_empty()) {
+                ([], true) => Narrow::Gone,
+                ([(member, 1)], true) => Narrow::One(member.clone()),
+                _ => Narrow::Many,
+            });
         }
     }
 }
@@ -190,63 +167,26 @@ pub fn repeated_keys<'scope, T>(parts: VecCollection<'scope, T, Part, isize>) ->
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    parts
-        .inner
-        .unary_frontier::<CapacityContainerBuilder<Vec<((PageId, View), T, isize)>>, _, _, _>(
-            Exchange::new(|(part, _, _): &(Part, T, isize)| part.page().hash),
-            "Repeated keys",
-            move |_capability, _info| {
-                let mut repeated = Repeated::new();
-                let mut pending: ByTime<T, (Part, isize)> = ByTime::default();
-                let mut out = Vec::new();
-                move |(input, frontier), output| {
-                    input.for_each(|capability, data| pending.hold(&capability, data, |part, diff| (part, diff)));
-                    // Times the frontier has passed are complete: apply them in order.
-                    while let Some((time, Held { capability, mut updates, .. })) = pending.pop_ready(frontier) {
-                        repeated.apply(&mut updates, &mut out);
-                        output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
-                    }
-                }
-            },
-        )
-        .as_collection()
+    let mut repeated = Repeated::new();
+    in_time_order(parts, "Repeated keys", |part| part.page().hash, move |updates, out| repeated.apply(updates, out))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hashing::mix64;
     use crate::page::Content;
+    use crate::testing::{assert_incremental, input_at, Rng};
     use crate::verify::VerifyMethod;
     use std::collections::BTreeMap;
-
-    type Updates = Vec<((PageId, View), u64, isize)>;
 
     fn member(page: u64, keys: &[u64]) -> Arc<Member> {
         let content = Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Arc::new(Member::new(VerifyMethod::Lcs, PageId { date: page, hash: page }, content))
     }
 
-    fn state_at(updates: &Updates, time: u64) -> BTreeMap<(PageId, View), isize> {
-        let mut state = BTreeMap::new();
-        for (change, t, d) in updates {
-            if *t <= time {
-                *state.entry(change.clone()).or_insert(0) += d;
-            }
-        }
-        state.retain(|_, d| *d != 0);
-        state
-    }
-
     /// From scratch at `time`: every page's member with its keys found in any of its blocks.
     fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<(PageId, View), isize> {
-        let mut alive: BTreeMap<Part, isize> = BTreeMap::new();
-        for step in &steps[..=time as usize] {
-            for (part, d) in step {
-                *alive.entry(part.clone()).or_default() += d;
-            }
-        }
-        alive.retain(|_, d| *d != 0);
+        let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
             let Part::Member(member) = part else { continue };
@@ -270,11 +210,8 @@ mod tests {
     /// (two groups may repeat the same block at one page), blocks of pages not
     /// there (yet).
     fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
-        let mut state = seed;
-        let mut below = |n: u64| {
-            state = mix64(state.wrapping_add(0x9e37_79b9_7f4a_7c15));
-            state % n
-        };
+        let mut rng = Rng(seed);
+        let mut below = |n: u64| rng.below(n);
         let mut members: BTreeMap<u64, Arc<Member>> = BTreeMap::new();
         let mut blocks: Vec<(u64, Keys)> = Vec::new();
         let mut steps = Vec::new();
@@ -313,13 +250,7 @@ mod tests {
     fn incremental_repeated_keys_equal_the_repeated_keys_from_scratch() {
         for seed in 0..10 {
             let steps = workload(seed);
-            let one = crate::testing::run_steps(&steps, 1, repeated_keys);
-            for time in 0..steps.len() as u64 {
-                assert_eq!(state_at(&one, time), from_scratch(&steps, time), "seed {seed}, time {time}");
-            }
-            for workers in [2, 4] {
-                assert_eq!(crate::testing::run_steps(&steps, workers, repeated_keys), one, "seed {seed}, {workers} workers");
-            }
+            assert_incremental(&steps, repeated_keys, |time| from_scratch(&steps, time), &format!("seed {seed}"));
         }
     }
 
@@ -329,15 +260,15 @@ mod tests {
         let mut out = Vec::new();
         let (a, b) = (member(1, &[1, 2, 3]), member(2, &[3, 4]));
         repeated.apply(&mut [(Part::Member(a.clone()), 1), (Part::Member(b.clone()), 1)], &mut out);
-        assert_eq!((repeated.one.len(), repeated.many.len()), (2, 0));
+        assert_eq!(repeated.pages.sizes(), (2, 0));
         // A block at page 1: its view changes; a block of none of its keys changes nothing.
         out.clear();
         repeated.apply(&mut [(Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1), (Part::Blocks(b.id, Arc::new(vec![7])), 1)], &mut out);
         assert_eq!(out, vec![((a.id, (a.clone(), Arc::new(vec![]))), -1), ((a.id, (a.clone(), Arc::new(vec![2, 3]))), 1)]);
-        assert_eq!((repeated.one.len(), repeated.many.len()), (0, 2));
+        assert_eq!(repeated.pages.sizes(), (0, 2));
         out.clear();
         repeated.apply(&mut [(Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), -1), (Part::Blocks(b.id, Arc::new(vec![7])), -1)], &mut out);
         assert_eq!(out, vec![((a.id, (a.clone(), Arc::new(vec![2, 3]))), -1), ((a.id, (a.clone(), Arc::new(vec![]))), 1)]);
-        assert_eq!((repeated.one.len(), repeated.many.len()), (2, 0));
+        assert_eq!(repeated.pages.sizes(), (2, 0));
     }
 }

@@ -1,0 +1,121 @@
+//! A map whose common entries stay small.
+//!
+//! The operators that keep their own state (`exact`, `repeated`, `assign`) hold an entry a key,
+//! and most entries are the simplest case: a family of one page, a page in no group with
+//! blocks, a page with its label alone. `Compact` keeps those as one small value in a map of
+//! their own (`one`), and the others boxed (`many`), so the common case costs its key and a
+//! value, not a whole entry.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+
+use crate::hashing::Mixed;
+
+/// What an entry narrows to when it is put back.
+pub enum Narrow<O> {
+    /// Nothing left: the key goes.
+    Gone,
+    /// The common case, as its small value.
+    One(O),
+    /// Anything else: the entry is kept as it is.
+    Many,
+}
+
+/// Entries by key: the common case as an `O`, the others as a boxed `M`.
+#[derive(Debug)]
+pub struct Compact<K, O, M> {
+    one: HashMap<K, O, Mixed>,
+    many: HashMap<K, Box<M>, Mixed>,
+}
+
+impl<K, O, M> Default for Compact<K, O, M> {
+    fn default() -> Self {
+        Compact { one: HashMap::default(), many: HashMap::default() }
+    }
+}
+
+impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
+    /// The keys held.
+    pub fn len(&self) -> usize {
+        self.one.len() + self.many.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys held in the common case, and the others.
+    pub fn sizes(&self) -> (usize, usize) {
+        (self.one.len(), self.many.len())
+    }
+
+    /// Holds `value` at `key` if the key is held nowhere; whether it did.
+    pub fn insert_new(&mut self, key: K, value: O) -> bool {
+        if self.one.contains_key(&key) || self.many.contains_key(&key) {
+            return false;
+        }
+        self.one.insert(key, value);
+        true
+    }
+
+    /// Lets `key` go if it holds exactly `value` in the common case; whether it did.
+    pub fn remove_one(&mut self, key: &K, value: &O) -> bool {
+        if self.one.get(key) == Some(value) {
+            self.one.remove(key);
+            return true;
+        }
+        false
+    }
+
+    /// Takes out the entry of `key`: the common case widened, the entry held, or `fresh`.
+    pub fn take(&mut self, key: &K, widen: impl FnOnce(O) -> M, fresh: impl FnOnce() -> M) -> Box<M> {
+        if let Some(value) = self.one.remove(key) {
+            return Box::new(widen(value));
+        }
+        self.many.remove(key).unwrap_or_else(|| Box::new(fresh()))
+    }
+
+    /// Puts back the entry of `key` (taken out before), as `narrow` says.
+    pub fn put(&mut self, key: K, entry: Box<M>, narrow: impl FnOnce(&M) -> Narrow<O>) {
+        match narrow(&entry) {
+            Narrow::Gone => {}
+            Narrow::One(value) => {
+                self.one.insert(key, value);
+            }
+            Narrow::Many => {
+                self.many.insert(key, entry);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_entry_is_small_while_it_can_be() {
+        let mut map: Compact<u64, u64, Vec<u64>> = Compact::default();
+        assert!(map.insert_new(1, 10));
+        assert!(!map.insert_new(1, 11), "held already");
+        let narrow = |v: &Vec<u64>| match v.as_slice() {
+            [] => Narrow::Gone,
+            [one] => Narrow::One(*one),
+            _ => Narrow::Many,
+        };
+        let mut entry = map.take(&1, |one| vec![one], Vec::new);
+        entry.push(12);
+        map.put(1, entry, narrow);
+        assert_eq!(map.sizes(), (0, 1));
+        assert!(!map.remove_one(&1, &10), "not in the common case");
+        let mut entry = map.take(&1, |one| vec![one], Vec::new);
+        entry.pop();
+        map.put(1, entry, narrow);
+        assert_eq!(map.sizes(), (1, 0));
+        assert!(map.remove_one(&1, &10));
+        assert!(map.is_empty());
+        let entry = map.take(&2, |one| vec![one], Vec::new);
+        map.put(2, entry, narrow);
+        assert!(map.is_empty(), "an empty entry is not kept");
+    }
+}
