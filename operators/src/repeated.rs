@@ -4,7 +4,10 @@
 //! `sibling_min_pages` pages (`edges::group_repeated_keys`): the union, over the blocks of its
 //! groups (`groups::GroupOutput::Blocks`), of their intersections with the page's distinct
 //! keys. A sibling candidate is judged on both pages' members and repeated keys, so this
-//! operator gives the two together, `(page, (member, repeated keys))`, once a page.
+//! operator gives the two together, `(page, (member, repeated keys))`, once a page. The keys
+//! decide sibling candidates only: they never change a member, so a group whose repeated
+//! blocks change re-verifies nothing. A page's distinct keys are its member's (shared by every
+//! group holding it), a group's blocks one list shared by its members' entries.
 //!
 //! This was a reduce over each page's keys and blocks (its input and output arranged, ~3.7
 //! updates a page on a 100k-page crawl), its output arranged again and joined with the
