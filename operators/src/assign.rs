@@ -84,15 +84,6 @@ impl Assigner {
         Self::default()
     }
 
-    /// The pages held.
-    pub fn len(&self) -> usize {
-        self.pages.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Applies one time's updates and appends the changes of `(page, assignment)` to `out`.
     pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, Assignment), isize)>) {
         updates.sort_unstable_by_key(|(part, _)| part.page());

@@ -60,15 +60,6 @@ impl Families {
         Self::default()
     }
 
-    /// The families held.
-    pub fn len(&self) -> usize {
-        self.families.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Applies one time's updates `((key, page), diff)` and appends the changes of
     /// `(page, representative)` to `out`.
     pub fn apply(&mut self, updates: &mut [((u64, PageId), isize)], out: &mut Vec<((PageId, PageId), isize)>) {
@@ -313,7 +304,7 @@ mod tests {
         assert_eq!(families.families.sizes(), (2, 0));
         out.clear();
         families.apply(&mut [((7, b), -1), ((8, a), -1)], &mut out);
-        assert!(families.is_empty());
+        assert!(families.families.is_empty());
     }
 
     #[test]

@@ -100,15 +100,6 @@ impl Repeated {
         Self::default()
     }
 
-    /// The pages held.
-    pub fn len(&self) -> usize {
-        self.pages.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Applies one time's updates and appends the changes of `(page, view)` to `out`.
     pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, View), isize)>) {
         updates.sort_unstable_by_key(|(part, _)| part.page());
