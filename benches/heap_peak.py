@@ -25,7 +25,7 @@ OURS = {
     "verify.rs", "candidates.rs", "current.rs", "reader.rs", "live.rs", "stream.rs", "graph.rs",
     "fingerprint.rs", "components.rs", "arranged.rs", "lcs.rs", "split.rs", "decode.rs", "framing.rs",
     "checkpoint.rs", "dedup.rs", "shards.rs", "share.rs", "cosine.rs", "minhash.rs", "simhash.rs",
-    "assign.rs", "repeated.rs", "sorted.rs", "by_time.rs",
+    "assign.rs", "repeated.rs", "sorted.rs", "by_time.rs", "filter.rs",
 }
 # differential-dataflow's trace and batcher files: its arrangements.
 DIFFERENTIAL = {

@@ -51,11 +51,16 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
 
     /// Holds `value` at `key` if the key is held nowhere; whether it did.
     pub fn insert_new(&mut self, key: K, value: O) -> bool {
-        if self.one.contains_key(&key) || self.many.contains_key(&key) {
+        if self.contains(&key) {
             return false;
         }
         self.one.insert(key, value);
         true
+    }
+
+    /// Whether `key` is held.
+    pub fn contains(&self, key: &K) -> bool {
+        self.one.contains_key(key) || self.many.contains_key(key)
     }
 
     /// Lets `key` go if it holds exactly `value` in the common case; whether it did.

@@ -4,11 +4,11 @@
 //! timely/differential operator around it. `src/dataflow.rs` in the root crate wires them:
 //!
 //! ```text
-//! html::strip → sentence::split → template (per-host df) → exact (identical pages: one
-//!   representative) → fingerprint → edges (exchange by fingerprint; each page verified by
-//!   Myers LCS against its neighbours in length order: bounded work per page) → union-find over
-//!   the verified pairs (components) → assign (each page's cluster and leader; members of a
-//!   family take their representative's)
+//! html::strip → sentence::split → template (per-host df; filter: each page without the
+//!   template it holds) → exact (identical pages: one representative) → fingerprint → edges
+//!   (exchange by fingerprint; each page verified by Myers LCS against its neighbours in length
+//!   order: bounded work per page) → union-find over the verified pairs (components) → assign
+//!   (each page's cluster and leader; members of a family take their representative's)
 //! ```
 //!
 //! With `clustering = "leader"` (the paper's rule), `candidates` (star edges, union-find) forms
@@ -26,6 +26,7 @@ pub mod components;
 pub mod cosine;
 pub mod edges;
 pub mod exact;
+pub mod filter;
 pub mod fingerprint;
 pub mod groups;
 pub mod hashing;

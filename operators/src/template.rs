@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
+use crate::filter;
 use crate::holders::{self, HolderChange};
 use crate::page::{Content, Page, PageId, Sentence, Sentences, Words};
 
@@ -321,24 +322,19 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
             .map(|(host, key, _)| (host, key))
             // In effect from the next refresh.
             .delay(refresh);
-        // Each page's template keys (none for most pages of a small host): one value per page,
-        // by the page's compact id (the holders hold that, 8 bytes, not the 16 of a `PageId`).
-        let page_templates = holders
-            .join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| Some((id, Some(key))))
-            .concat(self.clone().map(|(id, _)| (id.compact(), None)))
-            .reduce_named("Page templates", |_id, keys, output| {
-                let set: Vec<u64> = keys.iter().filter_map(|&(key, _)| *key).collect();
-                output.push((set, 1isize));
-            });
-        // The join arranges every page for its next filtering, which reads its sentences,
-        // words and shingles: not its URL and record id (~180 bytes a page at 1M pages).
-        let filtered = self
-            .map(|(id, mut page)| {
-                page.url = String::new();
-                page.record_id = String::new();
-                (id.compact(), (id, page))
-            })
-            .join_map(page_templates, move |_, (id, page), set| (*id, apply(page, set, &config)));
+        // Each page filtered with the template keys it holds (none for most pages of a small
+        // host), in one operator keyed by the page's compact id (the holders hold that, 8 bytes,
+        // not the 16 of a `PageId`). It holds every page for its next filtering, which reads its
+        // sentences, words and shingles: not its URL and record id (~180 bytes a page at 1M pages).
+        let held = holders.join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| {
+            Some(filter::Part::Template(id, key))
+        });
+        let pages = self.map(|(id, mut page)| {
+            page.url = String::new();
+            page.record_id = String::new();
+            filter::Part::Page(id.compact(), id, page)
+        });
+        let filtered = filter::filtered_pages(pages.concat(held), config);
         (filtered, templates)
     }
 }

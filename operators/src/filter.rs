@@ -1,0 +1,273 @@
+//! Filtering: each page with its template removed (`template::apply`), from the page and the
+//! template sentences it holds, in one operator.
+//!
+//! This was a reduce (each page's template keys, from `(page, None)` and `(page, Some(key))`
+//! updates) and a join of its output with the pages: ~4.4 arranged updates a page on a
+//! 100k-page crawl, each holding a page's compact id, its keys or the page again. Here a page
+//! is one hash-map entry of the operator: the page alone for a page that holds no template
+//! sentence (most pages), the page and its template keys otherwise.
+//!
+//! A change costs what it touches: a page coming or going is filtered once; a template
+//! sentence coming or going (at a refresh) filters again the pages that hold it, each once
+//! for all of its changes of the time (the join did the same: old and new filtering of each).
+//! The operator exchanges by the page's compact id, holds each time's updates until the input
+//! frontier passes it and applies times in order (timestamps are totally ordered), so the
+//! same updates give the same output whatever the worker count or batch boundaries.
+
+use differential_dataflow::lattice::Lattice;
+use differential_dataflow::VecCollection;
+use serde::{Deserialize, Serialize};
+use timely::order::TotalOrder;
+use timely::progress::Timestamp;
+
+use crate::by_time::in_time_order;
+use crate::compact::{Compact, Narrow};
+use crate::page::{Page, PageId};
+use crate::sorted::{consolidated, merge_counts};
+use crate::template::{apply, Filtered, TemplateConfig};
+
+/// One input update of the operator, keyed by the page's compact id (`PageId::compact`).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Part {
+    /// A page: `(compact id, id, page)`.
+    Page(u64, PageId, Page),
+    /// A template sentence the page holds: `(compact id, key)`.
+    Template(u64, u64),
+}
+
+impl Part {
+    /// The compact id of the page whose entry it changes.
+    pub fn page(&self) -> u64 {
+        match *self {
+            Part::Page(page, ..) | Part::Template(page, _) => page,
+        }
+    }
+}
+
+/// A page's entry beyond a page alone: its pages (one, but any multiplicity) and its template
+/// keys, each sorted, with their multiplicities (none zero).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+struct Entry {
+    pages: Vec<((PageId, Page), isize)>,
+    templates: Vec<(u64, isize)>,
+}
+
+impl Entry {
+    /// The template keys in effect: those with a multiplicity (as the reduce listed them).
+    fn keys(&self) -> Vec<u64> {
+        self.templates.iter().map(|&(key, _)| key).collect()
+    }
+}
+
+/// A worker's pages: a page that holds no template sentence (most) is held alone (its id is its
+/// own: `page.id`), the others with their keys.
+#[derive(Debug)]
+pub struct Filter {
+    config: TemplateConfig,
+    pages: Compact<u64, Page, Entry>,
+}
+
+impl Filter {
+    pub fn new(config: TemplateConfig) -> Self {
+        Filter { config, pages: Compact::default() }
+    }
+
+    /// Applies one time's updates and appends the changes of `(page, filtered)` to `out`.
+    pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, Filtered), isize)>) {
+        updates.sort_unstable_by_key(|(part, _)| part.page());
+        for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
+            let compact = these[0].0.page();
+            let mut pages = consolidated(these.iter().filter_map(|(part, d)| match part {
+                Part::Page(_, id, page) => Some(((*id, page.clone()), *d)),
+                Part::Template(..) => None,
+            }));
+            let templates = consolidated(these.iter().filter_map(|(part, d)| match part {
+                Part::Template(_, key) => Some((*key, *d)),
+                Part::Page(..) => None,
+            }));
+            if pages.is_empty() && templates.is_empty() {
+                continue;
+            }
+            // The common case: a page holding no template sentence comes or goes.
+            if let ([((id, page), d)], true) = (pages.as_slice(), templates.is_empty()) {
+                if *d == 1 && *id == page.id && !self.pages.contains(&compact) {
+                    out.push(((*id, apply(page, &[], &self.config)), 1));
+                    let ((_, page), _) = pages.pop().expect("one page");
+                    self.pages.insert_new(compact, page);
+                    continue;
+                }
+                if *d == -1 && *id == page.id && self.pages.remove_one(&compact, page) {
+                    out.push(((*id, apply(page, &[], &self.config)), -1));
+                    continue;
+                }
+            }
+            let mut entry =
+                self.pages.take(&compact, |page| Entry { pages: vec![((page.id, page), 1)], templates: Vec::new() }, Entry::default);
+            let before = entry.keys();
+            merge_counts(&mut entry.templates, &templates);
+            let after = entry.keys();
+            if before == after {
+                // Only the pages that came or went are filtered.
+                for ((id, page), d) in &pages {
+                    out.push(((*id, apply(page, &after, &self.config)), *d));
+                }
+                merge_counts(&mut entry.pages, &pages);
+            } else {
+                // Every page filtered again: out as it was, in as it is.
+                for ((id, page), n) in &entry.pages {
+                    out.push(((*id, apply(page, &before, &self.config)), -n));
+                }
+                merge_counts(&mut entry.pages, &pages);
+                for ((id, page), n) in &entry.pages {
+                    out.push(((*id, apply(page, &after, &self.config)), *n));
+                }
+            }
+            self.pages.put(compact, entry, |entry| match (entry.pages.as_slice(), entry.templates.is_empty()) {
+                ([], true) => Narrow::Gone,
+                ([((id, page), 1)], true) if *id == page.id => Narrow::One(page.clone()),
+                _ => Narrow::Many,
+            });
+        }
+    }
+}
+
+/// The filtering operator: `parts` in, `(page, filtered)` out, for every page with the template
+/// keys it holds removed as `config` says.
+pub fn filtered_pages<'scope, T>(
+    parts: VecCollection<'scope, T, Part, isize>,
+    config: TemplateConfig,
+) -> VecCollection<'scope, T, (PageId, Filtered), isize>
+where
+    T: Timestamp + Lattice + TotalOrder + Ord,
+{
+    let mut filter = Filter::new(config);
+    in_time_order(parts, "Filtered pages", Part::page, move |updates, out| filter.apply(updates, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::page::Sentence;
+    use crate::testing::{assert_incremental, input_at, Rng};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn page(n: u64, keys: &[u64]) -> Part {
+        let mut page = Page::of_keys(keys, |key| Sentence { key, weight: 2 + (key % 3) as u16, fingerprinted: key % 5 != 0, words: 0 });
+        page.id = PageId { date: n, hash: crate::hashing::mix64(n + 1000) };
+        Part::Page(page.id.compact(), page.id, page)
+    }
+
+    fn compact(n: u64) -> u64 {
+        PageId { date: n, hash: crate::hashing::mix64(n + 1000) }.compact()
+    }
+
+    /// From scratch at `time`: every page filtered with the template keys it holds then (what
+    /// the reduce and the join gave).
+    fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64, config: TemplateConfig) -> BTreeMap<(PageId, Filtered), isize> {
+        let alive = input_at(steps, time);
+        let mut state = BTreeMap::new();
+        for (part, &n) in &alive {
+            let Part::Page(c, id, page) = part else { continue };
+            let keys: BTreeSet<u64> = alive
+                .keys()
+                .filter_map(|p| match *p {
+                    Part::Template(of, key) if of == *c => Some(key),
+                    _ => None,
+                })
+                .collect();
+            let keys: Vec<u64> = keys.into_iter().collect();
+            *state.entry((*id, apply(page, &keys, &config))).or_insert(0) += n;
+        }
+        state.retain(|_, d| *d != 0);
+        state
+    }
+
+    /// Pages coming, going and coming back with other sentences; template keys coming and
+    /// going on them (on keys they hold and keys they do not), now and then twice or negative.
+    fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
+        let mut rng = Rng(seed);
+        let mut below = |n: u64| rng.below(n);
+        let mut pages: BTreeMap<u64, Part> = BTreeMap::new();
+        let mut templates: BTreeMap<(u64, u64), isize> = BTreeMap::new();
+        let mut steps = Vec::new();
+        for _ in 0..10 {
+            let mut step = Vec::new();
+            for _ in 0..6 {
+                let n = below(8);
+                match below(4) {
+                    0 | 1 => {
+                        if let Some(old) = pages.remove(&n) {
+                            step.push((old, -1));
+                        }
+                        if below(4) != 0 {
+                            let keys: Vec<u64> = (0..2 + below(5)).map(|_| below(10)).collect();
+                            let new = page(n, &keys);
+                            step.push((new.clone(), 1));
+                            pages.insert(n, new);
+                        }
+                    }
+                    2 => {
+                        let key = below(10);
+                        match templates.remove(&(n, key)) {
+                            Some(d) => step.push((Part::Template(compact(n), key), -d)),
+                            None => {
+                                let d = [1, 1, 1, 2, -1][below(5) as usize];
+                                step.push((Part::Template(compact(n), key), d));
+                                templates.insert((n, key), d);
+                            }
+                        }
+                    }
+                    _ => {
+                        // A page twice, or taken out before it came (a negative multiplicity).
+                        let part = page(20 + n, &[below(10), below(10)]);
+                        step.push((part, if below(2) == 0 { 2 } else { -1 }));
+                    }
+                }
+            }
+            steps.push(step);
+        }
+        steps
+    }
+
+    /// Short interior runs of template stay: pages filter differently as their keys change.
+    fn config() -> TemplateConfig {
+        TemplateConfig { interior_run_units: 3, ..TemplateConfig::default() }
+    }
+
+    fn build(parts: VecCollection<'_, u64, Part, isize>) -> VecCollection<'_, u64, (PageId, Filtered), isize> {
+        filtered_pages(parts, config())
+    }
+
+    #[test]
+    fn incremental_filtering_equals_the_filtering_from_scratch() {
+        for seed in 0..10 {
+            let steps = workload(seed);
+            assert_incremental(&steps, build, |time| from_scratch(&steps, time, config()), &format!("seed {seed}"));
+        }
+    }
+
+    #[test]
+    fn a_page_without_template_is_held_alone() {
+        let config = TemplateConfig::default();
+        let mut filter = Filter::new(config);
+        let mut out = Vec::new();
+        let (one, two) = (page(1, &[1, 2, 3]), page(2, &[2, 4]));
+        filter.apply(&mut [(one.clone(), 1), (two.clone(), 1)], &mut out);
+        assert_eq!(filter.pages.sizes(), (2, 0));
+        assert_eq!(out.len(), 2);
+        // A template key on page 1 filters it again; page 2 is left alone.
+        out.clear();
+        filter.apply(&mut [(Part::Template(compact(1), 2), 1)], &mut out);
+        let Part::Page(_, id, p) = &one else { unreachable!() };
+        let mut expected = vec![((*id, apply(p, &[], &config)), -1), ((*id, apply(p, &[2], &config)), 1)];
+        expected.sort();
+        out.sort();
+        assert_eq!(out, expected);
+        assert_eq!(filter.pages.sizes(), (1, 1));
+        // The key goes and the page with it: nothing is held.
+        out.clear();
+        filter.apply(&mut [(Part::Template(compact(1), 2), -1), (one, -1), (two, -1)], &mut out);
+        assert_eq!(out.iter().map(|(_, d)| d).sum::<isize>(), -2);
+        assert_eq!(filter.pages.sizes(), (0, 0));
+    }
+}
