@@ -279,14 +279,13 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             _ => None,
         });
         // Each pair's verdict once, however many groups it is in: edges (`false`) and sibling
-        // candidates (`true`).
-        let verdicts = outputs
-            .clone()
-            .flat_map(|o| match o {
-                GroupOutput::Verdict(edge, candidate) => Some((edge, candidate)),
-                _ => None,
-            })
-            .distinct();
+        // candidates (`true`). A hash-map entry a pair, where `distinct` arranged each twice.
+        let verdicts = outputs.clone().flat_map(|o| match o {
+            GroupOutput::Verdict(edge, candidate) => Some((edge, candidate)),
+            _ => None,
+        });
+        let verdicts =
+            crate::by_time::distinct(verdicts, "Verdicts", |(e, _): &(Edge, bool)| e.longer.hash ^ e.shorter.hash.rotate_left(17));
         let edges = verdicts.clone().flat_map(|(edge, candidate)| (!candidate).then_some(edge));
         let candidates = verdicts.flat_map(|(edge, candidate)| candidate.then_some(edge));
         let blocks = outputs.flat_map(|o| match o {
