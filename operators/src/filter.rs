@@ -4,8 +4,9 @@
 //! This was a reduce (each page's template keys, from `(page, None)` and `(page, Some(key))`
 //! updates) and a join of its output with the pages: ~4.4 arranged updates a page on a
 //! 100k-page crawl, each holding a page's compact id, its keys or the page again. Here a page
-//! is one hash-map entry of the operator: the page alone for a page that holds no template
-//! sentence (most pages), the page and its template keys otherwise.
+//! is one hash-map entry of the operator: what the filtering reads of the page alone (72
+//! bytes, its sentences and words shared with the page's) for a page that holds no template
+//! sentence (most pages), with its template keys otherwise.
 //!
 //! A change costs what it touches: a page coming or going is filtered once; a template
 //! sentence coming or going (at a refresh) filters again the pages that hold it, each once
@@ -13,6 +14,8 @@
 //! The operator exchanges by the page's compact id, holds each time's updates until the input
 //! frontier passes it and applies times in order (timestamps are totally ordered), so the
 //! same updates give the same output whatever the worker count or batch boundaries.
+
+use std::sync::Arc;
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -22,7 +25,7 @@ use timely::progress::Timestamp;
 
 use crate::by_time::in_time_order;
 use crate::compact::{Compact, Narrow};
-use crate::page::{Page, PageId};
+use crate::page::{Page, PageId, Sentence, Word};
 use crate::sorted::{consolidated, merge_counts};
 use crate::template::{apply, Filtered, TemplateConfig};
 
@@ -44,11 +47,49 @@ impl Part {
     }
 }
 
+/// What the filtering reads of a page (`template::apply`), as the operator holds it: 72 bytes
+/// (a `Page` is 136), its sentences and words shared with the page's.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Held {
+    id: PageId,
+    sentences: Arc<[Sentence]>,
+    words: Arc<[Word]>,
+    shingles: Box<[u64]>,
+    main_marked: bool,
+}
+
+impl Held {
+    fn new(id: PageId, page: &Page) -> Held {
+        Held {
+            id,
+            sentences: page.sentences.clone(),
+            words: page.words.clone(),
+            shingles: page.shingles.clone().into_boxed_slice(),
+            main_marked: page.main_marked,
+        }
+    }
+
+    /// `(page, filtered)` with the template `keys` (sorted) removed.
+    fn filtered(&self, keys: &[u64], config: &TemplateConfig) -> (PageId, Filtered) {
+        let page = Page {
+            id: self.id,
+            url: String::new(),
+            host: 0,
+            record_id: String::new(),
+            sentences: self.sentences.clone(),
+            shingles: self.shingles.to_vec(),
+            words: self.words.clone(),
+            main_marked: self.main_marked,
+        };
+        (self.id, apply(&page, keys, config))
+    }
+}
+
 /// A page's entry beyond a page alone: its pages (one, but any multiplicity) and its template
 /// keys, each sorted, with their multiplicities (none zero).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Entry {
-    pages: Vec<((PageId, Page), isize)>,
+    pages: Vec<(Held, isize)>,
     templates: Vec<(u64, isize)>,
 }
 
@@ -59,12 +100,12 @@ impl Entry {
     }
 }
 
-/// A worker's pages: a page that holds no template sentence (most) is held alone (its id is its
-/// own: `page.id`), the others with their keys.
+/// A worker's pages: a page that holds no template sentence (most) is held alone, the others
+/// with their keys.
 #[derive(Debug)]
 pub struct Filter {
     config: TemplateConfig,
-    pages: Compact<u64, Page, Entry>,
+    pages: Compact<u64, Held, Entry>,
 }
 
 impl Filter {
@@ -74,11 +115,12 @@ impl Filter {
 
     /// Applies one time's updates and appends the changes of `(page, filtered)` to `out`.
     pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, Filtered), isize)>) {
+        let config = self.config;
         updates.sort_unstable_by_key(|(part, _)| part.page());
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
             let compact = these[0].0.page();
             let mut pages = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Page(_, id, page) => Some(((*id, page.clone()), *d)),
+                Part::Page(_, id, page) => Some((Held::new(*id, page), *d)),
                 Part::Template(..) => None,
             }));
             let templates = consolidated(these.iter().filter_map(|(part, d)| match part {
@@ -89,42 +131,35 @@ impl Filter {
                 continue;
             }
             // The common case: a page holding no template sentence comes or goes.
-            if let ([((id, page), d)], true) = (pages.as_slice(), templates.is_empty()) {
-                if *d == 1 && *id == page.id && !self.pages.contains(&compact) {
-                    out.push(((*id, apply(page, &[], &self.config)), 1));
-                    let ((_, page), _) = pages.pop().expect("one page");
+            if let ([(page, d)], true) = (pages.as_slice(), templates.is_empty()) {
+                if *d == 1 && !self.pages.contains(&compact) {
+                    out.push((page.filtered(&[], &config), 1));
+                    let (page, _) = pages.pop().expect("one page");
                     self.pages.insert_new(compact, page);
                     continue;
                 }
-                if *d == -1 && *id == page.id && self.pages.remove_one(&compact, page) {
-                    out.push(((*id, apply(page, &[], &self.config)), -1));
+                if *d == -1 && self.pages.remove_one(&compact, page) {
+                    out.push((page.filtered(&[], &config), -1));
                     continue;
                 }
             }
-            let mut entry =
-                self.pages.take(&compact, |page| Entry { pages: vec![((page.id, page), 1)], templates: Vec::new() }, Entry::default);
+            let mut entry = self.pages.take(&compact, |page| Entry { pages: vec![(page, 1)], templates: Vec::new() }, Entry::default);
             let before = entry.keys();
             merge_counts(&mut entry.templates, &templates);
             let after = entry.keys();
             if before == after {
                 // Only the pages that came or went are filtered.
-                for ((id, page), d) in &pages {
-                    out.push(((*id, apply(page, &after, &self.config)), *d));
-                }
+                out.extend(pages.iter().map(|(page, d)| (page.filtered(&after, &config), *d)));
                 merge_counts(&mut entry.pages, &pages);
             } else {
                 // Every page filtered again: out as it was, in as it is.
-                for ((id, page), n) in &entry.pages {
-                    out.push(((*id, apply(page, &before, &self.config)), -n));
-                }
+                out.extend(entry.pages.iter().map(|(page, n)| (page.filtered(&before, &config), -n)));
                 merge_counts(&mut entry.pages, &pages);
-                for ((id, page), n) in &entry.pages {
-                    out.push(((*id, apply(page, &after, &self.config)), *n));
-                }
+                out.extend(entry.pages.iter().map(|(page, n)| (page.filtered(&after, &config), *n)));
             }
             self.pages.put(compact, entry, |entry| match (entry.pages.as_slice(), entry.templates.is_empty()) {
                 ([], true) => Narrow::Gone,
-                ([((id, page), 1)], true) if *id == page.id => Narrow::One(page.clone()),
+                ([(page, 1)], true) => Narrow::One(page.clone()),
                 _ => Narrow::Many,
             });
         }
@@ -147,7 +182,6 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::Sentence;
     use crate::testing::{assert_incremental, input_at, Rng};
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -248,6 +282,7 @@ mod tests {
 
     #[test]
     fn a_page_without_template_is_held_alone() {
+        assert_eq!(std::mem::size_of::<Held>(), 72);
         let config = TemplateConfig::default();
         let mut filter = Filter::new(config);
         let mut out = Vec::new();
