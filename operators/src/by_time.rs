@@ -7,6 +7,7 @@
 //! boundaries. `ByTime` is that holding: each time's capability, its updates, and what else the
 //! operator leaves to that time (`extra`).
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 
@@ -128,15 +129,25 @@ where
     in_time_order(input, name, route, move |updates, out| {
         differential_dataflow::consolidation::consolidate(updates);
         for (data, diff) in updates.drain(..) {
-            let was = counts.get(&data).copied().unwrap_or(0);
-            let now = was + diff;
-            if (was > 0) != (now > 0) {
-                out.push((data.clone(), if now > 0 { 1 } else { -1 }));
-            }
-            if now == 0 {
-                counts.remove(&data);
-            } else {
-                counts.insert(data, now);
+            // One lookup a record: its count changed in place, the entry gone at zero.
+            match counts.entry(data) {
+                Entry::Occupied(mut held) => {
+                    let (was, now) = (*held.get(), *held.get() + diff);
+                    if (was > 0) != (now > 0) {
+                        out.push((held.key().clone(), if now > 0 { 1 } else { -1 }));
+                    }
+                    if now == 0 {
+                        held.remove();
+                    } else {
+                        *held.get_mut() = now;
+                    }
+                }
+                Entry::Vacant(new) => {
+                    if diff > 0 {
+                        out.push((new.key().clone(), 1));
+                    }
+                    new.insert(diff);
+                }
             }
         }
     })

@@ -1,10 +1,10 @@
 //! A map whose common entries stay small.
 //!
-//! The operators that keep their own state (`exact`, `repeated`, `assign`) hold an entry a key,
-//! and most entries are the simplest case: a family of one page, a page in no group with
-//! blocks, a page with its label alone. `Compact` keeps those as one small value in a map of
-//! their own (`one`), and the others boxed (`many`), so the common case costs its key and a
-//! value, not a whole entry.
+//! The operators that keep their own state (`exact`, `repeated`, `assign`, `filter`) hold an
+//! entry a key, and most entries are the simplest case: a family of one page, a page in no
+//! group with blocks, a page with its label alone, a page holding no template sentence.
+//! `Compact` keeps those as one small value in a map of their own (`one`), and the others
+//! boxed (`many`), so the common case costs its key and a value, not a whole entry.
 
 use std::collections::HashMap;
 use std::hash::Hash;
