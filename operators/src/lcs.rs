@@ -188,15 +188,18 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
         return similar(0);
     }
     let budget = max_distance(total, tau_ppm);
-    // The bag filter: exact, counted on the worker's table of the 65,536 words.
-    let lower = total - 2 * word_intersection(a, b);
-    if lower > budget {
+    // The bag filter: exact, counted on the worker's table of the 65,536 words. D ≥ |A| + |B| −
+    // 2·|A ∩ B|, so D ≤ budget needs |A ∩ B| ≥ ⌈(total − budget) / 2⌉.
+    let Some(common) = word_intersection_reaching(a, b, (total - budget).div_ceil(2)) else {
         return (Verdict::Dissimilar, None);
-    }
-    let unshared = unshared_bigrams(a, b);
-    if unshared > 2 * budget {
+    };
+    let lower = total - 2 * common;
+    // The bigram filter: D ≤ budget needs at least max(|A|, |B|) − 1 − 2·budget shared bigrams.
+    let longer = a.len().max(b.len()) as u64;
+    let Some(shared) = shared_bigrams_reaching(a, b, (longer - 1).saturating_sub(2 * budget)) else {
         return (Verdict::Dissimilar, None);
-    }
+    };
+    let unshared = longer.saturating_sub(shared + 1);
     let lower = lower.max(unshared.div_ceil(2));
     if budget > max_diff_distance {
         return match myers_distance(a, b, max_diff_distance) {
@@ -377,24 +380,58 @@ pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word], needed: u64) -> u64 {
 /// from above: below `needed`, it stops and returns the count so far (below `needed` too). A
 /// pair far from the threshold is decided in part of the work.
 fn lcs_of_rows(short: &[u32], rows: usize, long: impl ExactSizeIterator<Item = Option<u32>>, needed: u64) -> u64 {
-    const CHECK_EVERY: usize = 64;
     if short.is_empty() {
         return 0;
     }
+    BIT_SCRATCH.with(|scratch| {
+        let (matches, v) = &mut *scratch.borrow_mut();
+        let lcs = lcs_of_rows_in(short, rows, long, needed, matches, v);
+        // What a rare giant pair needed is not kept for the rest of the run.
+        if matches.capacity() > BIT_SCRATCH_KEPT {
+            *matches = Vec::new();
+        }
+        lcs
+    })
+}
+
+/// The match vectors kept between comparisons, at most (8 MB a worker): pages of up to ~8,000
+/// words.
+const BIT_SCRATCH_KEPT: usize = 1 << 20;
+
+thread_local! {
+    /// The bit-parallel LCS's match vectors and state, kept from one comparison to the next: a
+    /// pair of 2,000-word pages needs ~200 KB of match vectors, and a fresh zeroed allocation of
+    /// that size a comparison came back from the kernel as new pages (their faults and clearing
+    /// were ~5% of a 1M-page run's samples).
+    static BIT_SCRATCH: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
+/// `lcs_of_rows` in the worker's scratch vectors (`matches`, `v`: any content, any length).
+fn lcs_of_rows_in(
+    short: &[u32],
+    rows: usize,
+    long: impl ExactSizeIterator<Item = Option<u32>>,
+    needed: u64,
+    matches: &mut Vec<u64>,
+    v: &mut Vec<u64>,
+) -> u64 {
+    const CHECK_EVERY: usize = 64;
     let blocks = short.len().div_ceil(64);
     // The positions of each row of the shorter sequence, as a bit vector.
-    let mut matches = vec![0u64; rows * blocks];
+    matches.clear();
+    matches.resize(rows * blocks, 0);
     for (i, &row) in short.iter().enumerate() {
         matches[row as usize * blocks + i / 64] |= 1 << (i % 64);
     }
     // A zero bit is a position of the shorter sequence in the LCS so far. The bits past its
     // end stay set (`V & !M` keeps them whatever the carry).
     let count = |v: &[u64]| v.iter().map(|v| v.count_zeros() as u64).sum::<u64>();
-    let mut v = vec![u64::MAX; blocks];
+    v.clear();
+    v.resize(blocks, u64::MAX);
     let len = long.len();
     for (t, row) in long.enumerate() {
         if needed > 0 && t % CHECK_EVERY == 0 && t > 0 {
-            let so_far = count(&v);
+            let so_far = count(v.as_slice());
             // Each token left adds at most one to the LCS.
             if so_far + ((len - t) as u64) < needed {
                 return so_far;
@@ -412,7 +449,7 @@ fn lcs_of_rows(short: &[u32], rows: usize, long: impl ExactSizeIterator<Item = O
             *v = sum | (*v & !m);
         }
     }
-    count(&v)
+    count(v.as_slice())
 }
 
 /// A worker's scratch for word comparisons: a table over the 65,536 words (all zeros between
@@ -438,32 +475,54 @@ fn with_word_table<R>(f: impl FnOnce(&mut [u32]) -> R) -> R {
     })
 }
 
-/// The multiset intersection of two word sequences (exact): `a`'s words counted in the word
-/// table, `b`'s taken from the counts.
+/// The multiset intersection of two word sequences (exact).
+#[cfg(test)]
 fn word_intersection(a: &[Word], b: &[Word]) -> u64 {
+    word_intersection_reaching(a, b, 0).expect("every intersection reaches 0")
+}
+
+/// The multiset intersection of two word sequences (exact) when it is at least `needed`, else
+/// `None`: the shorter's words counted in the word table, the longer's taken from the counts,
+/// which stop once the words left of the longer cannot bring the count to `needed` (a pair far
+/// from the bag filter's bound is rejected in part of the work).
+fn word_intersection_reaching(a: &[Word], b: &[Word], needed: u64) -> Option<u64> {
+    const CHECK_EVERY: usize = 64;
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     with_word_table(|counts| {
-        for &w in a {
+        for &w in short {
             counts[w as usize] += 1;
         }
         let mut common = 0u64;
-        for &w in b {
+        let mut reached = true;
+        for (t, &w) in long.iter().enumerate() {
+            if t % CHECK_EVERY == 0 && common + ((long.len() - t) as u64) < needed {
+                reached = false;
+                break;
+            }
             let count = &mut counts[w as usize];
             if *count > 0 {
                 *count -= 1;
                 common += 1;
             }
         }
-        for &w in a {
+        for &w in short {
             counts[w as usize] = 0;
         }
-        common
+        (reached && common >= needed).then_some(common)
     })
 }
 
 /// The longer sequence's bigrams that the other lacks (`shared_bigrams`): an edit breaks at
 /// most two of them, so D ≥ half of these.
+#[cfg(test)]
 fn unshared_bigrams(a: &[Word], b: &[Word]) -> u64 {
     (a.len().max(b.len()) as u64).saturating_sub(shared_bigrams(a, b) + 1)
+}
+
+/// `shared_bigrams` of two word sequences.
+#[cfg(test)]
+fn shared_bigrams(a: &[Word], b: &[Word]) -> u64 {
+    shared_bigrams_reaching(a, b, 0).expect("every count reaches 0")
 }
 
 /// The bigram filter: the multiset intersection of the two sequences' word bigrams. An
@@ -473,12 +532,14 @@ fn unshared_bigrams(a: &[Word], b: &[Word]) -> u64 {
 /// be within the budget. Bag-similar texts that are not the same text (common words in another
 /// order) end here, before Myers runs to its budget. Exact: the shorter sequence's bigrams are
 /// counted in an open-addressing table (an entry is the bigram and its count), the longer's
-/// taken from it.
-fn shared_bigrams(a: &[Word], b: &[Word]) -> u64 {
+/// taken from it. `None` when the count is below `needed`: it stops once the longer's bigrams
+/// left cannot bring it there.
+fn shared_bigrams_reaching(a: &[Word], b: &[Word], needed: u64) -> Option<u64> {
     const EMPTY: u64 = u64::MAX;
+    const CHECK_EVERY: usize = 64;
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if short.len() < 2 {
-        return 0;
+        return (needed == 0).then_some(0);
     }
     let bigram = |p: &[Word]| (p[0] as u32) << 16 | p[1] as u32;
     WORD_SCRATCH.with(|s| {
@@ -507,7 +568,11 @@ fn shared_bigrams(a: &[Word], b: &[Word]) -> u64 {
             }
         }
         let mut common = 0u64;
-        for p in long.windows(2) {
+        let pairs = long.len() - 1;
+        for (t, p) in long.windows(2).enumerate() {
+            if t % CHECK_EVERY == 0 && common + ((pairs - t) as u64) < needed {
+                return None;
+            }
             let key = bigram(p);
             let mut i = start(key);
             while table[i] != EMPTY {
@@ -521,7 +586,7 @@ fn shared_bigrams(a: &[Word], b: &[Word]) -> u64 {
                 i = (i + 1) & (size - 1);
             }
         }
-        common
+        (common >= needed).then_some(common)
     })
 }
 
@@ -822,10 +887,23 @@ mod tests {
                 }
             }
             let sorted = |v: &[u16]| { let mut v = v.to_vec(); v.sort_unstable(); v };
-            prop_assert_eq!(word_intersection(&a, &b), crate::sorted::intersection(&sorted(&a), &sorted(&b)) as u64);
+            let common = crate::sorted::intersection(&sorted(&a), &sorted(&b)) as u64;
+            prop_assert_eq!(word_intersection(&a, &b), common);
+            // With a bound: the intersection when it reaches it (either order), None when not.
+            for needed in [0, common / 2, common, common + 1, common + 70, (a.len().max(b.len()) as u64 * 4).div_ceil(5)] {
+                let expected = (common >= needed).then_some(common);
+                prop_assert_eq!(word_intersection_reaching(&a, &b, needed), expected);
+                prop_assert_eq!(word_intersection_reaching(&b, &a, needed), expected);
+            }
             let bigrams = |w: &[u16]| { let mut v: Vec<u32> = w.windows(2).map(|p| (p[0] as u32) << 16 | p[1] as u32).collect(); v.sort_unstable(); v };
             prop_assert_eq!(shared_bigrams(&a, &b), crate::sorted::intersection(&bigrams(&a), &bigrams(&b)) as u64);
             prop_assert_eq!(shared_bigrams(&b, &a), shared_bigrams(&a, &b));
+            let shared = shared_bigrams(&a, &b);
+            for needed in [0, shared / 2, shared, shared + 1, shared + 70, a.len().max(b.len()).saturating_sub(1) as u64] {
+                let expected = (shared >= needed).then_some(shared);
+                prop_assert_eq!(shared_bigrams_reaching(&a, &b, needed), expected);
+                prop_assert_eq!(shared_bigrams_reaching(&b, &a, needed), expected);
+            }
         }
 
         #[test]
