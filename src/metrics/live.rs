@@ -1,7 +1,8 @@
 //! The live view of a run: cluster membership as the sink receives it, a time series, and the
 //! JSON documents behind the dashboard (`/api/...`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -11,6 +12,71 @@ use dupflow_operators::PageId;
 
 use super::{Registry, CLUSTERS, DUPLICATE_PAGES, DUPLICATE_RATIO, LARGEST_CLUSTER, PAGES_HELD};
 use crate::types::ClusterRow;
+
+/// The pages held, and those in clusters of more than one page, from the clusters by size.
+fn page_counts(sizes: &BTreeMap<usize, usize>) -> (usize, usize) {
+    sizes.iter().fold((0, 0), |(pages, duplicates), (&size, &n)| (pages + size * n, duplicates + if size > 1 { size * n } else { 0 }))
+}
+
+/// Records that `cluster` went from `before` to `after` pages (0: no cluster).
+fn resized(
+    sizes: &mut BTreeMap<usize, usize>,
+    multi: &mut BTreeSet<(Reverse<usize>, PageId)>,
+    cluster: PageId,
+    before: usize,
+    after: usize,
+) {
+    if before > 0 {
+        if let Some(n) = sizes.get_mut(&before) {
+            *n -= 1;
+            if *n == 0 {
+                sizes.remove(&before);
+            }
+        }
+    }
+    if after > 0 {
+        *sizes.entry(after).or_default() += 1;
+    }
+    if before > 1 {
+        multi.remove(&(Reverse(before), cluster));
+    }
+    if after > 1 {
+        multi.insert((Reverse(after), cluster));
+    }
+}
+
+/// Adds `n` pages and `d` duplicate pages to the host of `url` (dropping a host down to none).
+fn add_to_host(hosts: &mut HashMap<String, (usize, usize)>, url: &str, n: isize, d: isize) {
+    let host = crate::source::http::host_of(url);
+    let (pages, duplicates) = hosts.get(&host).copied().unwrap_or_default();
+    let now = (pages.saturating_add_signed(n), duplicates.saturating_add_signed(d));
+    if now == (0, 0) {
+        hosts.remove(&host);
+    } else {
+        hosts.insert(host, now);
+    }
+}
+
+/// The page of `url` left a cluster of `before` pages; `left` is what remains of it.
+fn host_left(hosts: &mut HashMap<String, (usize, usize)>, url: &str, before: usize, left: Option<&Members>) {
+    add_to_host(hosts, url, -1, if before > 1 { -1 } else { 0 });
+    if let (2, Some(Members::One((other, _), _))) = (before, left) {
+        // The page left behind is alone now: no longer a duplicate.
+        add_to_host(hosts, other, 0, -1);
+    }
+}
+
+/// The page `page` of `url` joined a cluster, `members` now.
+fn host_joined(hosts: &mut HashMap<String, (usize, usize)>, url: &str, page: PageId, members: &Members) {
+    let after = members.len();
+    add_to_host(hosts, url, 1, if after > 1 { 1 } else { 0 });
+    if after == 2 {
+        // The page it joined was alone: a duplicate now.
+        if let Some((other, _)) = members.keys().find(|(_, p)| *p != page) {
+            add_to_host(hosts, other, 0, 1);
+        }
+    }
+}
 
 /// One sample of the time series.
 #[derive(Clone, Debug)]
@@ -94,6 +160,15 @@ struct Inner {
     current: HashMap<PageId, ClusterRow>,
     /// cluster → members (url, page, similarity ppm, leader)
     members: HashMap<PageId, Members>,
+    /// What the gauges and the dashboard read, kept as members come and go: a sample or a
+    /// summary costs the clusters it shows, not a pass over every cluster and URL held (at a
+    /// million pages such a pass took the live lock, which the sink waits on, every second).
+    /// Clusters by size: size → clusters.
+    sizes: BTreeMap<usize, usize>,
+    /// The clusters of more than one page, largest first, then by id.
+    multi: BTreeSet<(Reverse<usize>, PageId)>,
+    /// Per host: (pages, pages in a cluster of more than one page).
+    hosts: HashMap<String, (usize, usize)>,
     series: VecDeque<Sample>,
     finished: bool,
 }
@@ -188,13 +263,30 @@ impl Live {
             }
             if let Some(old) = inner.current.remove(&page) {
                 let cluster = old.assignment.cluster;
-                if let Some(left) = inner.members.remove(&cluster).and_then(|m| m.remove(&(old.url, page))) {
-                    inner.members.insert(cluster, left);
+                if let Some(members) = inner.members.remove(&cluster) {
+                    let before = members.len();
+                    let key = (old.url, page);
+                    let left = members.remove(&key);
+                    let after = left.as_ref().map_or(0, Members::len);
+                    if after < before {
+                        host_left(&mut inner.hosts, &key.0, before, left.as_ref());
+                        resized(&mut inner.sizes, &mut inner.multi, cluster, before, after);
+                    }
+                    if let Some(left) = left {
+                        inner.members.insert(cluster, left);
+                    }
                 }
             }
             if let Some(row) = now {
                 let a = row.assignment;
-                let members = Members::insert(inner.members.remove(&a.cluster), (row.url.clone(), page), (a.similarity_ppm, a.leader));
+                let held = inner.members.remove(&a.cluster);
+                let before = held.as_ref().map_or(0, Members::len);
+                let members = Members::insert(held, (row.url.clone(), page), (a.similarity_ppm, a.leader));
+                let after = members.len();
+                if after > before {
+                    host_joined(&mut inner.hosts, &row.url, page, &members);
+                    resized(&mut inner.sizes, &mut inner.multi, a.cluster, before, after);
+                }
                 inner.members.insert(a.cluster, members);
                 inner.current.insert(page, row);
             }
@@ -261,9 +353,8 @@ impl Live {
     /// Updates the cluster gauges and appends to the time series (called about once a second).
     pub fn sample(&self) {
         let mut inner = self.inner.lock().expect("live lock");
-        let pages: usize = inner.members.values().map(|m| m.len()).sum();
-        let duplicates: usize = inner.members.values().map(|m| m.len()).filter(|&n| n > 1).sum();
-        let largest = inner.members.values().map(|m| m.len()).max().unwrap_or(0);
+        let (pages, duplicates) = page_counts(&inner.sizes);
+        let largest = inner.sizes.keys().next_back().copied().unwrap_or(0);
         let ratio = if pages > 0 { duplicates as f64 / pages as f64 } else { 0.0 };
         let r = &self.registry;
         r.set(CLUSTERS, "", inner.members.len() as i64);
@@ -289,13 +380,28 @@ impl Live {
         }
     }
 
-    /// Clusters by size, largest first: (cluster, size, first URLs).
+    /// Clusters by size, largest first, then by id: (cluster, size, first URLs). The clusters
+    /// of more than one page come from their index; one-page clusters, listed only when fewer
+    /// than `limit` clusters hold more, are found by a pass over the clusters.
     fn largest(inner: &Inner, limit: usize) -> Vec<Value> {
-        let mut clusters: Vec<(&PageId, &Members)> = inner.members.iter().collect();
-        clusters.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(b.0)));
+        let mut clusters: Vec<&PageId> = inner.multi.iter().take(limit).map(|(_, id)| id).collect();
+        if clusters.len() < limit {
+            let wanted = limit - clusters.len();
+            // The `wanted` smallest ids of the one-page clusters (a max-heap of them).
+            let mut singles: BinaryHeap<&PageId> = BinaryHeap::with_capacity(wanted + 1);
+            for (id, m) in &inner.members {
+                if m.len() == 1 && (singles.len() < wanted || singles.peek().is_some_and(|top| id < *top)) {
+                    singles.push(id);
+                    if singles.len() > wanted {
+                        singles.pop();
+                    }
+                }
+            }
+            clusters.extend(singles.into_sorted_vec());
+        }
         clusters
             .into_iter()
-            .take(limit)
+            .filter_map(|id| inner.members.get(id).map(|m| (id, m)))
             .map(|(id, m)| {
                 json!({
                     "cluster": id.to_string(),
@@ -322,16 +428,8 @@ impl Live {
                 json!({"t": (b.secs * 10.0).round() / 10.0, "pages_per_sec": rate.round(), "duplicate_ratio": b.duplicate_ratio})
             })
             .collect();
-        let mut hosts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-        for m in inner.members.values() {
-            for (url, _) in m.keys() {
-                let h = hosts.entry(crate::source::http::host_of(url)).or_default();
-                h.0 += 1;
-                h.1 += (m.len() > 1) as usize;
-            }
-        }
-        let mut hosts: Vec<(String, (usize, usize))> = hosts.into_iter().collect();
-        hosts.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(b.1 .0.cmp(&a.1 .0)));
+        let mut hosts: Vec<(&String, &(usize, usize))> = inner.hosts.iter().collect();
+        hosts.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(b.1 .0.cmp(&a.1 .0)).then(a.0.cmp(b.0)));
         let stages: BTreeMap<&str, f64> = ["decode", "strip", "split", "verify"]
             .into_iter()
             .map(|s| {
@@ -341,8 +439,7 @@ impl Live {
             .collect();
         let largest = Self::largest(&inner, 20);
         let alarms: Vec<&Value> = largest.iter().filter(|c| c["size"].as_u64().unwrap_or(0) as usize > self.alarm_pages).collect();
-        let page_count: usize = inner.members.values().map(|m| m.len()).sum();
-        let duplicates: usize = inner.members.values().map(|m| m.len()).filter(|&n| n > 1).sum();
+        let (page_count, duplicates) = page_counts(&inner.sizes);
         json!({
             "finished": inner.finished,
             "cluster_totals": self.cluster_totals(),
@@ -429,6 +526,100 @@ mod tests {
         assert_eq!(live.registry.get(super::super::PAGES_HELD, ""), 2);
         // Settled pages are not tallied apart: their current row is all the view holds.
         assert!(live.inner.lock().unwrap().rows_of.is_empty());
+    }
+
+    /// What the kept indexes must hold, counted from the clusters themselves.
+    fn from_scratch(inner: &Inner) -> (BTreeMap<usize, usize>, BTreeSet<(Reverse<usize>, PageId)>, BTreeMap<String, (usize, usize)>) {
+        let mut sizes = BTreeMap::new();
+        let mut multi = BTreeSet::new();
+        let mut hosts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+        for (id, m) in &inner.members {
+            *sizes.entry(m.len()).or_default() += 1;
+            if m.len() > 1 {
+                multi.insert((Reverse(m.len()), *id));
+            }
+            for (url, _) in m.keys() {
+                let h = hosts.entry(crate::source::http::host_of(url)).or_default();
+                h.0 += 1;
+                h.1 += usize::from(m.len() > 1);
+            }
+        }
+        (sizes, multi, hosts)
+    }
+
+    #[test]
+    fn the_kept_sizes_multi_page_clusters_and_hosts_equal_a_count_from_scratch() {
+        // Pages on three hosts move between clusters, come and go; each step's retractions and
+        // insertions arrive in a scrambled order, sometimes split over two batches.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut below = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let id = |n| PageId { date: n, hash: n };
+        let row = |page: u64, cluster: u64| ClusterRow {
+            page: id(page),
+            url: format!("http://h{}.example/{page}", page % 3),
+            record_id: page.to_string(),
+            assignment: Assignment { cluster: id(cluster), leader: id(cluster), similarity_ppm: 1_000_000 },
+        };
+        let live = Live::new(Arc::new(Registry::default()), 10);
+        let mut now: BTreeMap<u64, u64> = BTreeMap::new();
+        for step in 0..400u64 {
+            let mut updates = Vec::new();
+            for _ in 0..1 + below(6) {
+                let page = below(40);
+                let next = match below(4) {
+                    0 => None,
+                    _ => Some(below(12)),
+                };
+                if let Some(&cluster) = now.get(&page) {
+                    updates.push((row(page, cluster), step, -1));
+                }
+                if let Some(cluster) = next {
+                    updates.push((row(page, cluster), step, 1));
+                    now.insert(page, cluster);
+                } else {
+                    now.remove(&page);
+                }
+            }
+            for i in (1..updates.len()).rev() {
+                updates.swap(i, below(i as u64 + 1) as usize);
+            }
+            let cut = below(updates.len() as u64 + 1) as usize;
+            live.apply(&updates[..cut]);
+            live.apply(&updates[cut..]);
+            let inner = live.inner.lock().unwrap();
+            let (sizes, multi, hosts) = from_scratch(&inner);
+            assert_eq!(inner.sizes, sizes, "step {step}");
+            assert_eq!(inner.multi, multi, "step {step}");
+            assert_eq!(inner.hosts.iter().map(|(h, c)| (h.clone(), *c)).collect::<BTreeMap<_, _>>(), hosts, "step {step}");
+            // And the view follows the assignments.
+            let mut expected: BTreeMap<u64, usize> = BTreeMap::new();
+            for cluster in now.values() {
+                *expected.entry(*cluster).or_default() += 1;
+            }
+            let held: BTreeMap<u64, usize> = inner.members.iter().map(|(c, m)| (c.hash, m.len())).collect();
+            assert_eq!(held, expected, "step {step}");
+            drop(inner);
+            // The largest clusters: by size, then id, as a sort of every cluster gives them.
+            let mut all: Vec<(usize, u64)> = expected.iter().map(|(&c, &n)| (n, c)).collect();
+            all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            for limit in [1, 3, 20] {
+                let listed: Vec<(usize, String)> = live.clusters(limit)["clusters"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|c| (c["size"].as_u64().unwrap() as usize, c["cluster"].as_str().unwrap().to_string()))
+                    .collect();
+                let wanted: Vec<(usize, String)> = all.iter().take(limit).map(|&(n, c)| (n, id(c).to_string())).collect();
+                assert_eq!(listed, wanted, "step {step}, limit {limit}");
+            }
+        }
+        live.sample();
+        assert_eq!(live.registry.get(super::super::PAGES_HELD, ""), now.len() as i64);
     }
 
     #[test]
