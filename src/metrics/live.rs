@@ -13,19 +13,16 @@ use dupflow_operators::PageId;
 use super::{Registry, CLUSTERS, DUPLICATE_PAGES, DUPLICATE_RATIO, LARGEST_CLUSTER, PAGES_HELD};
 use crate::types::ClusterRow;
 
+/// The clusters of more than one page, largest first, then by id.
+type BySize = BTreeSet<(Reverse<usize>, PageId)>;
+
 /// The pages held, and those in clusters of more than one page, from the clusters by size.
 fn page_counts(sizes: &BTreeMap<usize, usize>) -> (usize, usize) {
     sizes.iter().fold((0, 0), |(pages, duplicates), (&size, &n)| (pages + size * n, duplicates + if size > 1 { size * n } else { 0 }))
 }
 
 /// Records that `cluster` went from `before` to `after` pages (0: no cluster).
-fn resized(
-    sizes: &mut BTreeMap<usize, usize>,
-    multi: &mut BTreeSet<(Reverse<usize>, PageId)>,
-    cluster: PageId,
-    before: usize,
-    after: usize,
-) {
+fn resized(sizes: &mut BTreeMap<usize, usize>, multi: &mut BySize, cluster: PageId, before: usize, after: usize) {
     if before > 0 {
         if let Some(n) = sizes.get_mut(&before) {
             *n -= 1;
@@ -166,7 +163,7 @@ struct Inner {
     /// Clusters by size: size → clusters.
     sizes: BTreeMap<usize, usize>,
     /// The clusters of more than one page, largest first, then by id.
-    multi: BTreeSet<(Reverse<usize>, PageId)>,
+    multi: BySize,
     /// Per host: (pages, pages in a cluster of more than one page).
     hosts: HashMap<String, (usize, usize)>,
     series: VecDeque<Sample>,
@@ -528,8 +525,11 @@ mod tests {
         assert!(live.inner.lock().unwrap().rows_of.is_empty());
     }
 
+    /// Clusters by size, the multi-page clusters by size, per host (pages, duplicate pages).
+    type Kept = (BTreeMap<usize, usize>, BySize, BTreeMap<String, (usize, usize)>);
+
     /// What the kept indexes must hold, counted from the clusters themselves.
-    fn from_scratch(inner: &Inner) -> (BTreeMap<usize, usize>, BTreeSet<(Reverse<usize>, PageId)>, BTreeMap<String, (usize, usize)>) {
+    fn from_scratch(inner: &Inner) -> Kept {
         let mut sizes = BTreeMap::new();
         let mut multi = BTreeSet::new();
         let mut hosts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
