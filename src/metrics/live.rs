@@ -385,7 +385,7 @@ impl Live {
         if clusters.len() < limit {
             let wanted = limit - clusters.len();
             // The `wanted` smallest ids of the one-page clusters (a max-heap of them).
-            let mut singles: BinaryHeap<&PageId> = BinaryHeap::with_capacity(wanted + 1);
+            let mut singles: BinaryHeap<&PageId> = BinaryHeap::with_capacity(wanted.min(inner.members.len()) + 1);
             for (id, m) in &inner.members {
                 if m.len() == 1 && (singles.len() < wanted || singles.peek().is_some_and(|top| id < *top)) {
                     singles.push(id);
