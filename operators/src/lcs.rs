@@ -394,6 +394,10 @@ fn lcs_of_rows(short: &[u32], rows: usize, long: impl ExactSizeIterator<Item = O
     })
 }
 
+/// The counts that stop once what is left cannot reach their bound (the bit-parallel LCS, the
+/// bag and bigram filters) check it every this many tokens.
+const CHECK_EVERY: usize = 64;
+
 /// The match vectors kept between comparisons, at most (8 MB a worker): pages of up to ~8,000
 /// words.
 const BIT_SCRATCH_KEPT: usize = 1 << 20;
@@ -415,7 +419,6 @@ fn lcs_of_rows_in(
     matches: &mut Vec<u64>,
     v: &mut Vec<u64>,
 ) -> u64 {
-    const CHECK_EVERY: usize = 64;
     let blocks = short.len().div_ceil(64);
     // The positions of each row of the shorter sequence, as a bit vector.
     matches.clear();
@@ -486,17 +489,15 @@ fn word_intersection(a: &[Word], b: &[Word]) -> u64 {
 /// which stop once the words left of the longer cannot bring the count to `needed` (a pair far
 /// from the bag filter's bound is rejected in part of the work).
 fn word_intersection_reaching(a: &[Word], b: &[Word], needed: u64) -> Option<u64> {
-    const CHECK_EVERY: usize = 64;
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     with_word_table(|counts| {
         for &w in short {
             counts[w as usize] += 1;
         }
         let mut common = 0u64;
-        let mut reached = true;
         for (t, &w) in long.iter().enumerate() {
+            // Stopped here, the count stays below `needed`: the table is still cleared below.
             if t % CHECK_EVERY == 0 && common + ((long.len() - t) as u64) < needed {
-                reached = false;
                 break;
             }
             let count = &mut counts[w as usize];
@@ -508,7 +509,7 @@ fn word_intersection_reaching(a: &[Word], b: &[Word], needed: u64) -> Option<u64
         for &w in short {
             counts[w as usize] = 0;
         }
-        (reached && common >= needed).then_some(common)
+        (common >= needed).then_some(common)
     })
 }
 
@@ -536,7 +537,6 @@ fn shared_bigrams(a: &[Word], b: &[Word]) -> u64 {
 /// left cannot bring it there.
 fn shared_bigrams_reaching(a: &[Word], b: &[Word], needed: u64) -> Option<u64> {
     const EMPTY: u64 = u64::MAX;
-    const CHECK_EVERY: usize = 64;
     let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     if short.len() < 2 {
         return (needed == 0).then_some(0);
