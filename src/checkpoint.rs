@@ -76,8 +76,9 @@ pub struct Manifest {
 /// The version of the method's rules, raised whenever a release forms other clusters from the
 /// same pages and settings. 2: template inside a page's own text stays in it (eighth session).
 /// 3: landmarks and the template at the edges of a marked main content; held pages carry
-/// `main_marked` (twelfth session).
-pub const METHOD_VERSION: u64 = 3;
+/// `main_marked` (twelfth session). 4: per-sentence groups compare only the pairs whose
+/// sentences may reach τ (twenty-ninth session).
+pub const METHOD_VERSION: u64 = 4;
 
 /// A stable key of what decides the clusters: `METHOD_VERSION` and the method's settings
 /// ([template], [fingerprint], [candidates], [verify]). A checkpoint's change stream can only

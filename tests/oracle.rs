@@ -66,7 +66,7 @@ fn config(variant: Variant) -> MethodConfig {
             refresh_epochs: 1,
         },
         fingerprint,
-        candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5, neighbors: 2 },
+        candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5, neighbors: 2, common_sentence_pages: 2 },
         verify: VerifyConfig {
             method,
             threshold: 0.6,
@@ -435,6 +435,81 @@ fn identical_families_beyond_every_cap_are_one_cluster() {
                 assert!(largest > 6, "seed {seed}: no family beyond the caps (largest {largest})");
                 assert!(representative_left, "seed {seed}: no family lost its anchor");
             }
+        }
+    }
+}
+
+/// A page of `texts` (each sentence's words; its key a hash of them, its weight their count)
+/// on a host of its own (no sentence is template).
+fn page_of_words(n: u64, texts: &[Vec<u16>]) -> Page {
+    let key = |w: &[u16]| w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3)) | 1 << 40;
+    Page {
+        id: PageId { date: n, hash: n },
+        url: format!("http://h{n}/{n}"),
+        host: n,
+        record_id: n.to_string(),
+        sentences: texts
+            .iter()
+            .enumerate()
+            // The quote's key is the smallest, so it is in every page's prefix.
+            .map(|(i, w)| Sentence {
+                key: if i == 0 { 7 } else { key(w) },
+                weight: w.len() as u16,
+                fingerprinted: true,
+                words: w.len() as u16,
+            })
+            .collect(),
+        shingles: Vec::new(),
+        words: texts.iter().flatten().copied().collect(),
+        main_marked: false,
+    }
+}
+
+/// Pages alike only word by word (one word of every sentence replaced) that share one quoted
+/// sentence, with no word fingerprints: they meet only in the quote's per-sentence group. Up to
+/// `common_sentence_pages` (2) pages there they are compared and an edge; beyond, the group
+/// compares by sentences only and they are not. The dataflow equals the reference round by round
+/// as the group crosses the bound both ways, at 1, 2 and 4 workers.
+#[test]
+fn a_common_sentence_group_compares_by_sentences_only() {
+    let mut config = config(Variant::SentenceConnected);
+    config.fingerprint = Fingerprinting::Sentence(FingerprintConfig {
+        buckets: 4,
+        hashes_per_bucket: 2,
+        word_bands: 0,
+        word_rows: 2,
+        word_shingle_words: 2,
+    });
+    config.candidates.max_fingerprint_pages = 50;
+    let quote: Vec<u16> = (100..106).collect();
+    // Family f: five sentences of six words, and the same with one word of each replaced.
+    let text = |f: u16, renamed: bool| -> Vec<Vec<u16>> {
+        let mut t = vec![quote.clone()];
+        t.extend(
+            (0..5u16)
+                .map(|i| (0..6u16).map(|w| if renamed && w == i { 9_000 + 10 * f + i } else { 1_000 * (f + 1) + 10 * i + w }).collect()),
+        );
+        t
+    };
+    let pair = |f: u16| [page_of_words(2 * f as u64, &text(f, false)), page_of_words(2 * f as u64 + 1, &text(f, true))];
+    // Round 0: one pair (its group of 2 compares word by word); 1: three more pairs (8 pages:
+    // by sentences only); 2: all but the first pair retracted (2 again).
+    let mut updates: Vec<(u64, Page, isize)> = pair(0).into_iter().map(|p| (0, p, 1)).collect();
+    updates.extend((1..4).flat_map(|f| pair(f).into_iter().map(|p| (1, p, 1))));
+    updates.extend((1..4).flat_map(|f| pair(f).into_iter().map(|p| (2, p, -1))));
+    let multi = |clusters: &BTreeMap<PageId, Assignment>| {
+        let ids: BTreeSet<PageId> = clusters.values().map(|a| a.cluster).collect();
+        clusters.len() - ids.len()
+    };
+    let expected: Vec<_> = (0..3).map(|round| reference::clusters(&alive_at(&updates, round), &config)).collect();
+    assert_eq!(expected.iter().map(multi).collect::<Vec<_>>(), vec![1, 0, 1], "an edge at 2 pages, none at 8, one again at 2");
+    let mut unpruned = config.clone();
+    unpruned.candidates.common_sentence_pages = 1_000;
+    assert_eq!(multi(&reference::clusters(&alive_at(&updates, 1), &unpruned)), 4, "word by word, the four pairs are alike");
+    for workers in [1, 2, 4] {
+        let (_, _, clusters, _) = run(updates.clone(), workers, config.clone());
+        for (round, expected) in expected.iter().enumerate() {
+            assert_eq!(&state_at(&clusters, round as u64), expected, "round {round}, {workers} workers");
         }
     }
 }

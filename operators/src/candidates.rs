@@ -31,11 +31,20 @@ pub struct CandidateConfig {
     /// Bounded verification (`clustering = "connected"`): each page of a fingerprint group is
     /// compared with this many of the next pages in length order (see `edges`).
     pub neighbors: u32,
+    /// Bounded verification with sentence fingerprints and the LCS verifier: a short page's
+    /// per-sentence group on more pages than this (a sentence quoted on many pages) compares
+    /// only the pairs whose sentences may reach τ (`groups::GroupSettings::sentence_groups_over`).
+    pub common_sentence_pages: u32,
 }
 
 impl Default for CandidateConfig {
     fn default() -> Self {
-        CandidateConfig { max_fingerprint_pages: 1_000, max_set_pages: 1_000, neighbors: 8 }
+        CandidateConfig {
+            max_fingerprint_pages: 1_000,
+            max_set_pages: 1_000,
+            neighbors: 8,
+            common_sentence_pages: crate::groups::SENTENCE_GROUPS_OVER as u32,
+        }
     }
 }
 

@@ -191,13 +191,22 @@ pub type PairVerdict = (Verdict, bool);
 /// members alone, so that the dataflow keeps it incrementally (`groups::Group`: a change
 /// re-decides only the members near it). `compare` decides a pair (Myers with a cache in the
 /// dataflow, plain DP in the reference).
-pub fn group_edges<F>(members: &[&Member], config: &VerifyConfig, neighbors: usize, stats: &mut VerifyStats, compare: F) -> GroupVerdicts
+pub fn group_edges<F>(
+    fp: u64,
+    members: &[&Member],
+    config: &VerifyConfig,
+    sentence_groups_over: usize,
+    neighbors: usize,
+    stats: &mut VerifyStats,
+    compare: F,
+) -> GroupVerdicts
 where
     F: FnMut(&Member, &Member) -> PairVerdict,
 {
-    let settings = crate::groups::GroupSettings { config: config.clone(), neighbors, max_pages: usize::MAX, min_pages: 0 };
+    let settings =
+        crate::groups::GroupSettings { config: config.clone(), neighbors, max_pages: usize::MAX, min_pages: 0, sentence_groups_over };
     let list: Vec<Arc<Member>> = members.iter().map(|&m| Arc::new(m.clone())).collect();
-    let mut bag = crate::groups::group_contributions(&list, &settings, stats, compare);
+    let mut bag = crate::groups::group_contributions(fp, &list, &settings, stats, compare);
     bag.dedup();
     let mut out = GroupVerdicts::default();
     for (edge, candidate) in bag {
@@ -233,12 +242,15 @@ pub struct Edges<'scope, T: Timestamp> {
 pub trait VerifyEdges<'scope, T: Timestamp + Lattice + TotalOrder> {
     /// `self` is each page's fingerprints, `(page, fingerprints)`; `members` each page's
     /// `Member`. Groups of more than `max_fingerprint_pages` pages are dropped (and reported,
-    /// `oversized_fingerprints`). `on_stats` sees every group's counters, those of one
-    /// time at once.
+    /// `oversized_fingerprints`). `sentence_groups_over`: per-sentence groups of more pages compare
+    /// only the pairs whose sentences may reach τ (`groups::GroupSettings::sentence_groups_over`).
+    /// `on_stats` sees every group's counters, those of one time at once.
+    #[allow(clippy::too_many_arguments)]
     fn verified_edges<S>(
         self,
         members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
         config: VerifyConfig,
+        sentence_groups_over: usize,
         neighbors: u32,
         max_fingerprint_pages: u32,
         on_stats: S,
@@ -252,6 +264,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
         self,
         members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
         config: VerifyConfig,
+        sentence_groups_over: usize,
         neighbors: u32,
         max_fingerprint_pages: u32,
         on_stats: S,
@@ -265,6 +278,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             neighbors: neighbors as usize,
             max_pages: max_fingerprint_pages as usize,
             min_pages: sibling_min_pages,
+            sentence_groups_over,
         };
         // A page's fingerprints are one value (its list), not one update each.
         let fingerprints = self.arrange_by_key_named("Arrange: fingerprints of pages");
@@ -334,7 +348,7 @@ mod tests {
         sorted.sort();
         let config = VerifyConfig { threshold: 0.8, word_threshold: 0.0, ..Default::default() };
         let mut stats = VerifyStats::default();
-        group_edges(&sorted, &config, neighbors, &mut stats, |a, b| pair_verdict(&config, a, b))
+        group_edges(1, &sorted, &config, usize::MAX, neighbors, &mut stats, |a, b| pair_verdict(&config, a, b))
             .edges
             .iter()
             .map(|e| (e.shorter.date, e.longer.date))
@@ -424,7 +438,7 @@ mod tests {
         let mut pair: Vec<Member> = (0..2).map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), contents[n].clone())).collect();
         pair.sort();
         let pair: Vec<&Member> = pair.iter().collect();
-        let verdicts = group_edges(&pair, &config, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, a, b));
+        let verdicts = group_edges(1, &pair, &config, usize::MAX, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, a, b));
         assert!(verdicts.edges.is_empty());
         let [candidate] = verdicts.candidates[..] else { panic!("one candidate: {:?}", verdicts.candidates) };
         let (a, b) = (&pair[0].content, &pair[1].content);

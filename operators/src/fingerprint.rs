@@ -80,7 +80,7 @@ pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig
     let mut keys: Vec<u64> = dense
         .chunks(rows)
         .enumerate()
-        .map(|(band, values)| values.iter().fold(mix64(band as u64 ^ WORD_TAG), |acc, &v| mix64(acc ^ v)))
+        .map(|(band, values)| values.iter().fold(mix64(band as u64 ^ WORD_TAG), |acc, &v| mix64(acc ^ v)) & !PER_SENTENCE)
         .collect();
     keys.sort_unstable();
     keys.dedup();
@@ -107,7 +107,7 @@ fn sentence_fingerprints<'a>(sorted: &'a [u64], config: &FingerprintConfig, shor
     let m = config.buckets.max(1) as u64;
     let mut out = level_fingerprints(sorted, m, config.hashes_per_bucket.max(1) as usize, m);
     if is_short(sorted.len(), config) {
-        out.extend(short(sorted).iter().map(|&key| combine(SHORT_PAGE_TAG, &[key])));
+        out.extend(short(sorted).iter().map(|&key| combine(SHORT_PAGE_TAG, &[key]) | PER_SENTENCE));
     }
     out
 }
@@ -175,6 +175,20 @@ pub fn short_page_prefix<'a, S: crate::page::KeyWeight>(keys: &'a [u64], sentenc
 
 const SHORT_PAGE_TAG: u64 = u64::MAX - 1;
 
+/// The top bit of a sentence fingerprinting's fingerprint: set on a short page's per-sentence
+/// fingerprints, clear on the bucket and word fingerprints. A per-sentence group is the pages
+/// whose prefixes share one sentence, there for the prefix filter's promise (pages whose
+/// sentences reach τ meet): the groups compare in it only the pairs whose sentences may reach
+/// τ (`groups::GroupSettings::sentence_groups_over`). Without it, a sentence quoted on many unrelated
+/// short pages (a licence line, a stock phrase) made each of them compare with all its
+/// neighbours there, and those comparisons grew with the corpus.
+pub const PER_SENTENCE: u64 = 1 << 63;
+
+/// Whether `fp` is a per-sentence fingerprint (`PER_SENTENCE`).
+pub fn is_per_sentence(fp: u64) -> bool {
+    fp & PER_SENTENCE != 0
+}
+
 /// Bucket fingerprints with `m` buckets (`sorted` ascending, distinct); tagged by level
 /// unless `m` is the configured one (so the main level's values do not depend on the tag).
 fn level_fingerprints(sorted: &[u64], m: u64, k: usize, configured: u64) -> Vec<u64> {
@@ -186,7 +200,7 @@ fn level_fingerprints(sorted: &[u64], m: u64, k: usize, configured: u64) -> Vec<
         }
     }
     let tag = if m == configured { 0 } else { m << 32 };
-    buckets.iter().enumerate().filter(|(_, b)| b.len() == k).map(|(i, b)| combine(tag | i as u64, b)).collect()
+    buckets.iter().enumerate().filter(|(_, b)| b.len() == k).map(|(i, b)| combine(tag | i as u64, b) & !PER_SENTENCE).collect()
 }
 
 fn combine(bucket: u64, keys: &[u64]) -> u64 {
@@ -250,7 +264,7 @@ mod tests {
         // m = 2, k = 3, 14 keys (not short): bucket 0 gets the evens, bucket 1 only {1, 3}.
         let mut keys: Vec<u64> = (0..12).map(|i| 2 * i).collect();
         keys.extend([1, 3]);
-        assert_eq!(fingerprints(&keys, &config(2, 3)), vec![combine(0, &[0, 2, 4])]);
+        assert_eq!(fingerprints(&keys, &config(2, 3)), vec![combine(0, &[0, 2, 4]) & !PER_SENTENCE]);
     }
 
     #[test]
@@ -274,9 +288,14 @@ mod tests {
     #[test]
     fn short_pages_get_a_fingerprint_per_sentence() {
         let fps = fingerprints(&[7, 9], &config(4, 3));
-        let mut expected = vec![combine(SHORT_PAGE_TAG, &[7]), combine(SHORT_PAGE_TAG, &[9])];
+        let mut expected = vec![combine(SHORT_PAGE_TAG, &[7]) | PER_SENTENCE, combine(SHORT_PAGE_TAG, &[9]) | PER_SENTENCE];
         expected.sort();
         assert_eq!(fps, expected);
+        assert!(fps.iter().all(|&fp| is_per_sentence(fp)), "tagged as per-sentence");
+        let long: Vec<u64> = (0..100).collect();
+        let (bucket, words) = (fingerprints(&long, &config(4, 3)), word_fingerprints(&[1, 2, 3, 4], &config(4, 3)));
+        assert!(!bucket.is_empty() && !words.is_empty());
+        assert!(bucket.iter().chain(&words).all(|&fp| !is_per_sentence(fp)), "bucket and word fingerprints are not");
         assert!(fingerprints(&[], &config(4, 3)).is_empty());
         // Two short pages sharing one sentence meet.
         let (a, b) = (fingerprints(&[1, 2, 3], &config(8, 3)), fingerprints(&[3, 4, 5], &config(8, 3)));

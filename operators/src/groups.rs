@@ -65,6 +65,54 @@ pub struct GroupSettings {
     pub max_pages: usize,
     /// Repeated blocks from this many pages (0: no sibling rule, no blocks).
     pub min_pages: u32,
+    /// Per-sentence groups (`fingerprint::is_per_sentence`) of more than this many pages
+    /// compare only the pairs whose sentences may reach τ (`lcs::sentences_may_reach`); any
+    /// other pair is dissimilar there, without a comparison (`VerifyStats::pruned`).
+    /// `usize::MAX`: never (other fingerprints, another verifier, the central trim). The
+    /// pipeline's is `[candidates] common_sentence_pages` (`SENTENCE_GROUPS_OVER` by default).
+    ///
+    /// A per-sentence group is the pages whose prefixes share one sentence: its promise is
+    /// that pages whose sentences reach τ meet. A sentence quoted on many unrelated short
+    /// pages (a licence line, a stock phrase) makes a large group of them, in which each page
+    /// was compared, word by word too, with all its neighbours: on the 1M-page scale crawl most
+    /// of the comparisons, and their number a page grew with the crawl. Pages alike only word
+    /// by word meet in their word fingerprints (compared there with the word-level second
+    /// chance) and, while the sentence is on few pages, here too: small groups keep it (on
+    /// real crawls of API documentation, pruning every per-sentence group lost such pairs).
+    pub sentence_groups_over: usize,
+}
+
+/// `GroupSettings::sentence_groups_over` by default (`[candidates] common_sentence_pages`): a
+/// sentence in the prefixes of more pages than this is a common one (PPJoin orders such tokens last for the same reason: they
+/// make candidates, not near-duplicates).
+pub const SENTENCE_GROUPS_OVER: usize = 32;
+
+impl GroupSettings {
+    /// Whether the group of `fp`, with `pages` members, prunes its pairs by their sentences.
+    pub fn prunes(&self, fp: u64, pages: usize) -> bool {
+        pages > self.sentence_groups_over && crate::fingerprint::is_per_sentence(fp)
+    }
+}
+
+/// `verdict` as a group sees it: while `prune` holds (`GroupSettings::prunes`), a pair whose
+/// sentences cannot reach τ is dissimilar without a comparison (counted in `pruned`).
+fn group_verdict<'a, F>(
+    settings: &'a GroupSettings,
+    prune: &'a std::cell::Cell<bool>,
+    pruned: &'a std::cell::Cell<u64>,
+    mut verdict: F,
+) -> impl FnMut(&Member, &Member) -> PairVerdict + 'a
+where
+    F: FnMut(&Member, &Member) -> PairVerdict + 'a,
+{
+    let tau = lcs::ppm(settings.config.threshold);
+    move |a, b| {
+        if prune.get() && !lcs::sentences_may_reach(&a.content, &a.keys, &b.content, &b.keys, tau) {
+            pruned.set(pruned.get() + 1);
+            return (Verdict::Dissimilar, false);
+        }
+        verdict(a, b)
+    }
 }
 
 impl GroupSettings {
@@ -229,17 +277,22 @@ fn looked_at(list: &[Entry], j: usize, side: Side, reach: u8) -> Vec<Identity> {
 /// A group's verdicts from scratch: every member's `contributions`, as a bag (a pair both of
 /// whose pages name it counts twice; the operator's consumer keeps each pair once).
 pub fn group_contributions<F>(
+    fp: u64,
     members: &[Arc<Member>],
     settings: &GroupSettings,
     stats: &mut VerifyStats,
-    mut verdict: F,
+    verdict: F,
 ) -> Vec<(Edge, bool)>
 where
     F: FnMut(&Member, &Member) -> PairVerdict,
 {
+    let pruned = std::cell::Cell::new(0);
+    let prune = std::cell::Cell::new(settings.prunes(fp, members.len()));
+    let mut verdict = group_verdict(settings, &prune, &pruned, verdict);
     let list: Vec<Entry> = members.iter().cloned().map(Entry::new).collect();
     let mut out: Vec<(Edge, bool)> = (0..list.len()).flat_map(|j| contributions(&list, j, settings, stats, &mut verdict)).collect();
     out.sort_unstable();
+    stats.pruned += pruned.get();
     out
 }
 
@@ -387,9 +440,31 @@ impl Group {
     pub fn apply<F>(
         &mut self,
         fp: u64,
+        changes: Vec<(Arc<Member>, isize)>,
+        settings: &GroupSettings,
+        stats: &mut VerifyStats,
+        verdict: F,
+        out: &mut Vec<(GroupOutput, isize)>,
+    ) where
+        F: FnMut(&Member, &Member) -> PairVerdict,
+    {
+        let pruned = std::cell::Cell::new(0);
+        let prune = std::cell::Cell::new(false);
+        let mut verdict = group_verdict(settings, &prune, &pruned, verdict);
+        self.apply_with(fp, changes, settings, stats, &prune, &mut verdict, out);
+        stats.pruned += pruned.get();
+    }
+
+    /// `apply` with the group's verdict (`group_verdict`), pruning while `prune` holds: set
+    /// here for the group before the change, then for the group after it.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_with<F>(
+        &mut self,
+        fp: u64,
         mut changes: Vec<(Arc<Member>, isize)>,
         settings: &GroupSettings,
         stats: &mut VerifyStats,
+        prune: &std::cell::Cell<bool>,
         mut verdict: F,
         out: &mut Vec<(GroupOutput, isize)>,
     ) where
@@ -424,13 +499,18 @@ impl Group {
         let old_len = self.members.len();
         let new_len = old_len + inserted.len() - removed.len();
         let (old_active, new_active) = (old_len <= settings.max_pages, new_len <= settings.max_pages);
+        // A change that crosses `sentence_groups_over` changes every pair's verdict rule: the
+        // group's verdicts go and come whole, as when it crosses max_pages.
+        let (old_prunes, new_prunes) = (settings.prunes(fp, old_len), settings.prunes(fp, new_len));
+        let incremental = old_active && new_active && old_prunes == new_prunes;
+        prune.set(old_prunes);
         let mut old: Vec<(Edge, bool)> = Vec::new();
         let mut new: Vec<(Edge, bool)> = Vec::new();
         // The scans to make again after the change (`Redo`): for a scan that ended on no edge,
         // with what it looked at and whether it found anything.
         let mut redo: Vec<Redo> = Vec::new();
         let n = settings.neighbors;
-        if old_active && new_active {
+        if incremental {
             // Before the change: the members within `neighbors` of a change (no scan reaches
             // farther), and of those, the sides whose scan reaches the nearest changed key.
             let mut near: Vec<usize> = Vec::new();
@@ -477,7 +557,7 @@ impl Group {
             }
             stats.pages += redo.len() as u64 + removed.len() as u64;
         } else if old_active {
-            // Crossing max_pages: the whole group's verdicts go, once.
+            // Crossing max_pages (or sentence_groups_over): the whole group's verdicts go, once.
             for j in 0..old_len {
                 old.extend(contributions(&self.members, j, settings, stats, &mut verdict));
             }
@@ -496,11 +576,13 @@ impl Group {
             self.members.extend(inserted.iter().cloned().map(Entry::new));
             self.members.sort_by_key(|e| identity(&e.member));
         }
+        prune.set(new_prunes);
         if new_active {
-            if old_active {
+            if incremental {
                 redo.extend(inserted_ids.iter().flat_map(|&id| [(id, Side::Before, None), (id, Side::After, None)]));
             } else {
-                // Out of oversize: the whole group's verdicts come, once.
+                // Out of oversize (or across sentence_groups_over): the whole group's verdicts
+                // come, once.
                 redo = self
                     .members
                     .iter()
@@ -847,7 +929,21 @@ mod tests {
             neighbors,
             max_pages,
             min_pages,
+            sentence_groups_over: usize::MAX,
         }
+    }
+
+    /// A page of sentences made of the given words (a sentence's key is a hash of its words,
+    /// its weight their count), for the word-level second chance.
+    fn worded(n: u64, sentences: &[Vec<u16>]) -> Arc<Member> {
+        let key = |w: &[u16]| w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3));
+        let content = Content {
+            sentences: sentences.iter().map(|s| (key(s), s.len() as u16)).collect(),
+            words: sentences.iter().flatten().copied().collect(),
+            word_counts: sentences.iter().map(|s| s.len() as u16).collect(),
+            ..Default::default()
+        };
+        Arc::new(Member::new(VerifyMethod::Lcs, id(n), content))
     }
 
     /// The group's whole output from scratch, as a bag: `group_contributions`, the oversized
@@ -860,7 +956,7 @@ mod tests {
             out.insert(GroupOutput::Oversized(fp, sorted.len() as isize), 1);
             return out;
         }
-        let bag = group_contributions(&sorted, s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b));
+        let bag = group_contributions(fp, &sorted, s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b));
         for (e, c) in bag {
             *out.entry(GroupOutput::Verdict(e, c)).or_default() += 1;
         }
@@ -871,7 +967,9 @@ mod tests {
         }
         // The reference's view (`edges::group_edges`): the same pairs, each once.
         let refs: Vec<&Member> = sorted.iter().map(|m| m.as_ref()).collect();
-        let v = group_edges(&refs, &s.config, s.neighbors, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b));
+        let v = group_edges(fp, &refs, &s.config, s.sentence_groups_over, s.neighbors, &mut VerifyStats::default(), |a, b| {
+            pair_verdict(&s.config, a, b)
+        });
         let mut pairs: Vec<(Edge, bool)> =
             v.edges.into_iter().map(|e| (e, false)).chain(v.candidates.into_iter().map(|e| (e, true))).collect();
         pairs.sort();
@@ -1134,5 +1232,116 @@ mod tests {
             assert_eq!(state, from_scratch(3, &alive, &s), "round {round}");
         }
         assert!(state.keys().any(|o| matches!(o, GroupOutput::Blocks(..))), "the group repeats blocks");
+    }
+
+    #[test]
+    fn a_per_sentence_group_compares_only_pairs_whose_sentences_may_reach_tau() {
+        // A quoted sentence on three pages: `b` is `a` with one word changed in each of its other
+        // sentences (alike word by word, 0.91; by sentences only the quote), `c` another text
+        // quoting it, `d` a copy of `a`. Where the fingerprint is a bucket's (or a word band's),
+        // a–b is an edge by the word-level second chance; in the quote's per-sentence group, of
+        // more pages than `sentence_groups_over` (3), only a–d is compared.
+        let s = GroupSettings { config: VerifyConfig::default(), neighbors: 8, max_pages: 1000, min_pages: 0, sentence_groups_over: 3 };
+        let quote: Vec<u16> = (500..510).collect();
+        let text = |base: u16, changed: bool| -> Vec<Vec<u16>> {
+            let mut t = vec![quote.clone()];
+            t.extend((0..10u16).map(|i| (0..10u16).map(|w| if changed && w == i { 9000 + i } else { base + 10 * i + w }).collect()));
+            t
+        };
+        let (a, b, c, d) =
+            (worded(1, &text(0, false)), worded(2, &text(0, true)), worded(3, &text(1000, false)), worded(4, &text(0, false)));
+        let pair = |e: &Edge| (e.shorter.date.min(e.longer.date), e.shorter.date.max(e.longer.date));
+        // By length then id: a, b, c, d; a scan stops at its first edge.
+        for (fp, expected) in [(5, vec![(1, 2), (2, 4)]), (5 | crate::fingerprint::PER_SENTENCE, vec![(1, 4)])] {
+            let mut group = Group::default();
+            let mut stats = VerifyStats::default();
+            let mut out = Vec::new();
+            let mut compared = std::collections::BTreeSet::new();
+            let changes = [&a, &b, &c, &d].iter().map(|m| ((*m).clone(), 1)).collect();
+            group.apply(
+                fp,
+                changes,
+                &s,
+                &mut stats,
+                |x, y| {
+                    compared.insert((x.id.date.min(y.id.date), x.id.date.max(y.id.date)));
+                    pair_verdict(&s.config, x, y)
+                },
+                &mut out,
+            );
+            let mut edges: Vec<(u64, u64)> =
+                out.iter().filter_map(|(o, _)| if let GroupOutput::Verdict(e, _) = o { Some(pair(e)) } else { None }).collect();
+            edges.sort();
+            edges.dedup();
+            assert_eq!(edges, expected, "fingerprint {fp:#x}");
+            let per_sentence = crate::fingerprint::is_per_sentence(fp);
+            if per_sentence {
+                assert_eq!(compared.iter().copied().collect::<Vec<_>>(), vec![(1, 4)], "only the pair whose sentences reach τ");
+                assert!(stats.pruned >= 5, "the other five pairs pruned: {}", stats.pruned);
+            } else {
+                assert_eq!(stats.pruned, 0);
+            }
+            // The same without the rule: every group compares as a bucket's does.
+            let off = GroupSettings { sentence_groups_over: 4, ..s.clone() };
+            let bag = group_contributions(fp, &[a.clone(), b.clone(), c.clone(), d.clone()], &off, &mut VerifyStats::default(), |x, y| {
+                pair_verdict(&s.config, x, y)
+            });
+            assert!(bag.iter().any(|(e, _)| pair(e) == (1, 2)), "fingerprint {fp:#x} without the rule: a–b by words");
+        }
+    }
+
+    #[test]
+    fn an_incremental_per_sentence_group_equals_the_group_from_scratch() {
+        // Families whose copies change a word in some sentences (alike by words more than by
+        // sentences), inserted and retracted in random batches, in a per-sentence group with
+        // the rule on and in a bucket group: after each batch, the output is the group's from
+        // scratch (the rule is a function of the pair: a scan treats a pruned pair as dissimilar,
+        // before and after a change).
+        // Pruning over 0 pages (always), over 6 and over 12 (the group grows across them).
+        let per_sentence = 9 | crate::fingerprint::PER_SENTENCE;
+        for (seed, fp, over) in [(1u64, per_sentence, 0), (2, per_sentence, 6), (4, per_sentence, 12), (3, 9, 0)] {
+            let s =
+                GroupSettings { config: VerifyConfig::default(), neighbors: 3, max_pages: 1000, min_pages: 0, sentence_groups_over: over };
+            let mut rng = Rng(seed);
+            let page = |n: u64, rng: &mut Rng| {
+                let family = rng.below(3) as u16;
+                let sentences: Vec<Vec<u16>> = (0..8u16)
+                    .map(|i| {
+                        let changed = rng.below(3) == 0;
+                        (0..8u16)
+                            .map(|w| if changed && w == i { 30_000 + rng.below(1000) as u16 } else { family * 1000 + 10 * i + w })
+                            .collect()
+                    })
+                    .collect();
+                worded(n, &sentences)
+            };
+            let mut group = Group::default();
+            let mut alive: Vec<Arc<Member>> = Vec::new();
+            let mut state = BTreeMap::new();
+            let (mut next, mut pruned, mut edges_seen) = (0, 0, 0);
+            for round in 0..50 {
+                let mut changes = Vec::new();
+                for _ in 0..1 + rng.below(4) {
+                    if !alive.is_empty() && rng.below(3) == 0 {
+                        changes.push((alive.remove(rng.below(alive.len() as u64) as usize), -1));
+                    } else {
+                        let m = page(next, &mut rng);
+                        next += 1;
+                        alive.push(m.clone());
+                        changes.push((m, 1));
+                    }
+                }
+                let mut out = Vec::new();
+                let mut stats = VerifyStats::default();
+                group.apply(fp, changes, &s, &mut stats, |a, b| pair_verdict(&s.config, a, b), &mut out);
+                pruned += stats.pruned;
+                group = Group::from_slot(group.into_slot());
+                accumulate(&mut state, out);
+                assert_eq!(state, from_scratch(fp, &alive, &s), "seed {seed}, round {round}");
+                edges_seen += state.keys().filter(|o| matches!(o, GroupOutput::Verdict(..))).count();
+            }
+            assert!(edges_seen > 50, "seed {seed}: the workload has similar pairs ({edges_seen})");
+            assert_eq!(pruned > 0, crate::fingerprint::is_per_sentence(fp), "seed {seed}: pairs pruned only in a per-sentence group");
+        }
     }
 }

@@ -165,6 +165,37 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
     }
 }
 
+/// Whether two contents' sentences may reach LCS resemblance `tau_ppm`: `compare_keyed`'s
+/// length filter and the fragment filter's bound (the weight of each page's sentences the
+/// other lacks is part of D) without the LCS, and without allocating. `ka` and `kb` are the
+/// contents' distinct sentence keys, sorted. False only where `compare_keyed` is dissimilar
+/// (tested): a necessary condition of a similar verdict at the sentence level.
+pub fn sentences_may_reach(a: &Content, ka: &[u64], b: &Content, kb: &[u64], tau_ppm: u64) -> bool {
+    let (wa, wb) = (a.weight(), b.weight());
+    let total = wa + wb;
+    if total == 0 {
+        return true;
+    }
+    if 2 * wa.min(wb) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
+        return false;
+    }
+    let budget = max_distance(total, tau_ppm);
+    // Stops once the weight dropped is past the budget.
+    fn drop_absent<S: KeyWeight>(sentences: &[S], present: &[u64], dropped: &mut u64, budget: u64) -> bool {
+        for (key, weight) in sentences.iter().map(S::compared) {
+            if present.binary_search(&key).is_err() {
+                *dropped += weight as u64;
+                if *dropped > budget {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+    let mut dropped = 0u64;
+    drop_absent(&a.sentences, kb, &mut dropped, budget) && drop_absent(&b.sentences, ka, &mut dropped, budget)
+}
+
 /// Word-level resemblance `2·|LCS| / (|A| + |B|)` of two word sequences against `tau_ppm`:
 /// where sentences are too coarse (a name substituted into every sentence, edits touching
 /// many sentences). Exact as `compare` is: a length filter, a bag filter (the LCS is at most
@@ -791,6 +822,18 @@ mod tests {
         agrees(compare(&ca, &cb, tau_ppm, 1_000_000), dp_resemblance(&ca, &cb), tau_ppm)
     }
 
+    #[test]
+    fn sentences_may_reach_tau_when_they_share_enough() {
+        let keys = |k: &[u64]| k.to_vec();
+        let tau = ppm(0.6);
+        let (a, b, c) = (content(&[1, 2, 3, 4, 5]), content(&[1, 2, 3, 4, 6]), content(&[1, 7, 8, 9, 10]));
+        assert!(sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &a, &keys(&[1, 2, 3, 4, 5]), tau), "a page and itself");
+        assert!(sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &b, &keys(&[1, 2, 3, 4, 6]), tau), "one sentence apart");
+        assert!(!sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &c, &keys(&[1, 7, 8, 9, 10]), tau), "one sentence shared");
+        assert!(!sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &content(&[1]), &keys(&[1]), tau), "the length filter");
+        assert!(sentences_may_reach(&content(&[]), &[], &content(&[]), &[], tau), "two empty pages are alike");
+    }
+
     proptest! {
         #[test]
         fn myers_matches_dynamic_programming(a in proptest::collection::vec(0u8..4, 0..40),
@@ -835,6 +878,25 @@ mod tests {
                                           b in proptest::collection::vec(0u64..12, 0..25),
                                           tau in 0.3f64..1.0) {
             compare_agrees(&a, &b, tau)?;
+        }
+
+        #[test]
+        fn sentences_that_may_not_reach_tau_are_dissimilar(a in proptest::collection::vec(0u64..12, 0..25),
+                                                            b in proptest::collection::vec(0u64..30, 0..25),
+                                                            tau in 0.3f64..1.0) {
+            // The groups' pruning (`sentences_may_reach`) is a bound of `compare_keyed`: where it
+            // fails, the sentences are dissimilar.
+            let (ca, cb) = (content(&a), content(&b));
+            let keys = |c: &Content| {
+                let mut k: Vec<u64> = c.sentences.compared().map(|(k, _)| k).collect();
+                k.sort_unstable();
+                k.dedup();
+                k
+            };
+            let tau = ppm(tau);
+            if !sentences_may_reach(&ca, &keys(&ca), &cb, &keys(&cb), tau) {
+                prop_assert_eq!(compare_keyed(&ca, &cb, None, tau, 1_000_000), Verdict::Dissimilar);
+            }
         }
 
         #[test]

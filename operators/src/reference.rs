@@ -61,6 +61,21 @@ impl MethodConfig {
         }
     }
 
+    /// The size over which per-sentence groups compare only the pairs whose sentences may
+    /// reach τ (`groups::GroupSettings::sentence_groups_over`): `candidates.common_sentence_pages`
+    /// with sentence fingerprints and the LCS verifier without the central trim (which compares
+    /// other contents than the fragment filter sees), else never (`usize::MAX`).
+    pub fn sentence_groups_over(&self) -> usize {
+        let applies = matches!(self.fingerprint, Fingerprinting::Sentence(_))
+            && self.verify.method == VerifyMethod::Lcs
+            && self.verify.central_trim_share <= 0.0;
+        if applies {
+            self.candidates.common_sentence_pages as usize
+        } else {
+            usize::MAX
+        }
+    }
+
     /// τ in parts per million for short pages' prefix filter when the verifier is LCS
     /// resemblance (its bound is that of `2·L / (W(a) + W(b))`), 0 otherwise: every sentence.
     pub fn short_prefix_ppm(&self) -> u64 {
@@ -252,19 +267,27 @@ fn bounded_clusters(
         keys.dedup();
     }
     let mut edges: BTreeSet<Edge> = BTreeSet::new();
-    for ids in groups.values() {
+    for (&fp, ids) in groups {
         if ids.len() < 2 || ids.len() > max {
             continue;
         }
         let mut members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
         members.sort();
         let members: Vec<&Member> = members.iter().collect();
-        let verdicts = group_edges(&members, &config.verify, config.candidates.neighbors as usize, &mut VerifyStats::default(), |a, b| {
-            let v = verdict(config, &a.content, &b.content);
-            let differ =
-                matches!(v, Verdict::Similar(_)) && crate::verify::own_texts_are_different_texts(&config.verify, &a.content, &b.content);
-            (v, differ)
-        });
+        let verdicts = group_edges(
+            fp,
+            &members,
+            &config.verify,
+            config.sentence_groups_over(),
+            config.candidates.neighbors as usize,
+            &mut VerifyStats::default(),
+            |a, b| {
+                let v = verdict(config, &a.content, &b.content);
+                let differ = matches!(v, Verdict::Similar(_))
+                    && crate::verify::own_texts_are_different_texts(&config.verify, &a.content, &b.content);
+                (v, differ)
+            },
+        );
         edges.extend(verdicts.edges);
         // Sibling candidates: edges unless what they share is repeated for both.
         let none = Vec::new();

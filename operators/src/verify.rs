@@ -114,6 +114,9 @@ pub struct Assignment {
 pub struct VerifyStats {
     pub accepted: u64,
     pub rejected: u64,
+    /// Of the rejected, pairs of a per-sentence group whose sentences could not reach τ:
+    /// dissimilar there without a comparison (`groups::GroupSettings::sentence_groups_over`).
+    pub pruned: u64,
     pub cost_capped: u64,
     pub set_cuts: u64,
     /// Times the verdict cache was full and started a new generation.

@@ -150,6 +150,7 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static 
         for stats in all {
             sum.accepted += stats.accepted;
             sum.rejected += stats.rejected;
+            sum.pruned += stats.pruned;
             sum.computed += stats.computed;
             sum.groups += stats.groups;
             sum.entries += stats.entries;
@@ -164,7 +165,10 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static 
             metrics.add(metrics::STAGE_PAGES, "clustered", sum.pages as i64);
         }
         metrics.add(metrics::VERIFICATIONS, "accepted", sum.accepted as i64);
-        metrics.add(metrics::VERIFICATIONS, "rejected", sum.rejected as i64);
+        metrics.add(metrics::VERIFICATIONS, "rejected", (sum.rejected - sum.pruned) as i64);
+        if sum.pruned > 0 {
+            metrics.add(metrics::VERIFICATIONS, "pruned", sum.pruned as i64);
+        }
         if sum.computed > 0 {
             metrics.add(metrics::COMPARISONS, "", sum.computed as i64);
         }
@@ -206,6 +210,7 @@ fn bounded_clusters<'scope>(
     let Edges { edges, oversized_fingerprints } = fingerprints.verified_edges(
         members,
         method.verify.clone(),
+        method.sentence_groups_over(),
         method.candidates.neighbors,
         method.candidates.max_fingerprint_pages,
         verify_stats(metrics.clone()),

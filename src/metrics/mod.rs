@@ -64,7 +64,7 @@ metrics! {
     STAGE_PAGES = "dupflow_stage_pages_total", Counter, Some("stage"), "Pages through each stage (strip, split; filtered: pages out of the template stage, each time a page is filtered again when a sentence becomes or stops being its host's template; clustered).";
     QUIRKS = "dupflow_quirks_total", Counter, Some("kind"), "Oddities tolerated without skipping (broken chunking, missing date).";
     CAPS = "dupflow_caps_hit_total", Counter, Some("cap"), "Times a size or cost cap was hit, by cap.";
-    VERIFICATIONS = "dupflow_verifications_total", Counter, Some("outcome"), "Pair verifications, by outcome (accepted, rejected).";
+    VERIFICATIONS = "dupflow_verifications_total", Counter, Some("outcome"), "Pair verifications, by outcome (accepted, rejected, pruned: a pair of a per-sentence group whose sentences cannot reach the threshold, dissimilar there without a comparison).";
     COMPARISONS = "dupflow_comparisons_total", Counter, None, "Pairs compared (verdicts not answered by the verdict cache).";
     GROUPS_HELD = "dupflow_groups_held", Gauge, None, "Fingerprint groups held by verification (its own state, beside the arrangements).";
     GROUP_ENTRIES = "dupflow_group_entries", Gauge, None, "Pages held in those groups, over all groups (16 bytes each: a pointer and its scans' reach).";
