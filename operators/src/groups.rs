@@ -451,12 +451,13 @@ impl Group {
         let pruned = std::cell::Cell::new(0);
         let prune = std::cell::Cell::new(false);
         let mut verdict = group_verdict(settings, &prune, &pruned, verdict);
-        self.apply_with(fp, changes, settings, stats, &prune, &mut verdict, out);
+        self.apply_with(fp, changes, settings, stats, (&prune, &pruned), &mut verdict, out);
         stats.pruned += pruned.get();
     }
 
     /// `apply` with the group's verdict (`group_verdict`), pruning while `prune` holds: set
-    /// here for the group before the change, then for the group after it.
+    /// here for the group before the change, then for the group after it. `pruned` counts the
+    /// scans' pruned pairs (each also one of `stats.rejected`), not a retraction's re-check.
     #[allow(clippy::too_many_arguments)]
     fn apply_with<F>(
         &mut self,
@@ -464,7 +465,7 @@ impl Group {
         mut changes: Vec<(Arc<Member>, isize)>,
         settings: &GroupSettings,
         stats: &mut VerifyStats,
-        prune: &std::cell::Cell<bool>,
+        (prune, pruned): (&std::cell::Cell<bool>, &std::cell::Cell<u64>),
         mut verdict: F,
         out: &mut Vec<(GroupOutput, isize)>,
     ) where
@@ -631,7 +632,12 @@ impl Group {
                         if settings.too_long(a, b) {
                             continue;
                         }
-                        if let (Verdict::Similar(s), differ) = verdict(a, b) {
+                        // A pruned re-check is no verification: `pruned` stays a part of
+                        // `stats.rejected`.
+                        let counted = pruned.get();
+                        let decided = verdict(a, b);
+                        pruned.set(counted);
+                        if let (Verdict::Similar(s), differ) = decided {
                             old.push((edge_of(a, b, s), differ));
                         }
                     }
@@ -1334,6 +1340,7 @@ mod tests {
                 let mut out = Vec::new();
                 let mut stats = VerifyStats::default();
                 group.apply(fp, changes, &s, &mut stats, |a, b| pair_verdict(&s.config, a, b), &mut out);
+                assert!(stats.pruned <= stats.rejected, "pruned pairs are rejected ones: {stats:?}");
                 pruned += stats.pruned;
                 group = Group::from_slot(group.into_slot());
                 accumulate(&mut state, out);

@@ -165,7 +165,8 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static 
             metrics.add(metrics::STAGE_PAGES, "clustered", sum.pages as i64);
         }
         metrics.add(metrics::VERIFICATIONS, "accepted", sum.accepted as i64);
-        metrics.add(metrics::VERIFICATIONS, "rejected", (sum.rejected - sum.pruned) as i64);
+        // The pruned pairs are counted among the rejected by the scans that met them.
+        metrics.add(metrics::VERIFICATIONS, "rejected", sum.rejected.saturating_sub(sum.pruned) as i64);
         if sum.pruned > 0 {
             metrics.add(metrics::VERIFICATIONS, "pruned", sum.pruned as i64);
         }
