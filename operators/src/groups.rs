@@ -1242,7 +1242,7 @@ mod tests {
 
     #[test]
     fn a_per_sentence_group_compares_only_pairs_whose_sentences_may_reach_tau() {
-        // A quoted sentence on three pages: `b` is `a` with one word changed in each of its other
+        // A quoted sentence on four pages: `b` is `a` with one word changed in each of its other
         // sentences (alike word by word, 0.91; by sentences only the quote), `c` another text
         // quoting it, `d` a copy of `a`. Where the fingerprint is a bucket's (or a word band's),
         // a–b is an edge by the word-level second chance; in the quote's per-sentence group, of
