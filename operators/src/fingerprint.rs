@@ -175,13 +175,13 @@ pub fn short_page_prefix<'a, S: crate::page::KeyWeight>(keys: &'a [u64], sentenc
 
 const SHORT_PAGE_TAG: u64 = u64::MAX - 1;
 
-/// The top bit of a sentence fingerprinting's fingerprint: set on a short page's per-sentence
-/// fingerprints, clear on the bucket and word fingerprints. A per-sentence group is the pages
-/// whose prefixes share one sentence, there for the prefix filter's promise (pages whose
-/// sentences reach τ meet): the groups compare in it only the pairs whose sentences may reach
-/// τ (`groups::GroupSettings::sentence_groups_over`). Without it, a sentence quoted on many unrelated
-/// short pages (a licence line, a stock phrase) made each of them compare with all its
-/// neighbours there, and those comparisons grew with the corpus.
+/// The top bit of a sentence fingerprint: set on a short page's per-sentence fingerprints,
+/// clear on the bucket and word fingerprints. A per-sentence group is the pages whose prefixes
+/// share one sentence, there for the prefix filter's promise (pages whose sentences reach τ
+/// meet): a large one compares only the pairs whose sentences may reach τ
+/// (`groups::GroupSettings::sentence_groups_over`). Without that, a sentence quoted on many
+/// unrelated short pages (a licence line, a stock phrase) made each of them compare with all
+/// its neighbours there, and those comparisons grew with the corpus.
 pub const PER_SENTENCE: u64 = 1 << 63;
 
 /// Whether `fp` is a per-sentence fingerprint (`PER_SENTENCE`).

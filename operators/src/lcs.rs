@@ -116,8 +116,7 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
     if total == 0 {
         return Verdict::Similar(1.0);
     }
-    // Length filter: LCS ≤ min(|A|, |B|).
-    if 2 * wa.min(wb) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
+    if !lengths_may_reach(wa, wb, tau_ppm) {
         return Verdict::Dissimilar;
     }
     if a.sentences == b.sentences {
@@ -165,6 +164,12 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
     }
 }
 
+/// The length filter: the LCS is at most the shorter length, so a resemblance of τ needs
+/// `2 · min(a, b) ≥ τ · (a + b)`.
+fn lengths_may_reach(a: u64, b: u64, tau_ppm: u64) -> bool {
+    2 * a.min(b) as u128 * 1_000_000 >= tau_ppm as u128 * (a + b) as u128
+}
+
 /// Whether two contents' sentences may reach LCS resemblance `tau_ppm`: `compare_keyed`'s
 /// length filter and the fragment filter's bound (the weight of each page's sentences the
 /// other lacks is part of D) without the LCS, and without allocating. `ka` and `kb` are the
@@ -176,7 +181,7 @@ pub fn sentences_may_reach(a: &Content, ka: &[u64], b: &Content, kb: &[u64], tau
     if total == 0 {
         return true;
     }
-    if 2 * wa.min(wb) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
+    if !lengths_may_reach(wa, wb, tau_ppm) {
         return false;
     }
     let budget = max_distance(total, tau_ppm);
@@ -212,7 +217,7 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
     if total == 0 {
         return (Verdict::Similar(1.0), Some(0));
     }
-    if 2 * a.len().min(b.len()) as u128 * 1_000_000 < tau_ppm as u128 * total as u128 {
+    if !lengths_may_reach(a.len() as u64, b.len() as u64, tau_ppm) {
         return (Verdict::Dissimilar, None);
     }
     if a == b {
