@@ -58,6 +58,10 @@ pub struct RunConfig {
     /// under a lasting backlog in the input to twice the age of the one before; not when the
     /// reader waited for its input during the epoch: a live feed).
     pub epoch_ms: u64,
+    /// Epochs read and not yet complete, the open one included, at most: the reader waits
+    /// for the dataflow before it reads past them (1: no epoch is read while another is in
+    /// the dataflow).
+    pub epochs_in_flight: u64,
     /// Retention window in seconds of crawl date (0: keep everything): pages crawled this long
     /// before the newest record seen are retracted, as if deleted.
     pub retention_secs: u64,
@@ -67,7 +71,7 @@ pub struct RunConfig {
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { workers: 2, epoch_records: 100_000, epoch_ms: 1_000, retention_secs: 0, checkpoint_epochs: 10 }
+        RunConfig { workers: 2, epoch_records: 100_000, epoch_ms: 1_000, epochs_in_flight: 2, retention_secs: 0, checkpoint_epochs: 10 }
     }
 }
 
@@ -250,6 +254,9 @@ impl PipelineConfig {
         }
         if self.run.epoch_records == 0 {
             return invalid("run.epoch_records", "must be at least 1");
+        }
+        if self.run.epochs_in_flight == 0 {
+            return invalid("run.epochs_in_flight", "must be at least 1");
         }
         Ok(())
     }

@@ -207,6 +207,7 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
                 records: run.epoch_records.max(1),
                 max_age: Duration::from_millis(run.epoch_ms),
                 refresh_epochs: options.config.template.refresh_epochs as u64,
+                in_flight: run.epochs_in_flight.max(1),
             },
             epoch: manifest.map_or(0, |m| m.epoch),
             in_epoch: 0,

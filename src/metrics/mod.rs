@@ -82,6 +82,7 @@ metrics! {
     CHANNEL_CAPACITY = "dupflow_channel_capacity_records", Gauge, None, "Capacity of the reader-to-worker channels.";
     EPOCHS_CLOSED = "dupflow_epochs_closed", Gauge, None, "Epochs closed by the reader.";
     EPOCHS_DONE = "dupflow_epochs_completed", Gauge, None, "Epochs whose cluster changes reached the sink.";
+    READER_WAIT = "dupflow_reader_wait_milliseconds_total", Counter, None, "Time the readers waited for the dataflow to complete an epoch before reading on (run.epochs_in_flight).";
     EPOCH_LAG = "dupflow_epoch_lag_epochs", Gauge, None, "Epochs closed by the reader but not yet complete at the sink.";
     PAGES_HELD = "dupflow_pages_held", Gauge, None, "Pages currently in the clusters.";
     CLUSTERS = "dupflow_clusters", Gauge, None, "Clusters (singletons included).";

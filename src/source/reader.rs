@@ -74,6 +74,8 @@ pub(crate) struct EpochPolicy {
     /// Template refreshes every this many epochs from the run's first (`template.refresh_epochs`):
     /// an idle reader advances the epochs to the next refresh after its last item.
     pub(crate) refresh_epochs: u64,
+    /// Epochs read and not yet complete, the open one included, at most (`run.epochs_in_flight`).
+    pub(crate) in_flight: u64,
 }
 
 /// The reader thread's state: routing, epochs, deletions, retention clock, progress.
@@ -131,6 +133,24 @@ pub(crate) struct ReadSettings {
 impl ReaderCore {
     /// Hands an item to a worker: the first, from the next in turn, whose channel has room;
     /// when every channel is full, the first to have room (backpressure).
+    /// Waits until the open epoch is within `policy.in_flight` of the dataflow's completed
+    /// epochs: a reader that is ahead (a replay, a burst, a followed file far behind its end)
+    /// stops there, so the epochs in the dataflow, and all they hold until complete, stay
+    /// bounded whatever the input's pace. The open epoch does not change while it waits, and
+    /// only its first item can wait (the completed epochs only grow). Called before an item is
+    /// stamped as read: the wait is the input's, as a full channel's is.
+    fn wait_for_the_dataflow(&mut self) {
+        let done = || self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed);
+        if self.epoch < done().saturating_add(self.policy.in_flight) {
+            return;
+        }
+        let started = Instant::now();
+        while self.epoch >= done().saturating_add(self.policy.in_flight) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.metrics.add(metrics::READER_WAIT, "", started.elapsed().as_millis() as i64);
+    }
+
     fn dispatch(&mut self, make: impl FnOnce(u64) -> Message) {
         let mut message = make(self.sequence);
         self.sequence += 1;
@@ -213,6 +233,7 @@ impl ReaderCore {
         }
         doc.ordinal = self.items_before + self.progress.inputs.last().map_or(0, |p| p.items);
         self.metrics.inc(metrics::RECORDS, "text");
+        self.wait_for_the_dataflow();
         self.reads.push(Instant::now());
         self.dispatch(|seq| Message::Text(seq, Box::new(doc)));
         if self.in_epoch == 0 {
@@ -240,6 +261,7 @@ impl ReaderCore {
                 use warc::RecordType::*;
                 match record.warc_type() {
                     Response | Resource | Revisit => {
+                        self.wait_for_the_dataflow();
                         self.reads.push(Instant::now());
                         // Blocks when the worker is behind: backpressure, no unbounded buffer.
                         self.dispatch(|seq| Message::Record(seq, Box::new(record)));
@@ -268,6 +290,7 @@ impl ReaderCore {
     }
 
     fn delete(&mut self, url: &str) {
+        self.wait_for_the_dataflow();
         let as_of = self.progress.max_date;
         self.dispatch(|seq| Message::Delete(seq, url.to_string(), as_of));
         if self.in_epoch == 0 {
@@ -660,7 +683,7 @@ mod tests {
             next_sender: 0,
             sequence: 0,
             part: source::Part::WHOLE,
-            policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1 },
+            policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1, in_flight: u64::MAX },
             epoch: 0,
             in_epoch: 0,
             epoch_started: Instant::now(),
@@ -731,7 +754,7 @@ mod tests {
     #[test]
     fn records_go_to_any_worker_with_room_numbered_in_the_order_read() {
         let (mut core, _unused, mut framer) =
-            reading(warc(8), EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1 });
+            reading(warc(8), EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1, in_flight: u64::MAX });
         let (busy_tx, busy) = crossbeam_channel::bounded(1);
         let (free_tx, free) = crossbeam_channel::bounded(8);
         core.senders = vec![busy_tx, free_tx];
@@ -764,7 +787,8 @@ mod tests {
     fn an_idle_reader_advances_the_epochs_to_the_template_refresh_after_its_last_items() {
         // Template changes of an epoch take effect at the next refresh (every 4 epochs here):
         // with no more input, the epochs still advance to it, so that they are applied.
-        let (mut core, receiver, mut framer) = reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 4 });
+        let (mut core, receiver, mut framer) =
+            reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 4, in_flight: u64::MAX });
         // An item into epoch 0 (a refresh point itself): nothing is pending once it closes.
         core.item(framer.next_record().expect("a record"), "in");
         assert_eq!(marks(&receiver), vec![1]);
@@ -785,7 +809,8 @@ mod tests {
         core.age_check();
         assert!(marks(&receiver).is_empty(), "no refresh ahead: the idle reader rests");
         // Refreshes every epoch: never an empty epoch.
-        let (mut core, receiver, mut framer) = reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 1 });
+        let (mut core, receiver, mut framer) =
+            reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 1, in_flight: u64::MAX });
         core.item(framer.next_record().expect("a record"), "in");
         core.item(framer.next_record().expect("a record"), "in");
         done(&core, 2);
@@ -798,7 +823,7 @@ mod tests {
     /// those that are checkpoints.
     fn checkpointed(dir: &std::path::Path, records: usize, refresh_epochs: u64) -> (Vec<u64>, Vec<u64>) {
         let (mut core, receiver, mut framer) =
-            reading(warc(records), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs });
+            reading(warc(records), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs, in_flight: u64::MAX });
         core.checkpoint = Some((dir.to_path_buf(), 2));
         while let Some(item) = framer.next_record() {
             core.item(item, "in");
@@ -834,7 +859,8 @@ mod tests {
     fn an_old_epoch_waits_for_the_dataflow_and_the_record_cap_does_not() {
         // Epochs grow while the dataflow is behind: an epoch past its age closes only once
         // the epochs before it are complete; `records` closes it whatever the dataflow does.
-        let (mut core, receiver, mut framer) = reading(warc(30), EpochPolicy { records: 20, max_age: Duration::ZERO, refresh_epochs: 1 });
+        let (mut core, receiver, mut framer) =
+            reading(warc(30), EpochPolicy { records: 20, max_age: Duration::ZERO, refresh_epochs: 1, in_flight: u64::MAX });
         let mut next = |core: &mut ReaderCore| {
             let item = framer.next_record().expect("a record");
             core.item(item, "in");
@@ -861,11 +887,43 @@ mod tests {
         assert_eq!((core.epoch, core.in_epoch), (3, 4));
     }
 
+    #[test]
+    fn the_reader_waits_while_epochs_in_flight_are_at_the_bound() {
+        // Epochs of two records, two in flight at most: epoch 0 and 1 are read with the
+        // dataflow at 0; the first record of epoch 2 waits until epoch 0 is complete.
+        let (mut core, receiver, mut framer) =
+            reading(warc(6), EpochPolicy { records: 2, max_age: Duration::from_secs(3600), refresh_epochs: 1, in_flight: 2 });
+        for _ in 0..4 {
+            core.item(framer.next_record().expect("a record"), "in");
+        }
+        assert_eq!(marks(&receiver), vec![1, 2]);
+        let live = core.live.clone();
+        let completed = std::thread::scope(|scope| {
+            let dataflow = scope.spawn(|| {
+                std::thread::sleep(Duration::from_millis(200));
+                let at = Instant::now();
+                live.epochs_done.store(1, std::sync::atomic::Ordering::Relaxed);
+                at
+            });
+            core.item(framer.next_record().expect("a record"), "in");
+            let read = Instant::now();
+            (dataflow.join().unwrap(), read)
+        });
+        assert!(completed.1 >= completed.0, "epoch 2's first record is read only once epoch 0 is complete");
+        let waited = core.metrics.get(metrics::READER_WAIT, "");
+        assert!(waited >= 150, "the wait is counted: {waited} ms");
+        // Within the bound again: the next record does not wait.
+        let before = Instant::now();
+        core.item(framer.next_record().expect("a record"), "in");
+        assert!(before.elapsed() < Duration::from_millis(100));
+        assert_eq!(marks(&receiver), vec![3]);
+    }
+
     /// A reader core whose epochs close at 1 s of age (never by records), inside input "in",
     /// with a framer over four records; its epoch 0 (one record, nothing behind) has closed.
     fn epoch_core() -> (ReaderCore, crossbeam_channel::Receiver<Message>, source::Framer) {
         let (mut core, receiver) = core(ReaderProgress::default());
-        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1), refresh_epochs: 1 };
+        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1), refresh_epochs: 1, in_flight: u64::MAX };
         assert!(core.begin("in"));
         let decoder = (Input::Embedded { name: "in", bytes: warc(4) }).open().unwrap();
         let mut framer = source::Framer::new(decoder, 1 << 20);
