@@ -93,6 +93,7 @@ fn verify(c: &mut Criterion) {
         term_weights: Vec::new(),
         word_counts: Vec::new(),
         template_keys: Vec::new(),
+        dominated: false,
     };
     let a = page(1, 300);
     let mut b = a.clone();
@@ -104,6 +105,7 @@ fn verify(c: &mut Criterion) {
         words: Default::default(),
         word_counts: Vec::new(),
         template_keys: Vec::new(),
+        dominated: false,
     };
     let other = page(1 << 40, 300);
     let mut group = c.benchmark_group("verify");

@@ -240,15 +240,16 @@ pub struct Edges<'scope, T: Timestamp> {
 
 /// The verified-edges operator.
 pub trait VerifyEdges<'scope, T: Timestamp + Lattice + TotalOrder> {
-    /// `self` is each page's fingerprints, `(page, fingerprints)`; `members` each page's
-    /// `Member`. Groups of more than `max_fingerprint_pages` pages are dropped (and reported,
+    /// `self` is each page's `Member`, `fingerprints` its fingerprints (computed again from the
+    /// member when it leaves: neither the pages' fingerprints nor the members are arranged for
+    /// a join). Groups of more than `max_fingerprint_pages` pages are dropped (and reported,
     /// `oversized_fingerprints`). `sentence_groups_over`: per-sentence groups of more pages compare
     /// only the pairs whose sentences may reach τ (`groups::GroupSettings::sentence_groups_over`).
     /// `on_stats` sees every group's counters, those of one time at once.
     #[allow(clippy::too_many_arguments)]
-    fn verified_edges<S>(
+    fn verified_edges<F, S>(
         self,
-        members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
+        fingerprints: F,
         config: VerifyConfig,
         sentence_groups_over: usize,
         neighbors: u32,
@@ -256,13 +257,14 @@ pub trait VerifyEdges<'scope, T: Timestamp + Lattice + TotalOrder> {
         on_stats: S,
     ) -> Edges<'scope, T>
     where
+        F: Fn(&Content) -> Vec<u64> + 'static,
         S: FnMut(&[VerifyStats]) + 'static;
 }
 
-impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> for VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
-    fn verified_edges<S>(
+impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> for VecCollection<'scope, T, (PageId, Arc<Member>), isize> {
+    fn verified_edges<F, S>(
         self,
-        members: VecCollection<'scope, T, (PageId, Arc<Member>), isize>,
+        fingerprints: F,
         config: VerifyConfig,
         sentence_groups_over: usize,
         neighbors: u32,
@@ -270,8 +272,10 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
         on_stats: S,
     ) -> Edges<'scope, T>
     where
+        F: Fn(&Content) -> Vec<u64> + 'static,
         S: FnMut(&[VerifyStats]) + 'static,
     {
+        let members = self;
         let sibling_min_pages = config.sibling_min_pages;
         let settings = GroupSettings {
             config,
@@ -280,13 +284,12 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             min_pages: sibling_min_pages,
             sentence_groups_over,
         };
-        // A page's fingerprints are one value (its list), not one update each.
-        let fingerprints = self.arrange_by_key_named("Arrange: fingerprints of pages");
-        let members = members.arrange_by_key_named("Arrange: members");
-        // The groups are the operator's own state (`groups::Group`), kept incrementally: a
-        // change costs the scans that reach it, not a pass over the group.
+        // A page's entries in its groups, from its member alone: as it arrives, and again as
+        // it leaves (a member's fingerprints are a function of its content), so nothing holds
+        // each page's fingerprints. The groups are the operator's own state (`groups::Group`),
+        // kept incrementally: a change costs the scans that reach it, not a pass over the group.
         let entries =
-            fingerprints.join_core(members.clone(), |_, fps, member| fps.iter().map(|&fp| (fp, member.clone())).collect::<Vec<_>>());
+            members.clone().flat_map(move |(_, member)| fingerprints(&member.content).into_iter().map(move |fp| (fp, member.clone())));
         let outputs = verify_groups(entries, settings, crate::groups::SLICE, on_stats);
         let oversized_fingerprints = outputs.clone().flat_map(|o| match o {
             GroupOutput::Oversized(fp, pages) => Some((fp, pages)),
@@ -310,7 +313,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             // Sibling candidates that are not siblings are edges: each meets both pages'
             // members and repeated keys.
             let parts = members
-                .as_collection(|_, member| repeated::Part::Member(member.clone()))
+                .map(|(_, member)| repeated::Part::Member(member))
                 .concat(blocks.map(|(id, blocks)| repeated::Part::Blocks(id, blocks)));
             let views = repeated::repeated_keys(parts).arrange_by_key();
             let not_siblings = candidates

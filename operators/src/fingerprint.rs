@@ -87,15 +87,16 @@ pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig
     keys
 }
 
-/// All fingerprints of a template-filtered page: sentence and word fingerprints, sorted, distinct.
+/// All fingerprints of a template-filtered page's content: sentence and word fingerprints,
+/// sorted, distinct.
 ///
 /// `prefix_ppm`: the LCS threshold τ (parts per million) when the verifier is LCS resemblance,
 /// 0 otherwise. With it, a short page's per-sentence fingerprints are only its prefix's (see
 /// [`short_page_prefix`]); without it, every sentence's.
-pub fn page_fingerprints(page: &crate::template::Filtered, config: &FingerprintConfig, prefix_ppm: u64) -> Vec<u64> {
-    let mut out =
-        sentence_fingerprints(&page.fingerprint_keys, config, |keys| short_page_prefix(keys, &page.content.sentences, prefix_ppm));
-    out.extend(word_fingerprints(&page.content.words, config));
+pub fn page_fingerprints(content: &crate::page::Content, config: &FingerprintConfig, prefix_ppm: u64) -> Vec<u64> {
+    let keys = content.fingerprint_keys();
+    let mut out = sentence_fingerprints(&keys, config, |keys| short_page_prefix(keys, &content.sentences, prefix_ppm));
+    out.extend(word_fingerprints(&content.words, config));
     out.sort_unstable();
     out.dedup();
     out
@@ -215,11 +216,13 @@ pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
     /// ```
     /// use differential_dataflow::input::Input;
     /// use dupflow_operators::fingerprint::{Fingerprint, FingerprintConfig};
+    /// use dupflow_operators::page::{Content, Sentence};
     /// use dupflow_operators::template::Filtered;
     /// use dupflow_operators::PageId;
     /// timely::example(|scope| {
     ///     let page = PageId { date: 0, hash: 1 };
-    ///     let filtered = Filtered { fingerprint_keys: vec![1, 2, 3, 4], ..Default::default() };
+    ///     let sentences: Vec<Sentence> = (1..=4).map(|key| Sentence { key, weight: 8, fingerprinted: true, words: 0 }).collect();
+    ///     let filtered = Filtered { content: Content { sentences: sentences.into(), ..Default::default() } };
     ///     scope.new_collection_from(vec![(page, filtered)]).1
     ///          .fingerprints(FingerprintConfig::default(), 600_000)
     ///          .inspect(|x| assert_eq!((x.0).0, PageId { date: 0, hash: 1 }));
@@ -230,7 +233,7 @@ pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
 
 impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, crate::template::Filtered), isize> {
     fn fingerprints(self, config: FingerprintConfig, prefix_ppm: u64) -> VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
-        self.map(move |(page, filtered)| (page, page_fingerprints(&filtered, &config, prefix_ppm)))
+        self.map(move |(page, filtered)| (page, page_fingerprints(&filtered.content, &config, prefix_ppm)))
     }
 }
 

@@ -688,6 +688,7 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
             words: if skip + taken <= c.words.len() { c.words.sub(skip..skip + taken) } else { Default::default() },
             word_counts: counts.to_vec(),
             template_keys: c.template_keys.clone(),
+            dominated: c.dominated,
         }
     };
     (middle(a, sa), middle(b, sb))
@@ -715,6 +716,7 @@ mod tests {
             words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
+            dominated: false,
         }
     }
 
@@ -752,6 +754,7 @@ mod tests {
             words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
+            dominated: false,
         };
         let (a, b) = (unit(&[1, 2, 3, 4]), unit(&[1, 2, 3, 5]));
         assert_eq!(compare(&a, &b, ppm(0.75), 1000), Verdict::Similar(0.75));
@@ -767,6 +770,7 @@ mod tests {
             words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
+            dominated: false,
         };
         let b = Content {
             sentences: (0..50).rev().map(|k| (k, 1)).collect(),
@@ -775,6 +779,7 @@ mod tests {
             words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
+            dominated: false,
         };
         assert_eq!(compare(&a, &b, ppm(0.1), 3), Verdict::CostCapped);
     }
@@ -795,6 +800,7 @@ mod tests {
             words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
+            dominated: false,
         };
         let (a, b) = (unit(&[1, 2, 3, 4, 5, 6, 7, 8]), unit(&[1, 2, 30, 40, 50, 60, 7, 8]));
         let (ca, cb) = central(&a, &b, 0.25);

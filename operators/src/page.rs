@@ -331,9 +331,28 @@ pub struct Content {
     /// inside the page's own text (`template::apply`). The sibling rule counts them as blocks
     /// repeated for both pages of a pair.
     pub template_keys: Vec<u64>,
+    /// Template-dominated (a stub, a redirect notice; `template::apply`): `sentences` are all
+    /// its sentences after its leading template, and all of them count as its own.
+    pub dominated: bool,
 }
 
 impl Content {
+    /// The distinct keys its sentence fingerprints are made of, sorted: its own sentences'
+    /// (not the template kept inside its text, which would put every page of a generator in
+    /// one group; all of a template-dominated page's), of those long enough to take part
+    /// (`Sentence::fingerprinted`), or of all of them when none is. A function of the content
+    /// alone, so a page's fingerprints are computed again from it when it leaves.
+    pub fn fingerprint_keys(&self) -> Vec<u64> {
+        let own = || self.sentences.iter().filter(|s| self.dominated || self.template_keys.binary_search(&s.key).is_err());
+        let mut keys: Vec<u64> = own().filter(|s| s.fingerprinted).map(|s| s.key).collect();
+        if keys.is_empty() {
+            keys = own().map(|s| s.key).collect();
+        }
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
     /// Total weight: the page's length for the resemblance formula.
     pub fn weight(&self) -> u64 {
         self.sentences.iter().map(|s| s.weight as u64).sum()

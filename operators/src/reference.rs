@@ -161,7 +161,7 @@ fn fingerprint_groups(
     match &config.fingerprint {
         Fingerprinting::Sentence(f) => {
             for (&id, page) in filtered {
-                for fp in page_fingerprints(page, f, config.short_prefix_ppm()) {
+                for fp in page_fingerprints(&page.content, f, config.short_prefix_ppm()) {
                     groups.entry(fp).or_default().insert(id);
                 }
             }

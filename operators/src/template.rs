@@ -17,7 +17,7 @@ use timely::progress::Timestamp;
 
 use crate::filter;
 use crate::holders::{self, HolderChange};
-use crate::page::{Content, Page, PageId, Sentence, Sentences, Words};
+use crate::page::{Content, Page, PageId, Sentences, Words};
 
 /// Settings of the template stage.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -112,12 +112,9 @@ pub fn checkpoint_epoch(next: u64, every: u64) -> u64 {
 /// A page with its template removed: what fingerprinting and verification see.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct Filtered {
-    /// Non-template sentences in order (all sentences if the page is pure template).
+    /// Non-template sentences in order (all sentences if the page is pure template); whether
+    /// the page is template-dominated, and the keys to fingerprint (`Content::fingerprint_keys`).
     pub content: Content,
-    /// Distinct keys to fingerprint, sorted.
-    pub fingerprint_keys: Vec<u64>,
-    /// Template-dominated (a stub): `content` is all its sentences after its leading template.
-    pub dominated: bool,
 }
 
 impl Filtered {
@@ -125,7 +122,7 @@ impl Filtered {
     /// template-dominated page's), as the sentence share counts them.
     pub fn own_sentences(&self) -> Vec<(u64, u16)> {
         let template = &self.content.template_keys;
-        self.content.sentences.compared().filter(|(k, _)| self.dominated || template.binary_search(k).is_err()).collect()
+        self.content.sentences.compared().filter(|(k, _)| self.content.dominated || template.binary_search(k).is_err()).collect()
     }
 }
 
@@ -201,23 +198,10 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     let mut template_keys: Vec<u64> = selected.iter().map(|s| s.key).filter(|k| is_template(k)).collect();
     template_keys.sort_unstable();
     template_keys.dedup();
-    // Fingerprints: the page's own sentences (template kept inside them would put every page
-    // of a generator in one group), all of a template-dominated page.
-    let own: Vec<&&Sentence> = selected.iter().filter(|s| dominated || !is_template(&s.key)).collect();
-    let mut keys: Vec<u64> = own.iter().filter(|s| s.fingerprinted).map(|s| s.key).collect();
-    if keys.is_empty() {
-        keys = own.iter().map(|s| s.key).collect();
-    }
-    keys.sort_unstable();
-    keys.dedup();
     let mut shingles = page.shingles.clone();
     shingles.sort_unstable();
     shingles.dedup();
-    Filtered {
-        content: Content { sentences: content, shingles, term_weights: Vec::new(), words, word_counts, template_keys },
-        fingerprint_keys: keys,
-        dominated,
-    }
+    Filtered { content: Content { sentences: content, shingles, term_weights: Vec::new(), words, word_counts, template_keys, dominated } }
 }
 
 /// Which sentences of a page with text of its own are kept: its own (non-template) sentences,
@@ -342,6 +326,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page::Sentence;
 
     fn page(keys: &[u64]) -> Page {
         Page::of_keys(keys, |key| Sentence { key, weight: 2, fingerprinted: key < 100, words: 0 })
@@ -389,13 +374,13 @@ mod tests {
         let off = TemplateConfig { interior_run_units: 0, ..Default::default() };
         let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &off);
         assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (3, 2)]);
-        assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
+        assert_eq!(filtered.content.fingerprint_keys(), vec![1, 3]);
         // By default the template sentence inside the own text stays (not the trailing one),
         // named, and still out of the fingerprints and of the own sentences.
         let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2), (3, 2)]);
         assert_eq!(filtered.content.template_keys, vec![2]);
-        assert_eq!(filtered.fingerprint_keys, vec![1, 3]);
+        assert_eq!(filtered.content.fingerprint_keys(), vec![1, 3]);
         assert_eq!(filtered.own_sentences(), vec![(1, 2), (3, 2)]);
     }
 
@@ -434,16 +419,16 @@ mod tests {
     #[test]
     fn short_sentences_fingerprint_only_when_nothing_else_is_left() {
         let filtered = apply(&page(&[200, 300]), &[], &TemplateConfig::default());
-        assert_eq!(filtered.fingerprint_keys, vec![200, 300]);
+        assert_eq!(filtered.content.fingerprint_keys(), vec![200, 300]);
         let filtered = apply(&page(&[1, 300]), &[], &TemplateConfig::default());
-        assert_eq!(filtered.fingerprint_keys, vec![1]);
+        assert_eq!(filtered.content.fingerprint_keys(), vec![1]);
     }
 
     #[test]
     fn a_pure_template_page_keeps_everything() {
         let filtered = apply(&page(&[5, 6]), &[5, 6], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(5, 2), (6, 2)]);
-        assert_eq!(filtered.fingerprint_keys, vec![5, 6]);
+        assert_eq!(filtered.content.fingerprint_keys(), vec![5, 6]);
         // One sentence of five left (20% < 25%): template-dominated, keeps all after the
         // leading template run.
         let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
@@ -487,7 +472,7 @@ mod tests {
             "short runs inside stay, long runs and the edges go"
         );
         assert_eq!(filtered.content.template_keys, vec![12]);
-        assert_eq!(filtered.fingerprint_keys, vec![1, 2, 3], "template never fingerprints a page with text of its own");
+        assert_eq!(filtered.content.fingerprint_keys(), vec![1, 2, 3], "template never fingerprints a page with text of its own");
         // The bound is inclusive: a run of exactly interior_run_units stays.
         let exact = TemplateConfig { interior_run_units: 52, ..config };
         assert_eq!(apply(&page(&keys), &templates, &exact).content.sentences.len(), 30);
@@ -518,14 +503,14 @@ mod tests {
         let mut long = page(&keys);
         long.main_marked = true;
         assert_eq!(apply(&long, &templates, &config).content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2)]);
-        assert_eq!(filtered.fingerprint_keys, vec![1, 2]);
+        assert_eq!(filtered.content.fingerprint_keys(), vec![1, 2]);
     }
 
     #[test]
     fn a_stub_names_its_template() {
         let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
         assert_eq!(filtered.content.template_keys, vec![7, 8]);
-        assert!(filtered.dominated);
+        assert!(filtered.content.dominated);
         assert_eq!(filtered.own_sentences(), filtered.content.sentences.compared().collect::<Vec<_>>(), "a stub's sentences are its own");
     }
 }

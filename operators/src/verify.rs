@@ -607,6 +607,7 @@ pub(crate) mod tests {
             words: Default::default(),
             word_counts: Vec::new(),
             template_keys: Vec::new(),
+            dominated: false,
         }
     }
 

@@ -89,11 +89,10 @@ pub fn clusters_and_shares<'scope>(
     // paper's leader rule (and SimHash's edges) cluster whole candidate sets.
     match (method.verify.clustering, &method.fingerprint) {
         (Clustering::Connected, Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_)) => {
-            // Every page's fingerprints; only the representatives' contents meet them in the
-            // groups, so neither pages nor contents are arranged again for the semijoin.
-            let fingerprints = page_fingerprints(pages, filtered.clone(), method).expect("sentence and MinHash fingerprints form groups");
+            // Only the representatives' contents go into the groups, each with its
+            // fingerprints (computed from it).
             let contents = weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
-            (bounded_clusters(fingerprints, representatives, families, contents, method, metrics), shares)
+            (bounded_clusters(representatives, families, contents, method, metrics), shares)
         }
         _ => {
             // Downstream of here a page is read for its id and shingles only.
@@ -191,14 +190,13 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static 
     }
 }
 
-/// Bounded verification (`edges`) of the pages `page_ids` (the representatives; `fingerprints` and
-/// `contents` may hold other pages, left out here): each page compared with its neighbours in
+/// Bounded verification (`edges`) of the pages `page_ids` (the representatives; `contents` may
+/// hold other pages, left out here): each page compared with its neighbours in
 /// length order in the fingerprint groups it is in; clusters are the connected components of the verified
 /// pairs (an incremental union-find), named by their anchor. A page's leader is the
 /// shortest page it verified against (itself when none). Every other member of a family
 /// (`families`: `(page, representative)`) takes its representative's cluster.
 fn bounded_clusters<'scope>(
-    fingerprints: VecCollection<'scope, u64, (PageId, Vec<u64>), isize>,
     page_ids: VecCollection<'scope, u64, PageId, isize>,
     families: VecCollection<'scope, u64, (PageId, PageId), isize>,
     contents: VecCollection<'scope, u64, (PageId, Content), isize>,
@@ -208,8 +206,8 @@ fn bounded_clusters<'scope>(
     let verify = method.verify.method;
     // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
     let members = contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content)))).semijoin(page_ids.clone());
-    let Edges { edges, oversized_fingerprints } = fingerprints.verified_edges(
-        members,
+    let Edges { edges, oversized_fingerprints } = members.verified_edges(
+        content_fingerprints(method),
         method.verify.clone(),
         method.sentence_groups_over(),
         method.candidates.neighbors,
@@ -224,6 +222,23 @@ fn bounded_clusters<'scope>(
     let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids).map(|(id, cluster)| Part::Label(id, cluster));
     let members = families.filter(|(id, representative)| id != representative).map(|(id, representative)| Part::Member(representative, id));
     assignments(labels.concat(partners).concat(members))
+}
+
+/// A page's fingerprints (sorted, distinct) from its template-filtered content, by the
+/// configured fingerprints: sentence and word fingerprints, or MinHash bands of its shingles
+/// (the page's, distinct). For the groups, which compute them again when the page leaves.
+fn content_fingerprints(method: &MethodConfig) -> Box<dyn Fn(&Content) -> Vec<u64>> {
+    match &method.fingerprint {
+        Fingerprinting::Sentence(config) => {
+            let (config, prefix_ppm) = (config.clone(), method.short_prefix_ppm());
+            Box::new(move |content| dupflow_operators::fingerprint::page_fingerprints(content, &config, prefix_ppm))
+        }
+        Fingerprinting::Minhash(config) => {
+            let config = config.clone();
+            Box::new(move |content| dupflow_operators::minhash::band_keys(&content.shingles, &config))
+        }
+        Fingerprinting::Simhash(_) => unreachable!("SimHash's candidates are edges, not groups"),
+    }
 }
 
 /// `(page, fingerprints)` for every page by the configured fingerprints (sorted, distinct);
