@@ -6,7 +6,8 @@ Usage: run.py DUPFLOW WORKDIR SIZE... [--workers 2] [--limit-gib 20] [--repeat 5
 For each SIZE (10k, 100k, 1M or a number), writes WORKDIR/sSIZE.warc.gz with corpus.py if it is
 absent, runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
 peak RSS, RSS per page, record-to-change latency (p50/p99, from the run's summary) and the
-planted-truth score (score.py). Peak RSS is sampled from /proc every 0.1 s; a run over
+planted-truth score (score.py). Peak RSS is sampled from /proc every 0.1 s (its course, every
+0.5 s, in WORKDIR/sSIZE-out/rss.txt: seconds, MB); a run over
 --limit-gib is stopped and reported as such, so a 1M run never takes the machine down. The
 last lines give the ratios the issue asks for: pages/s at the largest size over the smallest,
 and the RSS slope (bytes per added page) between consecutive sizes.
@@ -54,13 +55,20 @@ def run_once(dupflow, corpus, out, workers, extra, limit_gib):
         proc = subprocess.Popen([dupflow, "run", corpus, "--workers", workers, "--out", out, *extra],
                                 stdout=log, stderr=subprocess.STDOUT, text=True)
         peak, stopped = 0, False
-        # The summary is short: read it after the run; sample RSS meanwhile.
-        while proc.poll() is None:
-            peak = max(peak, rss_kib(proc.pid))
-            if peak > limit_gib * 1024 * 1024:
-                proc.kill()
-                stopped = True
-            time.sleep(0.1)
+        # The summary is short: read it after the run; sample RSS meanwhile, and keep its
+        # course (seconds since start, MB; every 0.5 s) in rss.txt beside the log.
+        with open(os.path.join(out, "rss.txt"), "w") as trace:
+            samples = 0
+            while proc.poll() is None:
+                rss = rss_kib(proc.pid)
+                peak = max(peak, rss)
+                if samples % 5 == 0:
+                    trace.write(f"{time.time() - started:.1f} {rss // 1024}\n")
+                samples += 1
+                if peak > limit_gib * 1024 * 1024:
+                    proc.kill()
+                    stopped = True
+                time.sleep(0.1)
         wall = time.time() - started
     with open(log_path) as f:
         summary = f.read()

@@ -224,10 +224,13 @@ fn bounded_clusters<'scope>(
     assignments(labels.concat(partners).concat(members))
 }
 
+/// A page's fingerprints from its content (`content_fingerprints`).
+type ContentFingerprints = Box<dyn Fn(&Content) -> Vec<u64>>;
+
 /// A page's fingerprints (sorted, distinct) from its template-filtered content, by the
 /// configured fingerprints: sentence and word fingerprints, or MinHash bands of its shingles
 /// (the page's, distinct). For the groups, which compute them again when the page leaves.
-fn content_fingerprints(method: &MethodConfig) -> Box<dyn Fn(&Content) -> Vec<u64>> {
+fn content_fingerprints(method: &MethodConfig) -> ContentFingerprints {
     match &method.fingerprint {
         Fingerprinting::Sentence(config) => {
             let (config, prefix_ppm) = (config.clone(), method.short_prefix_ppm());
