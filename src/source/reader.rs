@@ -131,8 +131,6 @@ pub(crate) struct ReadSettings {
 }
 
 impl ReaderCore {
-    /// Hands an item to a worker: the first, from the next in turn, whose channel has room;
-    /// when every channel is full, the first to have room (backpressure).
     /// Waits until the open epoch is within `policy.in_flight` of the dataflow's completed
     /// epochs: a reader that is ahead (a replay, a burst, a followed file far behind its end)
     /// stops there, so the epochs in the dataflow, and all they hold until complete, stay
@@ -151,6 +149,8 @@ impl ReaderCore {
         self.metrics.add(metrics::READER_WAIT, "", started.elapsed().as_millis() as i64);
     }
 
+    /// Hands an item to a worker: the first, from the next in turn, whose channel has room;
+    /// when every channel is full, the first to have room (backpressure).
     fn dispatch(&mut self, make: impl FnOnce(u64) -> Message) {
         let mut message = make(self.sequence);
         self.sequence += 1;
