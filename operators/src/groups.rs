@@ -83,16 +83,9 @@ pub struct GroupSettings {
 }
 
 /// `GroupSettings::sentence_groups_over` by default (`[candidates] common_sentence_pages`): a
-/// sentence in the prefixes of more pages than this is a common one (PPJoin orders such tokens last for the same reason: they
-/// make candidates, not near-duplicates).
+/// sentence in the prefixes of more pages than this is a common one (PPJoin orders such tokens
+/// last for the same reason: they make candidates, not near-duplicates).
 pub const SENTENCE_GROUPS_OVER: usize = 32;
-
-impl GroupSettings {
-    /// Whether the group of `fp`, with `pages` members, prunes its pairs by their sentences.
-    pub fn prunes(&self, fp: u64, pages: usize) -> bool {
-        pages > self.sentence_groups_over && crate::fingerprint::is_per_sentence(fp)
-    }
-}
 
 /// `verdict` as a group sees it: while `prune` holds (`GroupSettings::prunes`), a pair whose
 /// sentences cannot reach τ is dissimilar without a comparison (counted in `pruned`).
@@ -116,6 +109,11 @@ where
 }
 
 impl GroupSettings {
+    /// Whether the group of `fp`, with `pages` members, prunes its pairs by their sentences.
+    pub fn prunes(&self, fp: u64, pages: usize) -> bool {
+        pages > self.sentence_groups_over && crate::fingerprint::is_per_sentence(fp)
+    }
+
     fn too_long(&self, a: &Member, b: &Member) -> bool {
         verify::too_long(self.config.method, lcs::ppm(self.config.threshold), a.length, b.length)
     }
