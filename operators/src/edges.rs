@@ -148,6 +148,78 @@ pub fn group_blocks(members: &[&Member], min_pages: u32) -> (Option<Vec<u64>>, O
     (group_repeated_keys(&keys, min_pages).filter(|c| !c.is_empty()), bound)
 }
 
+/// `group_blocks` after a change, from the blocks before it, for a group whose block sample is
+/// the whole group before and after the change (at most `BLOCK_SAMPLE` pages): a sentence's
+/// count moves only if a changed page holds it, so only the changed pages' keys are counted
+/// again, over the members (`members`, after the change, sorted keys each), not every key of
+/// every member. `before` is the blocks before the change (None: none). Returns None when the
+/// blocks are as they were, else the blocks after it (None: none), as `group_blocks` gives.
+pub fn group_blocks_after(
+    members: &[&Member],
+    inserted: &[&Member],
+    removed: &[&Member],
+    before: Option<&[u64]>,
+    min_pages: u32,
+) -> Option<Option<Vec<u64>>> {
+    let before_pages = members.len() + removed.len() - inserted.len();
+    if min_pages == 0 || members.len().max(before_pages) < min_pages as usize {
+        // Too few pages for a block, before and after.
+        return None;
+    }
+    debug_assert!(members.len().max(before_pages) <= BLOCK_SAMPLE, "the whole group is the sample");
+    // The changed pages' keys, and how many of the inserted (less the removed) hold each.
+    let mut changed: Vec<u64> = inserted.iter().chain(removed).flat_map(|m| m.keys.iter().copied()).collect();
+    changed.sort_unstable();
+    changed.dedup();
+    if changed.is_empty() {
+        return None;
+    }
+    let mut gained = vec![0i64; changed.len()];
+    let count_into = |counts: &mut [i64], keys: &[u64], by: i64| {
+        let (mut i, mut j) = (0, 0);
+        while i < changed.len() && j < keys.len() {
+            match changed[i].cmp(&keys[j]) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    counts[i] += by;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+    };
+    for m in inserted {
+        count_into(&mut gained, &m.keys, 1);
+    }
+    for m in removed {
+        count_into(&mut gained, &m.keys, -1);
+    }
+    let mut after = vec![0i64; changed.len()];
+    for m in members {
+        count_into(&mut after, &m.keys, 1);
+    }
+    let least = min_pages as i64;
+    let mut up: Vec<u64> = Vec::new();
+    let mut down: Vec<u64> = Vec::new();
+    for (i, &key) in changed.iter().enumerate() {
+        let was = after[i] - gained[i];
+        match (was >= least, after[i] >= least) {
+            (false, true) => up.push(key),
+            (true, false) => down.push(key),
+            _ => {}
+        }
+    }
+    if up.is_empty() && down.is_empty() {
+        return None;
+    }
+    // The keys that rose were below `min_pages`, so not in `before`.
+    let kept = before.unwrap_or_default().iter().copied().filter(|k| down.binary_search(k).is_err());
+    let mut blocks: Vec<u64> = kept.chain(up).collect();
+    blocks.sort_unstable();
+    Some(Some(blocks).filter(|b| !b.is_empty()))
+}
+
 /// Siblings: of what `a` shares with `b`, most (by weight) is sentences in both pages'
 /// repeated keys (`repeated_a`, `repeated_b`, sorted) or its host's template
 /// (`Content::template_keys`). Decides a sibling candidate: a similar
@@ -359,6 +431,34 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// A group's blocks after a change from the blocks before it and the changed pages'
+        /// keys (`group_blocks_after`) are the blocks counted from scratch (`group_blocks`):
+        /// pages of few keys drawn from a small alphabet, so that counts cross `min_pages` both
+        /// ways; insertions and removals at once; groups that cross `min_pages` in size.
+        #[test]
+        fn blocks_after_a_change_are_the_blocks_from_scratch(
+            pages in proptest::collection::vec(proptest::collection::vec(0u64..12, 0..8), 1..40),
+            before in proptest::collection::vec(proptest::bool::ANY, 40),
+            after in proptest::collection::vec(proptest::bool::ANY, 40),
+            min_pages in 1u32..6,
+        ) {
+            let all: Vec<Member> = pages.iter().enumerate().map(|(n, keys)| member(n as u64, keys)).collect();
+            let pick = |mask: &[bool]| -> Vec<&Member> { all.iter().zip(mask).filter(|(_, &on)| on).map(|(m, _)| m).collect() };
+            let (old, new) = (pick(&before), pick(&after));
+            let inserted: Vec<&Member> = new.iter().copied().filter(|m| !old.contains(m)).collect();
+            let removed: Vec<&Member> = old.iter().copied().filter(|m| !new.contains(m)).collect();
+            let (blocks_before, _) = group_blocks(&old, min_pages);
+            let (expected, _) = group_blocks(&new, min_pages);
+            let got = match group_blocks_after(&new, &inserted, &removed, blocks_before.as_deref(), min_pages) {
+                Some(changed) => {
+                    proptest::prop_assert_ne!(&changed, &blocks_before, "a change reported is a change");
+                    changed
+                }
+                None => blocks_before,
+            };
+            proptest::prop_assert_eq!(got, expected);
+        }
+
         /// `pair_verdict` with the members' sorted keys gives what the contents alone give:
         /// `verify::compare` and the sibling part, each sorting its own keys. Pages of shared,
         /// edited and own sentences (repeated ones too), with and without the central trim.

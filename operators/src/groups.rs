@@ -39,7 +39,7 @@ use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
 use crate::by_time::{ByTime, Held};
-use crate::edges::{group_blocks, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
+use crate::edges::{group_blocks, group_blocks_after, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
 use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
 use crate::page::PageId;
@@ -678,9 +678,9 @@ impl Group {
         self.update_blocks(settings, &inserted, &removed, out);
     }
 
-    /// The repeated blocks after a change (`edges::group_blocks`): recounted when the change
-    /// touches the block sample (every change of a group up to `BLOCK_SAMPLE` pages), each
-    /// member paired with them.
+    /// The repeated blocks after a change (`edges::group_blocks`), each member paired with
+    /// them: up to `BLOCK_SAMPLE` pages, only the changed pages' keys are counted again
+    /// (`edges::group_blocks_after`); over it, recounted when the change touches the sample.
     fn update_blocks(
         &mut self,
         settings: &GroupSettings,
@@ -699,15 +699,36 @@ impl Group {
             }
             None => false,
         };
-        if unsampled {
-            // The sample, and so the blocks, are as they were.
-            if let Some(blocks) = &self.blocks {
+        // The blocks as they were: only the changed members' pairings with them move.
+        let same = |blocks: &Option<Arc<Vec<u64>>>, out: &mut Vec<(GroupOutput, isize)>| {
+            if let Some(blocks) = blocks {
                 out.extend(removed.iter().map(|m| (GroupOutput::Blocks(m.id, blocks.clone()), -1)));
                 out.extend(inserted.iter().map(|m| (GroupOutput::Blocks(m.id, blocks.clone()), 1)));
             }
+        };
+        if unsampled {
+            // The sample, and so the blocks, are as they were.
+            same(&self.blocks, out);
             return;
         }
-        let new = if self.members.len() <= settings.max_pages {
+        let old_len = self.members.len() + removed.len() - inserted.len();
+        let whole = |pages: usize| pages <= BLOCK_SAMPLE && pages <= settings.max_pages;
+        let new = if whole(old_len) && whole(self.members.len()) {
+            // The whole group is the sample before and after: only the changed pages' keys
+            // are counted again (`group_blocks_after`), not every key of every member.
+            debug_assert!(self.sample_bound.is_none());
+            let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
+            let (ins, rem): (Vec<&Member>, Vec<&Member>) =
+                (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
+            let before = self.blocks.as_deref().map(|b| b.as_slice());
+            match group_blocks_after(&members, &ins, &rem, before, settings.min_pages) {
+                Some(new) => new,
+                None => {
+                    same(&self.blocks, out);
+                    return;
+                }
+            }
+        } else if self.members.len() <= settings.max_pages {
             let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
             let (blocks, bound) = group_blocks(&members, settings.min_pages);
             self.sample_bound = bound.map(Box::new);
@@ -718,10 +739,7 @@ impl Group {
         };
         let old = self.blocks.take();
         if old.as_deref() == new.as_ref() {
-            if let Some(blocks) = &old {
-                out.extend(removed.iter().map(|m| (GroupOutput::Blocks(m.id, blocks.clone()), -1)));
-                out.extend(inserted.iter().map(|m| (GroupOutput::Blocks(m.id, blocks.clone()), 1)));
-            }
+            same(&old, out);
             self.blocks = old;
             return;
         }
