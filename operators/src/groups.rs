@@ -175,6 +175,24 @@ where
     out
 }
 
+/// `contributions` of member `j` from its held scans (`Entry`): a side whose scan found
+/// nothing similar contributes nothing, and is not made again. A page leaving a group where it
+/// met no near-duplicate (most of its groups) so costs no comparison, where scanning again
+/// compared it anew with every neighbour the verdict cache had lost (on a live feed with
+/// retention, a page leaves long after its pairs left the cache).
+fn held_contributions<F>(list: &[Entry], j: usize, settings: &GroupSettings, stats: &mut VerifyStats, verdict: &mut F) -> Vec<(Edge, bool)>
+where
+    F: FnMut(&Member, &Member) -> PairVerdict,
+{
+    let mut out = Vec::new();
+    for side in [Side::Before, Side::After] {
+        if list[j].found[side as usize] {
+            scan(list, j, side, None, settings, stats, verdict, &mut out);
+        }
+    }
+    out
+}
+
 /// The edge of a similar pair, `a` before `b` in the group's order.
 fn edge_of(a: &Member, b: &Member, similarity: f64) -> Edge {
     Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: ppm_of(similarity) }
@@ -523,7 +541,7 @@ impl Group {
                 let id = identity(&self.members[jo].member);
                 if changed.binary_search(&id).is_ok() {
                     // Removed: all of its contribution goes.
-                    old.extend(contributions(&self.members, jo, settings, stats, &mut verdict));
+                    old.extend(held_contributions(&self.members, jo, settings, stats, &mut verdict));
                     continue;
                 }
                 let below = changed.partition_point(|k| *k < id);
@@ -558,7 +576,7 @@ impl Group {
         } else if old_active {
             // Crossing max_pages (or sentence_groups_over): the whole group's verdicts go, once.
             for j in 0..old_len {
-                old.extend(contributions(&self.members, j, settings, stats, &mut verdict));
+                old.extend(held_contributions(&self.members, j, settings, stats, &mut verdict));
             }
             stats.pages += old_len as u64;
         }
