@@ -244,28 +244,6 @@ fn content_fingerprints(method: &MethodConfig) -> ContentFingerprints {
     }
 }
 
-/// `(page, fingerprints)` for every page by the configured fingerprints (sorted, distinct);
-/// `None` for SimHash, whose candidates are edges within a Hamming distance, not groups.
-pub fn page_fingerprints<'scope>(
-    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
-    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
-    method: &MethodConfig,
-) -> Option<VecCollection<'scope, u64, (PageId, Vec<u64>), isize>> {
-    match &method.fingerprint {
-        Fingerprinting::Sentence(config) => Some(filtered.fingerprints(config.clone(), method.short_prefix_ppm())),
-        Fingerprinting::Minhash(config) => {
-            let config = config.clone();
-            Some(pages.map(move |(id, page)| {
-                let mut bands = dupflow_operators::minhash::band_keys(&page.shingles, &config);
-                bands.sort_unstable();
-                bands.dedup();
-                (id, bands)
-            }))
-        }
-        Fingerprinting::Simhash(_) => None,
-    }
-}
-
 /// `(fingerprint, page)` for every page by the configured fingerprints; `None` for SimHash,
 /// whose candidates are edges within a Hamming distance, not groups.
 pub fn fingerprint_groups<'scope>(
@@ -274,9 +252,9 @@ pub fn fingerprint_groups<'scope>(
     method: &MethodConfig,
 ) -> Option<VecCollection<'scope, u64, (u64, PageId), isize>> {
     match &method.fingerprint {
-        Fingerprinting::Sentence(_) => {
-            page_fingerprints(pages, filtered, method).map(|lists| lists.flat_map(|(id, fps)| fps.into_iter().map(move |fp| (fp, id))))
-        }
+        Fingerprinting::Sentence(config) => Some(
+            filtered.fingerprints(config.clone(), method.short_prefix_ppm()).flat_map(|(id, fps)| fps.into_iter().map(move |fp| (fp, id))),
+        ),
         Fingerprinting::Minhash(config) => Some(pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone())),
         Fingerprinting::Simhash(_) => None,
     }
