@@ -343,7 +343,7 @@ impl Content {
     /// (`Sentence::fingerprinted`), or of all of them when none is. A function of the content
     /// alone, so a page's fingerprints are computed again from it when it leaves.
     pub fn fingerprint_keys(&self) -> Vec<u64> {
-        let own = || self.sentences.iter().filter(|s| self.dominated || self.template_keys.binary_search(&s.key).is_err());
+        let own = || self.sentences.iter().filter(|s| self.is_own(s.key));
         let mut keys: Vec<u64> = own().filter(|s| s.fingerprinted).map(|s| s.key).collect();
         if keys.is_empty() {
             keys = own().map(|s| s.key).collect();
@@ -351,6 +351,12 @@ impl Content {
         keys.sort_unstable();
         keys.dedup();
         keys
+    }
+
+    /// Whether sentence `key` is the page's own: not its host's template (`template_keys`), or
+    /// any sentence of a template-dominated page.
+    pub fn is_own(&self, key: u64) -> bool {
+        self.dominated || self.template_keys.binary_search(&key).is_err()
     }
 
     /// Total weight: the page's length for the resemblance formula.

@@ -121,8 +121,7 @@ impl Filtered {
     /// The page's own sentences: without the template kept inside its text (all of a
     /// template-dominated page's), as the sentence share counts them.
     pub fn own_sentences(&self) -> Vec<(u64, u16)> {
-        let template = &self.content.template_keys;
-        self.content.sentences.compared().filter(|(k, _)| self.content.dominated || template.binary_search(k).is_err()).collect()
+        self.content.sentences.compared().filter(|&(k, _)| self.content.is_own(k)).collect()
     }
 }
 
