@@ -132,5 +132,34 @@ fn verify(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, read_and_decompress, strip_and_split, verify);
+/// A group's repeated blocks after one page joins a group of 256 (the largest counted whole,
+/// `edges::BLOCK_SAMPLE`): counted again from the changed page's keys
+/// (`edges::group_blocks_after`), against the baseline of counting every member's keys from
+/// scratch (`edges::group_blocks`). Pages of 60 distinct sentence keys: 20 from a block of 40
+/// that the group repeats, 40 their own.
+fn group_blocks(c: &mut Criterion) {
+    use dupflow_operators::edges::{self, Member};
+    use dupflow_operators::verify::VerifyMethod;
+    use dupflow_operators::PageId;
+    let member = |n: u64| {
+        let shared = (0..20).map(|i| (sentence::mix64(7 + (n * 13 + i * 7) % 40), 12));
+        let own = (0..40).map(|i| (sentence::mix64((n << 20) ^ (i + 1000)), 12));
+        let content = Content { sentences: shared.chain(own).collect(), ..Default::default() };
+        Member::new(VerifyMethod::Lcs, PageId { date: n, hash: n }, content)
+    };
+    let all: Vec<Member> = (0..256).map(member).collect();
+    let members: Vec<&Member> = all.iter().collect();
+    let before: Vec<&Member> = members[1..].to_vec();
+    let (blocks, _) = edges::group_blocks(&before, 16);
+    let mut group = c.benchmark_group("group blocks");
+    group.bench_function("one page joins 255: every member's keys counted (group_blocks)", |bench| {
+        bench.iter(|| edges::group_blocks(&members, 16))
+    });
+    group.bench_function("one page joins 255: the changed keys counted (group_blocks_after)", |bench| {
+        bench.iter(|| edges::group_blocks_after(&members, &members[..1], &[], blocks.as_deref(), 16))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, read_and_decompress, strip_and_split, verify, group_blocks);
 criterion_main!(benches);
