@@ -136,17 +136,11 @@ fn identity(m: &Member) -> Identity {
     (m.length, m.id, m.hash)
 }
 
-/// A group's member and how far its scans reached (`scan`), before and after it.
+/// A group's member and what its scans on each side (`scan`, before and after it) held.
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub member: Arc<Member>,
-    reach: [u8; 2],
-    /// Whether the scan on each side ended on an edge (else it went on past every neighbour
-    /// it looked at: each dissimilar, or a sibling candidate).
-    edge: [bool; 2],
-    /// Whether the scan on each side may have found a similar pair (false: every neighbour it
-    /// looked at was dissimilar, so nothing of it needs retracting).
-    found: [bool; 2],
+    scans: [SideScan; 2],
 }
 
 /// A scan that ran out of list (or was never made): any change on that side may move it.
@@ -154,7 +148,74 @@ const OPEN: u8 = u8::MAX;
 
 impl Entry {
     fn new(member: Arc<Member>) -> Self {
-        Entry { member, reach: [OPEN; 2], edge: [true; 2], found: [true; 2] }
+        Entry { member, scans: [SideScan::UNMADE; 2] }
+    }
+}
+
+/// What a member's scan on one side held, in 4 bytes (an `Entry` is 16 with its member):
+/// - its reach (`scan`: how many neighbours it looked at, `OPEN` when it ran out of list);
+/// - whether it ended on an edge (else it went on past every neighbour it looked at: each
+///   dissimilar, or a sibling candidate);
+/// - whether it may have found a similar pair (false: every neighbour it looked at was
+///   dissimilar, so nothing of it needs retracting);
+/// - when the edge it ended on is all it gave (no sibling candidate before it), that edge's
+///   resemblance in parts per million: its retraction is that edge, with the neighbour at
+///   `reach`, and needs no comparison. Else a retraction makes the scan again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct SideScan(u32);
+
+impl SideScan {
+    const EDGE: u32 = 1 << 8;
+    const FOUND: u32 = 1 << 9;
+    const HELD: u32 = 1 << 10;
+    const PPM_SHIFT: u32 = 11;
+    /// The largest resemblance held: 21 bits (a resemblance is at most 1,000,000 ppm).
+    const PPM_MAX: u32 = (1 << (32 - Self::PPM_SHIFT)) - 1;
+    /// A scan not made yet: any change moves it, and retracting it means making it.
+    const UNMADE: SideScan = SideScan(OPEN as u32 | Self::EDGE | Self::FOUND);
+    /// A page alone's: it looked at nothing and found nothing.
+    const NOTHING: SideScan = SideScan(OPEN as u32);
+
+    fn made(reach: u8, edge: bool, found: bool, held_edge: Option<u32>) -> Self {
+        let mut bits = reach as u32;
+        if edge {
+            bits |= Self::EDGE;
+        }
+        if found {
+            bits |= Self::FOUND;
+        }
+        if let Some(ppm) = held_edge.filter(|&ppm| edge && found && ppm <= Self::PPM_MAX) {
+            bits |= Self::HELD | ppm << Self::PPM_SHIFT;
+        }
+        SideScan(bits)
+    }
+
+    fn reach(self) -> u8 {
+        self.0 as u8
+    }
+
+    fn edge(self) -> bool {
+        self.0 & Self::EDGE != 0
+    }
+
+    fn found(self) -> bool {
+        self.0 & Self::FOUND != 0
+    }
+
+    /// The resemblance of the edge the scan ended on, when that edge is all it gave.
+    fn held_edge(self) -> Option<u32> {
+        (self.0 & Self::HELD != 0).then_some(self.0 >> Self::PPM_SHIFT)
+    }
+}
+
+impl std::fmt::Debug for SideScan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SideScan")
+            .field("reach", &self.reach())
+            .field("edge", &self.edge())
+            .field("found", &self.found())
+            .field("held_edge", &self.held_edge())
+            .finish()
     }
 }
 
@@ -175,22 +236,52 @@ where
     out
 }
 
-/// `contributions` of member `j` from its held scans (`Entry`): a side whose scan found
-/// nothing similar contributes nothing, and is not made again. A page leaving a group where it
-/// met no near-duplicate (most of its groups) so costs no comparison, where scanning again
-/// compared it anew with every neighbour the verdict cache had lost (on a live feed with
-/// retention, a page leaves long after its pairs left the cache).
-fn held_contributions<F>(list: &[Entry], j: usize, settings: &GroupSettings, stats: &mut VerifyStats, verdict: &mut F) -> Vec<(Edge, bool)>
-where
+/// `contributions` of member `j` from its held scans (`Entry`), pushed into `out`
+/// (`held_side` on each side).
+fn held_contributions<F>(
+    list: &[Entry],
+    j: usize,
+    settings: &GroupSettings,
+    stats: &mut VerifyStats,
+    verdict: &mut F,
+    out: &mut Vec<(Edge, bool)>,
+) where
     F: FnMut(&Member, &Member) -> PairVerdict,
 {
-    let mut out = Vec::new();
     for side in [Side::Before, Side::After] {
-        if list[j].found[side as usize] {
-            scan(list, j, side, None, settings, stats, verdict, &mut out);
-        }
+        held_side(list, j, side, settings, stats, verdict, out);
     }
-    out
+}
+
+/// What member `j`'s scan on `side` gave, from what it held (`SideScan`), pushed into `out`
+/// for a retraction: nothing when it found nothing similar; the edge it ended on when that was
+/// all it gave; else the scan made again. On a live feed with retention a page leaves long
+/// after the verdict cache lost its pairs: making its scans again (and its neighbours' that
+/// reached it) compared it anew with every neighbour, only to retract what they had given.
+#[allow(clippy::too_many_arguments)]
+fn held_side<F>(
+    list: &[Entry],
+    j: usize,
+    side: Side,
+    settings: &GroupSettings,
+    stats: &mut VerifyStats,
+    verdict: &mut F,
+    out: &mut Vec<(Edge, bool)>,
+) where
+    F: FnMut(&Member, &Member) -> PairVerdict,
+{
+    let held = list[j].scans[side as usize];
+    if !held.found() {
+        return;
+    }
+    if let Some(ppm) = held.held_edge() {
+        let step = held.reach() as usize;
+        let (me, other) = (&list[j].member, &list[if side == Side::Before { j - step } else { j + step }].member);
+        let (a, b) = if side == Side::Before { (other, me) } else { (me, other) };
+        out.push((Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: ppm }, false));
+        return;
+    }
+    scan(list, j, side, None, settings, stats, verdict, out);
 }
 
 /// The edge of a similar pair, `a` before `b` in the group's order.
@@ -410,9 +501,7 @@ impl Group {
     pub fn from_slot(slot: Option<Slot>) -> Group {
         match slot {
             // A page alone: its scans looked at nothing and found nothing.
-            Some(Slot::One(member)) => {
-                Group { members: vec![Entry { member, reach: [OPEN; 2], edge: [false; 2], found: [false; 2] }], ..Default::default() }
-            }
+            Some(Slot::One(member)) => Group { members: vec![Entry { member, scans: [SideScan::NOTHING; 2] }], ..Default::default() },
             Some(Slot::Many(group)) => *group,
             None => Group::default(),
         }
@@ -426,7 +515,7 @@ impl Group {
         }
         if self.members.len() == 1 && self.blocks.is_none() && self.sample_bound.is_none() {
             let entry = &self.members[0];
-            debug_assert_eq!((entry.reach, entry.edge, entry.found), ([OPEN; 2], [false; 2], [false; 2]), "a page alone scanned nothing");
+            debug_assert_eq!(entry.scans, [SideScan::NOTHING; 2], "a page alone scanned nothing");
             return self.members.into_iter().next().map(|e| Slot::One(e.member));
         }
         Some(Slot::Many(Box::new(self)))
@@ -451,8 +540,10 @@ impl Group {
     ///
     /// Only the scans a change reaches are made again: a member's scan on one side looked at
     /// `reach` neighbours; when the nearest changed key on that side lies beyond them, the scan
-    /// is the same after the change. In a family of copies, the scans of the two pages beside
-    /// the change (before and after) and of the changed page itself: six comparisons a change.
+    /// is the same after the change. What a scan gave is retracted from what it held
+    /// (`held_side`). In a family of copies, an arriving page costs four comparisons (the two
+    /// pages beside it scan toward it, and it scans both ways), a leaving one two (the pages
+    /// beside it scan toward each other).
     pub fn apply<F>(
         &mut self,
         fp: u64,
@@ -541,7 +632,7 @@ impl Group {
                 let id = identity(&self.members[jo].member);
                 if changed.binary_search(&id).is_ok() {
                     // Removed: all of its contribution goes.
-                    old.extend(held_contributions(&self.members, jo, settings, stats, &mut verdict));
+                    held_contributions(&self.members, jo, settings, stats, &mut verdict, &mut old);
                     continue;
                 }
                 let below = changed.partition_point(|k| *k < id);
@@ -558,12 +649,13 @@ impl Group {
                         }
                         _ => continue,
                     };
-                    let entry = &self.members[jo];
-                    let (reach, edge, found) = (entry.reach[side as usize], entry.edge[side as usize], entry.found[side as usize]);
+                    let held = self.members[jo].scans[side as usize];
+                    let (reach, found) = (held.reach(), held.found());
                     if reach == OPEN || reach as usize > between {
-                        if edge {
-                            // A short scan (it stopped at an edge): made again whole.
-                            scan(&self.members, jo, side, None, settings, stats, &mut verdict, &mut old);
+                        if held.edge() {
+                            // A short scan (it stopped at an edge): retracted (`held_side`)
+                            // and made again whole.
+                            held_side(&self.members, jo, side, settings, stats, &mut verdict, &mut old);
                             redo.push((id, side, None));
                         } else {
                             // What it looked at need not be compared again.
@@ -576,7 +668,7 @@ impl Group {
         } else if old_active {
             // Crossing max_pages (or sentence_groups_over): the whole group's verdicts go, once.
             for j in 0..old_len {
-                old.extend(held_contributions(&self.members, j, settings, stats, &mut verdict));
+                held_contributions(&self.members, j, settings, stats, &mut verdict, &mut old);
             }
             stats.pages += old_len as u64;
         }
@@ -611,6 +703,7 @@ impl Group {
             for (id, side, known) in redo {
                 let Ok(jn) = self.find(&id) else { continue };
                 walked.clear();
+                let pushed = new.len();
                 let (reach, edge, found) = scan(
                     &self.members,
                     jn,
@@ -626,10 +719,10 @@ impl Group {
                 walked.sort_unstable();
                 let passed_over_found =
                     known.as_ref().is_some_and(|(known, found)| *found && walked.iter().any(|w| known.binary_search(w).is_ok()));
-                let entry = &mut self.members[jn];
-                entry.reach[side as usize] = reach;
-                entry.edge[side as usize] = edge;
-                entry.found[side as usize] = found || passed_over_found;
+                // The edge it ended on is all it gave when it pushed that alone and passed over
+                // no sibling candidate.
+                let held_edge = (edge && new.len() == pushed + 1 && !passed_over_found).then(|| new[pushed].0.similarity_ppm);
+                self.members[jn].scans[side as usize] = SideScan::made(reach, edge, found || passed_over_found, held_edge);
                 // The pairs it looked at before and not now (removed, or out of its reach):
                 // retracted, compared again only if the cache lost them; none when it had
                 // found nothing similar.
@@ -1150,6 +1243,7 @@ mod tests {
         // 500 copies, each with its own last sentence and one more common sentence every 10.
         let copy = |n: u64| member(n, &(1..=20 + n / 10).chain([1000 + n]).collect::<Vec<u64>>());
         let mut group = Group::default();
+        let mut state = BTreeMap::new();
         let mut out = Vec::new();
         group.apply(
             1,
@@ -1159,6 +1253,7 @@ mod tests {
             |a, b| pair_verdict(&s.config, a, b),
             &mut out,
         );
+        accumulate(&mut state, out);
         let mut compared = 0;
         let mut out = Vec::new();
         group.apply(
@@ -1172,14 +1267,56 @@ mod tests {
             },
             &mut out,
         );
-        // The two pages beside it scan again toward it, before and after (4), and it scans its
-        // two sides (2): six comparisons, whatever the group's size.
-        assert_eq!(compared, 6, "comparisons for one page in a group of 500");
+        // The two pages beside it retract the edge their scan toward it ended on as they held
+        // it (`SideScan`: no comparison) and scan again (2), and it scans its two sides (2):
+        // four comparisons, whatever the group's size (six when a retraction scanned again).
+        assert_eq!(compared, 4, "comparisons for one page in a group of 500");
         let gained = out
             .iter()
             .filter(|(o, d)| matches!(o, GroupOutput::Verdict(e, _) if e.shorter.date == 5000 || e.longer.date == 5000) && *d == 1)
             .count();
         assert!(gained > 0 && gained <= 16, "the new page verified against its neighbours: {gained}");
+        accumulate(&mut state, out);
+        // It leaves: its edges and its two neighbours' go as they were held, and the neighbours
+        // scan again, now toward each other (2); the group's output is the group's from
+        // scratch.
+        let mut compared = 0;
+        let mut out = Vec::new();
+        group.apply(
+            1,
+            vec![(member(5000, &(1..=45).chain([9000]).collect::<Vec<u64>>()), -1)],
+            &s,
+            &mut VerifyStats::default(),
+            |a, b| {
+                compared += 1;
+                pair_verdict(&s.config, a, b)
+            },
+            &mut out,
+        );
+        assert_eq!(compared, 2, "comparisons for one page leaving a group of 501");
+        let lost = out
+            .iter()
+            .filter(|(o, d)| matches!(o, GroupOutput::Verdict(e, _) if e.shorter.date == 5000 || e.longer.date == 5000) && *d == -1)
+            .count();
+        assert_eq!(lost, gained, "every pair it had gained goes");
+        accumulate(&mut state, out);
+        let alive: Vec<Arc<Member>> = (0..500).map(copy).collect();
+        assert_eq!(state, from_scratch(1, &alive, &s), "the group after it left is the group from scratch");
+    }
+
+    #[test]
+    fn a_side_scan_holds_its_reach_flags_and_edge_in_four_bytes() {
+        assert_eq!(std::mem::size_of::<Entry>(), 16);
+        for reach in [0, 1, 7, OPEN] {
+            for (edge, found) in [(false, false), (false, true), (true, true)] {
+                for ppm in [None, Some(0), Some(812_345), Some(1_000_000)] {
+                    let held = SideScan::made(reach, edge, found, ppm);
+                    assert_eq!((held.reach(), held.edge(), held.found()), (reach, edge, found));
+                    assert_eq!(held.held_edge(), ppm.filter(|_| edge), "an edge is held only where the scan ended on one");
+                }
+            }
+        }
+        assert_eq!(SideScan::made(3, true, true, Some(SideScan::PPM_MAX + 1)).held_edge(), None, "out of range: made again");
     }
 
     #[test]
