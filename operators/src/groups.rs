@@ -1254,52 +1254,41 @@ mod tests {
             &mut out,
         );
         accumulate(&mut state, out);
-        let mut compared = 0;
-        let mut out = Vec::new();
-        group.apply(
-            1,
-            vec![(member(5000, &(1..=45).chain([9000]).collect::<Vec<u64>>()), 1)],
-            &s,
-            &mut VerifyStats::default(),
-            |a, b| {
-                compared += 1;
-                pair_verdict(&s.config, a, b)
-            },
-            &mut out,
-        );
+        // The page comes (1) or goes (-1): the comparisons it cost and the pairs with it that
+        // came or went.
+        let change = |group: &mut Group, state: &mut BTreeMap<GroupOutput, isize>, diff: isize| {
+            let mut compared = 0;
+            let mut out = Vec::new();
+            group.apply(
+                1,
+                vec![(member(5000, &(1..=45).chain([9000]).collect::<Vec<u64>>()), diff)],
+                &s,
+                &mut VerifyStats::default(),
+                |a, b| {
+                    compared += 1;
+                    pair_verdict(&s.config, a, b)
+                },
+                &mut out,
+            );
+            let with_it = out
+                .iter()
+                .filter(|(o, d)| matches!(o, GroupOutput::Verdict(e, _) if e.shorter.date == 5000 || e.longer.date == 5000) && *d == diff)
+                .count();
+            accumulate(state, out);
+            (compared, with_it)
+        };
+        let (compared, gained) = change(&mut group, &mut state, 1);
         // The two pages beside it retract the edge their scan toward it ended on as they held
         // it (`SideScan`: no comparison) and scan again (2), and it scans its two sides (2):
         // four comparisons, whatever the group's size (six when a retraction scanned again).
         assert_eq!(compared, 4, "comparisons for one page in a group of 500");
-        let gained = out
-            .iter()
-            .filter(|(o, d)| matches!(o, GroupOutput::Verdict(e, _) if e.shorter.date == 5000 || e.longer.date == 5000) && *d == 1)
-            .count();
         assert!(gained > 0 && gained <= 16, "the new page verified against its neighbours: {gained}");
-        accumulate(&mut state, out);
         // It leaves: its edges and its two neighbours' go as they were held, and the neighbours
         // scan again, now toward each other (2); the group's output is the group's from
         // scratch.
-        let mut compared = 0;
-        let mut out = Vec::new();
-        group.apply(
-            1,
-            vec![(member(5000, &(1..=45).chain([9000]).collect::<Vec<u64>>()), -1)],
-            &s,
-            &mut VerifyStats::default(),
-            |a, b| {
-                compared += 1;
-                pair_verdict(&s.config, a, b)
-            },
-            &mut out,
-        );
+        let (compared, lost) = change(&mut group, &mut state, -1);
         assert_eq!(compared, 2, "comparisons for one page leaving a group of 501");
-        let lost = out
-            .iter()
-            .filter(|(o, d)| matches!(o, GroupOutput::Verdict(e, _) if e.shorter.date == 5000 || e.longer.date == 5000) && *d == -1)
-            .count();
         assert_eq!(lost, gained, "every pair it had gained goes");
-        accumulate(&mut state, out);
         let alive: Vec<Arc<Member>> = (0..500).map(copy).collect();
         assert_eq!(state, from_scratch(1, &alive, &s), "the group after it left is the group from scratch");
     }
