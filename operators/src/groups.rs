@@ -236,23 +236,6 @@ where
     out
 }
 
-/// `contributions` of member `j` from its held scans (`Entry`), pushed into `out`
-/// (`held_side` on each side).
-fn held_contributions<F>(
-    list: &[Entry],
-    j: usize,
-    settings: &GroupSettings,
-    stats: &mut VerifyStats,
-    verdict: &mut F,
-    out: &mut Vec<(Edge, bool)>,
-) where
-    F: FnMut(&Member, &Member) -> PairVerdict,
-{
-    for side in [Side::Before, Side::After] {
-        held_side(list, j, side, settings, stats, verdict, out);
-    }
-}
-
 /// What member `j`'s scan on `side` gave, from what it held (`SideScan`), pushed into `out`
 /// for a retraction: nothing when it found nothing similar; the edge it ended on when that was
 /// all it gave; else the scan made again. On a live feed with retention a page leaves long
@@ -632,7 +615,9 @@ impl Group {
                 let id = identity(&self.members[jo].member);
                 if changed.binary_search(&id).is_ok() {
                     // Removed: all of its contribution goes.
-                    held_contributions(&self.members, jo, settings, stats, &mut verdict, &mut old);
+                    for side in [Side::Before, Side::After] {
+                        held_side(&self.members, jo, side, settings, stats, &mut verdict, &mut old);
+                    }
                     continue;
                 }
                 let below = changed.partition_point(|k| *k < id);
@@ -668,7 +653,9 @@ impl Group {
         } else if old_active {
             // Crossing max_pages (or sentence_groups_over): the whole group's verdicts go, once.
             for j in 0..old_len {
-                held_contributions(&self.members, j, settings, stats, &mut verdict, &mut old);
+                for side in [Side::Before, Side::After] {
+                    held_side(&self.members, j, side, settings, stats, &mut verdict, &mut old);
+                }
             }
             stats.pages += old_len as u64;
         }
