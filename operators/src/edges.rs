@@ -219,9 +219,9 @@ pub fn group_blocks_after(
     Some(Some(blocks).filter(|b| !b.is_empty()))
 }
 
-/// A bit set over sorted keys (`group_blocks_after`'s changed keys): `may_hold` is false for
-/// every key not among them but a few (a key's low bits select its bit; the keys are hashes),
-/// so a membership test costs a lookup only for the keys that pass.
+/// A bit set over sorted keys (`group_blocks_after`'s changed keys): `may_hold` is true for
+/// every key among them and for few others (a key's low bits select its bit; the keys are
+/// hashes), so a membership test costs a lookup only for the keys that pass.
 struct ChangedKeys {
     bits: Vec<u64>,
     mask: u64,
