@@ -259,17 +259,17 @@ fn held_side<F>(
     }
     if let Some(ppm) = held.held_edge() {
         let step = held.reach() as usize;
-        let (me, other) = (&list[j].member, &list[if side == Side::Before { j - step } else { j + step }].member);
+        let (me, other) = (&list[j].member, &list[side.step(j, step)].member);
         let (a, b) = if side == Side::Before { (other, me) } else { (me, other) };
-        out.push((Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: ppm }, false));
+        out.push((edge_of(a, b, ppm), false));
         return;
     }
     scan(list, j, side, None, settings, stats, verdict, out);
 }
 
 /// The edge of a similar pair, `a` before `b` in the group's order.
-fn edge_of(a: &Member, b: &Member, similarity: f64) -> Edge {
-    Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm: ppm_of(similarity) }
+fn edge_of(a: &Member, b: &Member, similarity_ppm: u32) -> Edge {
+    Edge { shorter_length: a.length, shorter: a.id, longer: b.id, similarity_ppm }
 }
 
 /// How many neighbours member `j` of a list of `len` has on `side`.
@@ -285,6 +285,16 @@ fn available(len: usize, j: usize, side: Side) -> usize {
 enum Side {
     Before = 0,
     After = 1,
+}
+
+impl Side {
+    /// The position of the neighbour `step` places from position `j` on this side.
+    fn step(self, j: usize, step: usize) -> usize {
+        match self {
+            Side::Before => j - step,
+            Side::After => j + step,
+        }
+    }
 }
 
 /// A side's scan after a change, when before the change it ended on no edge: `known` is the
@@ -322,7 +332,7 @@ where
     let available = available(list.len(), j, side);
     let pushed = out.len();
     for step in 1..=settings.neighbors.min(available) {
-        let i = if side == Side::Before { j - step } else { j + step };
+        let i = side.step(j, step);
         let other = &list[i].member;
         if let Some(k) = known.as_mut() {
             k.walked.push(identity(other));
@@ -338,7 +348,7 @@ where
         match verdict(a, b) {
             (Verdict::Similar(s), differ) => {
                 stats.accepted += 1;
-                out.push((edge_of(a, b, s), differ));
+                out.push((edge_of(a, b, ppm_of(s)), differ));
                 if !differ {
                     return (step as u8, true, true);
                 }
@@ -358,8 +368,7 @@ where
 fn looked_at(list: &[Entry], j: usize, side: Side, reach: u8) -> Vec<Identity> {
     let available = available(list.len(), j, side);
     let steps = if reach == OPEN { available } else { (reach as usize).min(available) };
-    let mut ids: Vec<Identity> =
-        (1..=steps).map(|step| identity(&list[if side == Side::Before { j - step } else { j + step }].member)).collect();
+    let mut ids: Vec<Identity> = (1..=steps).map(|step| identity(&list[side.step(j, step)].member)).collect();
     ids.sort_unstable();
     ids
 }
@@ -734,7 +743,7 @@ impl Group {
                         let decided = verdict(a, b);
                         pruned.set(counted);
                         if let (Verdict::Similar(s), differ) = decided {
-                            old.push((edge_of(a, b, s), differ));
+                            old.push((edge_of(a, b, ppm_of(s)), differ));
                         }
                     }
                 }
