@@ -76,6 +76,66 @@ impl<T: Timestamp, D, X: Default> ByTime<T, D, X> {
     }
 }
 
+/// A record of a time's input that carries keys: a page and those of its keys (sorted,
+/// distinct) that are one worker's (`by_worker`). An operator keyed by fingerprint or sentence
+/// holds such a record a page and worker, where an update a key held the page again with each.
+pub trait Keyed {
+    fn keys(&self) -> &[u64];
+}
+
+/// Splits `keys` by the worker of each (`route(key)` modulo `peers`, as timely's exchange
+/// sends a datum): each worker's keys in the order given, workers that get none left out.
+pub fn by_worker(keys: impl IntoIterator<Item = u64>, peers: usize, route: impl Fn(u64) -> u64) -> Vec<(u64, Vec<u64>)> {
+    let mut split = vec![Vec::new(); peers];
+    for key in keys {
+        split[(route(key) % peers as u64) as usize].push(key);
+    }
+    split.into_iter().enumerate().filter(|(_, keys)| !keys.is_empty()).map(|(worker, keys)| (worker as u64, keys)).collect()
+}
+
+/// A complete time's records (`Keyed`) listed in key order, in passes over ranges of keys of
+/// about `pass_updates` keys each: every `(key, record)` pair once, and never a list of all of a
+/// time's pairs at once (a template refresh changes many pages). Keys are hashes, so equal
+/// ranges of them hold about equal shares.
+pub struct Passes {
+    /// Per record, how many of its keys earlier passes took.
+    taken: Vec<u32>,
+    passes: u64,
+    made: u64,
+}
+
+impl Passes {
+    pub fn new<R: Keyed>(records: &[R], pass_updates: usize) -> Self {
+        let pairs: usize = records.iter().map(|r| r.keys().len()).sum();
+        let passes = pairs.div_ceil(pass_updates.max(1)).max(1) as u64;
+        Passes { taken: vec![0; records.len()], passes, made: 0 }
+    }
+
+    /// Passes in all.
+    pub fn count(&self) -> u64 {
+        self.passes
+    }
+
+    /// Lists the next pass's `(key, record index)` pairs in `pairs`, sorted: the keys below its
+    /// bound (the last pass: all the rest). False once every pass is made.
+    pub fn next<R: Keyed>(&mut self, records: &[R], pairs: &mut Vec<(u64, u32)>) -> bool {
+        if self.made == self.passes {
+            return false;
+        }
+        self.made += 1;
+        let bound = (self.made < self.passes).then(|| ((self.made as u128) << 64) / self.passes as u128);
+        pairs.clear();
+        for (i, (record, taken)) in records.iter().zip(self.taken.iter_mut()).enumerate() {
+            let rest = &record.keys()[*taken as usize..];
+            let n = bound.map_or(rest.len(), |b| rest.partition_point(|&key| (key as u128) < b));
+            pairs.extend(rest[..n].iter().map(|&key| (key, i as u32)));
+            *taken += n as u32;
+        }
+        pairs.sort_unstable();
+        true
+    }
+}
+
 /// An operator that keeps its own state: updates go to the worker `route` names, each time's
 /// are applied (`apply`, one per worker, with the time's updates and a buffer for its changes)
 /// once the input frontier has passed the time, times in order, and the changes come out at
@@ -160,6 +220,55 @@ mod tests {
 
     fn build(input: VecCollection<'_, u64, (u64, u64), isize>) -> VecCollection<'_, u64, (u64, u64), isize> {
         distinct(input, "Distinct", |&(a, b)| a ^ b)
+    }
+
+    struct Record(Vec<u64>);
+
+    impl Keyed for Record {
+        fn keys(&self) -> &[u64] {
+            &self.0
+        }
+    }
+
+    #[test]
+    fn passes_list_every_pair_once_in_key_order() {
+        // Records of up to a dozen keys spread over the range of u64, in 1 to 40 passes.
+        let mut rng = Rng(7);
+        let records: Vec<Record> = (0..20)
+            .map(|_| {
+                let mut keys: Vec<u64> = (0..rng.below(12)).map(|_| rng.below(40).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                Record(keys)
+            })
+            .collect();
+        let mut expected: Vec<(u64, u32)> =
+            records.iter().enumerate().flat_map(|(i, r)| r.0.iter().map(move |&key| (key, i as u32))).collect();
+        expected.sort_unstable();
+        for pass_updates in [1, 3, 17, 1000] {
+            let mut passes = Passes::new(&records, pass_updates);
+            assert_eq!(passes.count(), expected.len().div_ceil(pass_updates) as u64);
+            let (mut listed, mut pairs) = (Vec::new(), Vec::new());
+            while passes.next(&records, &mut pairs) {
+                listed.extend_from_slice(&pairs);
+            }
+            // In order across the passes, not only within each.
+            assert_eq!(listed, expected, "{pass_updates} a pass");
+        }
+    }
+
+    #[test]
+    fn by_worker_splits_keys_as_the_exchange_routes_them() {
+        let keys: Vec<u64> = (0..50).map(|k: u64| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+        for peers in [1, 2, 3, 4] {
+            let split = by_worker(keys.iter().copied(), peers, crate::hashing::mix64);
+            assert!(split.iter().all(|(w, keys)| !keys.is_empty() && keys.iter().all(|&k| crate::hashing::mix64(k) % peers as u64 == *w)));
+            let mut all: Vec<u64> = split.into_iter().flat_map(|(_, keys)| keys).collect();
+            all.sort_unstable();
+            let mut sorted = keys.clone();
+            sorted.sort_unstable();
+            assert_eq!(all, sorted, "{peers} peers");
+        }
     }
 
     #[test]

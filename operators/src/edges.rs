@@ -383,13 +383,15 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             min_pages: sibling_min_pages,
             sentence_groups_over,
         };
-        // A page's entries in its groups, from its member alone: as it arrives, and again as
-        // it leaves (a member's fingerprints are a function of its content), so nothing holds
-        // each page's fingerprints. The groups are the operator's own state (`groups::Group`),
-        // kept incrementally: a change costs the scans that reach it, not a pass over the group.
-        let entries =
-            members.clone().flat_map(move |(_, member)| fingerprints(&member.content).into_iter().map(move |fp| (fp, member.clone())));
-        let outputs = verify_groups(entries, settings, crate::groups::SLICE, on_stats);
+        // A page's fingerprints, from its member alone: as it arrives, and again as it leaves
+        // (a member's fingerprints are a function of its content), so nothing holds each
+        // page's fingerprints. The groups are the operator's own state (`groups::Group`), kept
+        // incrementally: a change costs the scans that reach it, not a pass over the group.
+        let pages = members.clone().map(move |(_, member)| {
+            let fps = fingerprints(&member.content);
+            (member, fps)
+        });
+        let outputs = verify_groups(pages, settings, crate::groups::PACE, on_stats);
         let oversized_fingerprints = outputs.clone().flat_map(|o| match o {
             GroupOutput::Oversized(fp, pages) => Some((fp, pages)),
             _ => None,

@@ -21,9 +21,10 @@
 //! emitted once), and the repeated blocks of groups of at least `min_pages` members (counted
 //! over every member's keys at each change, as the reduction before did).
 //!
-//! The operator (`verify_groups`) exchanges by fingerprint, holds each time's updates until
-//! the input frontier passes it, and applies times in order (timestamps are totally ordered):
-//! the same updates give the same output whatever the worker count or batch boundaries.
+//! The operator (`verify_groups`) sends each page once to each worker that holds one of its
+//! fingerprints' groups, holds each time's pages until the input frontier passes it, and
+//! applies times in order (timestamps are totally ordered), a time's groups in fingerprint
+//! order: the same updates give the same output whatever the worker count or batch boundaries.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -38,7 +39,7 @@ use timely::dataflow::operators::Capability;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{ByTime, Held};
+use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::edges::{group_blocks, group_blocks_after, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
 use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
@@ -125,12 +126,63 @@ type Identity = (u64, PageId, u64);
 /// no edge, what it looked at and whether it found a similar pair.
 type Redo = (Identity, Side, Option<(Vec<Identity>, bool)>);
 
-/// Each time's updates, held until the frontier passes it: `(fingerprint, member, diff)`.
-type Pending<T> = ByTime<T, (u64, Arc<Member>, isize)>;
+/// A page as one worker of the groups operator holds it until its time is complete: its member,
+/// its fingerprints that are this worker's (sorted), and the change. One entry a page and
+/// worker, where an update a fingerprint held the member pointer and the difference again for
+/// each of its ~30 fingerprints.
+struct PageChange {
+    member: Arc<Member>,
+    fingerprints: Box<[u64]>,
+    diff: isize,
+}
 
-/// The time the groups operator is applying: its capability, its updates in fingerprint order
-/// and the index of the first not applied yet.
-type Current<T> = (Capability<T>, Vec<(u64, Arc<Member>, isize)>, usize);
+/// A group's changes: members, each with its difference.
+type Changes = Vec<(Arc<Member>, isize)>;
+
+impl Keyed for PageChange {
+    fn keys(&self) -> &[u64] {
+        &self.fingerprints
+    }
+}
+
+/// Each time's pages, held until the frontier passes it.
+type Pending<T> = ByTime<T, PageChange>;
+
+/// The pages of the time the groups operator is applying: its groups are applied in
+/// fingerprint order, a pass of fingerprints at a time (`Passes`).
+struct Applying {
+    pages: Vec<PageChange>,
+    passes: Passes,
+    /// The pass's `(fingerprint, page index)` pairs, and the first not applied yet.
+    pairs: Vec<(u64, u32)>,
+    next: usize,
+}
+
+impl Applying {
+    fn new(pages: Vec<PageChange>, pass_updates: usize) -> Self {
+        let passes = Passes::new(&pages, pass_updates);
+        Applying { pages, passes, pairs: Vec::new(), next: 0 }
+    }
+
+    /// The next group's fingerprint and changes, the next pass listed first when this one is
+    /// done; `None` once the time is applied.
+    fn next_group(&mut self) -> Option<(u64, Changes)> {
+        while self.next == self.pairs.len() {
+            if !self.passes.next(&self.pages, &mut self.pairs) {
+                return None;
+            }
+            self.next = 0;
+        }
+        let fp = self.pairs[self.next].0;
+        let n = self.pairs[self.next..].iter().take_while(|p| p.0 == fp).count();
+        let changes = self.pairs[self.next..self.next + n]
+            .iter()
+            .map(|&(_, i)| (self.pages[i as usize].member.clone(), self.pages[i as usize].diff))
+            .collect();
+        self.next += n;
+        Some((fp, changes))
+    }
+}
 
 fn identity(m: &Member) -> Identity {
     (m.length, m.id, m.hash)
@@ -863,48 +915,66 @@ impl Group {
     }
 }
 
-/// The groups operator: `(fingerprint, member)` updates in, `GroupOutput` changes out. Every
-/// group's comparisons go through the worker's verdict cache; `on_stats` sees the counters of
-/// the group changes made in one activation.
+/// The groups operator: each page's member and fingerprints in (`(member, fingerprints)`,
+/// the fingerprints sorted and distinct), `GroupOutput` changes out. Every group's comparisons
+/// go through the worker's verdict cache; `on_stats` sees the counters of the group changes
+/// made in one activation.
 ///
-/// A complete time is applied in fingerprint order, in slices of about `slice` of work (one
-/// group at least; `SLICE` in the pipeline): after each the operator yields (and activates
-/// itself again), so that the operators after it take in what it sent before it goes on. A time that changes many groups (a large epoch, a
-/// template refresh filtering many pages again) otherwise held all its output in the channels
-/// at once: ~0.9 GB at the peak of the 1M-page scale crawl. The output is the same updates at
-/// the same time, whatever the slices.
+/// A page goes to each worker that holds one of its fingerprints' groups once, with those
+/// fingerprints: what waits for its time to complete is a page a worker (`PageChange`), and
+/// in cluster mode its member crosses to a process once, not once a fingerprint.
+///
+/// A complete time is applied in fingerprint order, in passes over ranges of fingerprints and
+/// in slices of about `pace.slice` of work (one group at least): after each slice the operator
+/// yields (and activates itself again), so that the operators after it take in what it sent
+/// before it goes on. A time that changes many groups (a large epoch, a template refresh
+/// filtering many pages again) otherwise held all its output in the channels at once: ~0.9 GB
+/// at the peak of the 1M-page scale crawl. The output is the same updates at the same time,
+/// whatever the slices and passes.
 pub fn verify_groups<'scope, T, S>(
-    members: VecCollection<'scope, T, (u64, Arc<Member>), isize>,
+    pages: VecCollection<'scope, T, (Arc<Member>, Vec<u64>), isize>,
     settings: GroupSettings,
-    slice: std::time::Duration,
+    pace: Pace,
     mut on_stats: S,
 ) -> VecCollection<'scope, T, GroupOutput, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
     S: FnMut(&[VerifyStats]) + 'static,
 {
-    type Update<T> = ((u64, Arc<Member>), T, isize);
-    let scope = members.inner.scope();
-    members
+    type Update<T> = ((u64, Arc<Member>, Vec<u64>), T, isize);
+    let scope = pages.inner.scope();
+    let peers = scope.peers();
+    // Each page to the workers of its fingerprints: (worker, member, its fingerprints there).
+    let routed = pages.flat_map(move |(member, fingerprints)| {
+        by_worker(fingerprints, peers, crate::hashing::mix64).into_iter().map(move |(worker, fps)| (worker, member.clone(), fps))
+    });
+    routed
         .inner
         .unary_frontier::<CapacityContainerBuilder<Vec<(GroupOutput, T, isize)>>, _, _, _>(
-            Exchange::new(|update: &Update<T>| crate::hashing::mix64((update.0).0)),
+            // `routed` names the worker itself (timely sends a datum to its hash modulo the peers).
+            Exchange::new(|update: &Update<T>| (update.0).0),
             "Verify groups",
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
                 let mut groups = Slots::default();
                 let mut pending: Pending<T> = ByTime::default();
-                let mut current: Option<Current<T>> = None;
+                let mut current: Option<(Capability<T>, Applying)> = None;
                 let mut cache: verify::VerdictCache<CachedVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
                 let config = settings.config.clone();
                 move |(input, frontier), output| {
-                    input.for_each(|capability, data| pending.hold(&capability, data, |(fp, member), diff| (fp, member, diff)));
+                    input.for_each(|capability, data| {
+                        pending.hold(&capability, data, |(_, member, fingerprints), diff| {
+                            let mut fingerprints = fingerprints.into_boxed_slice();
+                            fingerprints.sort_unstable();
+                            PageChange { member, fingerprints, diff }
+                        })
+                    });
                     let slice_started = std::time::Instant::now();
                     let mut changed = Vec::new();
                     let mut out: Vec<(GroupOutput, isize)> = Vec::new();
                     let mut worked = false;
                     loop {
-                        if worked && slice_started.elapsed() >= slice {
+                        if worked && slice_started.elapsed() >= pace.slice {
                             // The slice is spent: the rest at the next activation.
                             if current.is_some() || pending.ready(frontier) {
                                 activator.activate();
@@ -913,19 +983,19 @@ where
                         }
                         if current.is_none() {
                             // Times the frontier has passed are complete: apply them in order.
-                            let Some((_, Held { capability, mut updates, .. })) = pending.pop_ready(frontier) else { break };
-                            updates.sort_by_key(|u| u.0);
-                            current = Some((capability, updates, 0));
+                            let Some((_, Held { capability, updates, .. })) = pending.pop_ready(frontier) else { break };
+                            current = Some((capability, Applying::new(updates, pace.pass_updates)));
                         }
-                        let Some((capability, updates, next)) = current.as_mut() else { break };
+                        let Some((capability, applying)) = current.as_mut() else { break };
                         // Each group's output is sent as it is made, not held for the whole time.
                         let time = capability.time().clone();
                         let mut session = output.session(capability);
-                        while *next < updates.len() {
-                            let fp = updates[*next].0;
-                            let n = updates[*next..].iter().take_while(|u| u.0 == fp).count();
-                            let these = &updates[*next..*next + n];
-                            *next += n;
+                        let mut done = false;
+                        loop {
+                            let Some((fp, changes)) = applying.next_group() else {
+                                done = true;
+                                break;
+                            };
                             let started = std::time::Instant::now();
                             let mut stats = VerifyStats::default();
                             if cache.rotate_if_full() {
@@ -934,7 +1004,6 @@ where
                             let held_before = groups.len();
                             let mut group = Group::from_slot(groups.take(fp));
                             let entries_before = group.len();
-                            let changes = these.iter().map(|(_, m, d)| (m.clone(), *d)).collect();
                             let mut computed = 0;
                             group.apply(
                                 fp,
@@ -963,12 +1032,12 @@ where
                                 changed.push(stats);
                             }
                             worked = true;
-                            if slice_started.elapsed() >= slice {
+                            if slice_started.elapsed() >= pace.slice {
                                 break;
                             }
                         }
                         drop(session);
-                        if *next == updates.len() {
+                        if done {
                             current = None;
                         }
                     }
@@ -981,9 +1050,18 @@ where
         .as_collection()
 }
 
-/// The work the groups operator does before it yields (`verify_groups`): short enough that
-/// what it sent does not pile up in the channels, long enough that yielding costs nothing.
-pub const SLICE: std::time::Duration = std::time::Duration::from_millis(20);
+/// How the groups operator paces a time's work (`verify_groups`).
+#[derive(Clone, Copy, Debug)]
+pub struct Pace {
+    /// The work it does before it yields.
+    pub slice: std::time::Duration,
+    /// The `(fingerprint, page)` pairs it lists at once, about.
+    pub pass_updates: usize,
+}
+
+/// The pipeline's pace: slices short enough that what the operator sent does not pile up in
+/// the channels, long enough that yielding costs nothing; passes of ~1M pairs (16 MB).
+pub const PACE: Pace = Pace { slice: std::time::Duration::from_millis(20), pass_updates: 1 << 20 };
 
 #[cfg(test)]
 mod tests {
@@ -1004,27 +1082,32 @@ mod tests {
 
     type Updates = Vec<(GroupOutput, u64, isize)>;
 
-    /// The groups operator's output, consolidated, for `steps` (the `(fingerprint, member,
-    /// diff)` updates of each time), on `workers` workers yielding after `slice` of work.
-    fn operator_output(steps: &[Vec<(u64, Arc<Member>, isize)>], workers: usize, slice: std::time::Duration) -> Updates {
-        type Step = Vec<((u64, Arc<Member>), isize)>;
+    /// The groups operator's output, consolidated, for `steps` (the `(member, fingerprints,
+    /// diff)` updates of each time), on `workers` workers at `pace`.
+    fn operator_output(steps: &[Vec<(Arc<Member>, Vec<u64>, isize)>], workers: usize, pace: Pace) -> Updates {
+        type Step = Vec<((Arc<Member>, Vec<u64>), isize)>;
         let steps: Vec<Step> =
-            steps.iter().map(|step| step.iter().map(|(fp, member, diff)| ((*fp, member.clone()), *diff)).collect()).collect();
-        crate::testing::run_steps(&steps, workers, move |members| verify_groups(members, settings(2, 12, 3), slice, |_| {}))
+            steps.iter().map(|step| step.iter().map(|(member, fps, diff)| ((member.clone(), fps.clone()), *diff)).collect()).collect();
+        crate::testing::run_steps(&steps, workers, move |pages| verify_groups(pages, settings(2, 12, 3), pace, |_| {}))
     }
 
     #[test]
-    fn a_time_applied_in_slices_gives_what_one_pass_and_a_rebuild_give() {
+    fn a_time_applied_in_slices_and_passes_gives_what_one_pass_and_a_rebuild_give() {
         // Four families of near-copies over eleven fingerprints (a page in three groups; the
         // groups of fingerprints 9 and 10 cross max_pages and drop back), pages that arrive,
-        // leave, and come back changed (into another family) in later times.
+        // leave, and come back changed (into another family) in later times. The fingerprints
+        // are spread over the range of u64, so that passes split them.
         let page = |n: u64, version: u64| {
             let family = (n + version) % 4;
             member(n + 1000 * version, &[10 * family + 1, 10 * family + 2, 10 * family + 3, 10 * family + 4, 500 + n])
         };
-        let fps = |n: u64| [n % 6, 6 + n % 3, 9 + n % 2];
-        let of = |pages: &[(u64, u64)], diff: isize| -> Vec<(u64, Arc<Member>, isize)> {
-            pages.iter().flat_map(|&(n, v)| fps(n).map(|fp| (fp, page(n, v), diff))).collect()
+        let fps = |n: u64| {
+            let mut fps = [n % 6, 6 + n % 3, 9 + n % 2].map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).to_vec();
+            fps.sort_unstable();
+            fps
+        };
+        let of = |pages: &[(u64, u64)], diff: isize| -> Vec<(Arc<Member>, Vec<u64>, isize)> {
+            pages.iter().map(|&(n, v)| (page(n, v), fps(n), diff)).collect()
         };
         let first: Vec<(u64, u64)> = (0..30).map(|n| (n, 0)).collect();
         let leaving: Vec<(u64, u64)> = (0..10).map(|n| (n, 0)).collect();
@@ -1035,18 +1118,31 @@ mod tests {
             [of(&leaving, -1), of(&arriving, 1)].concat(),
             [of(&changed.iter().map(|&(n, _)| (n, 0)).collect::<Vec<_>>(), -1), of(&changed, 1)].concat(),
         ];
-        let whole = operator_output(&steps, 1, std::time::Duration::from_secs(3600));
+        let hour = std::time::Duration::from_secs(3600);
+        let whole = operator_output(&steps, 1, Pace { slice: hour, pass_updates: usize::MAX });
         assert!(whole.iter().any(|(o, _, _)| matches!(o, GroupOutput::Verdict(..))), "{whole:?}");
         assert!(whole.iter().any(|(o, _, _)| matches!(o, GroupOutput::Blocks(..))));
         assert!(whole.iter().any(|(o, _, d)| matches!(o, GroupOutput::Oversized(..)) && *d < 0), "a group drops back");
+        // The same updates with a page's fingerprints one a record.
+        let one_each: Vec<Vec<(Arc<Member>, Vec<u64>, isize)>> = steps
+            .iter()
+            .map(|step| step.iter().flat_map(|(m, fps, d)| fps.iter().map(|&fp| (m.clone(), vec![fp], *d))).collect())
+            .collect();
         for workers in [1, 2, 4] {
-            assert_eq!(operator_output(&steps, workers, std::time::Duration::ZERO), whole, "one group a slice, {workers} workers");
-            assert_eq!(operator_output(&steps, workers, std::time::Duration::from_secs(3600)), whole, "{workers} workers");
+            for pace in [
+                Pace { slice: std::time::Duration::ZERO, pass_updates: usize::MAX },
+                Pace { slice: hour, pass_updates: usize::MAX },
+                Pace { slice: hour, pass_updates: 1 },
+                Pace { slice: std::time::Duration::ZERO, pass_updates: 7 },
+            ] {
+                assert_eq!(operator_output(&steps, workers, pace), whole, "{pace:?}, {workers} workers");
+            }
+            assert_eq!(operator_output(&one_each, workers, PACE), whole, "a fingerprint a record, {workers} workers");
         }
         // From scratch: the final pages in one time give what the three times add up to.
         let mut last: Vec<(u64, u64)> = (10..34).map(|n| (n, if (12..18).contains(&n) { 1 } else { 0 })).collect();
         last.sort();
-        let rebuilt = operator_output(&[of(&last, 1)], 2, std::time::Duration::ZERO);
+        let rebuilt = operator_output(&[of(&last, 1)], 2, Pace { slice: std::time::Duration::ZERO, pass_updates: 5 });
         let mut total: Updates = whole.iter().map(|(o, _, d)| (o.clone(), 0, *d)).collect();
         differential_dataflow::consolidation::consolidate_updates(&mut total);
         assert_eq!(total, rebuilt);

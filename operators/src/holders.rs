@@ -33,7 +33,7 @@ use timely::dataflow::operators::generic::Operator;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{ByTime, Held};
+use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::hashing::{mix64, Mixed};
 
 /// A page (its compact id) holding a sentence of a host: `(host, key, page)`.
@@ -205,36 +205,80 @@ impl Holders {
     }
 }
 
-/// The holders operator: exchanges by slot, holds each time's updates until the input frontier
-/// passes it and applies times in order (timestamps are totally ordered), so the same updates
-/// give the same output whatever the worker count or batch boundaries. A time is a refresh
-/// when `refresh(time) == time`; a sentence that falls below `least` between refreshes has its
-/// holders looked at again at `refresh(time)`.
+/// A page's sentences as one worker of the holders operator holds them until their time is
+/// complete: the host, the page (compact id), its sentences' slots that are this worker's
+/// (sorted), and the change. One record a page and worker, where a `Holding` update a sentence
+/// held the host and page again with each of its ~30 sentences.
+struct PageSlots {
+    host: u64,
+    page: u64,
+    slots: Box<[u64]>,
+    diff: isize,
+}
+
+impl Keyed for PageSlots {
+    fn keys(&self) -> &[u64] {
+        &self.slots
+    }
+}
+
+/// The holders operator: each page's `(host, compact id, distinct sentence keys)` in. A page
+/// goes once to each worker that holds one of its sentences' slots; each time's pages are held
+/// until the input frontier passes it, and times are applied in order (timestamps are totally
+/// ordered), a time's sentences in passes over ranges of slots (about `pass_updates`
+/// sentences a pass: `by_time::Passes`), so the same updates give the same output whatever the
+/// worker count or batch boundaries. A time is a refresh when `refresh(time) == time`; a
+/// sentence that falls below `least` between refreshes has its holders looked at again at
+/// `refresh(time)`.
 pub fn sentence_holders<'scope, T, F>(
-    holdings: VecCollection<'scope, T, Holding, isize>,
+    pages: VecCollection<'scope, T, (u64, u64, Vec<u64>), isize>,
     least: isize,
+    pass_updates: usize,
     mut refresh: F,
 ) -> VecCollection<'scope, T, HolderChange, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
     F: FnMut(&T) -> T + 'static,
 {
-    holdings
+    type Update<T> = ((u64, u64, u64, Vec<u64>), T, isize);
+    let peers = pages.inner.scope().peers();
+    let routed = pages.flat_map(move |(host, page, keys)| {
+        let slots = keys.into_iter().map(move |key| slot(host, key));
+        by_worker(slots, peers, mix64).into_iter().map(move |(worker, slots)| (worker, host, page, slots))
+    });
+    routed
         .inner
         .unary_frontier::<CapacityContainerBuilder<Vec<(HolderChange, T, isize)>>, _, _, _>(
-            Exchange::new(|((host, key, _), _, _): &(Holding, T, isize)| mix64(slot(*host, *key))),
+            // `routed` names the worker itself (timely sends a datum to its hash modulo the peers).
+            Exchange::new(|update: &Update<T>| (update.0).0),
             "Sentence holders",
             move |_capability, _info| {
                 let mut holders = Holders::new(least);
-                let mut pending: ByTime<T, (Holding, isize), Vec<u64>> = ByTime::default();
+                let mut pending: ByTime<T, PageSlots, Vec<u64>> = ByTime::default();
+                let (mut pairs, mut updates) = (Vec::new(), Vec::new());
                 let mut out = Vec::new();
                 let mut recheck = Vec::new();
                 move |(input, frontier), output| {
-                    input.for_each(|capability, data| pending.hold(&capability, data, |holding, diff| (holding, diff)));
+                    input.for_each(|capability, data| {
+                        pending.hold(&capability, data, |(_, host, page, slots), diff| {
+                            let mut slots = slots.into_boxed_slice();
+                            slots.sort_unstable();
+                            PageSlots { host, page, slots, diff }
+                        })
+                    });
                     // Times the frontier has passed are complete: apply them in order.
-                    while let Some((time, Held { capability, mut updates, extra: slots })) = pending.pop_ready(frontier) {
+                    while let Some((time, Held { capability, updates: pages, extra: slots })) = pending.pop_ready(frontier) {
                         let next = refresh(&time);
-                        holders.apply(&mut updates, next == time, &mut out, &mut recheck);
+                        // A sentence's updates all fall in one pass: its slot's.
+                        let mut passes = Passes::new(&pages, pass_updates);
+                        while passes.next(&pages, &mut pairs) {
+                            updates.clear();
+                            updates.extend(pairs.iter().map(|&(at, i)| {
+                                let page = &pages[i as usize];
+                                ((page.host, at ^ mix64(page.host), page.page), page.diff)
+                            }));
+                            holders.apply(&mut updates, next == time, &mut out, &mut recheck);
+                        }
                         holders.recheck(&slots, &mut out);
                         if !recheck.is_empty() {
                             debug_assert!(time < next, "a refresh is never earlier than its time");
@@ -248,6 +292,10 @@ where
         .as_collection()
 }
 
+/// The sentences the holders operator lists at once, about (`sentence_holders`): 32 MB of
+/// updates.
+pub const PASS_UPDATES: usize = 1 << 20;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,8 +308,27 @@ mod tests {
     /// The operator's output, consolidated, for `steps` (each time's holding updates), on
     /// `workers` workers, with refreshes every `every` times.
     fn operator_output(steps: &[Vec<(Holding, isize)>], least: isize, every: u64, workers: usize) -> Updates {
-        crate::testing::run_steps(steps, workers, move |holdings| {
-            sentence_holders(holdings, least, move |&t| crate::template::refresh_time(t, every))
+        // Each step's holdings as pages (a record a host, page and difference, its keys
+        // together); on 2 workers, a sentence a record and a pass a sentence as well.
+        type Step = Vec<((u64, u64, Vec<u64>), isize)>;
+        let steps: Vec<Step> = steps
+            .iter()
+            .map(|step| {
+                let mut pages: BTreeMap<(u64, u64, isize), Vec<u64>> = BTreeMap::new();
+                for &((host, key, page), diff) in step {
+                    let keys = pages.entry((host, page, diff)).or_default();
+                    if workers == 2 || keys.contains(&key) {
+                        // Keys of a record are distinct: a second holding of one key, another record.
+                        return step.iter().map(|&((host, key, page), diff)| ((host, page, vec![key]), diff)).collect();
+                    }
+                    keys.push(key);
+                }
+                pages.into_iter().map(|((host, page, diff), keys)| ((host, page, keys), diff)).collect()
+            })
+            .collect();
+        let pass_updates = if workers == 2 { 1 } else { PASS_UPDATES };
+        crate::testing::run_steps(&steps, workers, move |pages| {
+            sentence_holders(pages, least, pass_updates, move |&t| crate::template::refresh_time(t, every))
         })
     }
 

@@ -278,12 +278,8 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
         // operator gives the frequencies of those sentences and their pages only, and keeps the
         // rest (most sentences are on one page) in its own compact maps (`holders`).
         let least = config.threshold(0) as isize;
-        let holdings = self.clone().flat_map(|(id, page)| {
-            let host = page.host;
-            let id = id.compact();
-            distinct_keys(&page).into_iter().map(move |key| (host, key, id))
-        });
-        let changes = holders::sentence_holders(holdings, least, refresh.clone());
+        let holdings = self.clone().map(|(id, page)| (page.host, id.compact(), distinct_keys(&page)));
+        let changes = holders::sentence_holders(holdings, least, holders::PASS_UPDATES, refresh.clone());
         let document_frequency = changes.clone().flat_map(|change| match change {
             HolderChange::Frequency(sentence, count) => Some((sentence, count)),
             HolderChange::Holder(..) => None,
