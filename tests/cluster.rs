@@ -200,6 +200,32 @@ fn processes_read_their_share_and_their_shards_merge_into_the_one_process_output
     }
 }
 
+/// The dev crawl, its pages crossing between two processes, gives the clusters and changes of
+/// one process byte for byte. Its pages hold short sentences that are not fingerprinted: a
+/// content that crossed to another process once came back with every sentence unfingerprinted
+/// and other fingerprints (the synthetic corpus above has none, so it did not show).
+#[test]
+fn the_dev_crawl_over_two_processes_equals_one_process() {
+    let Some(shared) = common::shared_dir() else { return };
+    let dev = shared.join("bench/docs-dev.warc.gz");
+    let dir = temp_dir("cluster-dev");
+    let config = config(&dir, 1);
+    let deletions = dir.join("deleted.txt");
+    std::fs::write(&deletions, "").unwrap();
+    let single = dir.join("single");
+    run_once(&dev, &single, &["--workers", "2", "--config", config.to_str().unwrap()]);
+    let out = dir.join("cluster-2");
+    drop(run_cluster(2, &dev, &config, &deletions, &out));
+    merge(&out);
+    let clusters = read(&single.join("clusters.jsonl"));
+    assert_eq!(clusters.lines().count(), 3545, "every page of the dev crawl");
+    assert!(read(&out.join("clusters.jsonl")) == clusters, "2 processes: merged clusters differ from one process's");
+    assert!(
+        read(&out.join("changes.jsonl")) == read(&single.join("changes.jsonl")),
+        "2 processes: merged changes differ from one process's"
+    );
+}
+
 #[test]
 fn merge_names_a_missing_shard() {
     let dir = temp_dir("cluster-merge");

@@ -298,15 +298,20 @@ impl<T: RunItem> std::fmt::Debug for Run<T> {
     }
 }
 
-impl<T: RunItem> Serialize for Run<T> {
+/// Serialized item by item, whole: a content that crosses to another process (timely's
+/// exchange, in cluster mode) keeps what its sentences carry besides what they compare as (a
+/// sentence's `fingerprinted` flag, which picks its fingerprints, and its word count). As its
+/// (key, weight) pairs only, every sentence came back unfingerprinted, and a page verified in
+/// another process was given other fingerprints there.
+impl<T: Serialize> Serialize for Run<T> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.compared())
+        serializer.collect_seq(self.iter())
     }
 }
 
-impl<'de, T: RunItem> Deserialize<'de> for Run<T> {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Run<T> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Run<T>, D::Error> {
-        Vec::<T::Compared>::deserialize(deserializer).map(|items| Run::from(items.into_iter().map(T::from_compared).collect::<Vec<_>>()))
+        Vec::<T>::deserialize(deserializer).map(Run::from)
     }
 }
 
@@ -443,5 +448,24 @@ mod tests {
         assert_eq!(format!("{run:?}"), "[(2, 1), (3, 5)]");
         assert_eq!(run.compared().rev().collect::<Vec<_>>(), [(3, 5), (2, 1)]);
         assert_eq!(run.sub(1..2).compared().collect::<Vec<_>>(), [(3, 5)]);
+    }
+
+    #[test]
+    fn a_content_crossing_processes_keeps_its_sentences_whole() {
+        // Timely's exchange serializes with bincode between processes.
+        let sentence = |key, weight, fingerprinted, words| Sentence { key, weight, fingerprinted, words };
+        let all: Arc<[Sentence]> = vec![sentence(1, 3, false, 4), sentence(2, 9, true, 7), sentence(3, 5, false, 2)].into();
+        let content = Content {
+            sentences: Sentences::shared(&all, 0..3),
+            words: Words::from(vec![5, 6, 7]),
+            word_counts: vec![1, 1, 1],
+            template_keys: vec![3],
+            ..Default::default()
+        };
+        let back: Content = bincode::deserialize(&bincode::serialize(&content).unwrap()).unwrap();
+        assert_eq!(back.sentences.iter().copied().collect::<Vec<_>>(), &all[..]);
+        assert_eq!(back.fingerprint_keys(), [2], "only the fingerprinted sentence");
+        assert_eq!(back, content);
+        assert_eq!(&*back.words, &[5, 6, 7]);
     }
 }
