@@ -255,7 +255,6 @@ where
             move |_capability, _info| {
                 let mut holders = Holders::new(least);
                 let mut pending: ByTime<T, PageSlots, Vec<u64>> = ByTime::default();
-                let (mut pairs, mut updates) = (Vec::new(), Vec::new());
                 let mut out = Vec::new();
                 let mut recheck = Vec::new();
                 move |(input, frontier), output| {
@@ -269,7 +268,9 @@ where
                     // Times the frontier has passed are complete: apply them in order.
                     while let Some((time, Held { capability, updates: pages, extra: slots })) = pending.pop_ready(frontier) {
                         let next = refresh(&time);
-                        // A sentence's updates all fall in one pass: its slot's.
+                        // A sentence's updates all fall in one pass: its slot's. The pass's
+                        // lists are the time's own, freed with it (up to ~48 MB a worker).
+                        let (mut pairs, mut updates) = (Vec::new(), Vec::new());
                         let mut passes = Passes::new(&pages, pass_updates);
                         while passes.next(&pages, &mut pairs) {
                             updates.clear();
