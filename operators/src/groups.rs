@@ -1083,9 +1083,12 @@ mod tests {
 
     type Updates = Vec<(GroupOutput, u64, isize)>;
 
+    /// One time's pages: `(member, fingerprints, diff)`.
+    type PageStep = Vec<(Arc<Member>, Vec<u64>, isize)>;
+
     /// The groups operator's output, consolidated, for `steps` (the `(member, fingerprints,
     /// diff)` updates of each time), on `workers` workers at `pace`.
-    fn operator_output(steps: &[Vec<(Arc<Member>, Vec<u64>, isize)>], workers: usize, pace: Pace) -> Updates {
+    fn operator_output(steps: &[PageStep], workers: usize, pace: Pace) -> Updates {
         type Step = Vec<((Arc<Member>, Vec<u64>), isize)>;
         let steps: Vec<Step> =
             steps.iter().map(|step| step.iter().map(|(member, fps, diff)| ((member.clone(), fps.clone()), *diff)).collect()).collect();
@@ -1107,9 +1110,7 @@ mod tests {
             fps.sort_unstable();
             fps
         };
-        let of = |pages: &[(u64, u64)], diff: isize| -> Vec<(Arc<Member>, Vec<u64>, isize)> {
-            pages.iter().map(|&(n, v)| (page(n, v), fps(n), diff)).collect()
-        };
+        let of = |pages: &[(u64, u64)], diff: isize| -> PageStep { pages.iter().map(|&(n, v)| (page(n, v), fps(n), diff)).collect() };
         let first: Vec<(u64, u64)> = (0..30).map(|n| (n, 0)).collect();
         let leaving: Vec<(u64, u64)> = (0..10).map(|n| (n, 0)).collect();
         let arriving: Vec<(u64, u64)> = (30..34).map(|n| (n, 0)).collect();
@@ -1125,7 +1126,7 @@ mod tests {
         assert!(whole.iter().any(|(o, _, _)| matches!(o, GroupOutput::Blocks(..))));
         assert!(whole.iter().any(|(o, _, d)| matches!(o, GroupOutput::Oversized(..)) && *d < 0), "a group drops back");
         // The same updates with a page's fingerprints one a record.
-        let one_each: Vec<Vec<(Arc<Member>, Vec<u64>, isize)>> = steps
+        let one_each: Vec<PageStep> = steps
             .iter()
             .map(|step| step.iter().flat_map(|(m, fps, d)| fps.iter().map(|&fp| (m.clone(), vec![fp], *d))).collect())
             .collect();
