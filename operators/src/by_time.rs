@@ -83,14 +83,23 @@ pub trait Keyed {
     fn keys(&self) -> &[u64];
 }
 
-/// Splits `keys` by the worker of each (`route(key)` modulo `peers`, as timely's exchange
-/// sends a datum): each worker's keys in the order given, workers that get none left out.
+/// Splits `keys` (distinct) by the worker of each (`route(key)` modulo `peers`, as timely's
+/// exchange sends a datum): each worker's keys, sorted (a `Keyed` record's), workers that get
+/// none left out.
 pub fn by_worker(keys: impl IntoIterator<Item = u64>, peers: usize, route: impl Fn(u64) -> u64) -> Vec<(u64, Vec<u64>)> {
     let mut split = vec![Vec::new(); peers];
     for key in keys {
         split[(route(key) % peers as u64) as usize].push(key);
     }
-    split.into_iter().enumerate().filter(|(_, keys)| !keys.is_empty()).map(|(worker, keys)| (worker as u64, keys)).collect()
+    split
+        .into_iter()
+        .enumerate()
+        .filter(|(_, keys)| !keys.is_empty())
+        .map(|(worker, mut keys)| {
+            keys.sort_unstable();
+            (worker as u64, keys)
+        })
+        .collect()
 }
 
 /// A complete time's records (`Keyed`) listed in key order, in passes over ranges of keys of
@@ -109,11 +118,6 @@ impl Passes {
         let pairs: usize = records.iter().map(|r| r.keys().len()).sum();
         let passes = pairs.div_ceil(pass_updates.max(1)).max(1) as u64;
         Passes { taken: vec![0; records.len()], passes, made: 0 }
-    }
-
-    /// Passes in all.
-    pub fn count(&self) -> u64 {
-        self.passes
     }
 
     /// Lists the next pass's `(key, record index)` pairs in `pairs`, sorted: the keys below its
@@ -247,11 +251,12 @@ mod tests {
         expected.sort_unstable();
         for pass_updates in [1, 3, 17, 1000] {
             let mut passes = Passes::new(&records, pass_updates);
-            assert_eq!(passes.count(), expected.len().div_ceil(pass_updates) as u64);
-            let (mut listed, mut pairs) = (Vec::new(), Vec::new());
+            let (mut listed, mut pairs, mut made) = (Vec::new(), Vec::new(), 0);
             while passes.next(&records, &mut pairs) {
                 listed.extend_from_slice(&pairs);
+                made += 1;
             }
+            assert_eq!(made, expected.len().div_ceil(pass_updates), "{pass_updates} a pass");
             // In order across the passes, not only within each.
             assert_eq!(listed, expected, "{pass_updates} a pass");
         }
@@ -263,6 +268,7 @@ mod tests {
         for peers in [1, 2, 3, 4] {
             let split = by_worker(keys.iter().copied(), peers, crate::hashing::mix64);
             assert!(split.iter().all(|(w, keys)| !keys.is_empty() && keys.iter().all(|&k| crate::hashing::mix64(k) % peers as u64 == *w)));
+            assert!(split.iter().all(|(_, keys)| keys.windows(2).all(|w| w[0] < w[1])), "each worker's keys sorted");
             let mut all: Vec<u64> = split.into_iter().flat_map(|(_, keys)| keys).collect();
             all.sort_unstable();
             let mut sorted = keys.clone();

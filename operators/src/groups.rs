@@ -964,10 +964,10 @@ where
                 let config = settings.config.clone();
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
-                        pending.hold(&capability, data, |(_, member, fingerprints), diff| {
-                            let mut fingerprints = fingerprints.into_boxed_slice();
-                            fingerprints.sort_unstable();
-                            PageChange { member, fingerprints, diff }
+                        pending.hold(&capability, data, |(_, member, fingerprints), diff| PageChange {
+                            member,
+                            fingerprints: fingerprints.into_boxed_slice(),
+                            diff,
                         })
                     });
                     let slice_started = std::time::Instant::now();

@@ -259,10 +259,11 @@ where
                 let mut recheck = Vec::new();
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
-                        pending.hold(&capability, data, |(_, host, page, slots), diff| {
-                            let mut slots = slots.into_boxed_slice();
-                            slots.sort_unstable();
-                            PageSlots { host, page, slots, diff }
+                        pending.hold(&capability, data, |(_, host, page, slots), diff| PageSlots {
+                            host,
+                            page,
+                            slots: slots.into_boxed_slice(),
+                            diff,
                         })
                     });
                     // Times the frontier has passed are complete: apply them in order.
