@@ -40,6 +40,7 @@ use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
 use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
+use crate::dense::DenseMap;
 use crate::edges::{group_blocks, group_blocks_after, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
 use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
@@ -506,17 +507,18 @@ pub enum Slot {
 /// A worker's groups by fingerprint, in two maps: the fingerprints of one page (most of them,
 /// ~37 a page) map to the page, the others to their `Group`. An entry of either is 16 bytes
 /// (a key and a pointer), where one map of `Slot`s would spend 24 (the enum's tag takes a
-/// word): at 1 M pages, ~18 M entries a worker, that is ~0.3 KB a page less.
+/// word): at 1 M pages, ~18 M entries a worker, that is ~0.3 KB a page less. The pages'
+/// map is a `DenseMap` (0.72 to 0.9 full, where a `HashMap` is 0.44 to 0.88 full).
 #[derive(Debug, Default)]
 pub struct Slots {
-    one: HashMap<u64, Arc<Member>, Mixed>,
+    one: DenseMap<Option<Arc<Member>>>,
     many: HashMap<u64, Box<Group>, Mixed>,
 }
 
 impl Slots {
     /// Takes out the group of `fp`, if one is held.
     pub fn take(&mut self, fp: u64) -> Option<Slot> {
-        match self.one.remove(&fp) {
+        match self.one.remove(fp).flatten() {
             Some(member) => Some(Slot::One(member)),
             None => self.many.remove(&fp).map(Slot::Many),
         }
@@ -525,7 +527,7 @@ impl Slots {
     /// Holds `slot` as the group of `fp` (taken out before, so held in neither map).
     pub fn put(&mut self, fp: u64, slot: Slot) {
         let replaced = match slot {
-            Slot::One(member) => self.one.insert(fp, member).is_some(),
+            Slot::One(member) => self.one.insert(fp, Some(member)).is_some(),
             Slot::Many(group) => self.many.insert(fp, group).is_some(),
         };
         debug_assert!(!replaced, "a group is put back after it was taken out");

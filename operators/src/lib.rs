@@ -24,6 +24,7 @@ pub mod candidates;
 pub mod compact;
 pub mod components;
 pub mod cosine;
+pub mod dense;
 pub mod edges;
 pub mod exact;
 pub mod filter;
