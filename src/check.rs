@@ -116,9 +116,9 @@ impl ShareIndex {
             let at = holders.partition_point(|p| *p < page.id);
             holders.insert(at, page.id);
         }
-        self.by_url.insert(page.url.clone(), page.id);
+        self.by_url.insert(page.url.to_string(), page.id);
         let sentences = page.sentences.iter().map(|s| (s.key, s.weight)).collect();
-        self.pages.insert(page.id, IndexedPage { url: page.url.clone(), host: page.host, sentences });
+        self.pages.insert(page.id, IndexedPage { url: page.url.to_string(), host: page.host, sentences });
     }
 
     pub fn remove(&mut self, page: &Page) {
@@ -145,8 +145,8 @@ impl ShareIndex {
                 }
             }
         }
-        if self.by_url.get(&page.url) == Some(&page.id) {
-            self.by_url.remove(&page.url);
+        if self.by_url.get(&*page.url) == Some(&page.id) {
+            self.by_url.remove(&*page.url);
         }
     }
 
@@ -245,7 +245,7 @@ pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)
     } else {
         (text.lines().map(str::to_string).collect(), None)
     };
-    let meta = PageMeta { id: PageId::default(), url: String::new(), host: 0, record_id: String::new() };
+    let meta = PageMeta { id: PageId::default(), url: "".into(), host: 0, record_id: "".into() };
     let (page, _) =
         dupflow_operators::sentence::page_in(meta, &blocks, config, dupflow_operators::sentence::Shingling::None, lang.as_deref());
     page.sentences.iter().map(|s| (s.key, s.weight)).collect()
@@ -321,9 +321,9 @@ mod tests {
     fn page(n: u64, host: u64, keys: &[u64]) -> Page {
         Page {
             id: PageId { date: n, hash: 0 },
-            url: format!("u{n}"),
+            url: format!("u{n}").into(),
             host,
-            record_id: String::new(),
+            record_id: "".into(),
             sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 7 + 1) as u16, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
             words: Default::default(),

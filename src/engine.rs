@@ -119,9 +119,9 @@ impl Engine {
         let host = TextDoc { id: String::new(), text: String::new(), url: Some(url.to_string()), ordinal: 0 }.host();
         let meta = PageMeta {
             id: PageId::new(self.ordinal, url, url),
-            url: url.to_string(),
+            url: url.into(),
             host: dupflow_operators::sentence::stable_hash(&host),
-            record_id: url.to_string(),
+            record_id: url.into(),
         };
         let (page, _) = dupflow_operators::sentence::page_of_html(meta, &stripped, &self.config.sentence, self.shingling);
         self.put(page);
@@ -129,11 +129,11 @@ impl Engine {
 
     fn put(&mut self, page: Page) {
         self.remove(&page.url);
-        self.dirty.insert(page.url.clone());
+        self.dirty.insert(page.url.to_string());
         self.gate.insert(&page);
-        self.keys.insert(page.id, page.url.clone());
+        self.keys.insert(page.id, page.url.to_string());
         self.input.insert((page.id, page.clone()));
-        self.pages.insert(page.url.clone(), page);
+        self.pages.insert(page.url.to_string(), page);
     }
 
     /// Removes a document; false if there was none with this key.

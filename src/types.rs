@@ -2,6 +2,7 @@
 //! produces, what a run returns, and why a run fails.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -13,12 +14,13 @@ use dupflow_operators::PageId;
 
 use crate::source::http::Revisit;
 
-/// One row of the dataflow's output: a page and where it is clustered.
+/// One row of the dataflow's output: a page and where it is clustered. Its URL and record id
+/// are the page's own (`Page::url`), shared with the held copy and the live view.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct ClusterRow {
     pub page: PageId,
-    pub url: String,
-    pub record_id: String,
+    pub url: Arc<str>,
+    pub record_id: Arc<str>,
     pub assignment: Assignment,
 }
 

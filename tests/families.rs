@@ -69,7 +69,7 @@ fn twenty_thousand_identical_pages_and_their_near_copies_are_one_cluster() {
     assert_eq!(output.rows.len(), STUBS + NEAR + OTHERS, "every page has a row");
     let mut clusters: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
     for row in &output.rows {
-        clusters.entry(row.assignment.cluster.to_string()).or_default().insert(row.url.as_str());
+        clusters.entry(row.assignment.cluster.to_string()).or_default().insert(&*row.url);
     }
     let holding: BTreeSet<&String> =
         clusters.iter().filter(|(_, urls)| urls.iter().any(|u| family.contains(*u))).map(|(id, _)| id).collect();

@@ -113,8 +113,8 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
                 let mut copy = alive[rng.below(alive.len().min(3) as u64) as usize].clone();
                 counter += 1;
                 copy.id = PageId { date: rng.below(4), hash: counter };
-                copy.url = format!("http://h{}/{counter}", copy.host);
-                copy.record_id = counter.to_string();
+                copy.url = format!("http://h{}/{counter}", copy.host).into();
+                copy.record_id = counter.to_string().into();
                 alive.push(copy.clone());
                 updates.push((round, copy, 1));
                 continue;
@@ -157,9 +157,9 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
             counter += 1;
             let page = Page {
                 id: PageId { date: rng.below(4), hash: counter },
-                url: format!("http://h{host}/{counter}"),
+                url: format!("http://h{host}/{counter}").into(),
                 host,
-                record_id: counter.to_string(),
+                record_id: counter.to_string().into(),
                 sentences: keys
                     .iter()
                     .map(|&key| Sentence {
@@ -445,9 +445,9 @@ fn page_of_words(n: u64, texts: &[Vec<u16>]) -> Page {
     let key = |w: &[u16]| w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3)) | 1 << 40;
     Page {
         id: PageId { date: n, hash: n },
-        url: format!("http://h{n}/{n}"),
+        url: format!("http://h{n}/{n}").into(),
         host: n,
-        record_id: n.to_string(),
+        record_id: n.to_string().into(),
         sentences: texts
             .iter()
             .enumerate()

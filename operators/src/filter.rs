@@ -73,9 +73,9 @@ impl Held {
     fn filtered(&self, keys: &[u64], config: &TemplateConfig) -> (PageId, Filtered) {
         let page = Page {
             id: self.id,
-            url: String::new(),
+            url: crate::page::no_text(),
             host: 0,
-            record_id: String::new(),
+            record_id: crate::page::no_text(),
             sentences: self.sentences.clone(),
             shingles: self.shingles.to_vec(),
             words: self.words.clone(),

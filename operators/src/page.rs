@@ -87,10 +87,12 @@ pub struct Sentence {
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct Page {
     pub id: PageId,
-    pub url: String,
+    /// Shared, as `sentences` is: the held copy, the output's rows and the live view point to
+    /// one allocation.
+    pub url: Arc<str>,
     /// Stable hash of the lowercased host name (template statistics are per host).
     pub host: u64,
-    pub record_id: String,
+    pub record_id: Arc<str>,
     /// Shared, not copied: the source's held copy, the dataflow's input and the arrangements
     /// that hold the page point to one allocation (a clone is a reference count).
     pub sentences: Arc<[Sentence]>,
@@ -370,14 +372,21 @@ impl Content {
     }
 }
 
+/// The empty URL or record id, one allocation for all: what a copy of a page that needs
+/// neither (the template filtering's) holds.
+pub fn no_text() -> Arc<str> {
+    static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+    EMPTY.clone()
+}
+
 /// Where a page comes from: what the output names it by.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct PageMeta {
     pub id: PageId,
-    pub url: String,
+    pub url: Arc<str>,
     /// Stable hash of the host name.
     pub host: u64,
-    pub record_id: String,
+    pub record_id: Arc<str>,
 }
 
 #[cfg(test)]
@@ -386,9 +395,9 @@ impl Page {
     pub(crate) fn of_keys(keys: &[u64], sentence: impl Fn(u64) -> Sentence) -> Page {
         Page {
             id: PageId::default(),
-            url: String::new(),
+            url: "".into(),
             host: 1,
-            record_id: String::new(),
+            record_id: "".into(),
             sentences: keys.iter().map(|&key| sentence(key)).collect(),
             shingles: Vec::new(),
             words: Default::default(),

@@ -411,9 +411,9 @@ mod tests {
     fn page(n: u64, host: u64, keys: &[u64]) -> Page {
         Page {
             id: PageId { date: n, hash: n },
-            url: format!("http://h{host}/{n}"),
+            url: format!("http://h{host}/{n}").into(),
             host,
-            record_id: n.to_string(),
+            record_id: n.to_string().into(),
             sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true, words: 0 }).collect(),
             shingles: Vec::new(),
             words: Default::default(),

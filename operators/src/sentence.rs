@@ -434,7 +434,7 @@ mod tests {
 
     #[test]
     fn stemmed_sentences_share_keys_across_inflections() {
-        let meta = || PageMeta { id: PageId::default(), url: String::new(), host: 0, record_id: String::new() };
+        let meta = || PageMeta { id: PageId::default(), url: "".into(), host: 0, record_id: "".into() };
         let blocks = |t: &str| vec![t.to_string()];
         let plain = SentenceConfig::default();
         let stem = SentenceConfig { stem: true, language: "en".into(), ..Default::default() };

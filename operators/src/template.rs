@@ -304,13 +304,14 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
         // Each page filtered with the template keys it holds (none for most pages of a small
         // host), in one operator keyed by the page's compact id (the holders hold that, 8 bytes,
         // not the 16 of a `PageId`). It holds every page for its next filtering, which reads its
-        // sentences, words and shingles: not its URL and record id (~180 bytes a page at 1M pages).
+        // sentences, words and shingles: not its URL and record id. They are shared with the
+        // source's copy in one process, but a page from another process would hold its own.
         let held = holders.join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| {
             Some(filter::Part::Template(id, key))
         });
         let pages = self.map(|(id, mut page)| {
-            page.url = String::new();
-            page.record_id = String::new();
+            page.url = crate::page::no_text();
+            page.record_id = crate::page::no_text();
             filter::Part::Page(id.compact(), id, page)
         });
         let filtered = filter::filtered_pages(pages.concat(held), config);

@@ -93,15 +93,15 @@ fn cluster_files(
     let output = py
         .detach(|| dataflow::run(RunOptions::new(Feed::Inputs(inputs), config, workers.max(1))))
         .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    let url_of: HashMap<_, _> = output.rows.iter().map(|r| (r.page, r.url.clone())).collect();
+    let url_of: HashMap<_, _> = output.rows.iter().map(|r| (r.page, r.url.to_string())).collect();
     Ok(output
         .rows
         .iter()
         .map(|r| {
             let name = |id| url_of.get(id).cloned().unwrap_or_default();
             (
-                r.url.clone(),
-                r.record_id.clone(),
+                r.url.to_string(),
+                r.record_id.to_string(),
                 name(&r.assignment.cluster),
                 name(&r.assignment.leader),
                 r.assignment.similarity_ppm as f64 / 1e6,

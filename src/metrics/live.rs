@@ -84,7 +84,7 @@ struct Sample {
 }
 
 /// A member of a cluster, (url, page), and how it joined: (similarity ppm, leader).
-type MemberKey = (String, PageId);
+type MemberKey = (Arc<str>, PageId);
 type MemberValue = (u32, PageId);
 
 /// A cluster's members, in (url, page) order. Most clusters are one page (a page with no
@@ -292,7 +292,7 @@ impl Live {
 
     /// The URL of a page in the output.
     fn url_of(inner: &Inner, page: &PageId) -> String {
-        inner.current.get(page).map(|row| row.url.clone()).unwrap_or_default()
+        inner.current.get(page).map(|row| row.url.to_string()).unwrap_or_default()
     }
 
     /// Process 0 of a cluster: changes to the count of clusters of each size, over all shards.
@@ -501,8 +501,8 @@ mod tests {
         let id = |n| PageId { date: n, hash: n };
         ClusterRow {
             page: id(page),
-            url: format!("http://h/{page}"),
-            record_id: page.to_string(),
+            url: format!("http://h/{page}").into(),
+            record_id: page.to_string().into(),
             assignment: Assignment { cluster: id(cluster), leader: id(leader), similarity_ppm: 1_000_000 },
         }
     }
@@ -561,8 +561,8 @@ mod tests {
         let id = |n| PageId { date: n, hash: n };
         let row = |page: u64, cluster: u64| ClusterRow {
             page: id(page),
-            url: format!("http://h{}.example/{page}", page % 3),
-            record_id: page.to_string(),
+            url: format!("http://h{}.example/{page}", page % 3).into(),
+            record_id: page.to_string().into(),
             assignment: Assignment { cluster: id(cluster), leader: id(cluster), similarity_ppm: 1_000_000 },
         };
         let live = Live::new(Arc::new(Registry::default()), 10);

@@ -100,29 +100,29 @@ pub struct Removed {
 
 /// The pages to leave out under `keep`: every member of a cluster but its kept page.
 pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
-    let url_of: HashMap<_, _> = rows.iter().map(|r| (r.page, r.url.as_str())).collect();
+    let url_of: HashMap<_, _> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let mut clusters: BTreeMap<_, Vec<&ClusterRow>> = BTreeMap::new();
     for row in rows {
         clusters.entry(row.assignment.cluster).or_default().push(row);
     }
     let mut removed = Vec::new();
     for members in clusters.values().filter(|m| m.len() > 1) {
-        let length = |r: &ClusterRow| census.lengths.get(&r.record_id).copied().unwrap_or(0);
+        let length = |r: &ClusterRow| census.lengths.get(&*r.record_id).copied().unwrap_or(0);
         let kept = match keep {
             Keep::Earliest => members.iter().min_by_key(|r| r.page),
             Keep::Longest => members.iter().min_by_key(|r| (std::cmp::Reverse(length(r)), r.page)),
-            Keep::ShortestUrl => members.iter().min_by_key(|r| (r.url.len(), r.url.as_str(), r.page)),
+            Keep::ShortestUrl => members.iter().min_by_key(|r| (r.url.len(), &*r.url, r.page)),
         }
         .expect("a cluster has members");
         for row in members.iter().filter(|r| r.page != kept.page) {
             removed.push(Removed {
-                url: row.url.clone(),
-                record_id: row.record_id.clone(),
-                kept_url: kept.url.clone(),
-                kept_record_id: kept.record_id.clone(),
+                url: row.url.to_string(),
+                record_id: row.record_id.to_string(),
+                kept_url: kept.url.to_string(),
+                kept_record_id: kept.record_id.to_string(),
                 similarity: row.assignment.similarity_ppm as f64 / 1e6,
                 leader_url: url_of.get(&row.assignment.leader).map_or_else(String::new, |u| u.to_string()),
-                kept_date: census.dates.get(&kept.record_id).cloned().unwrap_or_default(),
+                kept_date: census.dates.get(&*kept.record_id).cloned().unwrap_or_default(),
             });
         }
     }

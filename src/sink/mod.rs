@@ -57,7 +57,7 @@ pub struct ClusterSummary {
 
 /// Lines of clusters.jsonl, sorted by cluster id then URL.
 pub fn cluster_lines(rows: &[ClusterRow]) -> Vec<ClusterLine> {
-    let url_of: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, r.url.as_str())).collect();
+    let url_of: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let mut sizes: HashMap<PageId, usize> = HashMap::new();
     for row in rows {
         *sizes.entry(row.assignment.cluster).or_default() += 1;
@@ -69,8 +69,8 @@ pub fn cluster_lines(rows: &[ClusterRow]) -> Vec<ClusterLine> {
             (
                 a.cluster,
                 ClusterLine {
-                    url: row.url.clone(),
-                    record_id: row.record_id.clone(),
+                    url: row.url.to_string(),
+                    record_id: row.record_id.to_string(),
                     cluster: a.cluster.to_string(),
                     cluster_url: url_of.get(&a.cluster).copied().unwrap_or("").to_string(),
                     size: sizes[&a.cluster],
@@ -158,7 +158,7 @@ pub struct SpanOut {
 
 /// spans.jsonl lines, by URL.
 pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::share::Shared)]) -> Vec<SpanLine> {
-    let urls: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, r.url.as_str())).collect();
+    let urls: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let url_of = |id: &PageId| urls.get(id).copied().unwrap_or("").to_string();
     let mut lines: Vec<SpanLine> = shares
         .iter()

@@ -145,7 +145,7 @@ impl Sink {
                     .iter()
                     .map(|(row, diff)| crate::sink::ChangeLine {
                         epoch: time,
-                        url: row.url.clone(),
+                        url: row.url.to_string(),
                         cluster: row.assignment.cluster.to_string(),
                         diff: *diff,
                     })

@@ -30,7 +30,8 @@ pub struct Marks {
 impl Marks {
     /// Marks for every clustered row (`rows`) and every left-out one (`removed`).
     pub fn new(rows: &[ClusterRow], removed: &[Removed]) -> Marks {
-        let mut by_id: HashMap<String, (String, Option<String>)> = rows.iter().map(|r| (r.url.clone(), (r.url.clone(), None))).collect();
+        let mut by_id: HashMap<String, (String, Option<String>)> =
+            rows.iter().map(|r| (r.url.to_string(), (r.url.to_string(), None))).collect();
         for r in removed {
             by_id.insert(r.url.clone(), (r.kept_url.clone(), Some(r.kept_url.clone())));
         }

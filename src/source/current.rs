@@ -313,9 +313,9 @@ impl CurrentPages {
             let main_marked = array::<1>(input)?[0] != 0;
             each(Page {
                 id: PageId { date, hash },
-                url,
+                url: url.into(),
                 host,
-                record_id,
+                record_id: record_id.into(),
                 sentences: sentences.into(),
                 shingles,
                 words: words.into(),

@@ -36,8 +36,8 @@ impl Document {
         let meta = dupflow_operators::PageMeta {
             id: dupflow_operators::PageId::new(self.date_secs, &self.url, &self.record_id),
             host: dupflow_operators::sentence::stable_hash(&self.host),
-            url: self.url,
-            record_id: self.record_id,
+            url: self.url.into(),
+            record_id: self.record_id.into(),
         };
         (meta, self.html)
     }

@@ -70,9 +70,9 @@ impl TextDoc {
 pub fn page_of(doc: &TextDoc, config: &SentenceConfig, shingling: Shingling, max_bytes: usize) -> (Page, bool, bool) {
     let meta = PageMeta {
         id: PageId::new(doc.ordinal, &doc.id, &doc.id),
-        url: doc.id.clone(),
+        url: doc.id.as_str().into(),
         host: dupflow_operators::sentence::stable_hash(&doc.host()),
-        record_id: doc.id.clone(),
+        record_id: doc.id.as_str().into(),
     };
     let mut text = doc.text.as_str();
     let cut = text.len() > max_bytes;
