@@ -25,8 +25,6 @@ pub(crate) struct Sink {
     out: Option<PathBuf>,
     /// Updates of epochs not yet complete.
     pending: std::collections::BTreeMap<u64, Vec<(ClusterRow, isize)>>,
-    /// The clusters now: row → count (1).
-    rows: std::collections::BTreeMap<ClusterRow, isize>,
     /// Share updates of epochs not yet complete, and the shares now.
     pending_shares: std::collections::BTreeMap<u64, ShareUpdates>,
     shares: std::collections::BTreeMap<(PageId, Shared), isize>,
@@ -79,7 +77,6 @@ impl Sink {
             changes_bytes,
             out,
             pending: Default::default(),
-            rows: Default::default(),
             pending_shares: Default::default(),
             shares: Default::default(),
             written: restored_below,
@@ -129,14 +126,8 @@ impl Sink {
             updates.sort();
             differential_dataflow::consolidation::consolidate(&mut updates);
             let live_updates: Vec<(ClusterRow, u64, isize)> = updates.iter().map(|(r, d)| (r.clone(), time, *d)).collect();
+            // The live view holds the clusters now, for the dashboard and for `final_rows`.
             self.live.apply(&live_updates);
-            for (row, diff) in &updates {
-                let count = self.rows.entry(row.clone()).or_insert(0);
-                *count += diff;
-                if *count == 0 {
-                    self.rows.remove(row);
-                }
-            }
             if time < self.restored_below {
                 continue;
             }
@@ -195,7 +186,7 @@ impl Sink {
     }
 
     pub(crate) fn final_rows(&self) -> Vec<ClusterRow> {
-        self.rows.keys().cloned().collect()
+        self.live.rows()
     }
 
     /// Commits the checkpoint of `epoch` (every epoch before it is written). One reader: the
