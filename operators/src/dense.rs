@@ -11,9 +11,9 @@
 //! its home slot; a removal shifts the entries after it back). An array grows by a quarter when
 //! 9/10 full and shrinks when a quarter full, so it is between 0.72 and 0.9 full while it
 //! grows: 17.8 to 22.2 bytes an entry. Growing holds one array's old slots beside its new ones,
-//! 1/16 of the map. An entry's home is its mixed key scaled to the array (`(mix64(key) · len)
-//! >> 64`, no power of two needed). Key 0 marks an empty slot, so an entry of key 0 is held
-//! apart.
+//! 1/16 of the map. An entry's home is its mixed key scaled to the array
+//! (`(mix64(key) · len) >> 64`, no power of two needed). Key 0 marks an empty slot, so an
+//! entry of key 0 is held apart.
 //!
 //! The keys are hashes already (fingerprints, sentence slots); they are mixed again so that a
 //! run of near keys does not pile up.
