@@ -8,10 +8,11 @@
 //! ~45% of all arranged updates at 1M pages.
 //!
 //! `Holders` keeps a sentence of one page as a 16-byte entry of its own map (the sentence's
-//! slot and the page's compact id, in a `DenseMap`: 18 to 22 bytes an entry) and a list of holders only from a second page on, as the
-//! groups keep fingerprints (`groups::Slots`). Out of it come the frequencies of the sentences
-//! on at least `least` pages, and those sentences' holders: the only ones a template lookup
-//! can ask for, since a template sentence is on `least` pages at least.
+//! slot and the page's compact id, in a `DenseMap`: 18 to 22 bytes an entry) and a list of
+//! holders only from a second page on, as the groups keep fingerprints (`groups::Slots`). Out
+//! of it come the frequencies of the sentences on at least `least` pages, and those sentences'
+//! holders: the only ones a template lookup can ask for, since a template sentence is on
+//! `least` pages at least.
 //!
 //! With template refreshes, the template sentences in effect at `t` are those of the last
 //! refresh `r <= t`: a sentence's holders stay out (`Holder` updates) while it is on `least`
