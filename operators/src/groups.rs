@@ -508,7 +508,7 @@ pub enum Slot {
 /// ~37 a page) map to the page, the others to their `Group`. An entry of either is 16 bytes
 /// (a key and a pointer), where one map of `Slot`s would spend 24 (the enum's tag takes a
 /// word): at 1 M pages, ~18 M entries a worker, that is ~0.3 KB a page less. The pages'
-/// map is a `DenseMap` (0.72 to 0.9 full, where a `HashMap` is 0.44 to 0.88 full).
+/// map is a `DenseMap` (0.64 to 0.8 full, where a `HashMap` is 0.44 to 0.88 full).
 #[derive(Debug, Default)]
 pub struct Slots {
     one: DenseMap<Option<Arc<Member>>>,

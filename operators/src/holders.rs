@@ -8,7 +8,7 @@
 //! ~45% of all arranged updates at 1M pages.
 //!
 //! `Holders` keeps a sentence of one page as a 16-byte entry of its own map (the sentence's
-//! slot and the page's compact id, in a `DenseMap`: 18 to 22 bytes an entry) and a list of
+//! slot and the page's compact id, in a `DenseMap`: 20 to 25 bytes an entry) and a list of
 //! holders only from a second page on, as the groups keep fingerprints (`groups::Slots`). Out
 //! of it come the frequencies of the sentences on at least `least` pages, and those sentences'
 //! holders: the only ones a template lookup can ask for, since a template sentence is on
