@@ -161,5 +161,49 @@ fn group_blocks(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, read_and_decompress, strip_and_split, verify, group_blocks);
+/// The map of one page's entries (`dense::DenseMap`, the holders' and groups' entries that one
+/// page holds) under a feed with retention: a window of 1,000,000 keys, each step inserts a new
+/// key and removes the oldest, 10,000 steps an iteration. Against the `HashMap` (with the `Mixed`
+/// hash) that held these entries before.
+fn dense_map(c: &mut Criterion) {
+    use dupflow_operators::dense::DenseMap;
+    use std::collections::HashMap;
+    const WINDOW: u64 = 1_000_000;
+    const STEPS: u64 = 10_000;
+    let key = |i: u64| sentence::mix64(i) | 1;
+    let mut group = c.benchmark_group("dense map");
+    group.throughput(Throughput::Elements(STEPS));
+    let mut dense: DenseMap<u64> = DenseMap::default();
+    (0..WINDOW).for_each(|i| {
+        dense.insert(key(i), i);
+    });
+    let mut next = WINDOW;
+    group.bench_function("a window of 1,000,000: insert one, remove the oldest (DenseMap)", |bench| {
+        bench.iter(|| {
+            for _ in 0..STEPS {
+                dense.insert(key(next), next);
+                dense.remove(key(next - WINDOW));
+                next += 1;
+            }
+        })
+    });
+    drop(dense);
+    let mut hash: HashMap<u64, u64, sentence::Mixed> = HashMap::default();
+    (0..WINDOW).for_each(|i| {
+        hash.insert(key(i), i);
+    });
+    let mut next = WINDOW;
+    group.bench_function("a window of 1,000,000: insert one, remove the oldest (HashMap)", |bench| {
+        bench.iter(|| {
+            for _ in 0..STEPS {
+                hash.insert(key(next), next);
+                hash.remove(&key(next - WINDOW));
+                next += 1;
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, read_and_decompress, strip_and_split, verify, group_blocks, dense_map);
 criterion_main!(benches);

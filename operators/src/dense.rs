@@ -18,7 +18,10 @@
 //! entry of key 0 is held apart.
 //!
 //! The keys are hashes already (fingerprints, sentence slots); they are mixed again so that a
-//! run of near keys does not pile up.
+//! run of near keys does not pile up. The slots hold the mixed keys (`mix64` is a bijection,
+//! and 0 stays 0; `iter` undoes it), so a walk finds a slot's home with one multiply and steps
+//! without a division. An insertion walks its run once (`seek`, then `place_from` where the
+//! walk stopped); `insert_absent` and `remove_if` let a caller test and change in one walk.
 
 use crate::hashing::mix64;
 
@@ -80,20 +83,13 @@ impl<V: Default> DenseMap<V> {
         self.slots() * std::mem::size_of::<(u64, V)>()
     }
 
-    fn table(&self, key: u64) -> &Table<V> {
-        &self.tables[mix64(key) as usize % TABLES]
-    }
-
-    fn table_mut(&mut self, key: u64) -> &mut Table<V> {
-        &mut self.tables[mix64(key) as usize % TABLES]
-    }
-
     pub fn get(&self, key: u64) -> Option<&V> {
         if key == 0 {
             return self.zero.as_ref();
         }
-        let table = self.table(key);
-        table.find(key).map(|at| &table.slots[at].1)
+        let mixed = mix64(key);
+        let table = &self.tables[mixed as usize % TABLES];
+        table.find(mixed).map(|at| &table.slots[at].1)
     }
 
     pub fn contains_key(&self, key: u64) -> bool {
@@ -105,7 +101,30 @@ impl<V: Default> DenseMap<V> {
         if key == 0 {
             return self.zero.replace(value);
         }
-        self.table_mut(key).insert(key, value)
+        let mixed = mix64(key);
+        self.tables[mixed as usize % TABLES].insert(mixed, value)
+    }
+
+    /// Holds `value` as the entry of `key` if `key` has none (one walk); whether it did.
+    pub fn insert_absent(&mut self, key: u64, value: V) -> bool {
+        if key == 0 {
+            if self.zero.is_some() {
+                return false;
+            }
+            self.zero = Some(value);
+            return true;
+        }
+        let mixed = mix64(key);
+        self.tables[mixed as usize % TABLES].insert_absent(mixed, value)
+    }
+
+    /// Takes out the entry of `key` if `goes` says so (one walk).
+    pub fn remove_if(&mut self, key: u64, goes: impl FnOnce(&V) -> bool) -> Option<V> {
+        if key == 0 {
+            return self.zero.take_if(|v| goes(v));
+        }
+        let mixed = mix64(key);
+        self.tables[mixed as usize % TABLES].remove_if(mixed, goes)
     }
 
     /// Takes out the entry of `key`.
@@ -113,73 +132,122 @@ impl<V: Default> DenseMap<V> {
         if key == 0 {
             return self.zero.take();
         }
-        self.table_mut(key).remove(key)
+        let mixed = mix64(key);
+        self.tables[mixed as usize % TABLES].remove(mixed)
     }
 
     /// The entries, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &V)> {
-        let held = self.tables.iter().flat_map(|t| t.slots.iter().filter(|s| s.0 != 0).map(|(k, v)| (*k, v)));
+        let held = self.tables.iter().flat_map(|t| t.slots.iter().filter(|s| s.0 != 0).map(|(m, v)| (unmix64(*m), v)));
         self.zero.iter().map(|v| (0, v)).chain(held)
     }
 }
 
+/// The inverse of `mix64` (each of its steps undone, last first): the tables hold mixed keys.
+fn unmix64(mut x: u64) -> u64 {
+    x ^= (x >> 31) ^ (x >> 62);
+    x = x.wrapping_mul(0x3196_42b2_d24d_8ec3);
+    x ^= (x >> 27) ^ (x >> 54);
+    x = x.wrapping_mul(0x96de_1b17_3f11_9089);
+    x ^ (x >> 30) ^ (x >> 60)
+}
+
 impl<V: Default> Table<V> {
-    /// The home slot of `key` in a table of `slots` slots (from the mixed key's high bits; its
-    /// low bits chose the table).
-    fn home(key: u64, slots: usize) -> usize {
-        ((mix64(key) as u128 * slots as u128) >> 64) as usize
+    /// The home slot of a mixed key in a table of `slots` slots (its high bits; its low bits
+    /// chose the table).
+    #[inline]
+    fn home(mixed: u64, slots: usize) -> usize {
+        ((mixed as u128 * slots as u128) >> 64) as usize
     }
 
     /// How far the entry in slot `at` is from its home.
+    #[inline]
     fn distance(&self, at: usize) -> usize {
-        let n = self.slots.len();
-        (at + n - Self::home(self.slots[at].0, n)) % n
+        let home = Self::home(self.slots[at].0, self.slots.len());
+        if at >= home {
+            at - home
+        } else {
+            at + self.slots.len() - home
+        }
     }
 
-    /// The slot holding `key` (not 0).
-    fn find(&self, key: u64) -> Option<usize> {
-        let n = self.slots.len();
-        if n == 0 {
-            return None;
+    /// The slot after `at`.
+    #[inline]
+    fn next(&self, at: usize) -> usize {
+        if at + 1 == self.slots.len() {
+            0
+        } else {
+            at + 1
         }
-        let mut at = Self::home(key, n);
+    }
+
+    /// Where the walk for `mixed` (not 0) stops: `Ok(slot)` holding it, or `Err((slot,
+    /// distance))`, the slot it would take (empty, or held by an entry nearer its home).
+    fn seek(&self, mixed: u64) -> Result<usize, (usize, usize)> {
+        let mut at = Self::home(mixed, self.slots.len());
         let mut distance = 0;
         loop {
             let held = self.slots[at].0;
-            if held == key {
-                return Some(at);
+            if held == mixed {
+                return Ok(at);
             }
-            // An empty slot, or an entry nearer its home than `key` would be here: not held.
             if held == 0 || self.distance(at) < distance {
-                return None;
+                return Err((at, distance));
             }
-            at = (at + 1) % n;
+            at = self.next(at);
             distance += 1;
         }
     }
 
-    fn insert(&mut self, key: u64, value: V) -> Option<V> {
-        if let Some(at) = self.find(key) {
-            return Some(std::mem::replace(&mut self.slots[at].1, value));
+    /// The slot holding `mixed` (not 0).
+    fn find(&self, mixed: u64) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
         }
-        if (self.len + 1) * GROW_AT.1 > self.slots.len() * GROW_AT.0 {
-            let n = self.slots.len();
-            self.resize((n + n / 4).max(MIN_SLOTS).max((self.len + 1) * GROW_AT.1 / GROW_AT.0 + 1));
-        }
-        self.place(key, value);
-        None
+        self.seek(mixed).ok()
     }
 
-    /// Places an entry whose key is not held (not 0), in a table with room.
-    fn place(&mut self, key: u64, value: V) {
+    fn insert(&mut self, mixed: u64, value: V) -> Option<V> {
+        match self.seek_or_grow(mixed) {
+            Ok(at) => Some(std::mem::replace(&mut self.slots[at].1, value)),
+            Err((at, distance)) => {
+                self.place_from(at, distance, (mixed, value));
+                None
+            }
+        }
+    }
+
+    fn insert_absent(&mut self, mixed: u64, value: V) -> bool {
+        match self.seek_or_grow(mixed) {
+            Ok(_) => false,
+            Err((at, distance)) => {
+                self.place_from(at, distance, (mixed, value));
+                true
+            }
+        }
+    }
+
+    /// `seek`, in a table with room for one more entry (grown if the key is not held and it
+    /// has none).
+    fn seek_or_grow(&mut self, mixed: u64) -> Result<usize, (usize, usize)> {
+        if !self.slots.is_empty() {
+            let stop = self.seek(mixed);
+            if stop.is_ok() || (self.len + 1) * GROW_AT.1 <= self.slots.len() * GROW_AT.0 {
+                return stop;
+            }
+        }
         let n = self.slots.len();
-        let mut entry = (key, value);
-        let mut at = Self::home(key, n);
-        let mut distance = 0;
+        self.resize((n + n / 4).max(MIN_SLOTS).max((self.len + 1) * GROW_AT.1 / GROW_AT.0 + 1));
+        self.seek(mixed)
+    }
+
+    /// Places an entry whose key is not held in slot `at`, `distance` from its home, the slot
+    /// where its walk stopped; the entries from there on move on in Robin Hood order.
+    fn place_from(&mut self, mut at: usize, mut distance: usize, mut entry: (u64, V)) {
+        self.len += 1;
         loop {
             if self.slots[at].0 == 0 {
                 self.slots[at] = entry;
-                self.len += 1;
                 return;
             }
             let theirs = self.distance(at);
@@ -188,19 +256,32 @@ impl<V: Default> Table<V> {
                 std::mem::swap(&mut self.slots[at], &mut entry);
                 distance = theirs;
             }
-            at = (at + 1) % n;
+            at = self.next(at);
             distance += 1;
         }
     }
 
-    fn remove(&mut self, key: u64) -> Option<V> {
-        let mut at = self.find(key)?;
+    fn remove_if(&mut self, mixed: u64, goes: impl FnOnce(&V) -> bool) -> Option<V> {
+        let at = self.find(mixed)?;
+        if !goes(&self.slots[at].1) {
+            return None;
+        }
+        Some(self.remove_at(at))
+    }
+
+    fn remove(&mut self, mixed: u64) -> Option<V> {
+        let at = self.find(mixed)?;
+        Some(self.remove_at(at))
+    }
+
+    /// Takes out the entry in slot `at`, shifting back the run after it.
+    fn remove_at(&mut self, mut at: usize) -> V {
         let n = self.slots.len();
         let (_, value) = std::mem::take(&mut self.slots[at]);
         self.len -= 1;
         // Shift back the entries after it that are away from their homes.
         loop {
-            let next = (at + 1) % n;
+            let next = self.next(at);
             if self.slots[next].0 == 0 || self.distance(next) == 0 {
                 break;
             }
@@ -211,16 +292,17 @@ impl<V: Default> Table<V> {
             // Back to a table 0.64 full, as one that just grew.
             self.resize((self.len * GROW_AT.1 * 5 / (GROW_AT.0 * 4) + 1).max(MIN_SLOTS));
         }
-        Some(value)
+        value
     }
 
     /// Moves the entries into a table of `slots` slots.
     fn resize(&mut self, slots: usize) {
         let old = std::mem::replace(&mut self.slots, (0..slots).map(|_| (0, V::default())).collect());
         self.len = 0;
-        for (key, value) in old.into_vec() {
-            if key != 0 {
-                self.place(key, value);
+        for (mixed, value) in old.into_vec() {
+            if mixed != 0 {
+                let (at, distance) = self.seek(mixed).unwrap_err();
+                self.place_from(at, distance, (mixed, value));
             }
         }
     }
@@ -236,13 +318,20 @@ mod tests {
     enum Op {
         Insert(u64, u64),
         Remove(u64),
+        InsertAbsent(u64, u64),
+        RemoveIfEven(u64),
     }
 
     /// Keys from a small range (so that removals and replacements hit), key 0 among them, and
     /// spread keys.
     fn op() -> impl Strategy<Value = Op> {
         let key = prop_oneof![0u64..64, any::<u64>()];
-        prop_oneof![3 => (key.clone(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)), 2 => key.prop_map(Op::Remove)]
+        prop_oneof![
+            3 => (key.clone(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k, v)),
+            2 => key.clone().prop_map(Op::Remove),
+            2 => (key.clone(), any::<u64>()).prop_map(|(k, v)| Op::InsertAbsent(k, v)),
+            1 => key.prop_map(Op::RemoveIfEven),
+        ]
     }
 
     proptest! {
@@ -256,6 +345,18 @@ mod tests {
                 match op {
                     Op::Insert(k, v) => prop_assert_eq!(dense.insert(k, v), model.insert(k, v)),
                     Op::Remove(k) => prop_assert_eq!(dense.remove(k), model.remove(&k)),
+                    Op::InsertAbsent(k, v) => {
+                        let absent = !model.contains_key(&k);
+                        if absent {
+                            model.insert(k, v);
+                        }
+                        prop_assert_eq!(dense.insert_absent(k, v), absent);
+                    }
+                    Op::RemoveIfEven(k) => {
+                        let even = model.get(&k).is_some_and(|v| v % 2 == 0);
+                        let wanted = if even { model.remove(&k) } else { None };
+                        prop_assert_eq!(dense.remove_if(k, |v| v % 2 == 0), wanted);
+                    }
                 }
                 prop_assert_eq!(dense.len(), model.len());
                 for (k, v) in &model {
@@ -290,6 +391,14 @@ mod tests {
         for (i, &k) in keys.iter().enumerate().skip(190_000) {
             assert_eq!(map.get(k), Some(&(i as u64)));
         }
+    }
+
+    #[test]
+    fn unmixing_undoes_the_mix() {
+        for k in (0..10_000u64).chain([u64::MAX, 1 << 63, 0xdead_beef]).chain((0..10_000).map(|i| mix64(i) ^ i)) {
+            assert_eq!(unmix64(mix64(k)), k);
+        }
+        assert_eq!(mix64(0), 0);
     }
 
     #[test]

@@ -124,14 +124,8 @@ impl Holders {
             return false;
         }
         match *delta {
-            [(page, 1)] if !self.one.contains_key(at) && !self.many.contains_key(&at) => {
-                self.one.insert(at, page);
-                true
-            }
-            [(page, -1)] if self.one.get(at) == Some(&page) => {
-                self.one.remove(at);
-                true
-            }
+            [(page, 1)] => !self.many.contains_key(&at) && self.one.insert_absent(at, page),
+            [(page, -1)] => self.one.remove_if(at, |&held| held == page).is_some(),
             _ => false,
         }
     }
