@@ -45,6 +45,16 @@ RID = re.compile(rb"WARC-Record-ID: <urn:uuid:[^>]*>")
 URI = re.compile(rb"WARC-Target-URI: ([^\r\n]*)")
 
 
+def cpu_secs(pid):
+    """User + system CPU seconds of process pid so far, all threads (None once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def members(path):
     """(raw record bytes, compressed end offset) of each gzip member of path."""
     with open(path, "rb") as f:
@@ -235,7 +245,7 @@ def main():
 
     def sample():
         while proc.poll() is None and not done.is_set():
-            rss.append((time.time(), rss_kib(proc.pid)))
+            rss.append((time.time(), rss_kib(proc.pid), cpu_secs(proc.pid)))
             time.sleep(1)
 
     tailer = threading.Thread(target=tail, daemon=True)
@@ -295,9 +305,17 @@ def main():
         if re.match(r"(pages|clusters|held|arranged|updates|latency|caps hit):", line):
             print("  dupflow " + line.rstrip())
     with open(os.path.join(out, "rss.csv"), "w") as f:
-        f.write("t_s,rss_kib\n")
-        for t, k in rss:
-            f.write(f"{t - started:.1f},{k}\n")
+        f.write("t_s,rss_kib,cpu_s\n")
+        for t, k, c in rss:
+            f.write(f"{t - started:.1f},{k},{c}\n")
+    # CPU time over the feed (user + system, all threads): at a fixed rate, the cost of the
+    # records, steadier from run to run than latency near the pipeline's limit.
+    during = [(t, c) for t, _, c in rss if c is not None and started <= t <= started + fed]
+    if len(during) >= 2:
+        (t0, c0), (t1, c1) = during[0], during[-1]
+        print(f"CPU over the feed: {c1 - c0:.1f} s in {t1 - t0:.0f} s ({(c1 - c0) / (t1 - t0):.2f} cores, "
+              f"{(c1 - c0) / max(1, n) * 1e6 * (t1 - t0) / fed:.0f} µs a record)")
+    rss = [(t, k) for t, k, _ in rss]
     per_minute = {}
     for t, k in rss:
         if k and t >= started:
