@@ -1280,6 +1280,21 @@ mod tests {
     }
 
     /// Accumulates emitted changes into a bag (no multiplicity may go below 0).
+    /// `Group::apply` with a block cache of its own and the verdicts computed.
+    fn apply_alone(group: &mut Group, fp: u64, changes: Vec<(Arc<Member>, isize)>, s: &GroupSettings) -> Vec<(GroupOutput, isize)> {
+        let mut out = Vec::new();
+        group.apply(
+            fp,
+            changes,
+            s,
+            &mut BlockCache::default(),
+            &mut VerifyStats::default(),
+            |a, b| pair_verdict(&s.config, a, b),
+            &mut out,
+        );
+        out
+    }
+
     fn accumulate(state: &mut BTreeMap<GroupOutput, isize>, out: Vec<(GroupOutput, isize)>) {
         for (o, d) in out {
             let e = state.entry(o.clone()).or_default();
@@ -1341,16 +1356,7 @@ mod tests {
                 }
                 // In no particular order.
                 changes.sort_by_key(|(m, _)| m.hash.rotate_left(17) ^ m.id.date);
-                let mut out = Vec::new();
-                group.apply(
-                    3,
-                    changes,
-                    &s,
-                    &mut BlockCache::default(),
-                    &mut VerifyStats::default(),
-                    |a, b| pair_verdict(&s.config, a, b),
-                    &mut out,
-                );
+                let out = apply_alone(&mut group, 3, changes, &s);
                 accumulate(&mut state, out);
                 let mut expected: Vec<Identity> = alive.iter().map(|m| identity(m)).collect();
                 expected.sort_unstable();
@@ -1593,16 +1599,7 @@ mod tests {
                     changes.push((m, 1));
                 }
             }
-            let mut out = Vec::new();
-            group.apply(
-                3,
-                changes,
-                &s,
-                &mut BlockCache::default(),
-                &mut VerifyStats::default(),
-                |a, b| pair_verdict(&s.config, a, b),
-                &mut out,
-            );
+            let out = apply_alone(&mut group, 3, changes, &s);
             accumulate(&mut state, out);
             assert_eq!(state, from_scratch(3, &alive, &s), "round {round}");
         }
