@@ -173,34 +173,35 @@ fn dense_map(c: &mut Criterion) {
     let key = |i: u64| sentence::mix64(i) | 1;
     let mut group = c.benchmark_group("dense map");
     group.throughput(Throughput::Elements(STEPS));
+    // Fills a window with `op(key, Some(value))` (an insertion), then times steps of inserting
+    // the next key and removing the oldest (`op(key, None)`).
+    let mut window = |map: &str, op: &mut dyn FnMut(u64, Option<u64>)| {
+        (0..WINDOW).for_each(|i| op(key(i), Some(i)));
+        let mut next = WINDOW;
+        group.bench_function(format!("a window of 1,000,000: insert one, remove the oldest ({map})"), |bench| {
+            bench.iter(|| {
+                for _ in 0..STEPS {
+                    op(key(next), Some(next));
+                    op(key(next - WINDOW), None);
+                    next += 1;
+                }
+            })
+        });
+    };
     let mut dense: DenseMap<u64> = DenseMap::default();
-    (0..WINDOW).for_each(|i| {
-        dense.insert(key(i), i);
-    });
-    let mut next = WINDOW;
-    group.bench_function("a window of 1,000,000: insert one, remove the oldest (DenseMap)", |bench| {
-        bench.iter(|| {
-            for _ in 0..STEPS {
-                dense.insert(key(next), next);
-                dense.remove(key(next - WINDOW));
-                next += 1;
-            }
-        })
+    window("DenseMap", &mut |k, v| {
+        let _ = match v {
+            Some(v) => dense.insert(k, v),
+            None => dense.remove(k),
+        };
     });
     drop(dense);
     let mut hash: HashMap<u64, u64, sentence::Mixed> = HashMap::default();
-    (0..WINDOW).for_each(|i| {
-        hash.insert(key(i), i);
-    });
-    let mut next = WINDOW;
-    group.bench_function("a window of 1,000,000: insert one, remove the oldest (HashMap)", |bench| {
-        bench.iter(|| {
-            for _ in 0..STEPS {
-                hash.insert(key(next), next);
-                hash.remove(&key(next - WINDOW));
-                next += 1;
-            }
-        })
+    window("HashMap", &mut |k, v| {
+        let _ = match v {
+            Some(v) => hash.insert(k, v),
+            None => hash.remove(&k),
+        };
     });
     group.finish();
 }
