@@ -38,6 +38,7 @@ pub mod minhash;
 pub mod page;
 pub mod reference;
 pub mod repeated;
+pub mod rows;
 pub mod sentence;
 pub mod share;
 pub mod simhash;

@@ -30,6 +30,7 @@ use timely::progress::Antichain;
 use timely::worker::Worker;
 
 use dupflow_operators::reference::MethodConfig;
+use dupflow_operators::rows::join_by_page;
 use dupflow_operators::sentence::{SentenceConfig, Shingling};
 use dupflow_operators::share::Shared;
 use dupflow_operators::{Page, PageId, PageMeta};
@@ -266,8 +267,14 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usiz
         // retract on re-crawl, deletion or retention.
         let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
         let (assignments, shares) = clusters_and_shares(pages.clone(), method, metrics, share);
-        let rows = pages.map(|(id, page)| (id, (page.url, page.record_id))).join_map(assignments, |&page, (url, record_id), assignment| {
-            ClusterRow { page, url: url.clone(), record_id: record_id.clone(), assignment: *assignment }
+        // Each page's row: its URL and record id beside its assignment (a hash-map entry a page,
+        // not a join's two arrangements).
+        let urls = pages.map(|(id, page)| (id, (page.url, page.record_id)));
+        let rows = join_by_page(urls, assignments, "Rows", |page, (url, record_id), assignment| ClusterRow {
+            page,
+            url: url.clone(),
+            record_id: record_id.clone(),
+            assignment: *assignment,
         });
         // A cluster's totals for process 0: clusters by size, a collection as small as the
         // number of distinct sizes (each shard's sink sees only its own clusters).
