@@ -209,12 +209,6 @@ pub fn group_blocks_after(
             _ => {}
         }
     }
-    blocks_moved(before, up, down)
-}
-
-/// The blocks after `up` keys reached `min_pages` and `down` keys fell below it (each
-/// sorted), from the blocks `before`: None when none moved, else the blocks after (None: none).
-pub fn blocks_moved(before: Option<&[u64]>, up: Vec<u64>, down: Vec<u64>) -> Option<Option<Vec<u64>>> {
     if up.is_empty() && down.is_empty() {
         return None;
     }
@@ -223,132 +217,6 @@ pub fn blocks_moved(before: Option<&[u64]>, up: Vec<u64>, down: Vec<u64>) -> Opt
     let mut blocks: Vec<u64> = kept.chain(up).collect();
     blocks.sort_unstable();
     Some(Some(blocks).filter(|b| !b.is_empty()))
-}
-
-/// How many of a group's members hold each key: what `group_blocks_after` counts again at
-/// every change (a pass over every member's keys), kept with the group instead, so that a
-/// change costs its pages' keys. For a group whose block sample is the whole group (at most
-/// `BLOCK_SAMPLE` pages). Two sorted columns, 10 bytes a distinct key; `MAX_KEYS` at most.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct KeyCounts {
-    keys: Vec<u64>,
-    counts: Vec<u16>,
-}
-
-impl KeyCounts {
-    /// The most distinct keys a group's counts hold (20 KB). A family of near-copies has a
-    /// few hundred: its pages share most of their sentences. A group of unrelated pages
-    /// meeting in one sentence has up to `BLOCK_SAMPLE` pages' keys, ~12,000: it is counted
-    /// again at each change instead (`group_blocks_after`), as before the counts were kept.
-    pub const MAX_KEYS: usize = 2048;
-
-    /// The counts of `members`' keys (each member's keys distinct and sorted); None over
-    /// `MAX_KEYS` distinct keys.
-    pub fn of(members: &[&Member]) -> Option<Self> {
-        debug_assert!(members.len() <= BLOCK_SAMPLE && BLOCK_SAMPLE < u16::MAX as usize);
-        let mut all: Vec<u64> = members.iter().flat_map(|m| m.keys.iter().copied()).collect();
-        all.sort_unstable();
-        let mut counts = KeyCounts::default();
-        for key in all {
-            if counts.keys.last() == Some(&key) {
-                *counts.counts.last_mut().expect("a count a key") += 1;
-            } else {
-                counts.keys.push(key);
-                counts.counts.push(1);
-            }
-        }
-        (counts.keys.len() <= Self::MAX_KEYS).then_some(counts)
-    }
-
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-
-    /// The heap bytes it holds.
-    pub fn bytes(&self) -> usize {
-        self.keys.capacity() * 8 + self.counts.capacity() * 2
-    }
-
-    /// The keys on at least `min_pages` members, sorted (`group_blocks`' blocks).
-    pub fn blocks(&self, min_pages: u32) -> Vec<u64> {
-        self.keys.iter().zip(&self.counts).filter(|&(_, &c)| c as u32 >= min_pages).map(|(&k, _)| k).collect()
-    }
-
-    /// Counts the members `inserted` in and `removed` out. Returns the keys that reached
-    /// `min_pages` and those that fell below it, each sorted (`group_blocks_after`'s change).
-    /// None when the counts would hold over `MAX_KEYS` keys: they are then no longer the
-    /// group's, and the caller drops them.
-    pub fn apply(&mut self, inserted: &[&Member], removed: &[&Member], min_pages: u32) -> Option<(Vec<u64>, Vec<u64>)> {
-        let mut changed: Vec<(u64, i32)> = inserted
-            .iter()
-            .flat_map(|m| m.keys.iter().map(|&k| (k, 1)))
-            .chain(removed.iter().flat_map(|m| m.keys.iter().map(|&k| (k, -1))))
-            .collect();
-        changed.sort_unstable();
-        let least = min_pages as i32;
-        let (mut up, mut down) = (Vec::new(), Vec::new());
-        // Keys already counted change in place; keys new to the group, or no longer on any
-        // member, make one merge.
-        let mut added: Vec<(u64, u16)> = Vec::new();
-        let mut emptied = false;
-        let mut i = 0;
-        while i < changed.len() {
-            let key = changed[i].0;
-            let mut by = 0;
-            while i < changed.len() && changed[i].0 == key {
-                by += changed[i].1;
-                i += 1;
-            }
-            if by == 0 {
-                continue;
-            }
-            let (was, slot) = match self.keys.binary_search(&key) {
-                Ok(at) => (self.counts[at] as i32, Some(at)),
-                Err(_) => (0, None),
-            };
-            let now = was + by;
-            debug_assert!(now >= 0, "a member removed that held a key no member holds");
-            match (was >= least, now >= least) {
-                (false, true) => up.push(key),
-                (true, false) => down.push(key),
-                _ => {}
-            }
-            match slot {
-                Some(at) => {
-                    self.counts[at] = now.max(0) as u16;
-                    emptied |= now <= 0;
-                }
-                None if now > 0 => added.push((key, now as u16)),
-                None => {}
-            }
-        }
-        if !added.is_empty() || emptied {
-            let held = self.keys.iter().copied().zip(self.counts.iter().copied()).filter(|&(_, c)| c > 0);
-            let mut merged: Vec<(u64, u16)> = Vec::with_capacity(self.keys.len() + added.len());
-            let mut added = added.into_iter().peekable();
-            for (key, count) in held {
-                while let Some(&(k, c)) = added.peek() {
-                    if k > key {
-                        break;
-                    }
-                    merged.push((k, c));
-                    added.next();
-                }
-                merged.push((key, count));
-            }
-            merged.extend(added);
-            if merged.len() > Self::MAX_KEYS {
-                return None;
-            }
-            self.keys = merged.iter().map(|&(k, _)| k).collect();
-            self.counts = merged.iter().map(|&(_, c)| c).collect();
-        }
-        Some((up, down))
-    }
 }
 
 /// A bit set over sorted keys (`group_blocks_after`'s changed keys): `may_hold` is true for
@@ -626,48 +494,6 @@ mod tests {
                 None => blocks_before,
             };
             proptest::prop_assert_eq!(got, expected);
-        }
-
-        /// A group's key counts after a change (`KeyCounts::apply`) are its members' counts
-        /// from scratch, and the keys it reports moved are the blocks' change
-        /// (`group_blocks`, before and after); a change that would hold over `MAX_KEYS` keys
-        /// is refused (`wide`: each page brings 200 keys of its own).
-        #[test]
-        fn key_counts_after_a_change_are_the_counts_from_scratch(
-            pages in proptest::collection::vec(proptest::collection::vec(0u64..12, 0..8), 1..40),
-            before in proptest::collection::vec(proptest::bool::ANY, 40),
-            after in proptest::collection::vec(proptest::bool::ANY, 40),
-            min_pages in 1u32..6,
-            wide in proptest::bool::ANY,
-        ) {
-            let all: Vec<Member> = pages
-                .iter()
-                .enumerate()
-                .map(|(n, keys)| {
-                    let own = if wide { 200 } else { 0 };
-                    let keys: Vec<u64> = keys.iter().copied().chain((0..own).map(|k| 1_000 + n as u64 * 1_000 + k)).collect();
-                    member(n as u64, &keys)
-                })
-                .collect();
-            let pick = |mask: &[bool]| -> Vec<&Member> { all.iter().zip(mask).filter(|(_, &on)| on).map(|(m, _)| m).collect() };
-            let (old, new) = (pick(&before), pick(&after));
-            let inserted: Vec<&Member> = new.iter().copied().filter(|m| !old.contains(m)).collect();
-            let removed: Vec<&Member> = old.iter().copied().filter(|m| !new.contains(m)).collect();
-            let Some(mut counts) = KeyCounts::of(&old) else {
-                proptest::prop_assert!(old.iter().map(|m| m.keys.len()).sum::<usize>() > KeyCounts::MAX_KEYS);
-                return Ok(());
-            };
-            let blocks_before = Some(counts.blocks(min_pages)).filter(|b| !b.is_empty());
-            proptest::prop_assert_eq!(&blocks_before, &group_blocks(&old, min_pages).0);
-            let expected = KeyCounts::of(&new);
-            match counts.apply(&inserted, &removed, min_pages) {
-                Some((up, down)) => {
-                    proptest::prop_assert_eq!(Some(&counts), expected.as_ref());
-                    let got = blocks_moved(blocks_before.as_deref(), up, down).unwrap_or(blocks_before);
-                    proptest::prop_assert_eq!(got, group_blocks(&new, min_pages).0);
-                }
-                None => proptest::prop_assert!(expected.is_none(), "refused only over MAX_KEYS"),
-            }
         }
 
         /// `pair_verdict` with the members' sorted keys gives what the contents alone give:

@@ -41,10 +41,8 @@ use timely::progress::Timestamp;
 
 use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::dense::DenseMap;
-use crate::edges::{
-    blocks_moved, group_blocks, group_blocks_after, pair_verdict, sample_key, Edge, KeyCounts, Member, PairVerdict, SampleKey, BLOCK_SAMPLE,
-};
-use crate::hashing::Mixed;
+use crate::edges::{group_blocks, group_blocks_after, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
+use crate::hashing::{mix64, Mixed};
 use crate::lcs::{self, Verdict};
 use crate::page::PageId;
 use crate::verify::{self, VerifyConfig, VerifyStats};
@@ -496,20 +494,55 @@ pub struct Group {
     blocks: Option<Arc<Vec<u64>>>,
     /// Over `BLOCK_SAMPLE` pages: the largest key of the block sample.
     sample_bound: Option<Box<SampleKey>>,
-    /// How many members hold each key, while the group has `min_pages` to `BLOCK_SAMPLE` pages.
-    counts: Counts,
 }
 
-/// A group's key counts (`edges::KeyCounts`), by which a change finds the blocks it moves.
+/// The repeated blocks of the groups changed in one time, by the pages they hold: a page's
+/// fingerprints put it in ~30 groups, and in a family of near-copies most of them hold the
+/// same pages, so a change makes them all count the same blocks again
+/// (`edges::group_blocks_after`, a pass over every member's keys). The blocks of a group that
+/// is its own sample (at most `BLOCK_SAMPLE` pages) are a function of its pages' contents
+/// alone (`edges::group_blocks`): they are kept here under the multiset of those contents (two
+/// sums of mixed content hashes, 128 bits) for the other groups of the time, and shared by
+/// them (one `Arc`). The operator clears it when it starts a time; it holds at most
+/// `BlockCache::ENTRIES`.
 #[derive(Debug, Default)]
-enum Counts {
-    /// None held: made from the members at the next change that needs them.
-    #[default]
-    None,
-    Held(Box<KeyCounts>),
-    /// Over `KeyCounts::MAX_KEYS` keys: each change counts its pages' keys over every member
-    /// (`group_blocks_after`), until the group falls below `min_pages` or grows past the sample.
-    Wide,
+pub struct BlockCache {
+    blocks: HashMap<(u64, u64), Option<Arc<Vec<u64>>>, Mixed>,
+    /// Groups whose blocks came from here, not from a count.
+    pub hits: u64,
+}
+
+impl BlockCache {
+    /// The most entries it holds; it is emptied when full.
+    pub const ENTRIES: usize = 4096;
+
+    pub fn clear(&mut self) {
+        self.blocks.clear();
+    }
+
+    /// The key of a group's pages: their contents as a multiset (a content twice counts twice
+    /// toward `min_pages`), and `min_pages`.
+    fn key<'a>(members: impl Iterator<Item = &'a Member>, min_pages: u32) -> (u64, u64) {
+        let mut sums = (mix64(min_pages as u64 ^ 0x5bd1_e995), 0u64);
+        for m in members {
+            sums.0 = sums.0.wrapping_add(mix64(m.hash));
+            sums.1 = sums.1.wrapping_add(mix64(m.hash ^ 0x9e37_79b9_7f4a_7c15));
+        }
+        sums
+    }
+
+    fn get(&mut self, key: (u64, u64)) -> Option<Option<Arc<Vec<u64>>>> {
+        let found = self.blocks.get(&key).cloned();
+        self.hits += u64::from(found.is_some());
+        found
+    }
+
+    fn put(&mut self, key: (u64, u64), blocks: Option<Arc<Vec<u64>>>) {
+        if self.blocks.len() >= Self::ENTRIES {
+            self.blocks.clear();
+        }
+        self.blocks.insert(key, blocks);
+    }
 }
 
 /// A held group. Most fingerprints are a page's alone (its own sentences): such a group is one
@@ -613,6 +646,7 @@ impl Group {
         fp: u64,
         changes: Vec<(Arc<Member>, isize)>,
         settings: &GroupSettings,
+        blocks: &mut BlockCache,
         stats: &mut VerifyStats,
         verdict: F,
         out: &mut Vec<(GroupOutput, isize)>,
@@ -622,7 +656,7 @@ impl Group {
         let pruned = std::cell::Cell::new(0);
         let prune = std::cell::Cell::new(false);
         let mut verdict = group_verdict(settings, &prune, &pruned, verdict);
-        self.apply_with(fp, changes, settings, stats, (&prune, &pruned), &mut verdict, out);
+        self.apply_with(fp, changes, settings, blocks, stats, (&prune, &pruned), &mut verdict, out);
         stats.pruned += pruned.get();
     }
 
@@ -635,6 +669,7 @@ impl Group {
         fp: u64,
         mut changes: Vec<(Arc<Member>, isize)>,
         settings: &GroupSettings,
+        block_cache: &mut BlockCache,
         stats: &mut VerifyStats,
         (prune, pruned): (&std::cell::Cell<bool>, &std::cell::Cell<u64>),
         mut verdict: F,
@@ -854,17 +889,17 @@ impl Group {
                 out.push((GroupOutput::Oversized(fp, new_len as isize), 1));
             }
         }
-        self.update_blocks(settings, &inserted, &removed, out);
+        self.update_blocks(settings, block_cache, &inserted, &removed, out);
     }
 
     /// The repeated blocks after a change (`edges::group_blocks`), each member paired with
-    /// them: up to `BLOCK_SAMPLE` pages, only the changed pages' keys are counted, into the
-    /// group's key counts (`edges::KeyCounts`; over `KeyCounts::MAX_KEYS` keys, over every
-    /// member's keys: `edges::group_blocks_after`); over it, recounted when the change touches
-    /// the sample.
+    /// them: up to `BLOCK_SAMPLE` pages, only the changed pages' keys are counted again
+    /// (`edges::group_blocks_after`), or taken from another group of the time that holds the
+    /// same pages (`BlockCache`); over it, recounted when the change touches the sample.
     fn update_blocks(
         &mut self,
         settings: &GroupSettings,
+        cache: &mut BlockCache,
         inserted: &[Arc<Member>],
         removed: &[Arc<Member>],
         out: &mut Vec<(GroupOutput, isize)>,
@@ -896,50 +931,28 @@ impl Group {
         let whole = |pages: usize| pages <= BLOCK_SAMPLE && pages <= settings.max_pages;
         let new = if whole(old_len) && whole(self.members.len()) {
             // The whole group is the sample before and after: only the changed pages' keys
-            // are counted (`KeyCounts`), not every key of every member.
+            // are counted again (`group_blocks_after`), not every key of every member.
             debug_assert!(self.sample_bound.is_none());
             if self.members.len().max(old_len) < settings.min_pages as usize {
                 // Too few pages for a block, before and after.
-                self.counts = Counts::None;
                 same(&self.blocks, out);
                 return;
             }
-            // The members (after the change): only to make counts, or for a wide group.
-            let members = || -> Vec<&Member> { self.members.iter().map(|e| e.member.as_ref()).collect() };
-            let (ins, rem): (Vec<&Member>, Vec<&Member>) =
-                (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
-            let before = self.blocks.as_deref().map(|b| b.as_slice());
-            let min_pages = settings.min_pages;
-            let moved = match std::mem::take(&mut self.counts) {
-                Counts::Held(mut counts) => match counts.apply(&ins, &rem, min_pages) {
-                    Some((up, down)) => {
-                        self.counts = Counts::Held(counts);
-                        blocks_moved(before, up, down)
-                    }
-                    None => {
-                        self.counts = Counts::Wide;
-                        group_blocks_after(&members(), &ins, &rem, before, min_pages)
-                    }
-                },
-                Counts::None => match KeyCounts::of(&members()) {
-                    Some(counts) => {
-                        let blocks = counts.blocks(min_pages);
-                        self.counts = Counts::Held(Box::new(counts));
-                        Some(Some(blocks).filter(|b| !b.is_empty()))
-                    }
-                    None => {
-                        self.counts = Counts::Wide;
-                        group_blocks_after(&members(), &ins, &rem, before, min_pages)
-                    }
-                },
-                Counts::Wide => {
-                    self.counts = Counts::Wide;
-                    group_blocks_after(&members(), &ins, &rem, before, min_pages)
+            let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
+            let key = BlockCache::key(members.iter().copied(), settings.min_pages);
+            let new = match cache.get(key) {
+                Some(blocks) => blocks,
+                None => {
+                    let (ins, rem): (Vec<&Member>, Vec<&Member>) =
+                        (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
+                    let before = self.blocks.as_deref().map(|b| b.as_slice());
+                    let new = match group_blocks_after(&members, &ins, &rem, before, settings.min_pages) {
+                        Some(new) => new.map(Arc::new),
+                        None => self.blocks.clone(),
+                    };
+                    cache.put(key, new.clone());
+                    new
                 }
-            };
-            let new = match moved {
-                Some(new) => new.map(Arc::new),
-                None => self.blocks.clone(),
             };
             if self.blocks == new {
                 same(&self.blocks, out);
@@ -947,13 +960,11 @@ impl Group {
             }
             new
         } else if self.members.len() <= settings.max_pages {
-            self.counts = Counts::None;
             let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
             let (blocks, bound) = group_blocks(&members, settings.min_pages);
             self.sample_bound = bound.map(Box::new);
             blocks.map(Arc::new)
         } else {
-            self.counts = Counts::None;
             self.sample_bound = None;
             None
         };
@@ -1020,6 +1031,7 @@ where
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
                 let mut cache: verify::VerdictCache<CachedVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
+                let mut blocks = BlockCache::default();
                 let config = settings.config.clone();
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
@@ -1045,6 +1057,7 @@ where
                             // Times the frontier has passed are complete: apply them in order.
                             let Some((_, Held { capability, updates, .. })) = pending.pop_ready(frontier) else { break };
                             current = Some((capability, Applying::new(updates, pace.pass_updates)));
+                            blocks.clear();
                         }
                         let Some((capability, applying)) = current.as_mut() else { break };
                         // Each group's output is sent as it is made, not held for the whole time.
@@ -1069,6 +1082,7 @@ where
                                 fp,
                                 changes,
                                 &settings,
+                                &mut blocks,
                                 &mut stats,
                                 |a, b| {
                                     cache
@@ -1266,10 +1280,18 @@ mod tests {
     }
 
     /// Accumulates emitted changes into a bag (no multiplicity may go below 0).
-    /// `Group::apply` with the verdicts computed.
+    /// `Group::apply` with a block cache of its own and the verdicts computed.
     fn apply_alone(group: &mut Group, fp: u64, changes: Vec<(Arc<Member>, isize)>, s: &GroupSettings) -> Vec<(GroupOutput, isize)> {
         let mut out = Vec::new();
-        group.apply(fp, changes, s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
+        group.apply(
+            fp,
+            changes,
+            s,
+            &mut BlockCache::default(),
+            &mut VerifyStats::default(),
+            |a, b| pair_verdict(&s.config, a, b),
+            &mut out,
+        );
         out
     }
 
@@ -1350,32 +1372,26 @@ mod tests {
         // Families of near-copies (shared sentences, a few of their own) and unrelated pages,
         // inserted and retracted in random batches; after each batch, the accumulated output
         // is the group's output from scratch. Small caps make the group cross max_pages.
-        // While the group holds key counts, they are the counts of its members' keys from
-        // scratch; the workloads with blocks hold them most of the time.
-        // The last workload's pages have 300 sentences of their own each: its group goes over
-        // `KeyCounts::MAX_KEYS` and counts each change over every member (`Counts::Wide`).
-        for (seed, neighbors, max_pages, min_pages, own) in [
-            (1, 2, 1000, 4, 3),
-            (2, 8, 1000, 16, 3),
-            (3, 3, 12, 3, 3),
-            (4, 1, 1000, 0, 3),
-            (5, 4, 1000, 8, 3),
-            (6, 2, 30, 5, 3),
-            (7, 8, 1000, 0, 3),
-            (8, 2, 1000, 4, 300),
-        ] {
+        // Three groups share one `BlockCache`, as a time's groups do in the operator: a twin
+        // that gets the same pages (its blocks come from the cache), and one that gets only
+        // the even pages (other pages: nothing of the others' may reach it).
+        for (seed, neighbors, max_pages, min_pages) in
+            [(1, 2, 1000, 4), (2, 8, 1000, 16), (3, 3, 12, 3), (4, 1, 1000, 0), (5, 4, 1000, 8), (6, 2, 30, 5), (7, 8, 1000, 0)]
+        {
             let s = settings(neighbors, max_pages, min_pages);
             let mut rng = Rng(seed);
             let page = |n: u64, rng: &mut Rng| {
                 let family = rng.below(3);
                 let mut keys: Vec<u64> = (0..12).map(|k| family * 1000 + k).filter(|_| rng.below(8) > 0).collect();
-                keys.extend((0..1 + rng.below(own)).map(|k| 100_000 + n * 1000 + k));
+                keys.extend((0..1 + rng.below(3)).map(|k| 100_000 + n * 10 + k));
                 member(n, &keys)
             };
             let mut group = Group::default();
             let mut alive: Vec<Arc<Member>> = Vec::new();
             let mut state = BTreeMap::new();
-            let (mut counted, mut wide) = (0, 0);
+            let (mut twin, mut twin_state) = (Group::default(), BTreeMap::new());
+            let (mut even, mut even_state) = (Group::default(), BTreeMap::new());
+            let mut cache = BlockCache::default();
             let mut next = 0;
             let mut verdicts_seen = 0;
             for round in 0..60 {
@@ -1395,30 +1411,30 @@ mod tests {
                 let transient = page(next + 10_000, &mut rng);
                 changes.push((transient.clone(), 1));
                 changes.push((transient, -1));
+                let is_even = |m: &Arc<Member>| m.id.date.is_multiple_of(2);
+                let even_changes: Vec<(Arc<Member>, isize)> = changes.iter().filter(|(m, _)| is_even(m)).cloned().collect();
                 let verdict = |a: &Member, b: &Member| pair_verdict(&s.config, a, b);
                 let mut out = Vec::new();
-                group.apply(7, changes, &s, &mut VerifyStats::default(), verdict, &mut out);
+                group.apply(7, changes.clone(), &s, &mut cache, &mut VerifyStats::default(), verdict, &mut out);
                 // Held as the operator holds it: a page alone as a pointer.
                 group = Group::from_slot(group.into_slot());
                 accumulate(&mut state, out);
                 let expected = from_scratch(7, &alive, &s);
                 assert_eq!(state, expected, "seed {seed}, round {round}, {} members", alive.len());
-                if let Counts::Held(counts) = &group.counts {
-                    let members: Vec<&Member> = alive.iter().map(|m| m.as_ref()).collect();
-                    assert_eq!(Some(counts.as_ref()), KeyCounts::of(&members).as_ref(), "seed {seed}, round {round}: the key counts");
-                    counted += 1;
-                }
-                wide += usize::from(matches!(group.counts, Counts::Wide));
+                let mut out = Vec::new();
+                even.apply(9, even_changes, &s, &mut cache, &mut VerifyStats::default(), verdict, &mut out);
+                accumulate(&mut even_state, out);
+                let evens: Vec<Arc<Member>> = alive.iter().filter(|m| is_even(m)).cloned().collect();
+                assert_eq!(even_state, from_scratch(9, &evens, &s), "seed {seed}, round {round}: the even pages' group");
+                let mut out = Vec::new();
+                twin.apply(8, changes, &s, &mut cache, &mut VerifyStats::default(), verdict, &mut out);
+                accumulate(&mut twin_state, out);
+                assert_eq!(twin_state, from_scratch(8, &alive, &s), "seed {seed}, round {round}: the twin group");
                 verdicts_seen += state.keys().filter(|o| matches!(o, GroupOutput::Verdict(..) | GroupOutput::Oversized(..))).count();
             }
-            if own < 10 {
-                assert!(verdicts_seen > 50, "seed {seed}: the workload has similar pairs or crosses the cap ({verdicts_seen})");
-            }
-            if min_pages > 0 && max_pages > 100 && own < 10 {
-                assert!(counted >= 20, "seed {seed}: the group held its key counts ({counted} rounds)");
-            }
-            if own > 100 {
-                assert!(wide >= 20, "seed {seed}: the group was over MAX_KEYS ({wide} rounds)");
+            assert!(verdicts_seen > 50, "seed {seed}: the workload has similar pairs or crosses the cap ({verdicts_seen})");
+            if min_pages > 0 && max_pages > 100 {
+                assert!(cache.hits >= 20, "seed {seed}: the twin's blocks came from the cache ({} times)", cache.hits);
             }
         }
     }
@@ -1435,6 +1451,7 @@ mod tests {
             1,
             (0..500).map(|n| (copy(n), 1)).collect(),
             &s,
+            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| pair_verdict(&s.config, a, b),
             &mut out,
@@ -1449,6 +1466,7 @@ mod tests {
                 1,
                 vec![(member(5000, &(1..=45).chain([9000]).collect::<Vec<u64>>()), diff)],
                 &s,
+                &mut BlockCache::default(),
                 &mut VerifyStats::default(),
                 |a, b| {
                     compared += 1;
@@ -1508,6 +1526,7 @@ mod tests {
             1,
             (0..500).map(|n| (page(2 * n), 1)).collect(),
             &s,
+            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| pair_verdict(&s.config, a, b),
             &mut out,
@@ -1519,6 +1538,7 @@ mod tests {
             1,
             vec![(page(501), 1)],
             &s,
+            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| {
                 calls += 1;
@@ -1558,6 +1578,7 @@ mod tests {
             3,
             alive.iter().map(|m| (m.clone(), 1)).collect(),
             &s,
+            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| pair_verdict(&s.config, a, b),
             &mut out,
@@ -1613,6 +1634,7 @@ mod tests {
                 fp,
                 changes,
                 &s,
+                &mut BlockCache::default(),
                 &mut stats,
                 |x, y| {
                     compared.insert((x.id.date.min(y.id.date), x.id.date.max(y.id.date)));
@@ -1684,7 +1706,7 @@ mod tests {
                 }
                 let mut out = Vec::new();
                 let mut stats = VerifyStats::default();
-                group.apply(fp, changes, &s, &mut stats, |a, b| pair_verdict(&s.config, a, b), &mut out);
+                group.apply(fp, changes, &s, &mut BlockCache::default(), &mut stats, |a, b| pair_verdict(&s.config, a, b), &mut out);
                 assert!(stats.pruned <= stats.rejected, "pruned pairs are rejected ones: {stats:?}");
                 pruned += stats.pruned;
                 group = Group::from_slot(group.into_slot());
