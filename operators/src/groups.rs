@@ -42,7 +42,7 @@ use timely::progress::Timestamp;
 use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::dense::DenseMap;
 use crate::edges::{group_blocks, group_blocks_after, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
-use crate::hashing::{mix64, Mixed};
+use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
 use crate::page::PageId;
 use crate::verify::{self, VerifyConfig, VerifyStats};
@@ -496,55 +496,6 @@ pub struct Group {
     sample_bound: Option<Box<SampleKey>>,
 }
 
-/// The repeated blocks of the groups changed in one time, by the pages they hold: a page's
-/// fingerprints put it in ~30 groups, and in a family of near-copies most of them hold the
-/// same pages, so a change makes them all count the same blocks again
-/// (`edges::group_blocks_after`, a pass over every member's keys). The blocks of a group that
-/// is its own sample (at most `BLOCK_SAMPLE` pages) are a function of its pages' contents
-/// alone (`edges::group_blocks`): they are kept here under the multiset of those contents (two
-/// sums of mixed content hashes, 128 bits) for the other groups of the time, and shared by
-/// them (one `Arc`). The operator clears it when it starts a time; it holds at most
-/// `BlockCache::ENTRIES`.
-#[derive(Debug, Default)]
-pub struct BlockCache {
-    blocks: HashMap<(u64, u64), Option<Arc<Vec<u64>>>, Mixed>,
-    /// Groups whose blocks came from here, not from a count.
-    pub hits: u64,
-}
-
-impl BlockCache {
-    /// The most entries it holds; it is emptied when full.
-    pub const ENTRIES: usize = 4096;
-
-    pub fn clear(&mut self) {
-        self.blocks.clear();
-    }
-
-    /// The key of a group's pages: their contents as a multiset (a content twice counts twice
-    /// toward `min_pages`), and `min_pages`.
-    fn key<'a>(members: impl Iterator<Item = &'a Member>, min_pages: u32) -> (u64, u64) {
-        let mut sums = (mix64(min_pages as u64 ^ 0x5bd1_e995), 0u64);
-        for m in members {
-            sums.0 = sums.0.wrapping_add(mix64(m.hash));
-            sums.1 = sums.1.wrapping_add(mix64(m.hash ^ 0x9e37_79b9_7f4a_7c15));
-        }
-        sums
-    }
-
-    fn get(&mut self, key: (u64, u64)) -> Option<Option<Arc<Vec<u64>>>> {
-        let found = self.blocks.get(&key).cloned();
-        self.hits += u64::from(found.is_some());
-        found
-    }
-
-    fn put(&mut self, key: (u64, u64), blocks: Option<Arc<Vec<u64>>>) {
-        if self.blocks.len() >= Self::ENTRIES {
-            self.blocks.clear();
-        }
-        self.blocks.insert(key, blocks);
-    }
-}
-
 /// A held group. Most fingerprints are a page's alone (its own sentences): such a group is one
 /// pointer (no allocation), not a `Group` (a boxed list).
 #[derive(Debug)]
@@ -640,13 +591,11 @@ impl Group {
     /// (`held_side`). In a family of copies, an arriving page costs four comparisons (the two
     /// pages beside it scan toward it, and it scans both ways), a leaving one two (the pages
     /// beside it scan toward each other).
-    #[allow(clippy::too_many_arguments)]
     pub fn apply<F>(
         &mut self,
         fp: u64,
         changes: Vec<(Arc<Member>, isize)>,
         settings: &GroupSettings,
-        blocks: &mut BlockCache,
         stats: &mut VerifyStats,
         verdict: F,
         out: &mut Vec<(GroupOutput, isize)>,
@@ -656,7 +605,7 @@ impl Group {
         let pruned = std::cell::Cell::new(0);
         let prune = std::cell::Cell::new(false);
         let mut verdict = group_verdict(settings, &prune, &pruned, verdict);
-        self.apply_with(fp, changes, settings, blocks, stats, (&prune, &pruned), &mut verdict, out);
+        self.apply_with(fp, changes, settings, stats, (&prune, &pruned), &mut verdict, out);
         stats.pruned += pruned.get();
     }
 
@@ -669,7 +618,6 @@ impl Group {
         fp: u64,
         mut changes: Vec<(Arc<Member>, isize)>,
         settings: &GroupSettings,
-        block_cache: &mut BlockCache,
         stats: &mut VerifyStats,
         (prune, pruned): (&std::cell::Cell<bool>, &std::cell::Cell<u64>),
         mut verdict: F,
@@ -889,17 +837,15 @@ impl Group {
                 out.push((GroupOutput::Oversized(fp, new_len as isize), 1));
             }
         }
-        self.update_blocks(settings, block_cache, &inserted, &removed, out);
+        self.update_blocks(settings, &inserted, &removed, out);
     }
 
     /// The repeated blocks after a change (`edges::group_blocks`), each member paired with
     /// them: up to `BLOCK_SAMPLE` pages, only the changed pages' keys are counted again
-    /// (`edges::group_blocks_after`), or taken from another group of the time that holds the
-    /// same pages (`BlockCache`); over it, recounted when the change touches the sample.
+    /// (`edges::group_blocks_after`); over it, recounted when the change touches the sample.
     fn update_blocks(
         &mut self,
         settings: &GroupSettings,
-        cache: &mut BlockCache,
         inserted: &[Arc<Member>],
         removed: &[Arc<Member>],
         out: &mut Vec<(GroupOutput, isize)>,
@@ -933,43 +879,28 @@ impl Group {
             // The whole group is the sample before and after: only the changed pages' keys
             // are counted again (`group_blocks_after`), not every key of every member.
             debug_assert!(self.sample_bound.is_none());
-            if self.members.len().max(old_len) < settings.min_pages as usize {
-                // Too few pages for a block, before and after.
-                same(&self.blocks, out);
-                return;
-            }
             let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
-            let key = BlockCache::key(members.iter().copied(), settings.min_pages);
-            let new = match cache.get(key) {
-                Some(blocks) => blocks,
+            let (ins, rem): (Vec<&Member>, Vec<&Member>) =
+                (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
+            let before = self.blocks.as_deref().map(|b| b.as_slice());
+            match group_blocks_after(&members, &ins, &rem, before, settings.min_pages) {
+                Some(new) => new,
                 None => {
-                    let (ins, rem): (Vec<&Member>, Vec<&Member>) =
-                        (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
-                    let before = self.blocks.as_deref().map(|b| b.as_slice());
-                    let new = match group_blocks_after(&members, &ins, &rem, before, settings.min_pages) {
-                        Some(new) => new.map(Arc::new),
-                        None => self.blocks.clone(),
-                    };
-                    cache.put(key, new.clone());
-                    new
+                    same(&self.blocks, out);
+                    return;
                 }
-            };
-            if self.blocks == new {
-                same(&self.blocks, out);
-                return;
             }
-            new
         } else if self.members.len() <= settings.max_pages {
             let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
             let (blocks, bound) = group_blocks(&members, settings.min_pages);
             self.sample_bound = bound.map(Box::new);
-            blocks.map(Arc::new)
+            blocks
         } else {
             self.sample_bound = None;
             None
         };
         let old = self.blocks.take();
-        if old == new {
+        if old.as_deref() == new.as_ref() {
             same(&old, out);
             self.blocks = old;
             return;
@@ -979,6 +910,7 @@ impl Group {
             let stayed = self.members.iter().map(|e| &e.member).filter(|m| inserted.binary_search(m).is_err());
             out.extend(stayed.chain(removed).map(|m| (GroupOutput::Blocks(m.id, blocks.clone()), -1)));
         }
+        let new = new.map(Arc::new);
         if let Some(blocks) = &new {
             out.extend(self.members.iter().map(|e| (GroupOutput::Blocks(e.member.id, blocks.clone()), 1)));
         }
@@ -1031,7 +963,6 @@ where
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
                 let mut cache: verify::VerdictCache<CachedVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
-                let mut blocks = BlockCache::default();
                 let config = settings.config.clone();
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
@@ -1057,7 +988,6 @@ where
                             // Times the frontier has passed are complete: apply them in order.
                             let Some((_, Held { capability, updates, .. })) = pending.pop_ready(frontier) else { break };
                             current = Some((capability, Applying::new(updates, pace.pass_updates)));
-                            blocks.clear();
                         }
                         let Some((capability, applying)) = current.as_mut() else { break };
                         // Each group's output is sent as it is made, not held for the whole time.
@@ -1082,7 +1012,6 @@ where
                                 fp,
                                 changes,
                                 &settings,
-                                &mut blocks,
                                 &mut stats,
                                 |a, b| {
                                     cache
@@ -1280,21 +1209,6 @@ mod tests {
     }
 
     /// Accumulates emitted changes into a bag (no multiplicity may go below 0).
-    /// `Group::apply` with a block cache of its own and the verdicts computed.
-    fn apply_alone(group: &mut Group, fp: u64, changes: Vec<(Arc<Member>, isize)>, s: &GroupSettings) -> Vec<(GroupOutput, isize)> {
-        let mut out = Vec::new();
-        group.apply(
-            fp,
-            changes,
-            s,
-            &mut BlockCache::default(),
-            &mut VerifyStats::default(),
-            |a, b| pair_verdict(&s.config, a, b),
-            &mut out,
-        );
-        out
-    }
-
     fn accumulate(state: &mut BTreeMap<GroupOutput, isize>, out: Vec<(GroupOutput, isize)>) {
         for (o, d) in out {
             let e = state.entry(o.clone()).or_default();
@@ -1356,7 +1270,8 @@ mod tests {
                 }
                 // In no particular order.
                 changes.sort_by_key(|(m, _)| m.hash.rotate_left(17) ^ m.id.date);
-                let out = apply_alone(&mut group, 3, changes, &s);
+                let mut out = Vec::new();
+                group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
                 accumulate(&mut state, out);
                 let mut expected: Vec<Identity> = alive.iter().map(|m| identity(m)).collect();
                 expected.sort_unstable();
@@ -1372,9 +1287,6 @@ mod tests {
         // Families of near-copies (shared sentences, a few of their own) and unrelated pages,
         // inserted and retracted in random batches; after each batch, the accumulated output
         // is the group's output from scratch. Small caps make the group cross max_pages.
-        // Three groups share one `BlockCache`, as a time's groups do in the operator: a twin
-        // that gets the same pages (its blocks come from the cache), and one that gets only
-        // the even pages (other pages: nothing of the others' may reach it).
         for (seed, neighbors, max_pages, min_pages) in
             [(1, 2, 1000, 4), (2, 8, 1000, 16), (3, 3, 12, 3), (4, 1, 1000, 0), (5, 4, 1000, 8), (6, 2, 30, 5), (7, 8, 1000, 0)]
         {
@@ -1389,9 +1301,6 @@ mod tests {
             let mut group = Group::default();
             let mut alive: Vec<Arc<Member>> = Vec::new();
             let mut state = BTreeMap::new();
-            let (mut twin, mut twin_state) = (Group::default(), BTreeMap::new());
-            let (mut even, mut even_state) = (Group::default(), BTreeMap::new());
-            let mut cache = BlockCache::default();
             let mut next = 0;
             let mut verdicts_seen = 0;
             for round in 0..60 {
@@ -1411,31 +1320,16 @@ mod tests {
                 let transient = page(next + 10_000, &mut rng);
                 changes.push((transient.clone(), 1));
                 changes.push((transient, -1));
-                let is_even = |m: &Arc<Member>| m.id.date.is_multiple_of(2);
-                let even_changes: Vec<(Arc<Member>, isize)> = changes.iter().filter(|(m, _)| is_even(m)).cloned().collect();
-                let verdict = |a: &Member, b: &Member| pair_verdict(&s.config, a, b);
                 let mut out = Vec::new();
-                group.apply(7, changes.clone(), &s, &mut cache, &mut VerifyStats::default(), verdict, &mut out);
+                group.apply(7, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
                 // Held as the operator holds it: a page alone as a pointer.
                 group = Group::from_slot(group.into_slot());
                 accumulate(&mut state, out);
                 let expected = from_scratch(7, &alive, &s);
                 assert_eq!(state, expected, "seed {seed}, round {round}, {} members", alive.len());
-                let mut out = Vec::new();
-                even.apply(9, even_changes, &s, &mut cache, &mut VerifyStats::default(), verdict, &mut out);
-                accumulate(&mut even_state, out);
-                let evens: Vec<Arc<Member>> = alive.iter().filter(|m| is_even(m)).cloned().collect();
-                assert_eq!(even_state, from_scratch(9, &evens, &s), "seed {seed}, round {round}: the even pages' group");
-                let mut out = Vec::new();
-                twin.apply(8, changes, &s, &mut cache, &mut VerifyStats::default(), verdict, &mut out);
-                accumulate(&mut twin_state, out);
-                assert_eq!(twin_state, from_scratch(8, &alive, &s), "seed {seed}, round {round}: the twin group");
                 verdicts_seen += state.keys().filter(|o| matches!(o, GroupOutput::Verdict(..) | GroupOutput::Oversized(..))).count();
             }
             assert!(verdicts_seen > 50, "seed {seed}: the workload has similar pairs or crosses the cap ({verdicts_seen})");
-            if min_pages > 0 && max_pages > 100 {
-                assert!(cache.hits >= 20, "seed {seed}: the twin's blocks came from the cache ({} times)", cache.hits);
-            }
         }
     }
 
@@ -1451,7 +1345,6 @@ mod tests {
             1,
             (0..500).map(|n| (copy(n), 1)).collect(),
             &s,
-            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| pair_verdict(&s.config, a, b),
             &mut out,
@@ -1466,7 +1359,6 @@ mod tests {
                 1,
                 vec![(member(5000, &(1..=45).chain([9000]).collect::<Vec<u64>>()), diff)],
                 &s,
-                &mut BlockCache::default(),
                 &mut VerifyStats::default(),
                 |a, b| {
                     compared += 1;
@@ -1526,7 +1418,6 @@ mod tests {
             1,
             (0..500).map(|n| (page(2 * n), 1)).collect(),
             &s,
-            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| pair_verdict(&s.config, a, b),
             &mut out,
@@ -1538,7 +1429,6 @@ mod tests {
             1,
             vec![(page(501), 1)],
             &s,
-            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| {
                 calls += 1;
@@ -1578,7 +1468,6 @@ mod tests {
             3,
             alive.iter().map(|m| (m.clone(), 1)).collect(),
             &s,
-            &mut BlockCache::default(),
             &mut VerifyStats::default(),
             |a, b| pair_verdict(&s.config, a, b),
             &mut out,
@@ -1599,7 +1488,8 @@ mod tests {
                     changes.push((m, 1));
                 }
             }
-            let out = apply_alone(&mut group, 3, changes, &s);
+            let mut out = Vec::new();
+            group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
             accumulate(&mut state, out);
             assert_eq!(state, from_scratch(3, &alive, &s), "round {round}");
         }
@@ -1634,7 +1524,6 @@ mod tests {
                 fp,
                 changes,
                 &s,
-                &mut BlockCache::default(),
                 &mut stats,
                 |x, y| {
                     compared.insert((x.id.date.min(y.id.date), x.id.date.max(y.id.date)));
@@ -1706,7 +1595,7 @@ mod tests {
                 }
                 let mut out = Vec::new();
                 let mut stats = VerifyStats::default();
-                group.apply(fp, changes, &s, &mut BlockCache::default(), &mut stats, |a, b| pair_verdict(&s.config, a, b), &mut out);
+                group.apply(fp, changes, &s, &mut stats, |a, b| pair_verdict(&s.config, a, b), &mut out);
                 assert!(stats.pruned <= stats.rejected, "pruned pairs are rejected ones: {stats:?}");
                 pruned += stats.pruned;
                 group = Group::from_slot(group.into_slot());
