@@ -21,6 +21,12 @@ pub enum Narrow<O> {
     Many,
 }
 
+/// An entry looked at where it is held.
+pub enum Held<'a, O, M> {
+    One(&'a O),
+    Many(&'a M),
+}
+
 /// Entries by key: the common case as an `O`, the others as a boxed `M`.
 #[derive(Debug)]
 pub struct Compact<K, O, M> {
@@ -61,6 +67,14 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
     /// Whether `key` is held.
     pub fn contains(&self, key: &K) -> bool {
         self.one.contains_key(key) || self.many.contains_key(key)
+    }
+
+    /// The entry of `key`, if held.
+    pub fn get(&self, key: &K) -> Option<Held<'_, O, M>> {
+        if let Some(value) = self.one.get(key) {
+            return Some(Held::One(value));
+        }
+        self.many.get(key).map(|entry| Held::Many(&**entry))
     }
 
     /// Lets `key` go if it holds exactly `value` in the common case; whether it did.

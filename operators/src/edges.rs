@@ -20,7 +20,7 @@
 //!
 //! Siblings (generated pages that share blocks with a subset of their host's pages): a sentence
 //! on at least `sibling_min_pages` pages of a group is a block that group repeats, and each
-//! page's *repeated keys* are its sentences repeated in any group it is in (`repeated::repeated_keys`).
+//! page's *repeated keys* are its sentences repeated in any group it is in (`repeated::sibling_halves`).
 //! A similar pair whose own texts are different texts
 //! (`verify::own_texts_are_different_texts`) is a *sibling candidate*: a scan goes on past it,
 //! and it becomes an edge unless what the two share is mostly sentences repeated for both
@@ -412,16 +412,13 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
         });
         let edges = if sibling_min_pages > 0 {
             // Sibling candidates that are not siblings are edges: each meets both pages'
-            // members and repeated keys.
+            // members and repeated keys (their views), as a half at each page's worker, the
+            // halves then at the candidate's.
             let parts = members
                 .map(|(_, member)| repeated::Part::Member(member))
-                .concat(blocks.map(|(id, blocks)| repeated::Part::Blocks(id, blocks)));
-            let views = repeated::repeated_keys(parts).arrange_by_key();
-            let not_siblings = candidates
-                .map(|e| (e.shorter, e))
-                .join_core(views.clone(), |_, e, (a, ra)| Some((e.longer, (*e, a.clone(), ra.clone()))))
-                .join_core(views, |_, (e, a, ra), (b, rb)| (!siblings_by_keys(&a.content, ra, &b.keys, rb)).then_some(*e));
-            edges.concat(not_siblings)
+                .concat(blocks.map(|(id, blocks)| repeated::Part::Blocks(id, blocks)))
+                .concat(candidates.flat_map(|e| [repeated::Part::Candidate((e, true)), repeated::Part::Candidate((e, false))]));
+            edges.concat(crate::siblings::not_siblings(repeated::sibling_halves(parts)))
         } else {
             edges.concat(candidates)
         };

@@ -41,6 +41,7 @@ pub mod repeated;
 pub mod rows;
 pub mod sentence;
 pub mod share;
+pub mod siblings;
 pub mod simhash;
 pub mod sorted;
 pub mod template;

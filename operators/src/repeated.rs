@@ -1,18 +1,24 @@
-//! Each page's repeated keys, with its member: what the sibling rule reads of a page.
+//! Each page's repeated keys, with its member, beside the sibling candidates it is in: the
+//! first half of the sibling rule (`siblings` is the second).
 //!
 //! A page's repeated keys are its sentences that some group it is in repeats on at least
 //! `sibling_min_pages` pages (`edges::group_repeated_keys`): the union, over the blocks of its
 //! groups (`groups::GroupOutput::Blocks`), of their intersections with the page's distinct
-//! keys. A sibling candidate is judged on both pages' members and repeated keys, so this
-//! operator gives the two together, `(page, (member, repeated keys))`, once a page. The keys
-//! decide sibling candidates only: they never change a member, so a group whose repeated
-//! blocks change re-verifies nothing. A page's distinct keys are its member's (shared by every
-//! group holding it), a group's blocks one list shared by its members' entries.
+//! keys. A sibling candidate is judged on both pages' members and repeated keys, its *views*
+//! `(member, repeated keys)`. This operator holds each page's view and the candidates it is in
+//! (as the shorter page or the longer), and gives for each candidate the view of its page, a
+//! *half*; `siblings::not_siblings` meets a candidate's two halves. The keys decide sibling
+//! candidates only: they never change a member, so a group whose repeated blocks change
+//! re-verifies nothing. A page's distinct keys are its member's (shared by every group holding
+//! it), a group's blocks one list shared by its members' entries.
 //!
 //! This was a reduce over each page's keys and blocks (its input and output arranged, ~3.7
 //! updates a page on a 100k-page crawl), its output arranged again and joined with the
-//! members. Here a page is one hash-map entry: its member alone (a pointer) for a page in no
-//! group with blocks, most pages; its member, blocks and repeated keys otherwise.
+//! members; then (until the thirty-seventh session) this operator's views were arranged, a
+//! view a page, and joined twice with the candidates, each join arranging its other side.
+//! Here a page is one hash-map entry: its member alone (a pointer) for a page in no group with
+//! blocks, most pages; its member, blocks and repeated keys otherwise; and a list of its
+//! candidates for a page in any.
 //!
 //! The operator exchanges by page, holds each time's updates until the input frontier passes
 //! it and applies times in order (timestamps are totally ordered), so the same updates give
@@ -26,9 +32,12 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
+use std::collections::HashMap;
+
 use crate::by_time::in_time_order;
-use crate::compact::{Compact, Narrow};
-use crate::edges::Member;
+use crate::compact::{Compact, Held, Narrow};
+use crate::edges::{Edge, Member};
+use crate::hashing::Mixed;
 use crate::page::PageId;
 use crate::sorted::{consolidated, intersect, merge_counts};
 
@@ -38,6 +47,12 @@ pub type Keys = Arc<Vec<u64>>;
 /// A page with its repeated keys.
 pub type View = (Arc<Member>, Keys);
 
+/// A sibling candidate at one of its pages: the pair, and whether the page is its shorter one.
+pub type Candidate = (Edge, bool);
+
+/// A candidate with the view of its page (the shorter page's when the flag is true).
+pub type Half = (Candidate, View);
+
 /// One input update of the operator.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum Part {
@@ -45,6 +60,8 @@ pub enum Part {
     Member(Arc<Member>),
     /// A group's repeated blocks, at one of its members: `(page, blocks)`.
     Blocks(PageId, Keys),
+    /// A sibling candidate, at its shorter page (true) or its longer.
+    Candidate(Candidate),
 }
 
 impl Part {
@@ -53,6 +70,8 @@ impl Part {
         match self {
             Part::Member(member) => member.id,
             Part::Blocks(page, _) => *page,
+            Part::Candidate((edge, true)) => edge.shorter,
+            Part::Candidate((edge, false)) => edge.longer,
         }
     }
 }
@@ -100,18 +119,28 @@ impl Repeated {
         Self::default()
     }
 
-    /// Applies one time's updates and appends the changes of `(page, view)` to `out`.
+    /// A page's views now, sorted.
+    fn views_of(&self, page: &PageId) -> Vec<(View, isize)> {
+        match self.pages.get(page) {
+            None => Vec::new(),
+            Some(Held::One(member)) => vec![((member.clone(), self.empty.clone()), 1)],
+            Some(Held::Many(entry)) => entry.members.iter().map(|(member, n)| ((member.clone(), entry.repeated.clone()), *n)).collect(),
+        }
+    }
+
+    /// Applies one time's updates (candidates are left to `Halves`) and appends the changes of
+    /// `(page, view)` to `out`.
     pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, View), isize)>) {
         updates.sort_unstable_by_key(|(part, _)| part.page());
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
             let page = these[0].0.page();
             let members = consolidated(these.iter().filter_map(|(part, d)| match part {
                 Part::Member(member) => Some((member.clone(), *d)),
-                Part::Blocks(..) => None,
+                _ => None,
             }));
             let blocks = consolidated(these.iter().filter_map(|(part, d)| match part {
                 Part::Blocks(_, blocks) => Some((blocks.clone(), *d)),
-                Part::Member(_) => None,
+                _ => None,
             }));
             if members.is_empty() && blocks.is_empty() {
                 continue;
@@ -155,14 +184,88 @@ impl Repeated {
     }
 }
 
-/// The repeated-keys operator: `parts` in, `(page, (member, repeated keys))` out for every page
-/// with a member.
-pub fn repeated_keys<'scope, T>(parts: VecCollection<'scope, T, Part, isize>) -> VecCollection<'scope, T, (PageId, View), isize>
+/// A worker's pages' views (`Repeated`) and the candidates each page is in, sorted, for the
+/// pages in any.
+#[derive(Debug, Default)]
+pub struct Halves {
+    repeated: Repeated,
+    candidates: HashMap<PageId, Vec<(Candidate, isize)>, Mixed>,
+    /// The views' changes of a time (scratch).
+    views: Vec<((PageId, View), isize)>,
+}
+
+impl Halves {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies one time's updates and appends the changes of the halves to `out`: for each
+    /// candidate at a page, the page's view (a page with no member gives none), with the
+    /// product of their multiplicities.
+    pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<(Half, isize)>) {
+        self.views.clear();
+        self.repeated.apply(updates, &mut self.views);
+        let mut changes: Vec<(PageId, Candidate, isize)> = updates
+            .iter()
+            .filter_map(|(part, d)| match part {
+                Part::Candidate(candidate) => Some((part.page(), *candidate, *d)),
+                _ => None,
+            })
+            .collect();
+        if changes.is_empty() && self.candidates.is_empty() {
+            return;
+        }
+        changes.sort_unstable();
+        self.views.sort_by_key(|((page, _), _)| *page);
+        // The pages whose candidates or view changed, in order.
+        let mut pages: Vec<PageId> = changes.iter().map(|c| c.0).chain(self.views.iter().map(|((page, _), _)| *page)).collect();
+        pages.sort_unstable();
+        pages.dedup();
+        let (mut c, mut v) = (0, 0);
+        for page in pages {
+            let c_end = c + changes[c..].iter().take_while(|change| change.0 == page).count();
+            let v_end = v + self.views[v..].iter().take_while(|((p, _), _)| *p == page).count();
+            let delta = consolidated(changes[c..c_end].iter().map(|(_, candidate, d)| (*candidate, *d)));
+            let moved = consolidated(self.views[v..v_end].iter().map(|((_, view), d)| (view.clone(), *d)));
+            (c, v) = (c_end, v_end);
+            let had = self.candidates.remove(&page).unwrap_or_default();
+            if had.is_empty() && delta.is_empty() {
+                continue;
+            }
+            let views = self.repeated.views_of(&page);
+            let mut now = had.clone();
+            merge_counts(&mut now, &delta);
+            if moved.is_empty() {
+                // The view stayed: only the candidates that changed move.
+                for (candidate, m) in &delta {
+                    out.extend(views.iter().map(|(view, n)| ((*candidate, view.clone()), m * n)));
+                }
+            } else {
+                // The halves before go (the views before: now's less what moved), now's come.
+                let before = consolidated(views.iter().cloned().chain(moved.iter().map(|(view, d)| (view.clone(), -d))));
+                for (candidate, m) in &had {
+                    out.extend(before.iter().map(|(view, n)| ((*candidate, view.clone()), -(m * n))));
+                }
+                for (candidate, m) in &now {
+                    out.extend(views.iter().map(|(view, n)| ((*candidate, view.clone()), m * n)));
+                }
+            }
+            if !now.is_empty() {
+                self.candidates.insert(page, now);
+            }
+        }
+    }
+}
+
+/// The first half of the sibling rule: `parts` in (pages' members, groups' blocks at their
+/// pages, and each sibling candidate at both its pages), each candidate's two halves out (its
+/// pages' views).
+pub fn sibling_halves<'scope, T>(parts: VecCollection<'scope, T, Part, isize>) -> VecCollection<'scope, T, Half, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut repeated = Repeated::new();
-    in_time_order(parts, "Repeated keys", |part| part.page().hash, move |updates, out| repeated.apply(updates, out))
+    let mut halves = Halves::new();
+    in_time_order(parts, "Sibling halves", |part| part.page().hash, move |updates, out| halves.apply(updates, out))
 }
 
 #[cfg(test)]
@@ -240,12 +343,89 @@ mod tests {
         steps
     }
 
-    #[test]
-    fn incremental_repeated_keys_equal_the_repeated_keys_from_scratch() {
-        for seed in 0..10 {
-            let steps = workload(seed);
-            assert_incremental(&steps, repeated_keys, |time| from_scratch(&steps, time), &format!("seed {seed}"));
+    /// From scratch at `time`: each candidate alive at a page, with each view of the page.
+    fn halves_from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<Half, isize> {
+        let views = from_scratch(steps, time);
+        let mut state = BTreeMap::new();
+        for (part, &c) in &input_at(steps, time) {
+            let Part::Candidate(candidate) = part else { continue };
+            for ((page, view), n) in &views {
+                if *page == part.page() {
+                    *state.entry((*candidate, view.clone())).or_insert(0) += c * n;
+                }
+            }
         }
+        state.retain(|_, d| *d != 0);
+        state
+    }
+
+    /// `workload` with sibling candidates coming and going among its pages, each at one of
+    /// its pages or both.
+    fn with_candidates(seed: u64) -> Vec<Vec<(Part, isize)>> {
+        let mut rng = Rng(seed ^ 0x5eed);
+        let mut below = |n: u64| rng.below(n);
+        let mut held: Vec<(Candidate, isize)> = Vec::new();
+        let mut steps = workload(seed);
+        for step in &mut steps {
+            for _ in 0..4 {
+                if !held.is_empty() && below(3) == 0 {
+                    let (candidate, n) = held.swap_remove(below(held.len() as u64) as usize);
+                    step.push((Part::Candidate(candidate), -n));
+                } else {
+                    let (a, b) = (below(10), below(10));
+                    let edge = Edge {
+                        shorter_length: a,
+                        shorter: PageId { date: a, hash: a },
+                        longer: PageId { date: b, hash: b },
+                        similarity_ppm: 900_000,
+                    };
+                    // At its shorter page, its longer, or (a multiplicity of two) both.
+                    let n = 1 + below(2) as isize;
+                    for shorter in [true, false] {
+                        if below(3) != 0 {
+                            step.push((Part::Candidate((edge, shorter)), n));
+                            held.push(((edge, shorter), n));
+                        }
+                    }
+                }
+            }
+        }
+        steps
+    }
+
+    #[test]
+    fn incremental_halves_equal_the_halves_from_scratch() {
+        let mut halves = 0;
+        for seed in 0..10 {
+            let steps = with_candidates(seed);
+            halves += (0..steps.len() as u64).map(|t| halves_from_scratch(&steps, t).len()).sum::<usize>();
+            assert_incremental(&steps, sibling_halves, |time| halves_from_scratch(&steps, time), &format!("seed {seed}"));
+        }
+        assert!(halves > 100, "{halves} halves");
+    }
+
+    #[test]
+    fn a_view_that_changes_moves_its_candidates_halves() {
+        let mut halves = Halves::new();
+        let mut out = Vec::new();
+        let (a, b) = (member(1, &[1, 2, 3]), member(2, &[3, 4]));
+        let edge = Edge { shorter_length: 2, shorter: b.id, longer: a.id, similarity_ppm: 900_000 };
+        halves.apply(&mut [(Part::Member(a.clone()), 1), (Part::Member(b.clone()), 1), (Part::Candidate((edge, false)), 1)], &mut out);
+        assert_eq!(out, vec![(((edge, false), (a.clone(), Arc::new(vec![]))), 1)]);
+        // A block at page 1 changes its view; one at page 2, which has no candidate at this
+        // worker, changes no half.
+        out.clear();
+        halves.apply(&mut [(Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1), (Part::Blocks(b.id, Arc::new(vec![4])), 1)], &mut out);
+        out.sort();
+        assert_eq!(
+            out,
+            vec![(((edge, false), (a.clone(), Arc::new(vec![]))), -1), (((edge, false), (a.clone(), Arc::new(vec![2, 3]))), 1)]
+        );
+        // The candidate goes: its half goes, and the page holds no candidate.
+        out.clear();
+        halves.apply(&mut [(Part::Candidate((edge, false)), -1)], &mut out);
+        assert_eq!(out, vec![(((edge, false), (a.clone(), Arc::new(vec![2, 3]))), -1)]);
+        assert!(halves.candidates.is_empty());
     }
 
     #[test]

@@ -14,6 +14,7 @@ use dupflow_operators::exact::{expand_families, ExactFamilies};
 use dupflow_operators::fingerprint::Fingerprint;
 use dupflow_operators::minhash::MinhashBands;
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
+use dupflow_operators::rows::join_by_page;
 use dupflow_operators::share::{SentenceShare, Shared};
 use dupflow_operators::simhash::{simhash, SimhashEdges};
 use dupflow_operators::template::{Filtered, RemoveTemplates};
@@ -205,7 +206,11 @@ fn bounded_clusters<'scope>(
 ) -> Assignments<'scope> {
     let verify = method.verify.method;
     // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
-    let members = contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content)))).semijoin(page_ids.clone());
+    // The representatives' only: a hash-map entry a page (`join_by_page`), where a `semijoin`
+    // arranged both sides.
+    let members = contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content))));
+    let members =
+        join_by_page(members, page_ids.clone().map(|id| (id, ())), "Representatives' members", |id, member, ()| (id, member.clone()));
     let Edges { edges, oversized_fingerprints } = members.verified_edges(
         content_fingerprints(method),
         method.verify.clone(),
