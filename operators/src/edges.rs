@@ -150,10 +150,13 @@ pub fn group_blocks(members: &[&Member], min_pages: u32) -> (Option<Vec<u64>>, O
 
 /// `group_blocks` after a change, from the blocks before it, for a group whose block sample is
 /// the whole group before and after the change (at most `BLOCK_SAMPLE` pages): a sentence's
-/// count moves only if a changed page holds it, so only the changed pages' keys are counted
-/// again, over the members (`members`, after the change, sorted keys each), not every key of
-/// every member. `before` is the blocks before the change (None: none). Returns None when the
-/// blocks are as they were, else the blocks after it (None: none), as `group_blocks` gives.
+/// count moves only if a changed page holds it, and it crosses `min_pages` only if it gained
+/// and was not a block, or lost and was one. Only those keys are counted again, over the
+/// members (`members`, after the change, sorted keys each), not every key of every member, and
+/// the count stops once each is settled: at `min_pages` (a block after the change), or short
+/// of it by more than the members left to count. `before` is the blocks before the change
+/// (None: none). Returns None when the blocks are as they were, else the blocks after it
+/// (None: none), as `group_blocks` gives.
 pub fn group_blocks_after(
     members: &[&Member],
     inserted: &[&Member],
@@ -167,43 +170,58 @@ pub fn group_blocks_after(
         return None;
     }
     debug_assert!(members.len().max(before_pages) <= BLOCK_SAMPLE, "the whole group is the sample");
-    // The changed pages' keys, and how many of the inserted (less the removed) hold each.
-    let mut changed: Vec<u64> = inserted.iter().chain(removed).flat_map(|m| m.keys.iter().copied()).collect();
-    changed.sort_unstable();
-    changed.dedup();
-    if changed.is_empty() {
+    let before = before.unwrap_or_default();
+    // The changed pages' keys, with how many of the inserted (less the removed) hold each.
+    let mut changed: Vec<(u64, i32)> = inserted
+        .iter()
+        .flat_map(|m| m.keys.iter().map(|&k| (k, 1)))
+        .chain(removed.iter().flat_map(|m| m.keys.iter().map(|&k| (k, -1))))
+        .collect();
+    changed.sort_unstable_by_key(|&(k, _)| k);
+    // The keys that may cross `min_pages`, sorted, each with whether it was a block.
+    let mut keys: Vec<u64> = Vec::new();
+    let mut was: Vec<bool> = Vec::new();
+    for run in changed.chunk_by(|a, b| a.0 == b.0) {
+        let (key, gained) = (run[0].0, run.iter().map(|c| c.1).sum::<i32>());
+        let block = before.binary_search(&key).is_ok();
+        if (gained > 0 && !block) || (gained < 0 && block) {
+            keys.push(key);
+            was.push(block);
+        }
+    }
+    if keys.is_empty() {
         return None;
     }
-    let mut gained = vec![0i64; changed.len()];
-    // Most of a member's keys are not among the changed ones: a bit set of the changed keys
-    // (about 3% full) lets them go by on one predictable test, and only the keys that pass
-    // are looked up. (A merge of the two sorted lists takes an unpredictable branch a key.)
-    let filter = ChangedKeys::new(&changed);
-    let count_into = |counts: &mut [i64], keys: &[u64], by: i64| {
-        for key in keys {
+    // Most of a member's keys are not among them: a bit set of the keys lets them go by on
+    // one predictable test, and only the keys that pass are looked up. (A merge of the two
+    // sorted lists takes an unpredictable branch a key.)
+    let filter = ChangedKeys::new(&keys);
+    let least = min_pages;
+    let mut counts = vec![0u32; keys.len()];
+    // Keys not yet at `least`, and the highest count among them (or above: a key that reached
+    // `least` since is not taken out, which only makes the stop later).
+    let (mut unsettled, mut highest) = (keys.len(), 0u32);
+    for (i, member) in members.iter().enumerate() {
+        if unsettled == 0 || highest + ((members.len() - i) as u32) < least {
+            break;
+        }
+        for key in member.keys.iter() {
             if filter.may_hold(*key) {
-                if let Ok(i) = changed.binary_search(key) {
-                    counts[i] += by;
+                if let Ok(j) = keys.binary_search(key) {
+                    counts[j] += 1;
+                    if counts[j] == least {
+                        unsettled -= 1;
+                    } else if counts[j] < least {
+                        highest = highest.max(counts[j]);
+                    }
                 }
             }
         }
-    };
-    for m in inserted {
-        count_into(&mut gained, &m.keys, 1);
     }
-    for m in removed {
-        count_into(&mut gained, &m.keys, -1);
-    }
-    let mut after = vec![0i64; changed.len()];
-    for m in members {
-        count_into(&mut after, &m.keys, 1);
-    }
-    let least = min_pages as i64;
     let mut up: Vec<u64> = Vec::new();
     let mut down: Vec<u64> = Vec::new();
-    for (i, &key) in changed.iter().enumerate() {
-        let was = after[i] - gained[i];
-        match (was >= least, after[i] >= least) {
+    for (j, &key) in keys.iter().enumerate() {
+        match (was[j], counts[j] >= least) {
             (false, true) => up.push(key),
             (true, false) => down.push(key),
             _ => {}
@@ -213,7 +231,7 @@ pub fn group_blocks_after(
         return None;
     }
     // The keys that rose were below `min_pages`, so not in `before`.
-    let kept = before.unwrap_or_default().iter().copied().filter(|k| down.binary_search(k).is_err());
+    let kept = before.iter().copied().filter(|k| down.binary_search(k).is_err());
     let mut blocks: Vec<u64> = kept.chain(up).collect();
     blocks.sort_unstable();
     Some(Some(blocks).filter(|b| !b.is_empty()))
