@@ -62,7 +62,7 @@ impl Pairs {
 
     /// Applies one time's halves and appends the changes of the edges to `out`.
     pub fn apply(&mut self, updates: &mut [(Half, isize)], out: &mut Vec<(Edge, isize)>) {
-        updates.sort_unstable_by(|a, b| a.0 .0.cmp(&b.0 .0));
+        updates.sort_unstable_by_key(|((candidate, _), _)| *candidate);
         for these in updates.chunk_by(|a, b| a.0 .0 .0 == b.0 .0 .0) {
             let edge = these[0].0 .0 .0;
             let side = |shorter: bool| {
