@@ -226,12 +226,13 @@ impl Halves {
             let c_end = c + changes[c..].iter().take_while(|change| change.0 == page).count();
             let v_end = v + self.views[v..].iter().take_while(|((p, _), _)| *p == page).count();
             let delta = consolidated(changes[c..c_end].iter().map(|(_, candidate, d)| (*candidate, *d)));
-            let moved = consolidated(self.views[v..v_end].iter().map(|((_, view), d)| (view.clone(), *d)));
+            let moved = &self.views[v..v_end];
             (c, v) = (c_end, v_end);
-            let had = self.candidates.remove(&page).unwrap_or_default();
-            if had.is_empty() && delta.is_empty() {
+            let Some(had) = self.candidates.remove(&page).or_else(|| (!delta.is_empty()).then(Vec::new)) else {
+                // A page in no candidate (most): only its view moved, and it has no halves.
                 continue;
-            }
+            };
+            let moved = consolidated(moved.iter().map(|((_, view), d)| (view.clone(), *d)));
             let views = self.repeated.views_of(&page);
             let mut now = had.clone();
             merge_counts(&mut now, &delta);
@@ -269,7 +270,7 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::page::Content;
     use crate::testing::{assert_incremental, input_at, Rng};
@@ -282,7 +283,7 @@ mod tests {
     }
 
     /// From scratch at `time`: every page's member with its keys found in any of its blocks.
-    fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<(PageId, View), isize> {
+    pub(crate) fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<(PageId, View), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {

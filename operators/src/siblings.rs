@@ -116,6 +116,7 @@ mod tests {
     use super::*;
     use crate::edges::Member;
     use crate::page::{Content, PageId};
+    use crate::repeated::tests::from_scratch;
     use crate::repeated::{sibling_halves, Keys, Part};
     use crate::testing::{assert_incremental, input_at, Rng};
     use crate::verify::VerifyMethod;
@@ -135,32 +136,13 @@ mod tests {
         Edge { shorter_length: a, shorter: id(a), longer: id(b), similarity_ppm: 900_000 }
     }
 
-    /// From scratch at `time`: the candidates alive, joined with their pages' members and
-    /// repeated keys (each member's keys in any block at its page), those not siblings; and
-    /// how many of the pairs met were siblings.
+    /// From scratch at `time`: the candidates alive, joined with their pages' views from
+    /// scratch (`repeated`'s oracle: each member's keys in any block at its page), those not
+    /// siblings; and how many of the pairs met were siblings.
     fn judged(steps: &[Vec<(Part, isize)>], time: u64) -> (BTreeMap<Edge, isize>, usize) {
         let alive = input_at(steps, time);
-        let views = |page: PageId| -> Vec<(View, isize)> {
-            let mut views = Vec::new();
-            for (part, &n) in &alive {
-                let Part::Member(member) = part else { continue };
-                if member.id != page {
-                    continue;
-                }
-                let mut union: Vec<u64> = Vec::new();
-                for other in alive.keys() {
-                    if let Part::Blocks(at, blocks) = other {
-                        if *at == page {
-                            union.extend(member.keys.iter().filter(|k| blocks.contains(k)));
-                        }
-                    }
-                }
-                union.sort_unstable();
-                union.dedup();
-                views.push(((member.clone(), Arc::new(union)), n));
-            }
-            views
-        };
+        let all = from_scratch(steps, time);
+        let views = |page: PageId| all.iter().filter(move |((p, _), _)| *p == page).map(|((_, view), n)| (view.clone(), *n));
         let (mut state, mut siblings) = (BTreeMap::new(), 0);
         for (part, &c) in &alive {
             // Each candidate is given at both its pages; count it once, at its shorter.
