@@ -132,13 +132,13 @@ fn verify(c: &mut Criterion) {
     group.finish();
 }
 
-/// A group's repeated blocks after one page joins a group of 256 (the largest counted whole,
-/// `edges::BLOCK_SAMPLE`): counted again from the changed page's keys
-/// (`edges::group_blocks_after`), against the baseline of counting every member's keys from
-/// scratch (`edges::group_blocks`). Pages of 60 distinct sentence keys: 20 from a block of 40
-/// that the group repeats, 40 their own.
+/// A group's repeated blocks as one page joins a group of 255 and leaves it again (up to 256,
+/// the largest counted whole, `edges::BLOCK_SAMPLE`): the group's tally takes the changed
+/// page's keys (`edges::KeyTally`), against the baseline of counting every member's keys from
+/// scratch (`edges::group_blocks`) at both changes. Pages of 60 distinct sentence keys: 20
+/// from a block of 40 that the group repeats, 40 their own.
 fn group_blocks(c: &mut Criterion) {
-    use dupflow_operators::edges::{self, Member};
+    use dupflow_operators::edges::{self, BlocksChange, KeyTally, Member};
     use dupflow_operators::verify::VerifyMethod;
     use dupflow_operators::PageId;
     let member = |n: u64| {
@@ -150,13 +150,19 @@ fn group_blocks(c: &mut Criterion) {
     let all: Vec<Member> = (0..256).map(member).collect();
     let members: Vec<&Member> = all.iter().collect();
     let before: Vec<&Member> = members[1..].to_vec();
-    let (blocks, _) = edges::group_blocks(&before, 16);
     let mut group = c.benchmark_group("group blocks");
-    group.bench_function("one page joins 255: every member's keys counted (group_blocks)", |bench| {
-        bench.iter(|| edges::group_blocks(&members, 16))
+    group.bench_function("one page joins 255 and leaves: every member's keys counted (group_blocks)", |bench| {
+        bench.iter(|| (edges::group_blocks(&members, 16), edges::group_blocks(&before, 16)))
     });
-    group.bench_function("one page joins 255: the changed keys counted (group_blocks_after)", |bench| {
-        bench.iter(|| edges::group_blocks_after(&members, &members[..1], &[], blocks.as_deref(), 16))
+    let (mut blocks, mut tally) = KeyTally::count(&before, 16);
+    group.bench_function("one page joins 255 and leaves: the group's tally (KeyTally)", |bench| {
+        bench.iter(|| {
+            for (now, ins, rem) in [(&members, &members[..1], &[][..]), (&before, &[][..], &members[..1])] {
+                if let BlocksChange::Now(next) = tally.apply(&blocks, || now.to_vec(), ins, rem, 16) {
+                    blocks = next;
+                }
+            }
+        })
     });
     group.finish();
 }

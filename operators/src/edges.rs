@@ -148,96 +148,264 @@ pub fn group_blocks(members: &[&Member], min_pages: u32) -> (Option<Vec<u64>>, O
     (group_repeated_keys(&keys, min_pages).filter(|c| !c.is_empty()), bound)
 }
 
-/// `group_blocks` after a change, from the blocks before it, for a group whose block sample is
-/// the whole group before and after the change (at most `BLOCK_SAMPLE` pages): a sentence's
-/// count moves only if a changed page holds it, and it crosses `min_pages` only if it gained
-/// and was not a block, or lost and was one. Only those keys are counted again, over the
-/// members (`members`, after the change, sorted keys each), not every key of every member, and
-/// the count stops once each is settled: at `min_pages` (a block after the change), or short
-/// of it by more than the members left to count. `before` is the blocks before the change
-/// (None: none). Returns None when the blocks are as they were, else the blocks after it
-/// (None: none), as `group_blocks` gives.
-pub fn group_blocks_after(
-    members: &[&Member],
-    inserted: &[&Member],
-    removed: &[&Member],
-    before: Option<&[u64]>,
-    min_pages: u32,
-) -> Option<Option<Vec<u64>>> {
-    let before_pages = members.len() + removed.len() - inserted.len();
-    if min_pages == 0 || members.len().max(before_pages) < min_pages as usize {
-        // Too few pages for a block, before and after.
-        return None;
+/// A group's repeated blocks from one change to the next, for a group whose block sample is
+/// the whole group (at most `BLOCK_SAMPLE` pages, at least `min_pages`): how many members hold
+/// each block, exactly, and for every other key a bound from above, in a counting filter. A
+/// change adds and takes its pages' keys (a block's count, or the filter's slots), so a block
+/// that falls below `min_pages` is known at once; a key that gained becomes a block only where
+/// the filter's bound reaches `min_pages`, and only those keys are counted over the members.
+///
+/// The pages of a group of near-copies or siblings each hold a few keys of their own, which no
+/// other member holds: counting them over every member (stopping once each was settled, as
+/// the count before the tally did) was most of the blocks' cost on a live feed, 9.9% of its CPU. The
+/// filter settles them: a key's two slots are shared with few other keys, none of them blocks
+/// (blocks are counted apart), so their bound stays below `min_pages`.
+///
+/// Memory: a byte a slot, about one slot a unit of the filter's mass (the other keys' counts,
+/// summed), 64 at least; two bytes a block.
+#[derive(Debug)]
+pub struct KeyTally {
+    /// How many members hold each block (the group's blocks, sorted: the same order).
+    counts: Vec<u16>,
+    /// Each other key's count added at its two slots (`slots`): the lesser of the two bounds
+    /// the key's count from above. A slot that reaches 255 stays there (still a bound).
+    filter: Box<[u8]>,
+    /// The other keys' counts, summed: what the filter holds (a slot each twice).
+    mass: u32,
+    /// The filter's slots, at least (a power of two; a test's 1 puts every key at one slot).
+    min_slots: u32,
+    /// The keys counted over the members since the tally was made (those the filter could
+    /// not settle).
+    counted: u32,
+}
+
+/// What a change does to a group's blocks (`KeyTally::apply`).
+#[derive(Debug, PartialEq, Eq)]
+pub enum BlocksChange {
+    /// The blocks are as they were.
+    Same,
+    /// The blocks after the change (empty: none).
+    Now(Vec<u64>),
+}
+
+impl KeyTally {
+    /// The filter's slots, at least.
+    const MIN_SLOTS: u32 = 64;
+    /// The filter's slots, at most (16 KB).
+    const MAX_SLOTS: usize = 1 << 14;
+
+    /// Counts a group's members (its block sample, the whole group) from scratch: its blocks,
+    /// sorted (empty for none, as `group_blocks` gives them), and the tally.
+    pub fn count(members: &[&Member], min_pages: u32) -> (Vec<u64>, KeyTally) {
+        Self::count_with(members, min_pages, Self::MIN_SLOTS)
     }
-    debug_assert!(members.len().max(before_pages) <= BLOCK_SAMPLE, "the whole group is the sample");
-    let before = before.unwrap_or_default();
-    // The changed pages' keys, with how many of the inserted (less the removed) hold each.
-    let mut changed: Vec<(u64, i32)> = inserted
-        .iter()
-        .flat_map(|m| m.keys.iter().map(|&k| (k, 1)))
-        .chain(removed.iter().flat_map(|m| m.keys.iter().map(|&k| (k, -1))))
-        .collect();
-    changed.sort_unstable_by_key(|&(k, _)| k);
-    // The keys that may cross `min_pages`, sorted, each with whether it was a block.
-    let mut keys: Vec<u64> = Vec::new();
-    let mut was: Vec<bool> = Vec::new();
-    for run in changed.chunk_by(|a, b| a.0 == b.0) {
-        let (key, gained) = (run[0].0, run.iter().map(|c| c.1).sum::<i32>());
-        let block = before.binary_search(&key).is_ok();
-        if (gained > 0 && !block) || (gained < 0 && block) {
-            keys.push(key);
-            was.push(block);
+
+    fn count_with(members: &[&Member], min_pages: u32, min_slots: u32) -> (Vec<u64>, KeyTally) {
+        let counts = key_counts(members);
+        let mut blocks: Vec<(u64, u32)> = counts.iter().filter(|&(_, &n)| n >= min_pages).map(|(&k, &n)| (k, n)).collect();
+        blocks.sort_unstable();
+        let mut tally =
+            KeyTally { counts: blocks.iter().map(|&(_, n)| n as u16).collect(), filter: Box::new([]), mass: 0, min_slots, counted: 0 };
+        let others: Vec<(u64, u32)> = counts.into_iter().filter(|&(_, n)| n < min_pages).collect();
+        tally.fill(&others);
+        (blocks.into_iter().map(|(k, _)| k).collect(), tally)
+    }
+
+    /// Fills the filter anew with the other keys' counts, sized for their mass.
+    fn fill(&mut self, others: &[(u64, u32)]) {
+        let mass: u32 = others.iter().map(|&(_, n)| n).sum();
+        self.filter = vec![0u8; self.fit(mass)].into_boxed_slice();
+        self.mass = 0;
+        for &(key, n) in others {
+            self.add(key, n);
         }
     }
-    if keys.is_empty() {
-        return None;
+
+    /// The filter's size for a mass: about a slot a unit.
+    fn fit(&self, mass: u32) -> usize {
+        (mass as usize).next_power_of_two().clamp(self.min_slots as usize, Self::MAX_SLOTS)
     }
+
+    /// A key's two slots.
+    #[inline]
+    fn slots(&self, key: u64) -> [usize; 2] {
+        let mask = self.filter.len() - 1;
+        let h = crate::hashing::mix64(key);
+        [h as usize & mask, (h >> 32) as usize & mask]
+    }
+
+    #[inline]
+    fn add(&mut self, key: u64, n: u32) {
+        for s in self.slots(key) {
+            let slot = &mut self.filter[s];
+            if *slot != u8::MAX {
+                *slot = (*slot as u32 + n).min(u8::MAX as u32) as u8;
+            }
+        }
+        self.mass += n;
+    }
+
+    #[inline]
+    fn take(&mut self, key: u64, n: u32) {
+        for s in self.slots(key) {
+            let slot = &mut self.filter[s];
+            if *slot != u8::MAX {
+                debug_assert!(*slot as u32 >= n, "a slot holds the counts added at it");
+                *slot -= n as u8;
+            }
+        }
+        self.mass -= n;
+    }
+
+    /// A bound from above on the count of a key that is not a block.
+    #[inline]
+    fn bound(&self, key: u64) -> u32 {
+        let [a, b] = self.slots(key);
+        self.filter[a].min(self.filter[b]) as u32
+    }
+
+    /// The blocks after a change, from `blocks` (the blocks before it, sorted, as the tally
+    /// counted them) and the changed pages: `members` gives the members after the change (the
+    /// whole group, at least `min_pages` of them; asked for only when keys are counted over
+    /// them), `inserted` and `removed` the changed (each page's keys sorted and distinct, as
+    /// `Member::keys`). The same blocks as `group_blocks` counts over the members.
+    pub fn apply<'m>(
+        &mut self,
+        blocks: &[u64],
+        members: impl Fn() -> Vec<&'m Member>,
+        inserted: &[&Member],
+        removed: &[&Member],
+        min_pages: u32,
+    ) -> BlocksChange {
+        debug_assert_eq!(blocks.len(), self.counts.len(), "the tally counts these blocks");
+        debug_assert!(min_pages > 0 && members().len() >= min_pages as usize);
+        // The changed pages' keys, with how many of the inserted (less the removed) hold each.
+        let mut changed: Vec<(u64, i32)> = inserted
+            .iter()
+            .flat_map(|m| m.keys.iter().map(|&k| (k, 1)))
+            .chain(removed.iter().flat_map(|m| m.keys.iter().map(|&k| (k, -1))))
+            .collect();
+        changed.sort_unstable_by_key(|&(k, _)| k);
+        let mut down: Vec<usize> = Vec::new();
+        let mut gained: Vec<u64> = Vec::new();
+        for run in changed.chunk_by(|a, b| a.0 == b.0) {
+            let (key, change) = (run[0].0, run.iter().map(|c| c.1).sum::<i32>());
+            if change == 0 {
+                continue;
+            }
+            match blocks.binary_search(&key) {
+                Ok(i) => {
+                    let count = (self.counts[i] as i32 + change) as u16;
+                    self.counts[i] = count;
+                    if (count as u32) < min_pages {
+                        down.push(i);
+                    }
+                }
+                Err(_) if change > 0 => {
+                    self.add(key, change as u32);
+                    gained.push(key);
+                }
+                Err(_) => self.take(key, (-change) as u32),
+            }
+        }
+        // The blocks that fell are other keys now.
+        for &i in &down {
+            self.add(blocks[i], self.counts[i] as u32);
+        }
+        // A key that gained is a block only if its bound reaches `min_pages`: those are
+        // counted over the members (sorted, as `gained` is).
+        gained.retain(|&k| self.bound(k) >= min_pages);
+        let mut up: Vec<(u64, u16)> = Vec::new();
+        if !gained.is_empty() {
+            self.counted = self.counted.saturating_add(gained.len() as u32);
+            let counts = count_keys(&members(), &gained);
+            for (&key, &n) in gained.iter().zip(&counts) {
+                if n >= min_pages {
+                    self.take(key, n);
+                    up.push((key, n as u16));
+                }
+            }
+        }
+        let change = if down.is_empty() && up.is_empty() {
+            BlocksChange::Same
+        } else {
+            // The blocks that stay, and the keys that rose (not blocks before), in order.
+            let mut next: Vec<(u64, u16)> = blocks
+                .iter()
+                .zip(&self.counts)
+                .enumerate()
+                .filter(|(i, _)| down.binary_search(i).is_err())
+                .map(|(_, (&k, &n))| (k, n))
+                .chain(up)
+                .collect();
+            next.sort_unstable();
+            self.counts = next.iter().map(|&(_, n)| n).collect();
+            BlocksChange::Now(next.into_iter().map(|(k, _)| k).collect())
+        };
+        // A filter far from its mass's size is filled again at its size: the group grew or
+        // shrank by half or more since it was sized (a count of the members' keys).
+        let fit = self.fit(self.mass);
+        if fit > 2 * self.filter.len() || 4 * fit < self.filter.len() {
+            let now: &[u64] = match &change {
+                BlocksChange::Same => blocks,
+                BlocksChange::Now(next) => next,
+            };
+            let others: Vec<(u64, u32)> = key_counts(&members()).into_iter().filter(|(k, _)| now.binary_search(k).is_err()).collect();
+            self.fill(&others);
+        }
+        change
+    }
+}
+
+#[cfg(test)]
+impl KeyTally {
+    /// Panics unless the tally holds what it promises over `members`: `blocks` are the keys on
+    /// at least `min_pages` of them with their counts, the filter bounds every other key's
+    /// count from above, and its mass is their sum.
+    fn check(&self, blocks: &[u64], members: &[&Member], min_pages: u32) {
+        let counts = key_counts(members);
+        let mut expected: Vec<(u64, u16)> = counts.iter().filter(|&(_, &n)| n >= min_pages).map(|(&k, &n)| (k, n as u16)).collect();
+        expected.sort_unstable();
+        let held: Vec<(u64, u16)> = blocks.iter().copied().zip(self.counts.iter().copied()).collect();
+        assert_eq!(held, expected, "each block with its count");
+        let others: Vec<(u64, u32)> = counts.into_iter().filter(|&(_, n)| n < min_pages).collect();
+        for &(key, n) in &others {
+            assert!(self.bound(key) >= n, "the filter bounds a key's count from above");
+        }
+        assert_eq!(self.mass, others.iter().map(|&(_, n)| n).sum::<u32>(), "the filter's mass");
+        assert!(self.filter.len().is_power_of_two() && self.filter.len() >= self.min_slots as usize);
+    }
+}
+
+/// How many of `members` hold each key (a member's keys are distinct).
+fn key_counts(members: &[&Member]) -> std::collections::HashMap<u64, u32, crate::hashing::Mixed> {
+    let mut counts: std::collections::HashMap<u64, u32, crate::hashing::Mixed> = std::collections::HashMap::default();
+    for &key in members.iter().flat_map(|m| m.keys.iter()) {
+        *counts.entry(key).or_default() += 1;
+    }
+    counts
+}
+
+/// How many of `members` hold each of `keys` (sorted, distinct), in their order.
+fn count_keys(members: &[&Member], keys: &[u64]) -> Vec<u32> {
     // Most of a member's keys are not among them: a bit set of the keys lets them go by on
     // one predictable test, and only the keys that pass are looked up. (A merge of the two
     // sorted lists takes an unpredictable branch a key.)
-    let filter = ChangedKeys::new(&keys);
-    let least = min_pages;
+    let filter = ChangedKeys::new(keys);
     let mut counts = vec![0u32; keys.len()];
-    // Keys not yet at `least`, and the highest count among them (or above: a key that reached
-    // `least` since is not taken out, which only makes the stop later).
-    let (mut unsettled, mut highest) = (keys.len(), 0u32);
-    for (i, member) in members.iter().enumerate() {
-        if unsettled == 0 || highest + ((members.len() - i) as u32) < least {
-            break;
-        }
+    for member in members {
         for key in member.keys.iter() {
             if filter.may_hold(*key) {
                 if let Ok(j) = keys.binary_search(key) {
                     counts[j] += 1;
-                    if counts[j] == least {
-                        unsettled -= 1;
-                    } else if counts[j] < least {
-                        highest = highest.max(counts[j]);
-                    }
                 }
             }
         }
     }
-    let mut up: Vec<u64> = Vec::new();
-    let mut down: Vec<u64> = Vec::new();
-    for (j, &key) in keys.iter().enumerate() {
-        match (was[j], counts[j] >= least) {
-            (false, true) => up.push(key),
-            (true, false) => down.push(key),
-            _ => {}
-        }
-    }
-    if up.is_empty() && down.is_empty() {
-        return None;
-    }
-    // The keys that rose were below `min_pages`, so not in `before`.
-    let kept = before.iter().copied().filter(|k| down.binary_search(k).is_err());
-    let mut blocks: Vec<u64> = kept.chain(up).collect();
-    blocks.sort_unstable();
-    Some(Some(blocks).filter(|b| !b.is_empty()))
+    counts
 }
 
-/// A bit set over sorted keys (`group_blocks_after`'s changed keys): `may_hold` is true for
+/// A bit set over sorted keys (the keys `KeyTally::apply` counts over the members): `may_hold` is true for
 /// every key among them and for few others (a key's low bits select its bit; the keys are
 /// hashes), so a membership test costs a lookup only for the keys that pass.
 struct ChangedKeys {
@@ -474,41 +642,93 @@ mod tests {
             .collect()
     }
 
+    /// In a group of siblings (a block they all repeat, and sentences of their own), a page
+    /// that joins or leaves moves no block, and the tally settles its own sentences without
+    /// counting them over the members; a sentence that a page brings to `min_pages` is
+    /// counted, and becomes a block.
+    #[test]
+    fn a_tally_settles_a_pages_own_sentences_without_counting_them() {
+        let page = |n: u64, extra: &[u64]| {
+            let keys: Vec<u64> = (0..20).map(|k| k + 1).chain((0..5).map(|k| 1_000 * (n + 1) + k)).chain(extra.iter().copied()).collect();
+            member(n, &keys)
+        };
+        // 60 siblings; pages 40..55 hold sentence 999 as well (15 of them).
+        let all: Vec<Member> = (0..70).map(|n| page(n, if (40..55).contains(&n) { &[999] } else { &[] })).collect();
+        let members = |range: std::ops::Range<usize>| -> Vec<&Member> { all[range].iter().collect() };
+        let (blocks, mut tally) = KeyTally::count(&members(0..60), 16);
+        assert_eq!(blocks, (1..=20).collect::<Vec<u64>>(), "the shared sentences are the blocks");
+        for n in [60, 61, 62] {
+            let after = members(0..n + 1);
+            assert_eq!(tally.apply(&blocks, || after.clone(), &[&all[n]], &[], 16), BlocksChange::Same, "a sibling joins");
+            tally.check(&blocks, &after, 16);
+        }
+        let after = members(1..63);
+        assert_eq!(tally.apply(&blocks, || after.clone(), &[], &[&all[0]], 16), BlocksChange::Same, "a sibling leaves");
+        assert_eq!(tally.counted, 0, "no page's own sentences were counted over the members");
+        // A 16th page with sentence 999 makes it a block: it is counted, once.
+        let extra = page(100, &[999]);
+        let after: Vec<&Member> = all[1..63].iter().chain([&extra]).collect();
+        let mut expected: Vec<u64> = (1..=20).collect();
+        expected.push(999);
+        assert_eq!(tally.apply(&blocks, || after.clone(), &[&extra], &[], 16), BlocksChange::Now(expected.clone()));
+        assert_eq!(tally.counted, 1, "the sentence that reached min_pages, alone");
+        tally.check(&expected, &after, 16);
+    }
+
     proptest::proptest! {
-        /// A group's blocks after a change from the blocks before it and the changed pages'
-        /// keys (`group_blocks_after`) are the blocks counted from scratch (`group_blocks`):
-        /// pages of few keys drawn from a small alphabet, so that counts cross `min_pages` both
-        /// ways; insertions and removals at once; groups that cross `min_pages` in size. With
-        /// `collide`, every key has the same low bits, so each passes the changed keys' bit set
+        /// A group's blocks kept by its tally through a run of changes (`KeyTally::apply`) are
+        /// the blocks counted from scratch (`group_blocks`) after each, and the tally holds
+        /// what it promises (`KeyTally::check`): each block's count, a bound on every other
+        /// key's, the filter's mass. Pages of few keys drawn from a small alphabet (so that
+        /// counts cross `min_pages` both ways) or a larger one (a filter that grows and
+        /// shrinks); insertions and removals at once; groups that cross `min_pages` in size,
+        /// where the group drops its tally and counts again, as `Group` does. With `tiny`, the
+        /// filter is one slot: every key that gains is counted over the members; with
+        /// `collide`, every key has the same low bits, so each passes the counted keys' bit set
         /// (`ChangedKeys`) and the lookup alone tells them apart.
         #[test]
-        fn blocks_after_a_change_are_the_blocks_from_scratch(
-            pages in proptest::collection::vec(proptest::collection::vec(0u64..12, 0..8), 1..40),
-            before in proptest::collection::vec(proptest::bool::ANY, 40),
-            after in proptest::collection::vec(proptest::bool::ANY, 40),
+        fn blocks_kept_by_a_tally_are_the_blocks_from_scratch(
+            pages in proptest::collection::vec(proptest::collection::vec(0u64..400, 0..8), 1..40),
+            alphabet in proptest::sample::select(vec![6u64, 12, 400]),
+            masks in proptest::collection::vec(proptest::collection::vec(proptest::bool::ANY, 40), 1..6),
             min_pages in 1u32..6,
+            tiny in proptest::bool::ANY,
             collide in proptest::bool::ANY,
         ) {
-            let key = |k: u64| if collide { (k + 1) << 24 } else { k };
+            let key = |k: u64| if collide { (k % alphabet + 1) << 24 } else { k % alphabet };
             let all: Vec<Member> = pages
                 .iter()
                 .enumerate()
                 .map(|(n, keys)| member(n as u64, &keys.iter().map(|&k| key(k)).collect::<Vec<_>>()))
                 .collect();
             let pick = |mask: &[bool]| -> Vec<&Member> { all.iter().zip(mask).filter(|(_, &on)| on).map(|(m, _)| m).collect() };
-            let (old, new) = (pick(&before), pick(&after));
-            let inserted: Vec<&Member> = new.iter().copied().filter(|m| !old.contains(m)).collect();
-            let removed: Vec<&Member> = old.iter().copied().filter(|m| !new.contains(m)).collect();
-            let (blocks_before, _) = group_blocks(&old, min_pages);
-            let (expected, _) = group_blocks(&new, min_pages);
-            let got = match group_blocks_after(&new, &inserted, &removed, blocks_before.as_deref(), min_pages) {
-                Some(changed) => {
-                    proptest::prop_assert_ne!(&changed, &blocks_before, "a change reported is a change");
-                    changed
+            let min_slots = if tiny { 1 } else { KeyTally::MIN_SLOTS };
+            let (mut old, mut blocks, mut tally): (Vec<&Member>, Vec<u64>, Option<KeyTally>) = (Vec::new(), Vec::new(), None);
+            for mask in &masks {
+                let new = pick(mask);
+                let inserted: Vec<&Member> = new.iter().copied().filter(|m| !old.contains(m)).collect();
+                let removed: Vec<&Member> = old.iter().copied().filter(|m| !new.contains(m)).collect();
+                if new.len() < min_pages as usize {
+                    (blocks, tally) = (Vec::new(), None);
+                } else if let Some(tally) = tally.as_mut() {
+                    match tally.apply(&blocks, || new.clone(), &inserted, &removed, min_pages) {
+                        BlocksChange::Same => {}
+                        BlocksChange::Now(next) => {
+                            proptest::prop_assert_ne!(&next, &blocks, "a change reported is a change");
+                            blocks = next;
+                        }
+                    }
+                } else {
+                    let (counted, fresh) = KeyTally::count_with(&new, min_pages, min_slots);
+                    (blocks, tally) = (counted, Some(fresh));
                 }
-                None => blocks_before,
-            };
-            proptest::prop_assert_eq!(got, expected);
+                let (expected, _) = group_blocks(&new, min_pages);
+                proptest::prop_assert_eq!(Some(&blocks).filter(|b| !b.is_empty()), expected.as_ref());
+                if let Some(tally) = &tally {
+                    tally.check(&blocks, &new, min_pages);
+                }
+                old = new;
+            }
         }
 
         /// `pair_verdict` with the members' sorted keys gives what the contents alone give:

@@ -41,7 +41,7 @@ use timely::progress::Timestamp;
 
 use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::dense::DenseMap;
-use crate::edges::{group_blocks, group_blocks_after, pair_verdict, sample_key, Edge, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
+use crate::edges::{group_blocks, pair_verdict, sample_key, BlocksChange, Edge, KeyTally, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
 use crate::hashing::Mixed;
 use crate::lcs::{self, Verdict};
 use crate::page::PageId;
@@ -494,6 +494,9 @@ pub struct Group {
     blocks: Option<Arc<Vec<u64>>>,
     /// Over `BLOCK_SAMPLE` pages: the largest key of the block sample.
     sample_bound: Option<Box<SampleKey>>,
+    /// From `min_pages` to `BLOCK_SAMPLE` pages: the blocks' counts and the other keys'
+    /// bounds, from one change to the next (`edges::KeyTally`).
+    tally: Option<Box<KeyTally>>,
 }
 
 /// A held group. Most fingerprints are a page's alone (its own sentences): such a group is one
@@ -560,7 +563,7 @@ impl Group {
         if self.is_empty() {
             return None;
         }
-        if self.members.len() == 1 && self.blocks.is_none() && self.sample_bound.is_none() {
+        if self.members.len() == 1 && self.blocks.is_none() && self.sample_bound.is_none() && self.tally.is_none() {
             let entry = &self.members[0];
             debug_assert_eq!(entry.scans, [SideScan::NOTHING; 2], "a page alone scanned nothing");
             return self.members.into_iter().next().map(|e| Slot::One(e.member));
@@ -841,8 +844,8 @@ impl Group {
     }
 
     /// The repeated blocks after a change (`edges::group_blocks`), each member paired with
-    /// them: up to `BLOCK_SAMPLE` pages, only the changed pages' keys are counted again
-    /// (`edges::group_blocks_after`); over it, recounted when the change touches the sample.
+    /// them: up to `BLOCK_SAMPLE` pages, the group's tally takes the changed pages' keys
+    /// (`edges::KeyTally`); over it, recounted when the change touches the sample.
     fn update_blocks(
         &mut self,
         settings: &GroupSettings,
@@ -876,26 +879,45 @@ impl Group {
         let old_len = self.members.len() + removed.len() - inserted.len();
         let whole = |pages: usize| pages <= BLOCK_SAMPLE && pages <= settings.max_pages;
         let new = if whole(old_len) && whole(self.members.len()) {
-            // The whole group is the sample before and after: only the changed pages' keys
-            // are counted again (`group_blocks_after`), not every key of every member.
             debug_assert!(self.sample_bound.is_none());
-            let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
-            let (ins, rem): (Vec<&Member>, Vec<&Member>) =
-                (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
-            let before = self.blocks.as_deref().map(|b| b.as_slice());
-            match group_blocks_after(&members, &ins, &rem, before, settings.min_pages) {
-                Some(new) => new,
-                None => {
-                    same(&self.blocks, out);
-                    return;
-                }
+            if self.members.len() < settings.min_pages as usize {
+                // Too few pages for a block.
+                self.tally = None;
+                None
+            } else {
+                // The whole group is the sample before and after: the tally takes the changed
+                // pages' keys, and only the keys it cannot settle are counted over the members.
+                let entries = &self.members;
+                let members = || -> Vec<&Member> { entries.iter().map(|e| e.member.as_ref()).collect() };
+                let blocks = match self.tally.as_deref_mut() {
+                    Some(tally) => {
+                        let (ins, rem): (Vec<&Member>, Vec<&Member>) =
+                            (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
+                        let before = self.blocks.as_deref().map_or(&[][..], |b| b.as_slice());
+                        match tally.apply(before, members, &ins, &rem, settings.min_pages) {
+                            BlocksChange::Same => {
+                                same(&self.blocks, out);
+                                return;
+                            }
+                            BlocksChange::Now(blocks) => blocks,
+                        }
+                    }
+                    None => {
+                        let (blocks, tally) = KeyTally::count(&members(), settings.min_pages);
+                        self.tally = Some(Box::new(tally));
+                        blocks
+                    }
+                };
+                Some(blocks).filter(|b| !b.is_empty())
             }
         } else if self.members.len() <= settings.max_pages {
+            self.tally = None;
             let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
             let (blocks, bound) = group_blocks(&members, settings.min_pages);
             self.sample_bound = bound.map(Box::new);
             blocks
         } else {
+            self.tally = None;
             self.sample_bound = None;
             None
         };
