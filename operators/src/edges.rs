@@ -156,16 +156,17 @@ pub fn group_blocks(members: &[&Member], min_pages: u32) -> (Option<Vec<u64>>, O
 /// the filter's bound reaches `min_pages`, and only those keys are counted over the members.
 ///
 /// The pages of a group of near-copies or siblings each hold a few keys of their own, which no
-/// other member holds: counting them over every member (stopping once each was settled, as
-/// the count before the tally did) was most of the blocks' cost on a live feed, 9.9% of its CPU. The
-/// filter settles them: a key's two slots are shared with few other keys, none of them blocks
-/// (blocks are counted apart), so their bound stays below `min_pages`.
+/// other member holds: counting them over every member (stopping once each was settled, as the
+/// count before the tally did) was most of the blocks' cost on a live feed, 9.9% of its CPU.
+/// The filter settles them: a key's two slots are shared with few other keys, none of them
+/// blocks (blocks are counted apart), so their bound stays below `min_pages`.
 ///
 /// Memory: a byte a slot, a slot for every 2 to 4 units of the filter's mass (the other keys'
 /// counts, summed), 16 at least; two bytes a block. A key adds its count at two slots, so a
 /// slot holds 4 to 8 units on average, mostly keys of one or a few pages: a page's own key
-/// still settles (a bound under `min_pages`, 16 by default, at either of its slots). With a
-/// slot a unit the tally held 3.7% more at the peak of the 1M-page replay (+214 MB).
+/// still settles (its bound, the lesser of its two slots, stays under `min_pages`, 16 by
+/// default). With a slot a unit the tally held 3.7% more at the peak of the 1M-page replay
+/// (+214 MB).
 #[derive(Debug)]
 pub struct KeyTally {
     /// How many members hold each block (the group's blocks, sorted: the same order).

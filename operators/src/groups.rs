@@ -18,8 +18,10 @@
 //! arriving page over 61 epochs (11 a page at 10k pages).
 //!
 //! What stays proportional to the group: crossing `max_pages` (the whole window retracted or
-//! emitted once), and the repeated blocks of groups of at least `min_pages` members (counted
-//! over every member's keys at each change, as the reduction before did).
+//! emitted once), and the repeated blocks where a count is needed: up to `BLOCK_SAMPLE`
+//! members a group's tally (`edges::KeyTally`) takes the changed pages' keys and counts over
+//! the members only a key that may have reached `min_pages`; over it, the sample is counted
+//! again when a change touches it (a chance of `BLOCK_SAMPLE / pages`).
 //!
 //! The operator (`verify_groups`) sends each page once to each worker that holds one of its
 //! fingerprints' groups, holds each time's pages until the input frontier passes it, and
