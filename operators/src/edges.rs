@@ -383,11 +383,7 @@ impl KeyTally {
 
 /// How many of `members` hold each key (a member's keys are distinct).
 fn key_counts(members: &[&Member]) -> std::collections::HashMap<u64, u32, crate::hashing::Mixed> {
-    let mut counts: std::collections::HashMap<u64, u32, crate::hashing::Mixed> = std::collections::HashMap::default();
-    for &key in members.iter().flat_map(|m| m.keys.iter()) {
-        *counts.entry(key).or_default() += 1;
-    }
-    counts
+    verify::key_pages(members.iter().map(|m| m.keys.as_slice()))
 }
 
 /// How many of `members` hold each of `keys` (sorted, distinct), in their order.

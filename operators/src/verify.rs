@@ -410,12 +410,20 @@ pub fn set_common_keys(members: &[(PageId, &Content)], min_pages: u32) -> Vec<u6
     common_keys(&keys, min_pages)
 }
 
+/// How many of the pages whose distinct keys are `keys` hold each key.
+pub fn key_pages<K: AsRef<[u64]>>(keys: impl IntoIterator<Item = K>) -> HashMap<u64, u32, Mixed> {
+    let mut pages: HashMap<u64, u32, Mixed> = HashMap::default();
+    for page in keys {
+        for &k in page.as_ref() {
+            *pages.entry(k).or_default() += 1;
+        }
+    }
+    pages
+}
+
 /// The keys on at least `min_pages` of the pages whose distinct keys are `keys`, sorted.
 pub fn common_keys<K: AsRef<[u64]>>(keys: &[K], min_pages: u32) -> Vec<u64> {
-    let mut pages: HashMap<u64, u32, Mixed> = HashMap::default();
-    for k in keys.iter().flat_map(|k| k.as_ref()) {
-        *pages.entry(*k).or_default() += 1;
-    }
+    let pages = key_pages(keys);
     let mut common: Vec<u64> = pages.into_iter().filter(|&(_, n)| n >= min_pages).map(|(k, _)| k).collect();
     common.sort_unstable();
     common
