@@ -178,7 +178,7 @@ impl Decoder {
                     Ok(Chunk::Break(RecordErrorKind::InvalidZstd))
                 }
             },
-            State::Gzip(members) => members.next_chunk(out, &mut self.scratch),
+            State::Gzip(members) => members.next_chunk(out),
         }
     }
 }
@@ -268,7 +268,7 @@ impl GzipMembers {
         Chunk::Break(RecordErrorKind::InvalidGzip)
     }
 
-    fn next_chunk(&mut self, out: &mut Vec<u8>, scratch: &mut [u8]) -> io::Result<Chunk> {
+    fn next_chunk(&mut self, out: &mut Vec<u8>) -> io::Result<Chunk> {
         loop {
             match self.state {
                 GzState::Between => {
@@ -311,13 +311,15 @@ impl GzipMembers {
                     }
                 },
                 GzState::Body => {
+                    // Inflated straight into `out`'s spare room (at least a chunk's): no copy.
                     let (in_before, out_before) = (self.inflater.total_in(), self.inflater.total_out());
-                    let status = self.inflater.decompress(&self.cbuf[self.pos..], scratch, flate2::FlushDecompress::None);
+                    let len_before = out.len();
+                    out.reserve(READ_CHUNK);
+                    let status = self.inflater.decompress_vec(&self.cbuf[self.pos..], out, flate2::FlushDecompress::None);
                     let consumed = (self.inflater.total_in() - in_before) as usize;
                     let produced = (self.inflater.total_out() - out_before) as usize;
                     self.pos += consumed;
-                    out.extend_from_slice(&scratch[..produced]);
-                    self.crc.update(&scratch[..produced]);
+                    self.crc.update(&out[len_before..]);
                     match status {
                         Err(_) => return Ok(self.resync()),
                         Ok(flate2::Status::StreamEnd) => self.state = GzState::Trailer,
