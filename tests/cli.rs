@@ -223,6 +223,26 @@ fn sentences_prints_normalized_sentences() {
     assert!(text.lines().all(|l| !l.is_empty() && l == l.to_lowercase()));
 }
 
+/// The HTML parser's warnings about a page's markup do not reach stderr: a table with stray
+/// text in it (foster parenting) printed one line per node, thousands in a real crawl.
+#[test]
+fn markup_warnings_stay_off_stderr() {
+    let dir = temp_dir("markup-warnings");
+    let html = "<html><body><table>stray text<tr><td>a cell of the table</td></tr>more stray</table><p>after the table</p></body></html>";
+    let warc = dir.join("tables.warc");
+    std::fs::write(&warc, common::synth::warc_response("http://example.org/t", 1_400_000_000, 1, html)).unwrap();
+    let output = dupflow().arg("sentences").arg(&warc).env_remove("DUPFLOW_LOG").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    // The stray text is moved before the table, as a browser shows it (both pieces, one node).
+    assert_eq!(text.lines().collect::<Vec<_>>(), ["stray textmore stray", "a cell of the table", "after the table"], "{text}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("foster parenting"), "{stderr}");
+    // Asked for, they are there.
+    let output = dupflow().arg("sentences").arg(&warc).env("DUPFLOW_LOG", "info,html5ever=warn").output().unwrap();
+    assert!(String::from_utf8_lossy(&output.stderr).contains("foster parenting"), "{}", String::from_utf8_lossy(&output.stderr));
+}
+
 fn check(args: &[&str], stdin: &str) -> serde_json::Value {
     use std::io::Write as _;
     let mut child = dupflow()
