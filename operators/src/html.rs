@@ -266,6 +266,9 @@ fn find_end_tag(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
     None
 }
 
+/// The longest tag name [`slim_tags`] compares a tag's name with (`plaintext`; tested).
+const MAX_NAME_LOOKED_FOR: usize = 9;
+
 /// Elements whose content the tokenizer reads as text up to their end tag (RCDATA, RAWTEXT;
 /// `script` and `style` when [`drop_raw_text_elements`] left them, unterminated). The slimming
 /// pass copies their content verbatim.
@@ -506,7 +509,18 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
             name_at + bytes[name_at..].iter().position(|&b| is_tag_space(b) || b == b'/' || b == b'>').unwrap_or(bytes.len() - name_at);
         let name = &bytes[name_at..name_end];
         let Some((gt, self_closing)) = tag_end(bytes, name_end) else { break };
-        let is = |other: &[u8]| name.eq_ignore_ascii_case(other);
+        // The name lowercased once: every name the pass looks for is at most this long, so a
+        // longer name is none of them (empty here, and no name looked for is empty).
+        let mut lower = [0u8; MAX_NAME_LOOKED_FOR];
+        let lower = match lower.get_mut(..name.len()) {
+            Some(lower) => {
+                lower.copy_from_slice(name);
+                lower.make_ascii_lowercase();
+                &*lower
+            }
+            None => &[],
+        };
+        let is = |other: &[u8]| lower == other;
         let raw = if closing { None } else { VERBATIM_ELEMENTS.iter().find(|raw| is(raw)) };
         if !closing {
             // Where the tree builder, not the tokenizer, decides what follows: foreign content
@@ -839,6 +853,21 @@ mod tests {
         "<head><span></span><noscript><p>n</p></noscript></head><body><p><a role=navigation>x</a>y</p>",
         "<head><template><body></template><span></span><noscript><p>n</p></noscript><body><p>m",
     ];
+
+    /// `slim_tags` lowercases a tag's name into `MAX_NAME_LOOKED_FOR` bytes: every name it
+    /// looks for fits, and a name looked for in any case is found.
+    #[test]
+    fn every_name_slimming_looks_for_fits_its_buffer() {
+        let literal: [&[u8]; 12] =
+            [b"a", b"body", b"frameset", b"input", b"keygen", b"math", b"nobr", b"plaintext", b"select", b"svg", b"template", b"textarea"];
+        let names = VERBATIM_ELEMENTS.iter().chain(&KEEP_ATTRIBUTES).chain(&PHRASING).chain(&literal);
+        assert!(names.clone().all(|name| !name.is_empty() && name.len() <= MAX_NAME_LOOKED_FOR));
+        assert_eq!(names.map(|name| name.len()).max(), Some(MAX_NAME_LOOKED_FOR));
+        // Upper and mixed case: the attributes go, the text and the title stay.
+        let html = "<HTML><HEAD><TITLE class=x>T</TITLE></HEAD><BODY><P CLASS=a>one <SPAN class=b>two</SPAN></P><PlainText class=c>three";
+        assert_eq!(slim_tags(html), "<HTML><HEAD><TITLE>T</TITLE></HEAD><BODY><P>one two</P><PlainText class=c>three");
+        assert_eq!(strip(html), strip_reference(html));
+    }
 
     #[test]
     fn slimmed_markup_parses_to_the_same_text() {
