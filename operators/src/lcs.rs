@@ -319,9 +319,12 @@ fn heaviest_common_subsequence<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B], max
         let lo = positions.partition_point(|p| p.0 < key);
         lo..lo + positions[lo..].partition_point(|p| p.0 == key)
     };
+    // Each sentence of `a`'s matches in `positions`, searched once for both passes.
+    let mut found_at: Vec<(u32, u32)> = Vec::with_capacity(a.len());
     let mut matches = 0u64;
     for (key, weight) in a.iter().map(A::compared) {
-        let found = &positions[range(key)];
+        let at = range(key);
+        let found = &positions[at.clone()];
         if found.iter().any(|p| p.1 != weight) {
             return None;
         }
@@ -329,6 +332,7 @@ fn heaviest_common_subsequence<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B], max
         if matches > max_matches {
             return None;
         }
+        found_at.push((at.start as u32, at.end as u32));
     }
     // tree[i]: the heaviest chain ending at a position of b in the Fenwick range ending at i
     // (1-based).
@@ -341,8 +345,8 @@ fn heaviest_common_subsequence<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B], max
         }
         best
     };
-    for (key, weight) in a.iter().map(A::compared) {
-        for &(_, _, j) in positions[range(key)].iter().rev() {
+    for &(start, end) in &found_at {
+        for &(_, weight, j) in positions[start as usize..end as usize].iter().rev() {
             let chain = prefix_max(&tree, j as usize) + weight as u64;
             let mut i = j as usize + 1;
             while i < tree.len() {
