@@ -254,19 +254,29 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
         return similar(0);
     }
     let budget = max_distance(total, tau_ppm);
+    // The common head and tail are in an LCS of the two (a longest one keeps them), so D is
+    // the D of what lies between them: the rest compares the middles, with the same budget.
+    let (a, b) = trim_common_ends(a, b);
+    let middle = (a.len() + b.len()) as u64;
     // The bag filter: exact, counted on the worker's table of the 65,536 words. D ≥ |A| + |B| −
-    // 2·|A ∩ B|, so D ≤ budget needs |A ∩ B| ≥ ⌈(total − budget) / 2⌉.
-    let Some(common) = word_intersection_reaching(a, b, (total - budget).div_ceil(2)) else {
+    // 2·|A ∩ B|, so D ≤ budget needs |A ∩ B| ≥ ⌈(|A| + |B| − budget) / 2⌉ (of the middles).
+    let Some(common) = word_intersection_reaching(a, b, middle.saturating_sub(budget).div_ceil(2)) else {
         return (Verdict::Dissimilar, None);
     };
-    let lower = total - 2 * common;
+    let mut lower = middle - 2 * common;
     // The bigram filter: D ≤ budget needs at least max(|A|, |B|) − 1 − 2·budget shared bigrams.
-    let longer = a.len().max(b.len()) as u64;
-    let Some(shared) = shared_bigrams_reaching(a, b, (longer - 1).saturating_sub(2 * budget)) else {
-        return (Verdict::Dissimilar, None);
-    };
-    let unshared = longer.saturating_sub(shared + 1);
-    let lower = lower.max(unshared.div_ceil(2));
+    // It is counted only where its bound may decide something (`bounded_distance` tries Myers
+    // while the bound known is below `myers_first`); elsewhere it would rarely reject a pair the
+    // bag filter passed (at the default word τ 0.8, a pair with 80% of its words in common needs
+    // 20% of its bigrams), and a pair it would reject is rejected by the count, exactly.
+    if lower <= myers_first(a.len() as u64, b.len() as u64) {
+        let longer = a.len().max(b.len()) as u64;
+        let Some(shared) = shared_bigrams_reaching(a, b, longer.saturating_sub(1).saturating_sub(2 * budget)) else {
+            return (Verdict::Dissimilar, None);
+        };
+        let unshared = longer.saturating_sub(shared + 1);
+        lower = lower.max(unshared.div_ceil(2));
+    }
     if budget > max_diff_distance {
         return match myers_distance(a, b, max_diff_distance) {
             Some(d) => similar(d),
@@ -289,8 +299,7 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
 /// past the D Myers would run to, Myers cannot end there and the count runs at once.
 pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> Option<u64> {
     let total = (a.len() + b.len()) as u64;
-    let parallel_work = BIT_PARALLEL_WORK * a.len().max(b.len()) as u64 * a.len().min(b.len()).div_ceil(64) as u64;
-    let myers_first = (parallel_work / total.max(1)).max(MYERS_FIRST_MIN);
+    let myers_first = myers_first(a.len() as u64, b.len() as u64);
     if budget <= myers_first {
         return myers_distance(a, b, budget);
     }
@@ -372,6 +381,22 @@ const SPARSE_WORK: u64 = 16;
 const BIT_PARALLEL_WORK: u64 = 4;
 /// Myers always runs at least to this D before the bit-parallel count takes over.
 const MYERS_FIRST_MIN: u64 = 16;
+
+/// The D to which `bounded_distance` runs Myers before the bit-parallel count of sequences of
+/// `n` and `m` tokens: where Myers' (N + M)·D costs what the count's M·N/64 steps do.
+fn myers_first(n: u64, m: u64) -> u64 {
+    let parallel_work = BIT_PARALLEL_WORK * n.max(m) * n.min(m).div_ceil(64);
+    (parallel_work / (n + m).max(1)).max(MYERS_FIRST_MIN)
+}
+
+/// `a` and `b` without their common head and tail (the head taken first, so the two never
+/// overlap).
+fn trim_common_ends<'s, T: PartialEq>(a: &'s [T], b: &'s [T]) -> (&'s [T], &'s [T]) {
+    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let (a, b) = (&a[head..], &b[head..]);
+    let tail = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
+    (&a[..a.len() - tail], &b[..b.len() - tail])
+}
 
 /// A token of the sequences `bounded_distance` compares: how the bit-parallel LCS finds a
 /// token's row (the positions of the shorter sequence that hold it).
@@ -1058,6 +1083,52 @@ mod tests {
             let exact = dp_word_resemblance(&a, &b);
             let tau_ppm = ppm(tau);
             agrees(compare_words(&a, &b, tau_ppm, 1_000_000), exact, tau_ppm)?;
+        }
+
+        #[test]
+        fn compare_words_gives_the_oracles_distance_across_shared_ends(
+            head in proptest::collection::vec(0u16..50, 0..120),
+            tail in proptest::collection::vec(0u16..50, 0..120),
+            a in proptest::collection::vec(0u16..50, 0..150),
+            edits in proptest::collection::vec((0usize..150, 0u16..50, 0u8..3), 0..60),
+            tau in 0.3f64..1.0,
+            cap in proptest::sample::select(vec![4u64, 40, 1_000_000]),
+        ) {
+            // Near-copies and unrelated middles between a common head and tail (trimmed before
+            // the filters and the count), from pairs Myers decides to pairs only the count
+            // does; `cap` below the budget takes the capped path. The verdict and, for a
+            // similar pair, D are the oracle's.
+            let mut b = a.clone();
+            for (at, w, kind) in edits {
+                let at = at % (b.len() + 1);
+                match kind {
+                    0 => b.insert(at, w),
+                    1 if at < b.len() => b[at] = w,
+                    _ if at < b.len() => { b.remove(at); }
+                    _ => {}
+                }
+            }
+            let whole = |middle: &[u16]| [head.as_slice(), middle, tail.as_slice()].concat();
+            let (a, b) = (whole(&a), whole(&b));
+            let total = (a.len() + b.len()) as u64;
+            let lcs = dp_lcs(&a, &b) as u64;
+            let d = total - 2 * lcs;
+            let tau_ppm = ppm(tau);
+            let budget = max_distance(total, tau_ppm);
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                let (verdict, found) = compare_words_distance(x, y, tau_ppm, cap);
+                if total == 0 || d <= budget.min(cap) {
+                    prop_assert_eq!(found, Some(d));
+                    prop_assert_eq!(verdict, Verdict::Similar((total - d) as f64 / total.max(1) as f64));
+                } else if budget <= cap {
+                    prop_assert_eq!((verdict, found), (Verdict::Dissimilar, None));
+                } else {
+                    // A budget past the cap and D past the cap: capped, or rejected by an exact
+                    // filter before Myers ran (never similar; rejected only past the budget).
+                    prop_assert!(found.is_none());
+                    prop_assert!(verdict == Verdict::CostCapped || verdict == Verdict::Dissimilar && d > budget, "{verdict:?} with D {d}, budget {budget}");
+                }
+            }
         }
 
         #[test]
