@@ -176,7 +176,13 @@ fn lengths_may_reach(a: u64, b: u64, tau_ppm: u64) -> bool {
 /// contents' distinct sentence keys, sorted. False only where `compare_keyed` is dissimilar
 /// (tested): a necessary condition of a similar verdict at the sentence level.
 pub fn sentences_may_reach(a: &Content, ka: &[u64], b: &Content, kb: &[u64], tau_ppm: u64) -> bool {
-    let (wa, wb) = (a.weight(), b.weight());
+    sentences_of_weights_may_reach((a, a.weight(), ka), (b, b.weight(), kb), tau_ppm)
+}
+
+/// `sentences_may_reach`, given each content's weight (`Content::weight`, a sum over its
+/// sentences that the caller holds: a group member's `length`), beside its sorted keys.
+pub fn sentences_of_weights_may_reach((a, wa, ka): (&Content, u64, &[u64]), (b, wb, kb): (&Content, u64, &[u64]), tau_ppm: u64) -> bool {
+    debug_assert_eq!((wa, wb), (a.weight(), b.weight()), "the contents' weights");
     let total = wa + wb;
     if total == 0 {
         return true;
