@@ -300,8 +300,9 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
 /// budget. The bit-parallel LCS costs about M·N/64 whatever D is. Myers first, up to the D that
 /// costs as much, then the bit-parallel count: never much more than twice the cheaper of the two.
 ///
-/// `lower` is a bound D is known to reach (0 for none; `compare_words` passes the larger of the
-/// bag filter's, D ≥ |A| + |B| − 2·|A ∩ B| as multisets, and the bigram filter's). When it is
+/// `lower` is a bound D is known to reach (0 for none; `compare_words` passes the bag filter's,
+/// D ≥ |A| + |B| − 2·|A ∩ B| as multisets, or the bigram filter's where that is counted and
+/// larger). When it is
 /// past the D Myers would run to, Myers cannot end there and the count runs at once.
 pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> Option<u64> {
     let total = (a.len() + b.len()) as u64;
