@@ -324,7 +324,7 @@ mod tests {
             url: format!("u{n}").into(),
             host,
             record_id: "".into(),
-            sentences: keys.iter().map(|&key| Sentence { key, weight: (key % 7 + 1) as u16, fingerprinted: true, words: 0 }).collect(),
+            sentences: keys.iter().map(|&key| Sentence::new(key, (key % 7 + 1) as u16, true, 0)).collect(),
             shingles: Vec::new(),
             words: Default::default(),
             main_marked: false,

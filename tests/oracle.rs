@@ -162,12 +162,7 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
                 record_id: counter.to_string().into(),
                 sentences: keys
                     .iter()
-                    .map(|&key| Sentence {
-                        key,
-                        weight: (key % 5 + 1) as u16,
-                        fingerprinted: key % 5 != 0,
-                        words: words(&words_of, key).len() as u16,
-                    })
+                    .map(|&key| Sentence::new(key, (key % 5 + 1) as u16, key % 5 != 0, words(&words_of, key).len() as u16))
                     .collect(),
                 shingles: Vec::new(),
                 words: keys.iter().flat_map(|&key| words(&words_of, key)).collect(),
@@ -452,12 +447,7 @@ fn page_of_words(n: u64, texts: &[Vec<u16>]) -> Page {
             .iter()
             .enumerate()
             // The quote's key is the smallest, so it is in every page's prefix.
-            .map(|(i, w)| Sentence {
-                key: if i == 0 { 7 } else { key(w) },
-                weight: w.len() as u16,
-                fingerprinted: true,
-                words: w.len() as u16,
-            })
+            .map(|(i, w)| Sentence::new(if i == 0 { 7 } else { key(w) }, w.len() as u16, true, w.len() as u16))
             .collect(),
         shingles: Vec::new(),
         words: texts.iter().flatten().copied().collect(),

@@ -169,6 +169,37 @@ fn clusters_of_a_text_corpus_do_not_depend_on_the_worker_count() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A sentence keeps at most 32,767 of its words (`page::Sentence::MAX_WORDS`); a longer one is
+/// counted as the cap `sentence_words` in the summary, and its document is clustered with its
+/// copy as any other.
+#[test]
+fn a_sentence_past_the_word_cap_is_counted_and_its_document_clustered() {
+    let dir = temp_dir("text-sentence-words");
+    let long: String = (0..40_000).map(|i| format!("w{} ", i % 997)).collect();
+    let lines = [
+        json!({"id": "long", "text": long}).to_string(),
+        json!({"id": "long-copy", "text": long}).to_string(),
+        json!({"id": "short", "text": text(1, None)}).to_string(),
+    ];
+    let input = dir.join("long.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let out = dir.join("out");
+    let stdout = run_ok(dupflow().args(["run", "--workers", "2", "--out"]).arg(&out).arg(&input));
+    assert!(stdout.contains("sentence_words 2"), "each long sentence counted once: {stdout}");
+    let clusters = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
+    let cluster_of = |id: &str| {
+        clusters
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|row| row.to_string().contains(&format!("\"{id}\"")))
+            .map(|row| row["cluster"].clone())
+            .unwrap_or_else(|| panic!("{id} has a row: {clusters}"))
+    };
+    assert_eq!(cluster_of("long"), cluster_of("long-copy"), "{clusters}");
+    assert_ne!(cluster_of("long"), cluster_of("short"), "{clusters}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// pyarrow writes a Parquet corpus; dupflow marks it; pyarrow reads the result back. Skipped,
 /// with a message, where no Python with pyarrow is found (`.ci/run` installs one and names it
 /// in DUPFLOW_TEST_PYTHON).

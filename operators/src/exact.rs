@@ -190,7 +190,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn page(keys: &[u64]) -> Page {
-        Page::of_keys(keys, |key| Sentence { key, weight: 1, fingerprinted: true, words: 0 })
+        Page::of_keys(keys, |key| Sentence::new(key, 1, true, 0))
     }
 
     #[test]

@@ -186,7 +186,7 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     fn page(n: u64, keys: &[u64]) -> Part {
-        let mut page = Page::of_keys(keys, |key| Sentence { key, weight: 2 + (key % 3) as u16, fingerprinted: key % 5 != 0, words: 0 });
+        let mut page = Page::of_keys(keys, |key| Sentence::new(key, 2 + (key % 3) as u16, key % 5 != 0, 0));
         page.id = PageId { date: n, hash: crate::hashing::mix64(n + 1000) };
         Part::Page(page.id.compact(), page.id, page)
     }

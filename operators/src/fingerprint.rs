@@ -221,7 +221,7 @@ pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
     /// use dupflow_operators::PageId;
     /// timely::example(|scope| {
     ///     let page = PageId { date: 0, hash: 1 };
-    ///     let sentences: Vec<Sentence> = (1..=4).map(|key| Sentence { key, weight: 8, fingerprinted: true, words: 0 }).collect();
+    ///     let sentences: Vec<Sentence> = (1..=4).map(|key| Sentence::new(key, 8, true, 0)).collect();
     ///     let filtered = Filtered { content: Content { sentences: sentences.into(), ..Default::default() } };
     ///     scope.new_collection_from(vec![(page, filtered)]).1
     ///          .fingerprints(FingerprintConfig::default(), 600_000)

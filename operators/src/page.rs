@@ -70,17 +70,61 @@ impl std::fmt::Display for PageId {
 /// less than its threshold's resolution; 2 bytes a word keep page state small.
 pub type Word = u16;
 
-/// One sentence of a page, as the dataflow keeps it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// One sentence of a page, as the dataflow keeps it: 12 bytes. Its key is read unaligned
+/// (`packed(4)`) and its flag shares the word count's top bit, where a `bool` beside the
+/// count padded every sentence to 16 bytes (a page's sentences are most of what it holds
+/// besides its words). Its fields are read by value, or by the accessors.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[repr(C, packed(4))]
 pub struct Sentence {
     /// 64-bit key: the first 8 bytes of the MD5 of the normalized sentence.
     pub key: u64,
     /// Length in word-sized units (see `sentence::weight`); at least 1.
     pub weight: u16,
+    /// `words()` in the low 15 bits, `fingerprinted()` in the top one.
+    words_and_flag: u16,
+}
+
+impl Sentence {
+    /// The most words a sentence keeps in its page's `words` (`sentence::compact` keeps a
+    /// longer sentence's first this many).
+    pub const MAX_WORDS: u16 = 0x7fff;
+    const FINGERPRINTED: u16 = 0x8000;
+
+    /// `words` is at most `MAX_WORDS`.
+    pub fn new(key: u64, weight: u16, fingerprinted: bool, words: u16) -> Self {
+        debug_assert!(words <= Self::MAX_WORDS, "a sentence keeps at most MAX_WORDS words");
+        let flag = if fingerprinted { Self::FINGERPRINTED } else { 0 };
+        Sentence { key, weight, words_and_flag: (words & Self::MAX_WORDS) | flag }
+    }
+
     /// Long enough to take part in fingerprints (`min_sentence_units`).
-    pub fingerprinted: bool,
-    /// Its words in the page's `words` (the next `words` of them after the earlier sentences').
-    pub words: u16,
+    pub fn fingerprinted(&self) -> bool {
+        self.words_and_flag & Self::FINGERPRINTED != 0
+    }
+
+    /// Its words in the page's `words` (the next `words()` of them after the earlier
+    /// sentences').
+    pub fn words(&self) -> u16 {
+        self.words_and_flag & Self::MAX_WORDS
+    }
+
+    /// The same sentence with `words` words.
+    pub fn with_words(self, words: u16) -> Self {
+        Sentence::new(self.key, self.weight, self.fingerprinted(), words)
+    }
+}
+
+impl std::fmt::Debug for Sentence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (key, weight) = (self.key, self.weight);
+        f.debug_struct("Sentence")
+            .field("key", &key)
+            .field("weight", &weight)
+            .field("fingerprinted", &self.fingerprinted())
+            .field("words", &self.words())
+            .finish()
+    }
 }
 
 /// A page after ingest: identity, provenance and its ordered sentences.
@@ -174,7 +218,7 @@ impl RunItem for Sentence {
         (self.key, self.weight)
     }
     fn from_compared((key, weight): (u64, u16)) -> Sentence {
-        Sentence { key, weight, fingerprinted: false, words: 0 }
+        Sentence::new(key, weight, false, 0)
     }
 }
 
@@ -185,7 +229,7 @@ impl RunItem for Sentence {
 /// the template removed is at its edges) points into the page's sentences and words instead of
 /// copying them: the page, its held copy and its content then hold one allocation of each,
 /// where the content had its own copies (words ~1.3 KB a page on the 100k scale crawl,
-/// sentences 16 bytes each). It reads as the slice it covers; it compares, hashes and
+/// sentences 12 bytes each). It reads as the slice it covers; it compares, hashes and
 /// serializes as that slice's `RunItem::compared` (as a `Vec` of them did).
 #[derive(Clone)]
 pub struct Run<T> {
@@ -351,7 +395,7 @@ impl Content {
     /// alone, so a page's fingerprints are computed again from it when it leaves.
     pub fn fingerprint_keys(&self) -> Vec<u64> {
         let own = || self.sentences.iter().filter(|s| self.is_own(s.key));
-        let mut keys: Vec<u64> = own().filter(|s| s.fingerprinted).map(|s| s.key).collect();
+        let mut keys: Vec<u64> = own().filter(|s| s.fingerprinted()).map(|s| s.key).collect();
         if keys.is_empty() {
             keys = own().map(|s| s.key).collect();
         }
@@ -411,6 +455,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_sentence_is_twelve_bytes_and_keeps_its_flag_and_word_count_apart() {
+        assert_eq!(std::mem::size_of::<Sentence>(), 12);
+        for (fingerprinted, words) in
+            [(false, 0), (true, 0), (false, 1), (true, 1), (false, Sentence::MAX_WORDS), (true, Sentence::MAX_WORDS), (true, 300)]
+        {
+            let s = Sentence::new(u64::MAX - 5, 65_535, fingerprinted, words);
+            let (key, weight) = (s.key, s.weight);
+            assert_eq!((key, weight, s.fingerprinted(), s.words()), (u64::MAX - 5, 65_535, fingerprinted, words));
+            let other = s.with_words(7);
+            assert_eq!((other.fingerprinted(), other.words()), (fingerprinted, 7), "the flag stays");
+        }
+        // Sentences differ by their flag and by their word count.
+        assert_ne!(Sentence::new(1, 2, true, 3), Sentence::new(1, 2, false, 3));
+        assert_ne!(Sentence::new(1, 2, true, 3), Sentence::new(1, 2, true, 4));
+    }
+
+    #[test]
     fn shared_words_read_compare_and_hash_as_the_slice_they_cover() {
         use std::hash::{BuildHasher, RandomState};
         let all: Arc<[Word]> = vec![1, 2, 3, 4, 5, 6].into();
@@ -439,11 +500,11 @@ mod tests {
     #[test]
     fn shared_sentences_compare_and_hash_as_their_keys_and_weights() {
         use std::hash::{BuildHasher, RandomState};
-        let sentence = |key, weight, words| Sentence { key, weight, fingerprinted: key % 2 == 0, words };
+        let sentence = |key, weight, words| Sentence::new(key, weight, key % 2 == 0, words);
         let all: Arc<[Sentence]> = vec![sentence(1, 3, 4), sentence(2, 1, 1), sentence(3, 5, 9)].into();
         let run = Sentences::shared(&all, 1..3);
         assert!(run.is_shared_with(&all));
-        assert_eq!(run.iter().map(|s| s.words).collect::<Vec<_>>(), [1, 9], "read as the page's sentences");
+        assert_eq!(run.iter().map(|s| s.words()).collect::<Vec<_>>(), [1, 9], "read as the page's sentences");
         // Compared as (key, weight) pairs: a page's flags and word counts are not the content.
         let pairs: Sentences = [(2, 1), (3, 5)].into_iter().collect();
         assert!(!pairs.is_shared_with(&all));
@@ -462,7 +523,7 @@ mod tests {
     #[test]
     fn a_content_crossing_processes_keeps_its_sentences_whole() {
         // Timely's exchange serializes with bincode between processes.
-        let sentence = |key, weight, fingerprinted, words| Sentence { key, weight, fingerprinted, words };
+        let sentence = |key, weight, fingerprinted, words| Sentence::new(key, weight, fingerprinted, words);
         let all: Arc<[Sentence]> = vec![sentence(1, 3, false, 4), sentence(2, 9, true, 7), sentence(3, 5, false, 2)].into();
         let content = Content {
             sentences: Sentences::shared(&all, 0..3),

@@ -414,7 +414,7 @@ mod tests {
             url: format!("http://h{host}/{n}").into(),
             host,
             record_id: n.to_string().into(),
-            sentences: keys.iter().map(|&key| Sentence { key, weight: 3, fingerprinted: true, words: 0 }).collect(),
+            sentences: keys.iter().map(|&key| Sentence::new(key, 3, true, 0)).collect(),
             shingles: Vec::new(),
             words: Default::default(),
             main_marked: false,

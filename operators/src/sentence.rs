@@ -227,9 +227,9 @@ pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Se
         .map(|s| {
             words.clear();
             word_hashes(&s.normalized, &mut words);
-            words.truncate(u16::MAX as usize);
+            words.truncate(Sentence::MAX_WORDS as usize);
             all.extend(words.iter().map(|&w| (w >> 48) as crate::page::Word));
-            Sentence { key: s.key, weight: weight(s.units), fingerprinted: s.units >= config.min_sentence_units, words: words.len() as u16 }
+            Sentence::new(s.key, weight(s.units), s.units >= config.min_sentence_units, words.len() as u16)
         })
         .collect();
     (compact, all)
@@ -425,6 +425,17 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
+    fn a_sentence_keeps_at_most_max_words_of_its_words() {
+        let long = HashedSentence { normalized: "w ".repeat(40_000), md5: 0, key: 9, units: 40_000 };
+        let short = HashedSentence { normalized: "a b c".into(), md5: 0, key: 10, units: 3 };
+        let (sentences, words) = compact(&[long, short], &SentenceConfig::default());
+        assert_eq!(sentences[0].words(), Sentence::MAX_WORDS);
+        assert!(sentences[0].fingerprinted(), "the flag is not taken by the count");
+        assert_eq!(sentences[1].words(), 3);
+        assert_eq!(words.len(), Sentence::MAX_WORDS as usize + 3, "the words the sentences name, in order");
+    }
+
+    #[test]
     fn splits_on_terminators_but_not_numbers_or_abbreviations() {
         let s = split("Pi is 3.14 today. See e.g. the book! Is it? Yes", 80);
         assert_eq!(s, vec!["Pi is 3.14 today.", "See e.g. the book!", "Is it?", "Yes"]);
@@ -445,7 +456,7 @@ mod tests {
         let auto = SentenceConfig { stem: true, ..Default::default() };
         let (page, _) = page_in(meta(), &blocks("Книги в библиотеке."), &auto, Shingling::None, Some("ru"));
         let (other, _) = page_in(meta(), &blocks("Книгами библиотеки."), &auto, Shingling::None, Some("ru"));
-        assert_eq!(page.sentences[0].key, other.sentences[0].key);
+        assert_eq!({ page.sentences[0].key }, { other.sentences[0].key });
         // Synonyms map words to one form before stemming.
         let file = std::env::temp_dir().join(format!("dupflow-synonyms-{}.txt", std::process::id()));
         std::fs::write(&file, "car: automobile auto\n").unwrap();

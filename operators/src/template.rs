@@ -150,10 +150,10 @@ pub fn distinct_keys(page: &Page) -> Vec<u64> {
 pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtered {
     let is_template = |key: &u64| templates.binary_search(key).is_ok();
     let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
-    let kept: u64 = page.sentences.iter().filter(|s| !is_template(&s.key)).map(|s| s.weight as u64).sum();
+    let kept: u64 = page.sentences.iter().filter(|s| !is_template(&{ s.key })).map(|s| s.weight as u64).sum();
     let dominated = kept == 0 || ((kept as f64) < config.min_content_share * total as f64 && kept < config.min_content_units as u64);
     let keep = if dominated {
-        let head = page.sentences.iter().take_while(|s| is_template(&s.key)).count();
+        let head = page.sentences.iter().take_while(|s| is_template(&{ s.key })).count();
         let head = if head == page.sentences.len() { 0 } else { head };
         (0..page.sentences.len()).map(|i| i >= head).collect()
     } else {
@@ -165,7 +165,7 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     let mut sentence_runs = Vec::<std::ops::Range<usize>>::new();
     let mut offset = 0usize;
     for (i, (s, &keep)) in page.sentences.iter().zip(&keep).enumerate() {
-        let end = (offset + s.words as usize).min(page.words.len());
+        let end = (offset + s.words() as usize).min(page.words.len());
         if keep {
             selected.push(s);
             match runs.last_mut() {
@@ -210,7 +210,7 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
 /// such runs too: a reference page's heading or its closing boilerplate ("This policy was
 /// introduced in …", a licence note) is part of its text.
 fn interior(page: &Page, is_template: impl Fn(&u64) -> bool, max_run: u64) -> Vec<bool> {
-    let mut keep: Vec<bool> = page.sentences.iter().map(|s| !is_template(&s.key)).collect();
+    let mut keep: Vec<bool> = page.sentences.iter().map(|s| !is_template(&{ s.key })).collect();
     let (Some(mut first), Some(mut last)) = (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k)) else {
         return keep;
     };
@@ -325,7 +325,7 @@ mod tests {
     use crate::page::Sentence;
 
     fn page(keys: &[u64]) -> Page {
-        Page::of_keys(keys, |key| Sentence { key, weight: 2, fingerprinted: key < 100, words: 0 })
+        Page::of_keys(keys, |key| Sentence::new(key, 2, key < 100, 0))
     }
 
     #[test]
@@ -386,7 +386,7 @@ mod tests {
         let keys = [10, 1, 2, 11, 3, 10];
         let mut page = page(&keys);
         let sizes: Vec<u16> = (0..keys.len() as u16).map(|i| i + 1).collect();
-        page.sentences = page.sentences.iter().zip(&sizes).map(|(s, &n)| Sentence { words: n, ..*s }).collect();
+        page.sentences = page.sentences.iter().zip(&sizes).map(|(s, &n)| s.with_words(n)).collect();
         page.words = sizes.iter().enumerate().flat_map(|(i, &n)| std::iter::repeat_n(i as u16, n as usize)).collect::<Vec<_>>().into();
         let words = |f: &Filtered| f.content.words.to_vec();
         // The edges go, the short run inside stays: one run of the page's words, shared.

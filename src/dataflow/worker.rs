@@ -456,6 +456,7 @@ impl<'a> Ingest<'a> {
         if capped {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");
         }
+        count_long_sentences(metrics, &page);
         page
     }
 
@@ -484,6 +485,7 @@ impl<'a> Ingest<'a> {
         if truncated {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");
         }
+        count_long_sentences(metrics, &page);
         page
     }
 
@@ -567,6 +569,15 @@ impl<'a> Ingest<'a> {
 }
 
 /// Changes to the input collection, and to the check gate's index when one is served.
+/// A sentence keeps at most `Sentence::MAX_WORDS` of its words (`sentence::compact`): each
+/// sentence at that count is counted as the cap `sentence_words`.
+fn count_long_sentences(metrics: &Registry, page: &Page) {
+    let long = page.sentences.iter().filter(|s| s.words() == dupflow_operators::page::Sentence::MAX_WORDS).count();
+    if long > 0 {
+        metrics.add(metrics::CAPS, "sentence_words", long as i64);
+    }
+}
+
 fn apply(live: &Live, input: &mut Pages, changes: Vec<Change>) {
     if let Some(gate) = live.gate.lock().expect("gate").as_mut() {
         for change in &changes {

@@ -245,8 +245,8 @@ impl CurrentPages {
             for s in page.sentences.iter() {
                 out.write_all(&s.key.to_le_bytes())?;
                 out.write_all(&s.weight.to_le_bytes())?;
-                out.write_all(&[s.fingerprinted as u8])?;
-                out.write_all(&s.words.to_le_bytes())?;
+                out.write_all(&[s.fingerprinted() as u8])?;
+                out.write_all(&s.words().to_le_bytes())?;
             }
             out.write_all(&(page.shingles.len() as u32).to_le_bytes())?;
             for s in &page.shingles {
@@ -298,7 +298,7 @@ impl CurrentPages {
                 let weight = u16::from_le_bytes(array::<2>(input)?);
                 let fingerprinted = array::<1>(input)?[0] != 0;
                 let words = u16::from_le_bytes(array::<2>(input)?);
-                sentences.push(Sentence { key, weight, fingerprinted, words });
+                sentences.push(Sentence::new(key, weight, fingerprinted, words));
             }
             let n = u32::from_le_bytes(array::<4>(input)?) as usize;
             let mut shingles = Vec::with_capacity(n.min(1 << 16));
@@ -341,7 +341,7 @@ mod tests {
             url: url.into(),
             host: 1,
             record_id: rid.into(),
-            sentences: vec![Sentence { key: date, weight: 3, fingerprinted: true, words: 2 }].into(),
+            sentences: vec![Sentence::new(date, 3, true, 2)].into(),
             shingles: vec![date, 7],
             words: vec![date as u16, 9].into(),
             main_marked: date.is_multiple_of(2),
