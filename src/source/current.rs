@@ -298,6 +298,10 @@ impl CurrentPages {
                 let weight = u16::from_le_bytes(array::<2>(input)?);
                 let fingerprinted = array::<1>(input)?[0] != 0;
                 let words = u16::from_le_bytes(array::<2>(input)?);
+                if words > Sentence::MAX_WORDS {
+                    // Only an earlier dupflow kept more (up to 65,535): its page cannot be kept as it was.
+                    return Err(bad("a sentence has more words than a sentence keeps (Sentence::MAX_WORDS)"));
+                }
                 sentences.push(Sentence::new(key, weight, fingerprinted, words));
             }
             let n = u32::from_le_bytes(array::<4>(input)?) as usize;
@@ -426,5 +430,12 @@ mod tests {
         assert_eq!(loaded, expected);
         assert_eq!(buried, vec![(url_key("gone"), 40)]);
         assert!(CurrentPages::load(&mut &bytes[..bytes.len() - 3], |_| {}, |_, _| {}).is_err());
+        // A sentence with more words than a sentence keeps (an earlier dupflow kept up to
+        // 65,535) is an error, not a page with a wrong count.
+        let sentence = [&10u64.to_le_bytes()[..], &3u16.to_le_bytes(), &[1], &2u16.to_le_bytes()].concat();
+        let at = bytes.windows(sentence.len()).position(|w| w == sentence).expect("the first page's sentence") + sentence.len() - 2;
+        bytes[at..at + 2].copy_from_slice(&(Sentence::MAX_WORDS + 1).to_le_bytes());
+        let error = CurrentPages::load(&mut bytes.as_slice(), |_| {}, |_, _| {}).unwrap_err();
+        assert!(error.to_string().contains("more words than a sentence keeps"), "{error}");
     }
 }
