@@ -568,7 +568,6 @@ impl<'a> Ingest<'a> {
     }
 }
 
-/// Changes to the input collection, and to the check gate's index when one is served.
 /// A sentence keeps at most `Sentence::MAX_WORDS` of its words (`sentence::compact`): each
 /// sentence at that count is counted as the cap `sentence_words`.
 fn count_long_sentences(metrics: &Registry, page: &Page) {
@@ -578,6 +577,7 @@ fn count_long_sentences(metrics: &Registry, page: &Page) {
     }
 }
 
+/// Changes to the input collection, and to the check gate's index when one is served.
 fn apply(live: &Live, input: &mut Pages, changes: Vec<Change>) {
     if let Some(gate) = live.gate.lock().expect("gate").as_mut() {
         for change in &changes {
