@@ -302,8 +302,8 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
 ///
 /// `lower` is a bound D is known to reach (0 for none; `compare_words` passes the bag filter's,
 /// D ≥ |A| + |B| − 2·|A ∩ B| as multisets, or the bigram filter's where that is counted and
-/// larger). When it is
-/// past the D Myers would run to, Myers cannot end there and the count runs at once.
+/// larger). When it is past the D Myers would run to, Myers cannot end there and the count runs
+/// at once.
 pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> Option<u64> {
     let total = (a.len() + b.len()) as u64;
     let myers_first = myers_first(a.len() as u64, b.len() as u64);
