@@ -62,8 +62,10 @@ pub struct Member {
     pub content: Arc<Content>,
     /// The content's distinct sentence keys, sorted (`verify::distinct_sentence_keys`): what
     /// the groups' repeated blocks are counted on. A function of the content, so no part of
-    /// the identity.
-    pub keys: Arc<Vec<u64>>,
+    /// the identity. A boxed slice, not an `Arc<Vec<_>>`: the member is shared whole
+    /// (`Arc<Member>`), so its keys need no count of their own, and a boxed slice is one
+    /// allocation of exactly their length.
+    pub keys: Box<[u64]>,
 }
 
 impl Member {
@@ -100,7 +102,7 @@ impl std::hash::Hash for Member {
 
 impl Member {
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
-        let keys = Arc::new(verify::distinct_sentence_keys(&content));
+        let keys = verify::distinct_sentence_keys(&content).into_boxed_slice();
         Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content), keys }
     }
 }
@@ -144,7 +146,7 @@ pub fn block_sample<'a>(members: &[&'a Member]) -> (Vec<&'a Member>, Option<Samp
 /// The blocks a group repeats (`group_repeated_keys` over its `block_sample`), non-empty.
 pub fn group_blocks(members: &[&Member], min_pages: u32) -> (Option<Vec<u64>>, Option<SampleKey>) {
     let (sample, bound) = block_sample(members);
-    let keys: Vec<&[u64]> = sample.iter().map(|m| m.keys.as_slice()).collect();
+    let keys: Vec<&[u64]> = sample.iter().map(|m| &*m.keys).collect();
     (group_repeated_keys(&keys, min_pages).filter(|c| !c.is_empty()), bound)
 }
 
@@ -383,7 +385,7 @@ impl KeyTally {
 
 /// How many of `members` hold each key (a member's keys are distinct).
 fn key_counts(members: &[&Member]) -> std::collections::HashMap<u64, u32, crate::hashing::Mixed> {
-    verify::key_pages(members.iter().map(|m| m.keys.as_slice()))
+    verify::key_pages(members.iter().map(|m| &*m.keys))
 }
 
 /// How many of `members` hold each of `keys` (sorted, distinct), in their order.
@@ -508,7 +510,7 @@ where
 /// sibling rule, computed for similar pairs only. Both take the members' sorted keys
 /// (`Member::keys`) instead of sorting each content's again.
 pub fn pair_verdict(config: &VerifyConfig, a: &Member, b: &Member) -> PairVerdict {
-    let (ka, kb) = (a.keys.as_slice(), b.keys.as_slice());
+    let (ka, kb) = (&*a.keys, &*b.keys);
     let (verdict, words_lcs) = verify::compare_keyed_words(config, &a.content, &b.content, Some((ka, kb)), lcs::ppm(config.threshold));
     let differ = matches!(verdict, Verdict::Similar(_))
         && verify::own_texts_are_different_texts_keyed(config, &a.content, &b.content, ka, kb, words_lcs);
