@@ -64,10 +64,13 @@ pub struct CurrentPages {
     /// slots (a hash table is 44–88% full) and the old table held while it grows cost little
     /// (at 1M pages the inline table was 456 bytes a page at the peak heap; README "Memory").
     pages: HashMap<u64, Box<Page>>,
-    /// URL key → page keys (`Keep` mode: all captures of the URL).
-    by_url: HashMap<u64, Vec<u64>>,
-    /// (crawl date, page key): the retention order.
-    by_date: BTreeSet<(u64, u64)>,
+    /// URL key → page keys (all captures of the URL), in `Keep` mode only (in `Replace` mode a
+    /// URL's page key is its own key), made at the first deletion and kept from then on: a
+    /// crawl that deletes nothing holds no such map (~60 bytes a page with its vector).
+    by_url: Option<HashMap<u64, Vec<u64>>>,
+    /// (crawl date, page key): the retention order, made at the first expiry (retention on)
+    /// and kept from then on: without retention there is none (~30 bytes a page).
+    by_date: Option<BTreeSet<(u64, u64)>>,
     /// URL key → the crawl date a deletion stands for.
     tombstones: HashMap<u64, u64>,
     /// (date, URL key) of the tombstones: the retention order.
@@ -80,8 +83,8 @@ impl CurrentPages {
         CurrentPages {
             mode,
             pages: HashMap::new(),
-            by_url: HashMap::new(),
-            by_date: BTreeSet::new(),
+            by_url: None,
+            by_date: None,
             tombstones: HashMap::new(),
             tombstones_by_date: BTreeSet::new(),
             bytes: 0,
@@ -146,15 +149,39 @@ impl CurrentPages {
         }
     }
 
+    /// The URL index (`Keep` mode), made from the held pages the first time it is needed.
+    fn by_url(&mut self) -> &HashMap<u64, Vec<u64>> {
+        let pages = &self.pages;
+        self.by_url.get_or_insert_with(|| {
+            let mut by_url: HashMap<u64, Vec<u64>> = HashMap::new();
+            for (&key, page) in pages {
+                by_url.entry(url_key(&page.url)).or_default().push(key);
+            }
+            // The table's order is the process's own: each URL's keys sorted instead.
+            by_url.values_mut().for_each(|keys| keys.sort_unstable());
+            by_url
+        })
+    }
+
+    /// The retention order, made from the held pages the first time it is needed.
+    fn by_date(&mut self) -> &BTreeSet<(u64, u64)> {
+        let pages = &self.pages;
+        self.by_date.get_or_insert_with(|| pages.iter().map(|(&key, page)| (page.id.date, key)).collect())
+    }
+
     fn take(&mut self, key: u64) -> Option<Change> {
         let page = *self.pages.remove(&key)?;
         self.bytes -= Self::cost(&page);
-        self.by_date.remove(&(page.id.date, key));
-        let url = url_key(&page.url);
-        if let Some(keys) = self.by_url.get_mut(&url) {
-            keys.retain(|k| *k != key);
-            if keys.is_empty() {
-                self.by_url.remove(&url);
+        if let Some(by_date) = self.by_date.as_mut() {
+            by_date.remove(&(page.id.date, key));
+        }
+        if let Some(by_url) = self.by_url.as_mut() {
+            let url = url_key(&page.url);
+            if let Some(keys) = by_url.get_mut(&url) {
+                keys.retain(|k| *k != key);
+                if keys.is_empty() {
+                    by_url.remove(&url);
+                }
             }
         }
         Some(Change::Remove(page))
@@ -162,8 +189,12 @@ impl CurrentPages {
 
     fn put(&mut self, key: u64, page: Page) {
         self.bytes += Self::cost(&page);
-        self.by_date.insert((page.id.date, key));
-        self.by_url.entry(url_key(&page.url)).or_default().push(key);
+        if let Some(by_date) = self.by_date.as_mut() {
+            by_date.insert((page.id.date, key));
+        }
+        if let Some(by_url) = self.by_url.as_mut() {
+            by_url.entry(url_key(&page.url)).or_default().push(key);
+        }
         self.pages.insert(key, Box::new(page));
     }
 
@@ -198,7 +229,10 @@ impl CurrentPages {
     /// newest crawl date when the deletion was read) or the newest deleted capture's date.
     pub fn delete(&mut self, url: &str, as_of: u64) -> Vec<Change> {
         let url = url_key(url);
-        let keys = self.by_url.get(&url).cloned().unwrap_or_default();
+        let keys = match self.mode {
+            Recrawls::Replace => self.pages.contains_key(&url).then_some(url).into_iter().collect(),
+            Recrawls::Keep => self.by_url().get(&url).cloned().unwrap_or_default(),
+        };
         let changes: Vec<Change> = keys.into_iter().filter_map(|k| self.take(k)).collect();
         let newest = changes.iter().map(|c| if let Change::Remove(p) = c { p.id.date } else { 0 }).max().unwrap_or(0);
         self.bury(url, as_of.max(newest));
@@ -211,7 +245,7 @@ impl CurrentPages {
         for url in buried {
             self.unbury(url);
         }
-        let old: Vec<u64> = self.by_date.range(..(date, 0)).map(|&(_, k)| k).collect();
+        let old: Vec<u64> = self.by_date().range(..(date, 0)).map(|&(_, k)| k).collect();
         old.into_iter().filter_map(|k| self.take(k)).collect()
     }
 
@@ -412,6 +446,42 @@ mod tests {
         let gone = pages.expire(25);
         assert_eq!(gone.len(), 2);
         assert_eq!(pages.len(), 1);
+    }
+
+    /// The URL index and the retention order are made from the held pages when first needed
+    /// and kept from then on: captures before and after give the same answers.
+    #[test]
+    fn the_indexes_made_late_hold_the_captures_before_and_after() {
+        let mut pages = CurrentPages::new(Recrawls::Keep);
+        pages.capture(page("u", 10, "a"), 0).unwrap();
+        pages.capture(page("u", 20, "b"), 0).unwrap();
+        pages.capture(page("v", 15, "a"), 0).unwrap();
+        assert!(pages.by_url.is_none() && pages.by_date.is_none(), "no index before it is needed");
+        assert_eq!(pages.delete("v", 0).len(), 1);
+        pages.capture(page("u", 30, "c"), 0).unwrap();
+        pages.capture(page("w", 12, "a"), 0).unwrap();
+        let mut gone: Vec<PageId> =
+            pages.delete("u", 0).into_iter().map(|c| if let Change::Remove(p) = c { p.id } else { panic!("{c:?}") }).collect();
+        gone.sort();
+        let mut expected = vec![page("u", 10, "a").id, page("u", 20, "b").id, page("u", 30, "c").id];
+        expected.sort();
+        assert_eq!(gone, expected);
+        assert_eq!(pages.len(), 1);
+
+        let mut pages = CurrentPages::new(Recrawls::Replace);
+        pages.capture(page("a", 10, "r"), 0).unwrap();
+        pages.capture(page("b", 20, "r"), 0).unwrap();
+        assert_eq!(pages.expire(15), vec![Change::Remove(page("a", 10, "r"))]);
+        pages.capture(page("c", 25, "r"), 0).unwrap();
+        pages.capture(page("b", 30, "s"), 0).unwrap();
+        assert_eq!(pages.expire(28), vec![Change::Remove(page("c", 25, "r"))]);
+        assert_eq!(pages.into_pages(), vec![page("b", 30, "s")]);
+        // In `Replace` mode a deletion needs no index.
+        let mut pages = CurrentPages::new(Recrawls::Replace);
+        pages.capture(page("a", 10, "r"), 0).unwrap();
+        assert_eq!(pages.delete("a", 0), vec![Change::Remove(page("a", 10, "r"))]);
+        assert!(pages.delete("a", 0).is_empty());
+        assert!(pages.by_url.is_none());
     }
 
     #[test]
