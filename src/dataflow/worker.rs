@@ -33,7 +33,7 @@ use dupflow_operators::reference::MethodConfig;
 use dupflow_operators::rows::join_by_page;
 use dupflow_operators::sentence::{SentenceConfig, Shingling};
 use dupflow_operators::share::Shared;
-use dupflow_operators::{Page, PageId, PageMeta};
+use dupflow_operators::{Page, PageId, PageMeta, Sentence};
 
 use super::graph::clusters_and_shares;
 use crate::checkpoint::{self, Manifest};
@@ -571,7 +571,7 @@ impl<'a> Ingest<'a> {
 /// A sentence keeps at most `Sentence::MAX_WORDS` of its words (`sentence::compact`): each
 /// sentence at that count is counted as the cap `sentence_words`.
 fn count_long_sentences(metrics: &Registry, page: &Page) {
-    let long = page.sentences.iter().filter(|s| s.words() == dupflow_operators::page::Sentence::MAX_WORDS).count();
+    let long = page.sentences.iter().filter(|s| s.words() == Sentence::MAX_WORDS).count();
     if long > 0 {
         metrics.add(metrics::CAPS, "sentence_words", long as i64);
     }

@@ -230,7 +230,8 @@ impl CurrentPages {
     pub fn delete(&mut self, url: &str, as_of: u64) -> Vec<Change> {
         let url = url_key(url);
         let keys = match self.mode {
-            Recrawls::Replace => self.pages.contains_key(&url).then_some(url).into_iter().collect(),
+            // The URL's page key is its own key (`take` passes over it if it is not held).
+            Recrawls::Replace => vec![url],
             Recrawls::Keep => self.by_url().get(&url).cloned().unwrap_or_default(),
         };
         let changes: Vec<Change> = keys.into_iter().filter_map(|k| self.take(k)).collect();
