@@ -71,7 +71,11 @@ fn strip_and_split(c: &mut Criterion) {
     group.bench_function(format!("html strip {} pages", docs.len()), |b| {
         b.iter(|| docs.iter().map(|d| html::strip(d).blocks.len()).sum::<usize>())
     });
-    // The baseline in the same run: the pages parsed with their attributes (no `slim_tags`).
+    // Baselines in the same run: the pages parsed by html5ever after `slim_tags` (the strip
+    // before the byte scanner), and parsed with their attributes (no `slim_tags`).
+    group.bench_function(format!("html strip, parsed {} pages", docs.len()), |b| {
+        b.iter(|| docs.iter().map(|d| html::strip_parsed(d).blocks.len()).sum::<usize>())
+    });
     group.bench_function(format!("html strip, attributes parsed {} pages", docs.len()), |b| {
         b.iter(|| docs.iter().map(|d| html::strip_reference(d).blocks.len()).sum::<usize>())
     });

@@ -22,6 +22,8 @@ use timely::progress::Timestamp;
 
 use crate::page::PageMeta;
 
+mod scan;
+
 /// The visible text of a page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StrippedPage {
@@ -161,6 +163,7 @@ impl Landmarks {
     }
 }
 
+#[derive(Default)]
 struct BlockBuilder {
     blocks: Vec<String>,
     /// Each block's region, parallel to `blocks`.
@@ -617,8 +620,26 @@ pub fn strip(html: &str) -> StrippedPage {
 /// every block of the page.
 pub fn strip_with(html: &str, landmarks: bool) -> StrippedPage {
     let html = drop_raw_text_elements(html);
+    if let Some(page) = scan::strip(&html, landmarks) {
+        return page;
+    }
     let html = slim_tags(&html);
     extract(&Html::parse_document(&html), landmarks)
+}
+
+/// [`strip`] by the byte scanner alone (`scan`), `None` for a page it leaves to the parser:
+/// what the tests compare with [`strip_reference`].
+#[doc(hidden)]
+pub fn strip_scanned(html: &str) -> Option<StrippedPage> {
+    scan::strip(&drop_raw_text_elements(html), true)
+}
+
+/// [`strip`] by the parser alone, the scanner left out (the baseline the benchmarks time it
+/// against).
+#[doc(hidden)]
+pub fn strip_parsed(html: &str) -> StrippedPage {
+    let html = drop_raw_text_elements(html);
+    extract(&Html::parse_document(&slim_tags(&html)), true)
 }
 
 /// [`strip`] without [`slim_tags`]: the page parsed with its attributes and comments, the
@@ -629,81 +650,100 @@ pub fn strip_reference(html: &str) -> StrippedPage {
 }
 
 fn extract(document: &Html, landmarks_read: bool) -> StrippedPage {
-    let mut builder =
-        BlockBuilder { blocks: Vec::new(), regions: Vec::new(), current: String::new(), region: Region::default(), pending_space: false };
-    let mut landmarks = Landmarks::default();
-    let mut title = String::new();
-    let mut hidden_depth = 0usize;
-    let mut pre_depth = 0usize;
-    let mut title_depth = 0usize;
+    let mut extraction = Extraction::default();
     let lang = document.root_element().value().attr("lang").map(|l| l.trim().to_string()).filter(|l| !l.is_empty());
     for edge in document.tree.root().traverse() {
         match edge {
             Edge::Open(node) => match node.value() {
-                Node::Element(element) => {
-                    let name = element.name();
-                    if name == "title" {
-                        title_depth += 1;
-                    }
-                    if hidden_depth > 0 || is_hidden(name) {
-                        hidden_depth += 1;
-                    } else {
-                        landmarks.enter(name, element.attr("role"));
-                        if is_block(name) {
-                            builder.end_block();
-                            if name == "pre" {
-                                pre_depth += 1;
-                            }
-                        }
-                    }
-                }
-                Node::Text(text) => {
-                    if title_depth > 0 {
-                        title.push_str(text);
-                    }
-                    if hidden_depth == 0 {
-                        let region = landmarks.region();
-                        if pre_depth > 0 {
-                            let mut lines = text.split('\n');
-                            if let Some(first) = lines.next() {
-                                builder.push_text(first, region);
-                            }
-                            for line in lines {
-                                builder.end_block();
-                                builder.push_text(line, region);
-                            }
-                        } else {
-                            builder.push_text(text, region);
-                        }
-                    }
-                }
+                Node::Element(element) => extraction.open(element.name(), element.attr("role")),
+                Node::Text(text) => extraction.text(text),
                 _ => {}
             },
             Edge::Close(node) => {
                 if let Node::Element(element) = node.value() {
-                    let name = element.name();
-                    if name == "title" {
-                        title_depth = title_depth.saturating_sub(1);
-                    }
-                    if hidden_depth > 0 {
-                        hidden_depth -= 1;
-                    } else {
-                        if is_block(name) {
-                            builder.end_block();
-                            if name == "pre" {
-                                pre_depth = pre_depth.saturating_sub(1);
-                            }
-                        }
-                        landmarks.leave();
-                    }
+                    extraction.close(element.name());
                 }
             }
         }
     }
-    builder.end_block();
-    let title = title.split_whitespace().collect::<Vec<_>>().join(" ");
-    let (blocks, main_marked) = if landmarks_read { builder.main_content() } else { (builder.blocks, false) };
-    StrippedPage { title, blocks, lang, main_marked }
+    extraction.finish(lang, landmarks_read)
+}
+
+/// The text extraction, fed the document's elements and texts in tree order (an element's
+/// opening, its content, its closing): from html5ever's tree ([`extract`]) or from the byte
+/// scanner that replays the tree builder on pages it can follow exactly (`scan`).
+#[derive(Default)]
+struct Extraction {
+    builder: BlockBuilder,
+    landmarks: Landmarks,
+    title: String,
+    hidden_depth: usize,
+    pre_depth: usize,
+    title_depth: usize,
+}
+
+impl Extraction {
+    fn open(&mut self, name: &str, role: Option<&str>) {
+        if name == "title" {
+            self.title_depth += 1;
+        }
+        if self.hidden_depth > 0 || is_hidden(name) {
+            self.hidden_depth += 1;
+        } else {
+            self.landmarks.enter(name, role);
+            if is_block(name) {
+                self.builder.end_block();
+                if name == "pre" {
+                    self.pre_depth += 1;
+                }
+            }
+        }
+    }
+
+    fn text(&mut self, text: &str) {
+        if self.title_depth > 0 {
+            self.title.push_str(text);
+        }
+        if self.hidden_depth == 0 {
+            let region = self.landmarks.region();
+            if self.pre_depth > 0 {
+                let mut lines = text.split('\n');
+                if let Some(first) = lines.next() {
+                    self.builder.push_text(first, region);
+                }
+                for line in lines {
+                    self.builder.end_block();
+                    self.builder.push_text(line, region);
+                }
+            } else {
+                self.builder.push_text(text, region);
+            }
+        }
+    }
+
+    fn close(&mut self, name: &str) {
+        if name == "title" {
+            self.title_depth = self.title_depth.saturating_sub(1);
+        }
+        if self.hidden_depth > 0 {
+            self.hidden_depth -= 1;
+        } else {
+            if is_block(name) {
+                self.builder.end_block();
+                if name == "pre" {
+                    self.pre_depth = self.pre_depth.saturating_sub(1);
+                }
+            }
+            self.landmarks.leave();
+        }
+    }
+
+    fn finish(mut self, lang: Option<String>, landmarks_read: bool) -> StrippedPage {
+        self.builder.end_block();
+        let title = self.title.split_whitespace().collect::<Vec<_>>().join(" ");
+        let (blocks, main_marked) = if landmarks_read { self.builder.main_content() } else { (self.builder.blocks, false) };
+        StrippedPage { title, blocks, lang, main_marked }
+    }
 }
 
 /// The HTML strip operator.

@@ -1,0 +1,1415 @@
+//! The strip's fast path: a byte scanner that replays html5ever's tree builder on the pages it
+//! can follow exactly, and gives up on the others (`None`), which the parser then reads.
+//!
+//! The extraction reads a document as a sequence of element openings, texts and closings in
+//! tree order. Where the tree builder only pushes and pops its stack of open elements (the
+//! elements of a well-formed page, and the end tags it implies: an open `p` closed by a block,
+//! an `li` by the next, a cell by the next row, the `html`, `head`, `body` and `tbody` it
+//! inserts), tree order is the order the scanner meets the tags in, and the scanner feeds the
+//! extraction directly, with no tokenizer state machine run a character at a time and no tree.
+//! It gives up wherever the tree builder would move, clone or reparent a node, or where its
+//! rules are more than a stack's:
+//!
+//! - a formatting element (`a`, `b`, `code`, …) closed other than by its own end tag as the
+//!   current node (the adoption agency and the reconstruction of formatting elements clone
+//!   it), an `a` or `nobr` opened inside another;
+//! - text or elements that are not table parts directly in a table (foster parenting), and
+//!   captions and column groups;
+//! - a second `html` or `body` tag (their attributes merge), head elements after the head,
+//!   `template`, `frameset`, `select` and its options, ruby, `math`, `svg`, `plaintext`,
+//!   `textarea`, `xmp`, `noembed`, `applet`, `marquee`, `object`, `image`, a nested `button`, a
+//!   `form` closed out of order, a `title` in the body;
+//! - a `table` opened inside a `p` when the document's quirks mode is not known (only quirks
+//!   mode leaves the `p` open);
+//! - character references other than `&name;` in the entity table and numeric ones, a NUL, a
+//!   bogus comment or CDATA section (a processing instruction is read: `<?xml ...?>`), a
+//!   comment or tag cut by the end of input;
+//! - a `role` or `lang` attribute whose value holds a character reference.
+//!
+//! Tested against the parser's result (`strip_reference`) on random markup built to stress
+//! those rules, every page of the WARC samples and the dev file, and whole corpora.
+
+use std::borrow::Cow;
+
+use super::{comment_end, is_tag_space, tag_end, Extraction, StrippedPage};
+
+/// The page's visible text as [`super::strip_with`] gives it, or `None` where the scanner does
+/// not follow the tree builder (the parser then reads the page).
+pub(super) fn strip(html: &str, landmarks: bool) -> Option<StrippedPage> {
+    let mut scanner = Scanner { bytes: html.as_bytes(), html, at: 0, ..Scanner::default() };
+    if html.starts_with('\u{feff}') {
+        scanner.at = 3;
+    }
+    scanner.run()?;
+    let lang = scanner.lang.take();
+    Some(scanner.extraction.finish(lang, landmarks))
+}
+
+/// Where the document is, as far as the tree builder's insertion modes before the body go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Phase {
+    /// Before the `html` element (the "initial" and "before html" modes).
+    #[default]
+    Initial,
+    BeforeHead,
+    InHead,
+    AfterHead,
+    /// In the body (the "in body" mode and, from the stack, the table modes).
+    Body,
+}
+
+/// A token, as the HTML tokenizer gives it.
+enum Token<'a> {
+    /// Text, undecoded.
+    Text(&'a str),
+    Start {
+        name: Cow<'a, str>,
+        attributes: &'a [u8],
+    },
+    End {
+        name: Cow<'a, str>,
+    },
+    Comment,
+    Doctype(&'a [u8]),
+    Eof,
+}
+
+/// An open element.
+struct Open {
+    /// Its name, in `Scanner::names` from here to the next element's start.
+    start: usize,
+    id: u32,
+}
+
+#[derive(Default)]
+struct Scanner<'a> {
+    bytes: &'a [u8],
+    html: &'a str,
+    at: usize,
+    phase: Phase,
+    /// The stack of open elements, `html` first.
+    stack: Vec<Open>,
+    /// Their names, one after the other.
+    names: String,
+    next_id: u32,
+    /// The form element pointer: the `form` opened last and not closed by its end tag.
+    form: Option<u32>,
+    /// The next text's first line feed is dropped (right after `<pre>` or `<listing>`).
+    ignore_lf: bool,
+    /// The document's quirks mode, where its doctype says it surely.
+    quirks: Option<bool>,
+    /// Whether a doctype came first.
+    doctype_seen: bool,
+    lang: Option<String>,
+    extraction: Extraction,
+    /// Decoded text.
+    text: String,
+}
+
+fn is_special(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "applet"
+            | "area"
+            | "article"
+            | "aside"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "blockquote"
+            | "body"
+            | "br"
+            | "button"
+            | "caption"
+            | "center"
+            | "col"
+            | "colgroup"
+            | "dd"
+            | "details"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "embed"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "frame"
+            | "frameset"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "head"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "iframe"
+            | "img"
+            | "input"
+            | "isindex"
+            | "li"
+            | "link"
+            | "listing"
+            | "main"
+            | "marquee"
+            | "menu"
+            | "meta"
+            | "nav"
+            | "noembed"
+            | "noframes"
+            | "noscript"
+            | "object"
+            | "ol"
+            | "p"
+            | "param"
+            | "plaintext"
+            | "pre"
+            | "script"
+            | "section"
+            | "select"
+            | "source"
+            | "style"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "template"
+            | "textarea"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "title"
+            | "tr"
+            | "track"
+            | "ul"
+            | "wbr"
+            | "xmp"
+    )
+}
+
+fn is_formatting(name: &str) -> bool {
+    matches!(name, "a" | "b" | "big" | "code" | "em" | "font" | "i" | "nobr" | "s" | "small" | "strike" | "strong" | "tt" | "u")
+}
+
+/// The elements "generate implied end tags" closes.
+fn is_implied_end(name: &str) -> bool {
+    matches!(name, "dd" | "dt" | "li" | "option" | "optgroup" | "p" | "rb" | "rp" | "rt" | "rtc")
+}
+
+fn is_heading(name: &str) -> bool {
+    matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
+}
+
+/// The boundaries of an element's default scope (html5ever's list, `select` in it).
+fn bounds_default(name: &str) -> bool {
+    matches!(name, "applet" | "caption" | "html" | "table" | "td" | "th" | "marquee" | "object" | "select" | "template")
+}
+
+fn bounds_button(name: &str) -> bool {
+    bounds_default(name) || name == "button"
+}
+
+fn bounds_list_item(name: &str) -> bool {
+    bounds_default(name) || matches!(name, "ol" | "ul")
+}
+
+fn bounds_table(name: &str) -> bool {
+    matches!(name, "html" | "table" | "template")
+}
+
+fn is_void(name: &str) -> bool {
+    matches!(
+        name,
+        "area"
+            | "br"
+            | "embed"
+            | "img"
+            | "keygen"
+            | "wbr"
+            | "input"
+            | "param"
+            | "source"
+            | "track"
+            | "hr"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "link"
+            | "meta"
+    )
+}
+
+/// The body's start tags the scanner leaves to the parser (see the module's documentation).
+fn gives_up_in_body(name: &str) -> bool {
+    matches!(
+        name,
+        "html"
+            | "body"
+            | "frameset"
+            | "noframes"
+            | "script"
+            | "style"
+            | "title"
+            | "plaintext"
+            | "applet"
+            | "marquee"
+            | "object"
+            | "image"
+            | "textarea"
+            | "xmp"
+            | "noembed"
+            | "select"
+            | "option"
+            | "optgroup"
+            | "rb"
+            | "rtc"
+            | "rp"
+            | "rt"
+            | "math"
+            | "svg"
+            | "caption"
+            | "col"
+            | "colgroup"
+            | "frame"
+    )
+}
+
+fn is_ascii_space(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ')
+}
+
+/// The first value of attribute `want` among a tag's attribute bytes, as the tokenizer reads
+/// them; `Err` where it holds a character reference or a NUL (the scanner gives up).
+fn attribute<'a>(attributes: &'a [u8], want: &[u8]) -> Result<Option<&'a str>, ()> {
+    let (lower, upper) = (want[0], want[0].to_ascii_uppercase());
+    if !memchr::memchr2_iter(lower, upper, attributes)
+        .any(|at| attributes.get(at..at + want.len()).is_some_and(|w| w.eq_ignore_ascii_case(want)))
+    {
+        return Ok(None);
+    }
+    let len = attributes.len();
+    let mut at = 0;
+    loop {
+        while at < len && (is_tag_space(attributes[at]) || attributes[at] == b'/') {
+            at += 1;
+        }
+        if at >= len {
+            return Ok(None);
+        }
+        if attributes[at] == b'=' {
+            return Err(());
+        }
+        let name_start = at;
+        while at < len && !is_tag_space(attributes[at]) && !matches!(attributes[at], b'/' | b'=') {
+            at += 1;
+        }
+        let name = &attributes[name_start..at];
+        while at < len && is_tag_space(attributes[at]) {
+            at += 1;
+        }
+        let mut value: &[u8] = b"";
+        if at < len && attributes[at] == b'=' {
+            at += 1;
+            while at < len && is_tag_space(attributes[at]) {
+                at += 1;
+            }
+            if at < len && matches!(attributes[at], b'"' | b'\'') {
+                let quote = attributes[at];
+                let end = at + 1 + memchr::memchr(quote, &attributes[at + 1..]).ok_or(())?;
+                value = &attributes[at + 1..end];
+                at = end + 1;
+            } else {
+                let start = at;
+                while at < len && !is_tag_space(attributes[at]) {
+                    at += 1;
+                }
+                value = &attributes[start..at];
+            }
+        }
+        if name.eq_ignore_ascii_case(want) {
+            if value.contains(&b'&') || value.contains(&0) || value.contains(&b'\r') {
+                return Err(());
+            }
+            return std::str::from_utf8(value).map(Some).map_err(|_| ());
+        }
+    }
+}
+
+/// A numeric character reference's character, as html5ever maps its value.
+fn numeric_reference(value: u32, too_big: bool) -> char {
+    match value {
+        _ if too_big || value > 0x10FFFF => '\u{fffd}',
+        0 | 0xD800..=0xDFFF => '\u{fffd}',
+        0x80..=0x9F => {
+            markup5ever::data::C1_REPLACEMENTS[(value - 0x80) as usize].unwrap_or_else(|| char::from_u32(value).unwrap_or('\u{fffd}'))
+        }
+        _ => char::from_u32(value).unwrap_or('\u{fffd}'),
+    }
+}
+
+/// Text as the tokenizer gives it: character references decoded, CR LF and CR read as LF.
+/// `None` where it holds a NUL or a reference the scanner does not decode exactly.
+fn decode<'s>(raw: &'s str, out: &'s mut String) -> Option<Cow<'s, str>> {
+    let bytes = raw.as_bytes();
+    if memchr::memchr3(b'&', b'\r', 0, bytes).is_none() {
+        return Some(Cow::Borrowed(raw));
+    }
+    out.clear();
+    let mut copied = 0;
+    let mut at = 0;
+    while let Some(found) = memchr::memchr3(b'&', b'\r', 0, &bytes[at..]) {
+        let here = at + found;
+        out.push_str(&raw[copied..here]);
+        match bytes[here] {
+            0 => return None,
+            b'\r' => {
+                out.push('\n');
+                at = if bytes.get(here + 1) == Some(&b'\n') { here + 2 } else { here + 1 };
+            }
+            _ => match bytes.get(here + 1) {
+                Some(b) if b.is_ascii_alphanumeric() => {
+                    let mut end = here + 1;
+                    while end < bytes.len() && bytes[end].is_ascii_alphanumeric() {
+                        end += 1;
+                    }
+                    if bytes.get(end) != Some(&b';') {
+                        return None;
+                    }
+                    let &(first, second) = markup5ever::data::NAMED_ENTITIES.get(&raw[here + 1..=end])?;
+                    if first == 0 {
+                        return None;
+                    }
+                    out.push(char::from_u32(first)?);
+                    if second != 0 {
+                        out.push(char::from_u32(second)?);
+                    }
+                    at = end + 1;
+                }
+                Some(b'#') => {
+                    let hex = matches!(bytes.get(here + 2), Some(b'x' | b'X'));
+                    let start = here + 2 + usize::from(hex);
+                    let mut end = start;
+                    let (mut value, mut too_big) = (0u32, false);
+                    while let Some(digit) = bytes.get(end).and_then(|&b| (b as char).to_digit(if hex { 16 } else { 10 })) {
+                        match value.checked_mul(if hex { 16 } else { 10 }).and_then(|v| v.checked_add(digit)) {
+                            Some(v) if v <= 0x10FFFF => value = v,
+                            _ => too_big = true,
+                        }
+                        end += 1;
+                    }
+                    if end == start {
+                        return None;
+                    }
+                    out.push(numeric_reference(value, too_big));
+                    at = if bytes.get(end) == Some(&b';') { end + 1 } else { end };
+                }
+                _ => {
+                    out.push('&');
+                    at = here + 1;
+                }
+            },
+        }
+        copied = at;
+    }
+    out.push_str(&raw[copied..]);
+    Some(Cow::Borrowed(out.as_str()))
+}
+
+impl<'a> Scanner<'a> {
+    fn name_at(&self, index: usize) -> &str {
+        let start = self.stack[index].start;
+        let end = self.stack.get(index + 1).map_or(self.names.len(), |next| next.start);
+        &self.names[start..end]
+    }
+
+    fn current(&self) -> &str {
+        if self.stack.is_empty() {
+            ""
+        } else {
+            self.name_at(self.stack.len() - 1)
+        }
+    }
+
+    fn push(&mut self, name: &str, role: Option<&str>) -> u32 {
+        self.extraction.open(name, role);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.stack.push(Open { start: self.names.len(), id });
+        self.names.push_str(name);
+        id
+    }
+
+    /// Pops the current node; `None` when it is a formatting element (its end tag alone closes
+    /// one here: the tree builder would reconstruct it later).
+    fn pop_implied(&mut self) -> Option<()> {
+        if is_formatting(self.current()) {
+            return None;
+        }
+        self.pop();
+        Some(())
+    }
+
+    fn pop(&mut self) {
+        let open = self.stack.pop().expect("an open element");
+        self.extraction.close(&self.names[open.start..]);
+        self.names.truncate(open.start);
+    }
+
+    fn void(&mut self, name: &str, role: Option<&str>) {
+        self.extraction.open(name, role);
+        self.extraction.close(name);
+    }
+
+    /// Whether an element named `target` is in the scope `bounds` draws.
+    fn in_scope(&self, target: &str, bounds: fn(&str) -> bool) -> bool {
+        for index in (0..self.stack.len()).rev() {
+            let name = self.name_at(index);
+            if name == target {
+                return true;
+            }
+            if bounds(name) {
+                return false;
+            }
+        }
+        false
+    }
+
+    fn on_stack(&self, target: &str) -> bool {
+        (0..self.stack.len()).any(|index| self.name_at(index) == target)
+    }
+
+    /// "Generate implied end tags", but for `except`.
+    fn generate_implied(&mut self, except: &str) -> Option<()> {
+        while is_implied_end(self.current()) && self.current() != except {
+            self.pop_implied()?;
+        }
+        Some(())
+    }
+
+    /// Pops elements until one for which `is` holds is popped.
+    fn pop_until(&mut self, is: impl Fn(&str) -> bool) -> Option<()> {
+        while !self.stack.is_empty() {
+            let done = is(self.current());
+            self.pop_implied()?;
+            if done {
+                return Some(());
+            }
+        }
+        Some(())
+    }
+
+    fn close_p_in_button_scope(&mut self) -> Option<()> {
+        if self.in_scope("p", bounds_button) {
+            self.generate_implied("p")?;
+            self.pop_until(|n| n == "p")?;
+        }
+        Some(())
+    }
+
+    /// The innermost table element open (a cell, a row, a section or a table), by index.
+    fn table_context(&self) -> Option<usize> {
+        (0..self.stack.len()).rev().find(|&index| matches!(self.name_at(index), "td" | "th" | "tr" | "tbody" | "thead" | "tfoot" | "table"))
+    }
+
+    fn run(&mut self) -> Option<()> {
+        loop {
+            let token = self.next_token()?;
+            let eof = matches!(token, Token::Eof);
+            self.process(token)?;
+            if eof {
+                while !self.stack.is_empty() {
+                    self.pop();
+                }
+                return Some(());
+            }
+        }
+    }
+
+    /// The next token, `None` where the scanner gives up.
+    fn next_token(&mut self) -> Option<Token<'a>> {
+        let bytes = self.bytes;
+        let start = self.at;
+        if start >= bytes.len() {
+            return Some(Token::Eof);
+        }
+        // Text runs to the next `<` that opens markup.
+        let mut at = start;
+        loop {
+            let Some(found) = memchr::memchr(b'<', &bytes[at..]) else {
+                self.at = bytes.len();
+                return Some(Token::Text(&self.html[start..]));
+            };
+            let lt = at + found;
+            match bytes.get(lt + 1) {
+                Some(b) if b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?') => {
+                    if lt > start {
+                        self.at = lt;
+                        return Some(Token::Text(&self.html[start..lt]));
+                    }
+                    break;
+                }
+                _ => at = lt + 1,
+            }
+        }
+        // Markup at `start`.
+        match bytes[start + 1] {
+            b'!' => {
+                if bytes[start..].starts_with(b"<!--") {
+                    let from = start + 4;
+                    if bytes[from..].starts_with(b">") || bytes[from..].starts_with(b"->") {
+                        return None;
+                    }
+                    self.at = comment_end(bytes, from)?;
+                    Some(Token::Comment)
+                } else if bytes.len() >= start + 9 && bytes[start + 2..start + 9].eq_ignore_ascii_case(b"doctype") {
+                    let end = start + 9 + memchr::memchr(b'>', &bytes[start + 9..])?;
+                    self.at = end + 1;
+                    Some(Token::Doctype(&bytes[start + 9..end]))
+                } else {
+                    None
+                }
+            }
+            b'?' => {
+                // A processing instruction (`<?xml ...?>`) is a bogus comment to the next `>`.
+                self.at = start + 2 + memchr::memchr(b'>', &bytes[start + 2..])? + 1;
+                Some(Token::Comment)
+            }
+            b'/' => match bytes.get(start + 2) {
+                Some(b'>') => {
+                    self.at = start + 3;
+                    Some(Token::Comment)
+                }
+                Some(b) if b.is_ascii_alphabetic() => {
+                    let (name, name_end) = self.tag_name(start + 2)?;
+                    let (gt, _) = tag_end(bytes, name_end)?;
+                    self.at = gt + 1;
+                    Some(Token::End { name })
+                }
+                _ => None,
+            },
+            _ => {
+                let (name, name_end) = self.tag_name(start + 1)?;
+                let (gt, _) = tag_end(bytes, name_end)?;
+                self.at = gt + 1;
+                Some(Token::Start { name, attributes: &bytes[name_end..gt] })
+            }
+        }
+    }
+
+    /// A tag name from `from` (its first letter), lowercased, and where it ends.
+    fn tag_name(&self, from: usize) -> Option<(Cow<'a, str>, usize)> {
+        let bytes = self.bytes;
+        let mut end = from;
+        let mut upper = false;
+        while end < bytes.len() && !is_tag_space(bytes[end]) && !matches!(bytes[end], b'/' | b'>') {
+            match bytes[end] {
+                0 => return None,
+                b'A'..=b'Z' => upper = true,
+                _ => {}
+            }
+            end += 1;
+        }
+        if end >= bytes.len() {
+            return None;
+        }
+        let name = &self.html[from..end];
+        Some((if upper { Cow::Owned(name.to_ascii_lowercase()) } else { Cow::Borrowed(name) }, end))
+    }
+
+    /// Skips a raw-text element's content after its start tag, through its end tag (to the end
+    /// of input without one).
+    fn skip_raw(&mut self, name: &str) {
+        self.at = super::verbatim_end(self.bytes, self.at, name.as_bytes()).unwrap_or(self.bytes.len());
+    }
+
+    fn process(&mut self, token: Token<'a>) -> Option<()> {
+        let ignore_lf = std::mem::take(&mut self.ignore_lf);
+        match self.phase {
+            Phase::Initial => match token {
+                Token::Comment => Some(()),
+                Token::Doctype(body) => {
+                    if !self.doctype_seen && self.stack.is_empty() {
+                        self.doctype_seen = true;
+                        let body = String::from_utf8_lossy(body);
+                        let words: Vec<&str> = body.split_ascii_whitespace().collect();
+                        self.quirks = match words.as_slice() {
+                            [html] if html.eq_ignore_ascii_case("html") => Some(false),
+                            _ => None,
+                        };
+                    }
+                    Some(())
+                }
+                Token::Text(text) if text.chars().all(is_ascii_space) => Some(()),
+                Token::Start { name, attributes } if name == "html" => {
+                    self.begin(attributes)?;
+                    self.phase = Phase::BeforeHead;
+                    Some(())
+                }
+                token => {
+                    self.begin(b"")?;
+                    self.phase = Phase::BeforeHead;
+                    self.process(token)
+                }
+            },
+            Phase::BeforeHead => match token {
+                Token::Comment | Token::Doctype(_) => Some(()),
+                Token::Text(text) if text.chars().all(is_ascii_space) => Some(()),
+                Token::Start { name, .. } if name == "head" => {
+                    self.push("head", None);
+                    self.phase = Phase::InHead;
+                    Some(())
+                }
+                Token::Start { name, .. } if name == "html" => None,
+                Token::End { name } if !matches!(&*name, "head" | "body" | "html" | "br") => Some(()),
+                token => {
+                    self.push("head", None);
+                    self.phase = Phase::InHead;
+                    self.process(token)
+                }
+            },
+            Phase::InHead => match token {
+                Token::Comment | Token::Doctype(_) => Some(()),
+                Token::Text(text) if text.chars().all(is_ascii_space) => Some(()),
+                Token::Start { name, .. } if matches!(&*name, "base" | "basefont" | "bgsound" | "link" | "meta") => {
+                    self.void(&name, None);
+                    Some(())
+                }
+                Token::Start { name, .. } if name == "title" => self.title(),
+                Token::Start { name, .. } if matches!(&*name, "noframes" | "style" | "noscript" | "script") => {
+                    self.push(&name, None);
+                    self.skip_raw(&name);
+                    self.pop();
+                    Some(())
+                }
+                Token::Start { name, attributes } if name == "template" => self.template(attributes),
+                Token::Start { name, .. } if name == "html" => None,
+                Token::Start { name, .. } if name == "head" => Some(()),
+                Token::End { name } if name == "head" => {
+                    self.pop();
+                    self.phase = Phase::AfterHead;
+                    Some(())
+                }
+                Token::End { name } if name == "template" => None,
+                Token::End { name } if !matches!(&*name, "body" | "html" | "br") => Some(()),
+                token => {
+                    self.pop();
+                    self.phase = Phase::AfterHead;
+                    self.process(token)
+                }
+            },
+            Phase::AfterHead => match token {
+                Token::Comment | Token::Doctype(_) => Some(()),
+                Token::Text(text) if text.chars().all(is_ascii_space) => Some(()),
+                Token::Start { name, attributes } if name == "body" => {
+                    let role = attribute(attributes, b"role").ok()?;
+                    self.push("body", role);
+                    self.phase = Phase::Body;
+                    Some(())
+                }
+                Token::Start { name, .. }
+                    if matches!(
+                        &*name,
+                        "html"
+                            | "frameset"
+                            | "base"
+                            | "basefont"
+                            | "bgsound"
+                            | "link"
+                            | "meta"
+                            | "noframes"
+                            | "script"
+                            | "style"
+                            | "template"
+                            | "title"
+                    ) =>
+                {
+                    None
+                }
+                Token::Start { name, .. } if name == "head" => Some(()),
+                Token::End { name } if name == "template" => None,
+                Token::End { name } if !matches!(&*name, "body" | "html" | "br") => Some(()),
+                token => {
+                    self.push("body", None);
+                    self.phase = Phase::Body;
+                    self.process(token)
+                }
+            },
+            Phase::Body => self.in_body(token, ignore_lf),
+        }
+    }
+
+    /// The `html` element, with the `lang` and `role` of its start tag's `attributes`.
+    fn begin(&mut self, attributes: &[u8]) -> Option<()> {
+        let lang = attribute(attributes, b"lang").ok()?;
+        self.lang = lang.map(|l| l.trim().to_string()).filter(|l| !l.is_empty());
+        let role = attribute(attributes, b"role").ok()?;
+        self.push("html", role);
+        Some(())
+    }
+
+    /// A `title` in the head: its text (RCDATA) to its end tag.
+    fn title(&mut self) -> Option<()> {
+        let bytes = self.bytes;
+        let from = self.at;
+        let mut at = from;
+        let (text_end, end) = loop {
+            let lt = at + memchr::memchr(b'<', &bytes[at..])?;
+            let name_end = lt + 7;
+            if name_end < bytes.len()
+                && bytes[lt + 1] == b'/'
+                && bytes[lt + 2..name_end].eq_ignore_ascii_case(b"title")
+                && (is_tag_space(bytes[name_end]) || matches!(bytes[name_end], b'/' | b'>'))
+            {
+                let (gt, _) = tag_end(bytes, name_end)?;
+                break (lt, gt + 1);
+            }
+            at = lt + 1;
+        };
+        self.push("title", None);
+        let mut buffer = std::mem::take(&mut self.text);
+        let text = decode(&self.html[from..text_end], &mut buffer)?;
+        if !text.is_empty() {
+            self.extraction.text(&text);
+        }
+        self.text = buffer;
+        self.pop();
+        self.at = end;
+        Some(())
+    }
+
+    /// A `template` whose content can hold no other template, raw text, comment or foreign
+    /// content: skipped whole to its end tag. Its content is a fragment of its own (hidden,
+    /// like the element), and closing it leaves the stack and the formatting elements as its
+    /// start tag found them.
+    fn template(&mut self, attributes: &[u8]) -> Option<()> {
+        if attribute(attributes, b"shadowrootmode").ok()?.is_some() {
+            return None;
+        }
+        let bytes = self.bytes;
+        let mut at = self.at;
+        let end = loop {
+            let lt = at + memchr::memchr(b'<', &bytes[at..])?;
+            match bytes.get(lt + 1) {
+                Some(b'!' | b'?') | None => return None,
+                Some(b'/') => {
+                    if !bytes.get(lt + 2).is_some_and(u8::is_ascii_alphabetic) {
+                        return None;
+                    }
+                    let (name, name_end) = self.tag_name(lt + 2)?;
+                    let (gt, _) = tag_end(bytes, name_end)?;
+                    if name == "template" {
+                        break gt + 1;
+                    }
+                    at = gt + 1;
+                }
+                Some(b) if b.is_ascii_alphabetic() => {
+                    let (name, name_end) = self.tag_name(lt + 1)?;
+                    if matches!(
+                        &*name,
+                        "template"
+                            | "script"
+                            | "style"
+                            | "textarea"
+                            | "title"
+                            | "xmp"
+                            | "iframe"
+                            | "noembed"
+                            | "noframes"
+                            | "noscript"
+                            | "plaintext"
+                            | "svg"
+                            | "math"
+                    ) {
+                        return None;
+                    }
+                    at = tag_end(bytes, name_end)?.0 + 1;
+                }
+                Some(_) => at = lt + 1,
+            }
+        };
+        self.push("template", None);
+        self.at = end;
+        self.pop();
+        Some(())
+    }
+
+    fn in_body(&mut self, token: Token<'a>, ignore_lf: bool) -> Option<()> {
+        // The table modes, from the innermost table element open: in a table, a section or a
+        // row, the current node is that element (the scanner gives up where the tree builder
+        // would foster-parent content); in a cell, the body's rules with the cell's own.
+        let context = self.table_context();
+        let in_cell = context.is_some_and(|index| matches!(self.name_at(index), "td" | "th"));
+        if let Some(index) = context.filter(|_| !in_cell) {
+            if index != self.stack.len() - 1 {
+                return None;
+            }
+            return self.in_table(token);
+        }
+        match token {
+            Token::Text(raw) => {
+                let mut buffer = std::mem::take(&mut self.text);
+                let text = decode(raw, &mut buffer)?;
+                let text = if ignore_lf { text.strip_prefix('\n').unwrap_or(&text) } else { &text };
+                if !text.is_empty() {
+                    self.extraction.text(text);
+                }
+                self.text = buffer;
+                Some(())
+            }
+            Token::Comment | Token::Doctype(_) => Some(()),
+            Token::Eof => Some(()),
+            Token::Start { name, attributes } => {
+                if in_cell && matches!(&*name, "caption" | "col" | "colgroup" | "tbody" | "td" | "tfoot" | "th" | "thead" | "tr") {
+                    self.close_cell()?;
+                    return self.in_body(Token::Start { name, attributes }, false);
+                }
+                let name = &*name;
+                if gives_up_in_body(name) {
+                    return None;
+                }
+                if matches!(name, "tbody" | "td" | "tfoot" | "th" | "thead" | "tr" | "head") {
+                    // Outside a table, ignored.
+                    return Some(());
+                }
+                let role = attribute(attributes, b"role").ok()?;
+                match name {
+                    "address" | "article" | "aside" | "blockquote" | "center" | "details" | "dialog" | "dir" | "div" | "dl"
+                    | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "main" | "nav" | "ol" | "p" | "search"
+                    | "section" | "summary" | "ul" | "menu" => {
+                        self.close_p_in_button_scope()?;
+                        self.push(name, role);
+                    }
+                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                        self.close_p_in_button_scope()?;
+                        if is_heading(self.current()) {
+                            self.pop();
+                        }
+                        self.push(name, role);
+                    }
+                    "pre" | "listing" => {
+                        self.close_p_in_button_scope()?;
+                        self.push(name, role);
+                        self.ignore_lf = true;
+                    }
+                    "form" => {
+                        if self.form.is_none() {
+                            self.close_p_in_button_scope()?;
+                            self.form = Some(self.push(name, role));
+                        }
+                    }
+                    "li" | "dd" | "dt" => {
+                        let list = name == "li";
+                        for index in (0..self.stack.len()).rev() {
+                            let open = self.name_at(index);
+                            if (list && open == "li") || (!list && matches!(open, "dd" | "dt")) {
+                                let open = open.to_string();
+                                self.generate_implied(&open)?;
+                                self.pop_until(|n| n == open)?;
+                                break;
+                            }
+                            if is_special(open) && !matches!(open, "address" | "div" | "p") {
+                                break;
+                            }
+                        }
+                        self.close_p_in_button_scope()?;
+                        self.push(name, role);
+                    }
+                    "button" => {
+                        if self.in_scope("button", bounds_default) {
+                            return None;
+                        }
+                        self.push(name, role);
+                    }
+                    "a" => {
+                        if self.on_stack("a") {
+                            return None;
+                        }
+                        self.push(name, role);
+                    }
+                    "nobr" => {
+                        if self.on_stack("nobr") {
+                            return None;
+                        }
+                        self.push(name, role);
+                    }
+                    "table" => {
+                        if self.in_scope("p", bounds_button) {
+                            match self.quirks {
+                                Some(false) => self.close_p_in_button_scope()?,
+                                _ if !self.doctype_seen => {}
+                                _ => return None,
+                            }
+                        }
+                        self.push(name, role);
+                    }
+                    "hr" => {
+                        self.close_p_in_button_scope()?;
+                        self.void(name, role);
+                    }
+                    "iframe" | "noscript" => {
+                        self.push(name, role);
+                        self.skip_raw(name);
+                        self.pop();
+                    }
+                    "template" => self.template(attributes)?,
+                    _ if is_void(name) => self.void(name, role),
+                    _ => {
+                        self.push(name, role);
+                    }
+                }
+                Some(())
+            }
+            Token::End { name } => {
+                if in_cell && matches!(&*name, "table" | "tbody" | "tfoot" | "thead" | "tr") {
+                    if self.in_scope(&name, bounds_table) {
+                        self.close_cell()?;
+                        return self.in_body(Token::End { name }, false);
+                    }
+                    return Some(());
+                }
+                let name = &*name;
+                if in_cell {
+                    match name {
+                        "td" | "th" => {
+                            if self.in_scope(name, bounds_table) {
+                                self.generate_implied("")?;
+                                self.pop_until(|n| n == name)?;
+                            }
+                            return Some(());
+                        }
+                        "caption" | "col" | "colgroup" => return None,
+                        _ => {}
+                    }
+                }
+                match name {
+                    "body" | "html" => Some(()),
+                    "address" | "article" | "aside" | "blockquote" | "button" | "center" | "details" | "dialog" | "dir" | "div" | "dl"
+                    | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "listing" | "main" | "menu" | "nav"
+                    | "ol" | "pre" | "search" | "section" | "select" | "summary" | "ul" => {
+                        if self.in_scope(name, bounds_default) {
+                            self.generate_implied("")?;
+                            self.pop_until(|n| n == name)?;
+                        }
+                        Some(())
+                    }
+                    "form" => {
+                        let Some(form) = self.form.take() else { return Some(()) };
+                        let mut in_scope = false;
+                        for index in (0..self.stack.len()).rev() {
+                            if self.stack[index].id == form {
+                                in_scope = true;
+                                break;
+                            }
+                            if bounds_default(self.name_at(index)) {
+                                break;
+                            }
+                        }
+                        if !in_scope {
+                            return Some(());
+                        }
+                        self.generate_implied("")?;
+                        if self.stack.last().map(|open| open.id) != Some(form) {
+                            return None;
+                        }
+                        self.pop();
+                        Some(())
+                    }
+                    "p" => {
+                        if !self.in_scope("p", bounds_button) {
+                            self.push("p", None);
+                        }
+                        self.generate_implied("p")?;
+                        self.pop_until(|n| n == "p")
+                    }
+                    "li" | "dd" | "dt" => {
+                        let bounds = if name == "li" { bounds_list_item } else { bounds_default };
+                        if self.in_scope(name, bounds) {
+                            self.generate_implied(name)?;
+                            self.pop_until(|n| n == name)?;
+                        }
+                        Some(())
+                    }
+                    "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
+                        let in_scope = (0..self.stack.len())
+                            .rev()
+                            .map(|index| self.name_at(index))
+                            .find(|open| is_heading(open) || bounds_default(open))
+                            .is_some_and(is_heading);
+                        if in_scope {
+                            self.generate_implied("")?;
+                            self.pop_until(is_heading)?;
+                        }
+                        Some(())
+                    }
+                    "br" => {
+                        self.void("br", None);
+                        Some(())
+                    }
+                    "option" | "applet" | "marquee" | "object" | "template" | "caption" | "col" | "colgroup" => None,
+                    _ if is_formatting(name) => {
+                        if self.current() == name {
+                            self.pop();
+                            Some(())
+                        } else if self.on_stack(name) {
+                            None
+                        } else {
+                            Some(())
+                        }
+                    }
+                    _ => {
+                        // Any other end tag: the nearest element of its name, unless a special
+                        // element comes first.
+                        for index in (0..self.stack.len()).rev() {
+                            let open = self.name_at(index);
+                            if open == name {
+                                self.generate_implied(name)?;
+                                while self.stack.len() > index {
+                                    self.pop_implied()?;
+                                }
+                                return Some(());
+                            }
+                            if is_special(open) {
+                                return Some(());
+                            }
+                        }
+                        Some(())
+                    }
+                }
+            }
+        }
+    }
+
+    /// Closes the open cell (`td` or `th`).
+    fn close_cell(&mut self) -> Option<()> {
+        self.generate_implied("")?;
+        self.pop_until(|n| matches!(n, "td" | "th"))
+    }
+
+    /// A token in a table, a table section or a row (the current node).
+    fn in_table(&mut self, token: Token<'a>) -> Option<()> {
+        let current = self.current().to_string();
+        match token {
+            Token::Text(raw) => {
+                let mut buffer = std::mem::take(&mut self.text);
+                let text = decode(raw, &mut buffer)?;
+                if !text.chars().all(is_ascii_space) {
+                    return None;
+                }
+                self.extraction.text(&text);
+                self.text = buffer;
+                Some(())
+            }
+            Token::Comment | Token::Doctype(_) | Token::Eof => Some(()),
+            Token::Start { name, attributes } => {
+                let role = attribute(attributes, b"role").ok()?;
+                match (&*current, &*name) {
+                    ("table", "tbody" | "thead" | "tfoot") => {
+                        self.push(&name, role);
+                        Some(())
+                    }
+                    ("table", "tr" | "td" | "th") => {
+                        self.push("tbody", None);
+                        self.in_table(Token::Start { name, attributes })
+                    }
+                    ("tbody" | "thead" | "tfoot", "tr") => {
+                        self.push("tr", role);
+                        Some(())
+                    }
+                    ("tbody" | "thead" | "tfoot", "td" | "th") => {
+                        self.push("tr", None);
+                        self.in_table(Token::Start { name, attributes })
+                    }
+                    ("tbody" | "thead" | "tfoot", "tbody" | "thead" | "tfoot") => {
+                        self.pop();
+                        self.in_table(Token::Start { name, attributes })
+                    }
+                    ("tr", "td" | "th") => {
+                        self.push(&name, role);
+                        Some(())
+                    }
+                    ("tr", "tr" | "tbody" | "thead" | "tfoot") => {
+                        self.pop();
+                        self.in_table(Token::Start { name, attributes })
+                    }
+                    _ => None,
+                }
+            }
+            Token::End { name } => match (&*current, &*name) {
+                (_, "table") => {
+                    if self.in_scope("table", bounds_table) {
+                        self.pop_until(|n| n == "table")?;
+                    }
+                    Some(())
+                }
+                ("tbody" | "thead" | "tfoot", section) if section == current => {
+                    self.pop();
+                    Some(())
+                }
+                ("tr", "tr") => {
+                    self.pop();
+                    Some(())
+                }
+                ("tr", "tbody" | "thead" | "tfoot") => {
+                    if self.in_scope(&name, bounds_table) {
+                        self.pop();
+                        return self.in_table(Token::End { name });
+                    }
+                    Some(())
+                }
+                _ => None,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{strip_reference, strip_scanned};
+
+    /// Pieces of markup for the scanner's rules: implied end tags, table parts, formatting
+    /// elements opened and closed out of order, character references, templates, the head.
+    const PIECES: &[&str] = &[
+        "<p>",
+        "</p>",
+        "<div role=main>",
+        "</div>",
+        "<span>",
+        "</span>",
+        "<a href=x>",
+        "</a>",
+        "<b>",
+        "</b>",
+        "<i>",
+        "</i>",
+        "<code>",
+        "</code>",
+        "<table>",
+        "</table>",
+        "<tbody>",
+        "</tbody>",
+        "<thead>",
+        "</thead>",
+        "<tr>",
+        "</tr>",
+        "<td>",
+        "</td>",
+        "<th>",
+        "</th>",
+        "<caption>",
+        "<li>",
+        "</li>",
+        "<ul>",
+        "</ul>",
+        "<ol>",
+        "</ol>",
+        "<dl>",
+        "<dt>",
+        "<dd>",
+        "</dl>",
+        "<h1>",
+        "<h2>",
+        "</h1>",
+        "</h2>",
+        "<pre>",
+        "</pre>",
+        "\n",
+        "\r\n",
+        "\r",
+        " ",
+        "\u{a0}",
+        "text",
+        "more words",
+        "&amp;",
+        "&lt;",
+        "&copy;",
+        "&copy",
+        "&notin;",
+        "&#160;",
+        "&#x41",
+        "&#128;",
+        "&#0;",
+        "&#xD800;",
+        "&#99999999;",
+        "&T",
+        "& ",
+        "&#",
+        "<!-- c -->",
+        "<!---->",
+        "<!-->",
+        "<!DOCTYPE html>",
+        "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Strict//EN\">",
+        "<?xml version=\"1.0\"?>",
+        "<html lang=en>",
+        "<html>",
+        "</html>",
+        "<head>",
+        "</head>",
+        "<title>T &amp; t</title>",
+        "<meta charset=utf-8>",
+        "<link rel=x>",
+        "<body>",
+        "<body role=main>",
+        "</body>",
+        "<main>",
+        "</main>",
+        "<nav>",
+        "</nav>",
+        "<header>",
+        "</header>",
+        "<footer>",
+        "</footer>",
+        "<aside>",
+        "<article>",
+        "</article>",
+        "<section>",
+        "</section>",
+        "<template><span>t</span></template>",
+        "<template><title>x</title></template>",
+        "<template>",
+        "</template>",
+        "<br>",
+        "</br>",
+        "<hr>",
+        "<img src=i>",
+        "<input>",
+        "<button>",
+        "</button>",
+        "<form>",
+        "</form>",
+        "<iframe>f</iframe>",
+        "<noscript><p>n</p></noscript>",
+        "<select>",
+        "<option>",
+        "<nobr>",
+        "<em>",
+        "</em>",
+        "<font>",
+        "<label>",
+        "</label>",
+        "<custom-el>",
+        "</custom-el>",
+        "<P ROLE=banner>",
+        "<DIV>",
+        "</DIV>",
+        "<p a=\"&amp;\">",
+        "<div role=\"x&amp;\">",
+        "<listing>",
+        "</listing>",
+        "<center>",
+        "<blockquote>",
+        "</blockquote>",
+        "<",
+        "</ x>",
+        "</>",
+        "<",
+        ">",
+        "\u{0}",
+    ];
+
+    fn markup(pieces: &[usize]) -> String {
+        pieces.iter().map(|&i| PIECES[i]).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
+        /// Whatever page the scanner reads, it reads as the parser does.
+        #[test]
+        fn a_scanned_page_strips_as_the_parser_reads_it(pieces in proptest::collection::vec(0usize..PIECES.len(), 0..40)) {
+            let html = markup(&pieces);
+            if let Some(scanned) = strip_scanned(&html) {
+                proptest::prop_assert_eq!(scanned, strip_reference(&html), "{}", html);
+            }
+        }
+    }
+
+    /// The property above is not vacuous: of random pages from the same pieces (a fixed
+    /// sequence), the scanner reads a good share, and gives up on some.
+    #[test]
+    fn the_scanner_reads_most_random_pages_and_leaves_some() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let (mut scanned, mut left) = (0, 0);
+        for _ in 0..3000 {
+            let len = next(12);
+            let pieces: Vec<usize> = (0..len).map(|_| next(PIECES.len())).collect();
+            let html = markup(&pieces);
+            match strip_scanned(&html) {
+                Some(page) => {
+                    assert_eq!(page, strip_reference(&html), "{html}");
+                    scanned += 1;
+                }
+                None => left += 1,
+            }
+        }
+        assert!(scanned > 1000 && left > 300, "scanned {scanned}, left to the parser {left}");
+    }
+
+    /// Pages the way generators write them are scanned, and give the parser's text.
+    #[test]
+    fn well_formed_pages_are_scanned() {
+        let pages = [
+            // Doxygen: an XML declaration, an XHTML doctype, tables without tbody, entities.
+            "<?xml version='1.0' encoding='UTF-8' standalone='no'?>\n<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\" \
+             \"https://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\">\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\
+             <head><meta http-equiv=\"Content-Type\" content=\"text/xhtml;charset=UTF-8\"/><title>libstdc++: vector</title>\
+             <link href=\"doxygen.css\" rel=\"stylesheet\" type=\"text/css\"/></head><body><div id=\"top\"><table cellspacing=\"0\">\
+             <tr style=\"height: 56px;\"><td id=\"projectalign\"><div id=\"projectname\">libstdc++</div></td></tr></table></div>\
+             <div class=\"contents\"><p>A standard container&#160;which offers <a class=\"el\" href=\"a.html\">fixed</a> time \
+             access &amp; more.</p><pre class=\"fragment\">\nvector&lt;int&gt; v;\r\nv.push_back(1);</pre><ul><li>one<li>two</ul>\
+             </div><hr class=\"footer\"/><address class=\"footer\"><small>Generated by <img src=\"doxygen.svg\" alt=\"doxygen\"/> \
+             1.9.4</small></address></body></html>",
+            // mdBook: landmarks, templates in the body, a role, unclosed paragraphs.
+            "<!DOCTYPE HTML>\n<html lang=\"en\" class=\"light\" dir=\"ltr\"><head><meta charset=\"UTF-8\"><title>Intro - Book</title>\
+             </head><body class=\"sidebar-visible no-js\"><nav id=\"sidebar\" class=\"sidebar\" aria-label=\"Table of contents\">\
+             <ol class=\"chapter\"><li class=\"chapter-item\"><a href=\"a.html\">1. A</a></li></ol></nav><div id=\"page-wrapper\">\
+             <template id=fa-eye><span class=fa-svg><svg><path d=\"M1\"/></svg></span></template>\
+             <div class=\"page\"><main><h1 id=\"intro\"><a class=\"header\" href=\"#intro\">Intro</a></h1><p>Text one.<p>Text \
+             two, <code>code</code> &mdash; end.</p><table><thead><tr><th>A</th></tr></thead><tbody><tr><td>1</td></tr></tbody>\
+             </table></main><nav class=\"nav-wrapper\" aria-label=\"Page navigation\"><a rel=\"next\" href=\"b.html\">Next</a></nav>\
+             </div></div><div role=\"contentinfo\">footer</div></body></html>",
+        ];
+        for html in pages {
+            let scanned = strip_scanned(html).unwrap_or_else(|| panic!("not scanned: {html}"));
+            assert_eq!(scanned, strip_reference(html));
+            assert!(!scanned.blocks.is_empty() && !scanned.title.is_empty());
+        }
+    }
+
+    /// Where the tree builder moves, clones or reparents nodes, the scanner leaves the page to
+    /// the parser.
+    #[test]
+    fn the_scanner_gives_up_where_the_tree_is_not_a_stack() {
+        for html in [
+            "<p><b>bold<p>next</b>after",
+            "<b>a<div>b</b>c</div>",
+            "<a href=x>one<a href=y>two</a>",
+            "<table>text<tr><td>c</td></tr></table>",
+            "<table><div>d</div></table>",
+            "<table><caption>c</caption></table>",
+            "<select><option>o</select>",
+            "<p>a</p><html lang=de>",
+            "<body><p>x</p><body role=main>",
+            "<p>a &T b</p>",
+            "<p>\u{0}</p>",
+            "<p>a<svg><p>b",
+            "<p>a<math><mi>b</mi></math>",
+            "<div role=\"a&amp;b\">x</div>",
+            "<p><![CDATA[x]]></p>",
+            "<!DOCTYPE html PUBLIC \"x\"><p>a<table><tr><td>c</table>",
+        ] {
+            assert_eq!(strip_scanned(html), None, "{html}");
+        }
+    }
+}
