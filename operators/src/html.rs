@@ -176,7 +176,55 @@ struct BlockBuilder {
 
 impl BlockBuilder {
     fn push_text(&mut self, text: &str, region: Region) {
-        // Runs of text between white space characters, each copied whole.
+        // Runs of text between white space characters (`char::is_whitespace`), each copied
+        // whole; an ASCII byte is told without decoding a character.
+        let bytes = text.as_bytes();
+        let white = |at: usize| -> (bool, usize) {
+            match bytes[at] {
+                b if b < 0x80 => (matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '), 1),
+                _ => {
+                    let c = text[at..].chars().next().expect("a character starts here");
+                    (c.is_whitespace(), c.len_utf8())
+                }
+            }
+        };
+        let mut at = 0;
+        while at < bytes.len() {
+            let run = at;
+            while at < bytes.len() {
+                let (is_white, len) = white(at);
+                if is_white {
+                    break;
+                }
+                at += len;
+            }
+            if at > run {
+                if self.current.is_empty() {
+                    self.region = region;
+                }
+                if self.pending_space {
+                    self.current.push(' ');
+                    self.pending_space = false;
+                }
+                self.current.push_str(&text[run..at]);
+            }
+            let space = at;
+            while at < bytes.len() {
+                let (is_white, len) = white(at);
+                if !is_white {
+                    break;
+                }
+                at += len;
+            }
+            if at > space {
+                self.pending_space = !self.current.is_empty();
+            }
+        }
+    }
+
+    /// `push_text` as it was written first, by `str::split`: what the tests hold it to.
+    #[cfg(test)]
+    fn push_text_by_split(&mut self, text: &str, region: Region) {
         for (i, run) in text.split(char::is_whitespace).enumerate() {
             if i > 0 {
                 self.pending_space = !self.current.is_empty();
@@ -193,6 +241,7 @@ impl BlockBuilder {
             }
         }
     }
+
     fn end_block(&mut self) {
         if !self.current.is_empty() {
             // A copy of its exact size: `current` keeps its capacity for the next block,
@@ -945,6 +994,34 @@ mod tests {
         fn slimming_never_changes_the_text(pieces in proptest::collection::vec(0usize..PIECES.len(), 0..40)) {
             let html: String = pieces.iter().map(|&i| PIECES[i]).collect();
             proptest::prop_assert_eq!(strip(&html), strip_reference(&html), "{}", html);
+        }
+    }
+
+    proptest::proptest! {
+        /// Text pushed a piece at a time gives the blocks `str::split` on white space gave.
+        #[test]
+        fn text_runs_are_told_as_str_split_tells_them(
+            texts in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(vec![
+                "a", "Zz", " ", "\t", "\n", "\r", "\u{b}", "\u{c}", "\u{1c}", "\u{85}", "\u{a0}", "\u{2003}", "\u{3000}", "\u{200b}",
+                "é", "日本", "🦀", "x\u{301}",
+            ]), 0..12), 0..6),
+            ends in proptest::collection::vec(proptest::bool::ANY, 6),
+        ) {
+            let (mut fast, mut split) = (BlockBuilder::default(), BlockBuilder::default());
+            for (i, pieces) in texts.iter().enumerate() {
+                let text: String = pieces.concat();
+                let region = Region { main: i % 2 == 0, chrome: false };
+                fast.push_text(&text, region);
+                split.push_text_by_split(&text, region);
+                if ends[i] {
+                    fast.end_block();
+                    split.end_block();
+                }
+                proptest::prop_assert_eq!((&fast.current, fast.pending_space, fast.region), (&split.current, split.pending_space, split.region));
+            }
+            fast.end_block();
+            split.end_block();
+            proptest::prop_assert_eq!((fast.blocks, fast.regions), (split.blocks, split.regions));
         }
     }
 
