@@ -45,6 +45,9 @@ pub(super) fn strip(html: &str, landmarks: bool) -> Option<StrippedPage> {
     Some(scanner.extraction.finish(lang, landmarks))
 }
 
+/// The deepest stack of open elements the scanner follows.
+const MAX_DEPTH: usize = 256;
+
 /// Where the document is, as far as the tree builder's insertion modes before the body go.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 enum Phase {
@@ -520,6 +523,11 @@ impl<'a> Scanner<'a> {
 
     fn run(&mut self) -> Option<()> {
         loop {
+            // Scope checks walk the stack: a page nested deeper is left to the parser, so that
+            // a token costs the scanner a bounded walk.
+            if self.stack.len() > MAX_DEPTH {
+                return None;
+            }
             let token = self.next_token()?;
             let eof = matches!(token, Token::Eof);
             self.process(token)?;
@@ -1354,6 +1362,17 @@ mod tests {
             }
         }
         assert!(scanned > 1000 && left > 300, "scanned {scanned}, left to the parser {left}");
+    }
+
+    /// A byte order mark is dropped, as the tokenizer drops it; a page nested past `MAX_DEPTH`
+    /// is left to the parser.
+    #[test]
+    fn a_byte_order_mark_is_dropped_and_deep_nesting_is_parsed() {
+        let html = "\u{feff}<p>a</p>";
+        assert_eq!(strip_scanned(html), Some(strip_reference(html)));
+        let deep = format!("<p>a</p>{}b", "<div>".repeat(super::MAX_DEPTH + 10));
+        assert_eq!(strip_scanned(&deep), None);
+        assert_eq!(super::super::strip(&deep), strip_reference(&deep));
     }
 
     /// Pages the way generators write them are scanned, and give the parser's text.
