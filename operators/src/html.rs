@@ -1025,7 +1025,7 @@ mod tests {
         }
     }
 
-    const PIECES: &[&str] = &[
+    pub(super) const PIECES: &[&str] = &[
         "<p>",
         "</p>",
         "<p class=\"a\">",
