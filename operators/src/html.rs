@@ -13,6 +13,10 @@
 //! `role="complementary"` outside an article, a section or the main content, where they would
 //! be that part's own). A page whose text is all chrome keeps it. Pages without landmarks keep
 //! everything, and the template stage tells their chrome by how often it repeats.
+//!
+//! Most pages are read by a byte scanner that replays the tree builder's stack (`scan`); the
+//! others, where the tree builder moves or clones nodes, by html5ever (scraper). Both feed the
+//! same extraction (`Extraction`) and give the same text.
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
@@ -659,8 +663,10 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
 
 /// Parses an HTML document and returns its visible text blocks and title.
 ///
-/// Markup the extraction never reads is cut before parsing ([`drop_raw_text_elements`],
-/// [`slim_tags`]); [`strip_reference`] parses the page as it is, and gives the same result.
+/// Raw-text elements are cut first ([`drop_raw_text_elements`]); then the byte scanner reads
+/// the page, or, where it gives up, html5ever parses it after the markup the extraction never
+/// reads is cut ([`slim_tags`]). [`strip_reference`] parses the page as it is, and gives the
+/// same result.
 pub fn strip(html: &str) -> StrippedPage {
     strip_with(html, true)
 }
