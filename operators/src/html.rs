@@ -397,9 +397,12 @@ fn joins_safely(kept: &[u8], copied: &str) -> bool {
     }
 }
 
-/// Whether a tag's attribute bytes hold `role`, in any case (a landmark may be among them).
-fn mentions_role(attributes: &[u8]) -> bool {
-    memchr::memchr2_iter(b'r', b'R', attributes).any(|at| attributes.get(at..at + 4).is_some_and(|w| w.eq_ignore_ascii_case(b"role")))
+/// Whether a tag's attribute bytes hold `name` (lowercase ASCII), in any case: `role` (a
+/// landmark may be among them), `lang`.
+fn mentions(attributes: &[u8], name: &[u8]) -> bool {
+    let (lower, upper) = (name[0], name[0].to_ascii_uppercase());
+    memchr::memchr2_iter(lower, upper, attributes)
+        .any(|at| attributes.get(at..at + name.len()).is_some_and(|w| w.eq_ignore_ascii_case(name)))
 }
 
 fn is_tag_space(b: u8) -> bool {
@@ -606,7 +609,7 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
         // pairs) between them are dropped together, as if the element were not there.
         let a_like = is(b"a") || is(b"nobr");
         if in_body && PHRASING.iter().any(|phrasing| is(phrasing)) && !(a_like && pairs.a_kept) {
-            if !closing && !mentions_role(&bytes[name_end..gt]) {
+            if !closing && !mentions(&bytes[name_end..gt], b"role") {
                 out.push_str(&html[copied..open]);
                 let start = out.len();
                 let safe = joins_safely(out.as_bytes(), "");
@@ -639,7 +642,7 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
         let minimal = gt == name_end || (self_closing && gt == name_end + 1);
         // A tag that may carry an ARIA `role` (a landmark: `role="main"`, `"navigation"`, …)
         // keeps its attributes as they are: the extraction reads it.
-        let keep = !closing && (KEEP_ATTRIBUTES.iter().any(|keep| is(keep)) || mentions_role(&bytes[name_end..gt]));
+        let keep = !closing && (KEEP_ATTRIBUTES.iter().any(|keep| is(keep)) || mentions(&bytes[name_end..gt], b"role"));
         if !minimal && !keep {
             if out.is_empty() {
                 out.reserve(html.len() / 2);
@@ -675,11 +678,13 @@ pub fn strip(html: &str) -> StrippedPage {
 /// every block of the page.
 pub fn strip_with(html: &str, landmarks: bool) -> StrippedPage {
     let html = drop_raw_text_elements(html);
-    if let Some(page) = scan::strip(&html, landmarks) {
-        return page;
-    }
-    let html = slim_tags(&html);
-    extract(&Html::parse_document(&html), landmarks)
+    scan::strip(&html, landmarks).unwrap_or_else(|| parsed(&html, landmarks))
+}
+
+/// A page (its raw-text elements cut) parsed by html5ever, the markup the extraction never
+/// reads cut first.
+fn parsed(html: &str, landmarks: bool) -> StrippedPage {
+    extract(&Html::parse_document(&slim_tags(html)), landmarks)
 }
 
 /// [`strip`] by the byte scanner alone (`scan`), `None` for a page it leaves to the parser:
@@ -693,8 +698,7 @@ pub fn strip_scanned(html: &str) -> Option<StrippedPage> {
 /// against).
 #[doc(hidden)]
 pub fn strip_parsed(html: &str) -> StrippedPage {
-    let html = drop_raw_text_elements(html);
-    extract(&Html::parse_document(&slim_tags(&html)), true)
+    parsed(&drop_raw_text_elements(html), true)
 }
 
 /// [`strip`] without [`slim_tags`]: the page parsed with its attributes and comments, the

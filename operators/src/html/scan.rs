@@ -35,7 +35,7 @@
 
 use std::borrow::Cow;
 
-use super::{comment_end, is_tag_space, tag_end, Extraction, StrippedPage};
+use super::{comment_end, is_tag_space, mentions, tag_end, Extraction, StrippedPage};
 
 /// The page's visible text as [`super::strip_with`] gives it, or `None` where the scanner does
 /// not follow the tree builder (the parser then reads the page).
@@ -63,6 +63,15 @@ enum Phase {
     AfterHead,
     /// In the body (the "in body" mode and, from the stack, the table modes).
     Body,
+}
+
+/// The table element that is the current node, in a table's modes.
+#[derive(Clone, Copy)]
+enum TablePart {
+    Table,
+    /// `tbody`, `thead` or `tfoot`.
+    Section,
+    Row,
 }
 
 /// A token, as the HTML tokenizer gives it.
@@ -295,10 +304,7 @@ fn is_ascii_space(c: char) -> bool {
 /// The first value of attribute `want` among a tag's attribute bytes, as the tokenizer reads
 /// them; `Err` where it holds a character reference or a NUL (the scanner gives up).
 fn attribute<'a>(attributes: &'a [u8], want: &[u8]) -> Result<Option<&'a str>, ()> {
-    let (lower, upper) = (want[0], want[0].to_ascii_uppercase());
-    if !memchr::memchr2_iter(lower, upper, attributes)
-        .any(|at| attributes.get(at..at + want.len()).is_some_and(|w| w.eq_ignore_ascii_case(want)))
-    {
+    if !mentions(attributes, want) {
         return Ok(None);
     }
     let len = attributes.len();
@@ -363,10 +369,10 @@ fn numeric_reference(value: u32, too_big: bool) -> char {
 
 /// Text as the tokenizer gives it: character references decoded, CR LF and CR read as LF.
 /// `None` where it holds a NUL or a reference the scanner does not decode exactly.
-fn decode<'s>(raw: &'s str, out: &'s mut String) -> Option<Cow<'s, str>> {
+fn decode<'s>(raw: &'s str, out: &'s mut String) -> Option<&'s str> {
     let bytes = raw.as_bytes();
     if memchr::memchr3(b'&', b'\r', 0, bytes).is_none() {
-        return Some(Cow::Borrowed(raw));
+        return Some(raw);
     }
     out.clear();
     let mut copied = 0;
@@ -426,7 +432,7 @@ fn decode<'s>(raw: &'s str, out: &'s mut String) -> Option<Cow<'s, str>> {
         copied = at;
     }
     out.push_str(&raw[copied..]);
-    Some(Cow::Borrowed(out.as_str()))
+    Some(out.as_str())
 }
 
 impl<'a> Scanner<'a> {
@@ -785,12 +791,8 @@ impl<'a> Scanner<'a> {
             at = lt + 1;
         };
         self.push("title", None);
-        let mut buffer = std::mem::take(&mut self.text);
-        let text = decode(&self.html[from..text_end], &mut buffer)?;
-        if !text.is_empty() {
-            self.extraction.text(&text);
-        }
-        self.text = buffer;
+        let html = self.html;
+        self.text(&html[from..text_end], false, false)?;
         self.pop();
         self.at = end;
         Some(())
@@ -852,6 +854,22 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
+    /// Text, decoded, to the extraction: without its first line feed (`drop_lf`), and `None`
+    /// unless all white space (`space_only`: in a table, other text is foster-parented).
+    fn text(&mut self, raw: &str, drop_lf: bool, space_only: bool) -> Option<()> {
+        let mut buffer = std::mem::take(&mut self.text);
+        let text = decode(raw, &mut buffer)?;
+        let text = if drop_lf { text.strip_prefix('\n').unwrap_or(text) } else { text };
+        if space_only && !text.chars().all(is_ascii_space) {
+            return None;
+        }
+        if !text.is_empty() {
+            self.extraction.text(text);
+        }
+        self.text = buffer;
+        Some(())
+    }
+
     fn in_body(&mut self, token: Token<'a>, ignore_lf: bool) -> Option<()> {
         // The table modes, from the innermost table element open: in a table, a section or a
         // row, the current node is that element (the scanner gives up where the tree builder
@@ -865,16 +883,7 @@ impl<'a> Scanner<'a> {
             return self.in_table(token);
         }
         match token {
-            Token::Text(raw) => {
-                let mut buffer = std::mem::take(&mut self.text);
-                let text = decode(raw, &mut buffer)?;
-                let text = if ignore_lf { text.strip_prefix('\n').unwrap_or(&text) } else { &text };
-                if !text.is_empty() {
-                    self.extraction.text(text);
-                }
-                self.text = buffer;
-                Some(())
-            }
+            Token::Text(raw) => self.text(raw, ignore_lf, false),
             Token::Comment | Token::Doctype(_) => Some(()),
             Token::Eof => Some(()),
             Token::Start { name, attributes } => {
@@ -1106,69 +1115,65 @@ impl<'a> Scanner<'a> {
 
     /// A token in a table, a table section or a row (the current node).
     fn in_table(&mut self, token: Token<'a>) -> Option<()> {
-        let current = self.current().to_string();
+        use TablePart::{Row, Section, Table};
+        let part = match self.current() {
+            "table" => Table,
+            "tr" => Row,
+            _ => Section,
+        };
         match token {
-            Token::Text(raw) => {
-                let mut buffer = std::mem::take(&mut self.text);
-                let text = decode(raw, &mut buffer)?;
-                if !text.chars().all(is_ascii_space) {
-                    return None;
-                }
-                self.extraction.text(&text);
-                self.text = buffer;
-                Some(())
-            }
+            Token::Text(raw) => self.text(raw, false, true),
             Token::Comment | Token::Doctype(_) | Token::Eof => Some(()),
             Token::Start { name, attributes } => {
                 let role = attribute(attributes, b"role").ok()?;
-                match (&*current, &*name) {
-                    ("table", "tbody" | "thead" | "tfoot") => {
+                match (part, &*name) {
+                    (Table, "tbody" | "thead" | "tfoot") => {
                         self.push(&name, role);
                         Some(())
                     }
-                    ("table", "tr" | "td" | "th") => {
+                    (Table, "tr" | "td" | "th") => {
                         self.push("tbody", None);
                         self.in_table(Token::Start { name, attributes })
                     }
-                    ("tbody" | "thead" | "tfoot", "tr") => {
+                    (Section, "tr") => {
                         self.push("tr", role);
                         Some(())
                     }
-                    ("tbody" | "thead" | "tfoot", "td" | "th") => {
+                    (Section, "td" | "th") => {
                         self.push("tr", None);
                         self.in_table(Token::Start { name, attributes })
                     }
-                    ("tbody" | "thead" | "tfoot", "tbody" | "thead" | "tfoot") => {
+                    (Section, "tbody" | "thead" | "tfoot") => {
                         self.pop();
                         self.in_table(Token::Start { name, attributes })
                     }
-                    ("tr", "td" | "th") => {
+                    (Row, "td" | "th") => {
                         self.push(&name, role);
                         Some(())
                     }
-                    ("tr", "tr" | "tbody" | "thead" | "tfoot") => {
+                    (Row, "tr" | "tbody" | "thead" | "tfoot") => {
                         self.pop();
                         self.in_table(Token::Start { name, attributes })
                     }
                     _ => None,
                 }
             }
-            Token::End { name } => match (&*current, &*name) {
+            Token::End { name } => match (part, &*name) {
                 (_, "table") => {
                     if self.in_scope("table", bounds_table) {
                         self.pop_until(|n| n == "table")?;
                     }
                     Some(())
                 }
-                ("tbody" | "thead" | "tfoot", section) if section == current => {
+                (Section, section) if section == self.current() => {
                     self.pop();
                     Some(())
                 }
-                ("tr", "tr") => {
+                (Row, "tr") => {
                     self.pop();
                     Some(())
                 }
-                ("tr", "tbody" | "thead" | "tfoot") => {
+                (Row, "tbody" | "thead" | "tfoot") => {
                     if self.in_scope(&name, bounds_table) {
                         self.pop();
                         return self.in_table(Token::End { name });
