@@ -18,7 +18,7 @@ use timely::progress::Timestamp;
 
 pub use crate::hashing::{mix64, stable_hash, MixHasher, Mixed, StableHasher};
 use crate::page::{Page, PageId, PageMeta, Sentence};
-pub use crate::text::{normalize, Punctuation};
+pub use crate::text::{normalize, normalize_into, Punctuation};
 
 /// Settings of the sentence stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,8 +79,14 @@ pub fn is_cjk(c: char) -> bool {
 
 /// Splits one block into sentences (trimmed slices of `block`, none empty).
 pub fn split(block: &str, semicolon_split_chars: u32) -> Vec<&str> {
-    let bytes = block.as_bytes();
     let mut out = Vec::new();
+    split_into(block, semicolon_split_chars, &mut out);
+    out
+}
+
+/// `split`, appending to `out`: a page's blocks go into one list.
+pub fn split_into<'a>(block: &'a str, semicolon_split_chars: u32, out: &mut Vec<&'a str>) {
+    let bytes = block.as_bytes();
     let mut start = 0usize;
     let mut at = 0usize;
     // Only `. ! ? ;` and the full-width terminators (UTF-8 lead bytes E3, EF) can end a
@@ -107,13 +113,12 @@ pub fn split(block: &str, semicolon_split_chars: u32) -> Vec<&str> {
         if boundary {
             // Keep closing quotes and brackets with the sentence they close.
             let stop = block.len() - block[end..].trim_start_matches(is_closing).len();
-            push_trimmed(&mut out, &block[start..stop]);
+            push_trimmed(out, &block[start..stop]);
             start = stop;
             at = stop;
         }
     }
-    push_trimmed(&mut out, &block[start..]);
-    out
+    push_trimmed(out, &block[start..]);
 }
 
 fn is_closing(c: char) -> bool {
@@ -188,63 +193,147 @@ pub struct SplitPage {
 /// own text after it; a cap that kept the head alone left such pages nothing but the
 /// navigation, all alike.
 pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> SplitPage {
-    let hashed = |raw: &str| -> Option<HashedSentence> {
-        let normalized = normalize(raw, config.punctuation);
-        if normalized.is_empty() {
-            return None;
-        }
-        let (md5, key) = hash(&normalized);
-        let units = units(&normalized, config.cjk_char_units);
-        Some(HashedSentence { normalized, md5, key, units })
-    };
-    let raw: Vec<&str> = blocks.iter().flat_map(|block| split(block.as_ref(), config.semicolon_split_chars)).collect();
+    let mut sentences = Vec::new();
+    let truncated = each_sentence(blocks, config, |normalized| {
+        let (md5, key) = hash(normalized);
+        let units = units(normalized, config.cjk_char_units);
+        sentences.push(HashedSentence { normalized: normalized.to_string(), md5, key, units });
+    });
+    SplitPage { sentences, truncated }
+}
+
+/// The sentences `split_page` keeps, normalized, each handed to `f` in order (in one buffer
+/// that the next sentence reuses); true when the cap dropped some.
+pub fn each_sentence<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig, mut f: impl FnMut(&str)) -> bool {
+    let mut raw: Vec<&str> = Vec::new();
+    for block in blocks {
+        split_into(block.as_ref(), config.semicolon_split_chars, &mut raw);
+    }
+    let mut normalized = String::new();
     let cap = config.max_sentences_per_page as usize;
-    // The first `cap - cap / 2` sentences, then the last `cap / 2` of the rest: all of them
-    // when they are no more than `cap`. Only those are normalized and hashed.
-    let mut sentences: Vec<HashedSentence> = Vec::with_capacity(raw.len().min(cap));
+    if raw.len() <= cap {
+        // Every sentence is kept (the usual page).
+        for sentence in raw {
+            normalize_into(sentence, config.punctuation, &mut normalized);
+            if !normalized.is_empty() {
+                f(&normalized);
+            }
+        }
+        return false;
+    }
+    // The first `cap - cap / 2` sentences, then the last `cap / 2` of the rest. Only those are
+    // normalized and hashed.
+    let mut kept = 0;
     let mut next = 0;
-    while next < raw.len() && sentences.len() < cap - cap / 2 {
-        sentences.extend(hashed(raw[next]));
+    while next < raw.len() && kept < cap - cap / 2 {
+        normalize_into(raw[next], config.punctuation, &mut normalized);
+        if !normalized.is_empty() {
+            f(&normalized);
+            kept += 1;
+        }
         next += 1;
     }
     let mut tail = Vec::new();
     let mut end = raw.len();
     while end > next && tail.len() < cap / 2 {
         end -= 1;
-        tail.extend(hashed(raw[end]));
+        let normalized = normalize(raw[end], config.punctuation);
+        if !normalized.is_empty() {
+            tail.push(normalized);
+        }
     }
     let truncated = raw[next..end].iter().any(|r| !normalize(r, config.punctuation).is_empty());
-    sentences.extend(tail.into_iter().rev());
-    SplitPage { sentences, truncated }
+    tail.iter().rev().for_each(|normalized| f(normalized));
+    truncated
 }
 
 /// The compact form the dataflow keeps: sentences and their words.
 pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::page::Word>) {
     let mut words: Vec<u64> = Vec::new();
     let mut all = Vec::new();
-    let compact = sentences
-        .iter()
-        .map(|s| {
-            words.clear();
-            word_hashes(&s.normalized, &mut words);
-            words.truncate(Sentence::MAX_WORDS as usize);
-            all.extend(words.iter().map(|&w| (w >> 48) as crate::page::Word));
-            Sentence::new(s.key, weight(s.units), s.units >= config.min_sentence_units, words.len() as u16)
-        })
-        .collect();
+    let compact = sentences.iter().map(|s| compact_one(s.key, s.units, &s.normalized, config, &mut words, &mut all)).collect();
     (compact, all)
+}
+
+/// One sentence's compact form, its words appended to `all` (`words` holds its hashes).
+fn compact_one(
+    key: u64,
+    units: u32,
+    normalized: &str,
+    config: &SentenceConfig,
+    words: &mut Vec<u64>,
+    all: &mut Vec<crate::page::Word>,
+) -> Sentence {
+    words.clear();
+    word_hashes(normalized, words);
+    compact_words(key, units, config, words, all)
+}
+
+fn compact_words(key: u64, units: u32, config: &SentenceConfig, words: &mut Vec<u64>, all: &mut Vec<crate::page::Word>) -> Sentence {
+    words.truncate(Sentence::MAX_WORDS as usize);
+    all.extend(words.iter().map(|&w| (w >> 48) as crate::page::Word));
+    Sentence::new(key, weight(units), units >= config.min_sentence_units, words.len() as u16)
+}
+
+/// `compact(&split_page(blocks, config).sentences, config)` and whether the cap was hit,
+/// without keeping each sentence's text: what the dataflow's pages are made of.
+pub fn compact_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::page::Word>, bool) {
+    let mut words: Vec<u64> = Vec::new();
+    let mut all = Vec::new();
+    let mut compact = Vec::new();
+    let truncated = each_sentence(blocks, config, |normalized| {
+        let (_, key) = hash(normalized);
+        words.clear();
+        let units = units_and_words(normalized, config.cjk_char_units, &mut words);
+        compact.push(compact_words(key, units, config, &mut words, &mut all));
+    });
+    (compact, all, truncated)
 }
 
 /// Appends the hashes of a normalized sentence's words: split at white space, a CJK character
 /// is a word of its own.
 pub fn word_hashes(text: &str, words: &mut Vec<u64>) {
     if text.is_ascii() {
-        // ASCII white space is what `char::is_whitespace` finds there, and no CJK.
-        let words_of = text.split(|c: char| matches!(c, '\t'..='\r' | ' ')).filter(|w| !w.is_empty());
-        words.extend(words_of.map(stable_hash));
+        ascii_words(text, words);
         return;
     }
     word_hashes_chars(text, words);
+}
+
+/// `units` and `word_hashes` of a normalized sentence, in one pass over ASCII.
+pub fn units_and_words(normalized: &str, cjk_char_units: u32, words: &mut Vec<u64>) -> u32 {
+    if normalized.is_ascii() {
+        return ascii_words(normalized, words);
+    }
+    word_hashes_chars(normalized, words);
+    units(normalized, cjk_char_units)
+}
+
+/// `word_hashes` of ASCII text (its white space is what `char::is_whitespace` finds there,
+/// and it has no CJK), each word's `stable_hash` folded as its bytes go by; returns the bytes
+/// that are not white space (`units`).
+fn ascii_words(text: &str, words: &mut Vec<u64>) -> u32 {
+    let mut hasher = StableHasher::default();
+    let mut word = 0u32;
+    let mut units = 0u32;
+    for &b in text.as_bytes() {
+        if matches!(b, b'\t'..=b'\r' | b' ') {
+            if word > 0 {
+                words.push(hasher.finish());
+                hasher = StableHasher::default();
+                units += word;
+                word = 0;
+            }
+        } else {
+            hasher.write(&[b]);
+            word += 1;
+        }
+    }
+    if word > 0 {
+        words.push(hasher.finish());
+        units += word;
+    }
+    units
 }
 
 /// `word_hashes` for any text, character by character.
@@ -353,6 +442,34 @@ pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
 /// `config.language` is "auto".
 pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling, declared: Option<&str>) -> (Page, bool) {
     use crate::cosine::Language;
+    if !config.stem && !matches!(shingling, Shingling::Words(_)) {
+        // Nothing reads the sentences' text after their hashes and words: none is kept.
+        let (sentences, words, truncated) = compact_page(blocks, config);
+        let shingles = match shingling {
+            Shingling::Terms => {
+                let language = match config.language.as_str() {
+                    "auto" => declared
+                        .map(Language::from_code)
+                        .filter(|l| *l != Language::Other)
+                        .unwrap_or_else(|| Language::detect(&blocks.join("\n"))),
+                    code => Language::from_code(code),
+                };
+                terms_in(blocks, language, &config.synonyms)
+            }
+            _ => Vec::new(),
+        };
+        let page = Page {
+            id: meta.id,
+            url: meta.url,
+            host: meta.host,
+            record_id: meta.record_id,
+            sentences: sentences.into(),
+            shingles,
+            words: words.into(),
+            main_marked: false,
+        };
+        return (page, truncated);
+    }
     let mut split = split_page(blocks, config);
     let needs_language = config.stem || shingling == Shingling::Terms;
     let language = needs_language.then(|| match config.language.as_str() {
@@ -542,12 +659,45 @@ mod tests {
         let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 3, ..Default::default() });
         assert_eq!(kept, ["one here", "two here", "five here"], "the head takes the odd one");
         assert!(truncated);
+        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 4, ..Default::default() });
+        assert_eq!(kept, ["one here", "two here", "four here", "five here"], "the tail in its order");
+        assert!(truncated);
         let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 5, ..Default::default() });
         assert_eq!(kept.len(), 5);
         assert!(!truncated, "at the cap, nothing is dropped");
         // Sentences that normalize to nothing do not count.
         let page = split_page(&["One here. ... Two here."], &SentenceConfig { max_sentences_per_page: 2, ..Default::default() });
         assert_eq!((page.sentences.len(), page.truncated), (2, false));
+    }
+
+    /// `split_page` as it was before `each_sentence`: a `Vec` a block, a `String` a sentence.
+    fn split_page_reference(blocks: &[String], config: &SentenceConfig) -> SplitPage {
+        let hashed = |raw: &str| -> Option<HashedSentence> {
+            let normalized = normalize(raw, config.punctuation);
+            if normalized.is_empty() {
+                return None;
+            }
+            let (md5, key) = hash(&normalized);
+            let units = units(&normalized, config.cjk_char_units);
+            Some(HashedSentence { normalized, md5, key, units })
+        };
+        let raw: Vec<&str> = blocks.iter().flat_map(|block| split(block, config.semicolon_split_chars)).collect();
+        let cap = config.max_sentences_per_page as usize;
+        let mut sentences: Vec<HashedSentence> = Vec::new();
+        let mut next = 0;
+        while next < raw.len() && sentences.len() < cap - cap / 2 {
+            sentences.extend(hashed(raw[next]));
+            next += 1;
+        }
+        let mut tail = Vec::new();
+        let mut end = raw.len();
+        while end > next && tail.len() < cap / 2 {
+            end -= 1;
+            tail.extend(hashed(raw[end]));
+        }
+        let truncated = raw[next..end].iter().any(|r| !normalize(r, config.punctuation).is_empty());
+        sentences.extend(tail.into_iter().rev());
+        SplitPage { sentences, truncated }
     }
 
     fn split_reference(block: &str, semicolon_split_chars: u32) -> Vec<&str> {
@@ -591,6 +741,34 @@ mod tests {
     }
 
     proptest! {
+        /// The dataflow's pages made without keeping each sentence's text are the pages made
+        /// from `split_page`'s sentences: the same keys, weights, words and cap.
+        #[test]
+        fn a_compact_page_is_the_compact_of_its_split_page(
+            blocks in proptest::collection::vec(proptest::collection::vec(proptest::sample::select(vec![
+                "Word", "other", " ", "  ", "\n", ". ", "! ", "? ", "; ", "e.g. ", "3.14", ",", "-", "_", "日本語。", "é", "e\u{301}",
+                "ﬁ", "Ａｂ", "\u{a0}", "a long clause that runs on and on for a while", "Mr. ", "(x) ", "\u{338}",
+            ]), 0..16).prop_map(|pieces| pieces.concat()), 0..8),
+            cap in 1u32..12,
+            punctuation in proptest::sample::select(vec![Punctuation::Space, Punctuation::Remove, Punctuation::Underscore]),
+            semicolon in 0u32..40,
+        ) {
+            let config = SentenceConfig { max_sentences_per_page: cap, punctuation, semicolon_split_chars: semicolon, ..SentenceConfig::default() };
+            let split = split_page(&blocks, &config);
+            let reference = split_page_reference(&blocks, &config);
+            prop_assert_eq!(&split.sentences, &reference.sentences);
+            prop_assert_eq!(split.truncated, reference.truncated);
+            let (sentences, words) = compact(&split.sentences, &config);
+            prop_assert_eq!(compact_page(&blocks, &config), (sentences, words, split.truncated));
+            // Word shingles take the path through `split_page` (they read the sentences' text).
+            let meta = || PageMeta { id: PageId::new(7, "u", "r"), url: "u".into(), host: 1, record_id: "r".into() };
+            let (fast, fast_truncated) = page_in(meta(), &blocks, &config, Shingling::None, None);
+            let (slow, slow_truncated) = page_in(meta(), &blocks, &config, Shingling::Words(3), None);
+            prop_assert_eq!(fast_truncated, slow_truncated);
+            prop_assert_eq!(&fast.sentences[..], &slow.sentences[..]);
+            prop_assert_eq!(&fast.words[..], &slow.words[..]);
+        }
+
         #[test]
         fn split_never_loses_a_non_space_character(block in "\\PC{0,200}") {
             let pieces = split(&block, 10);
@@ -618,7 +796,20 @@ mod tests {
             let (mut fast, mut walk) = (Vec::new(), Vec::new());
             word_hashes(&s, &mut fast);
             word_hashes_chars(&s, &mut walk);
-            prop_assert_eq!(fast, walk);
+            prop_assert_eq!(&fast, &walk);
+            let mut both = Vec::new();
+            let general: u32 = s.chars().filter(|c| !c.is_whitespace()).count() as u32;
+            prop_assert_eq!(units_and_words(&s, 3, &mut both), general);
+            prop_assert_eq!(&both, &walk);
+        }
+
+        /// One pass or two, over any text: the same units and words.
+        #[test]
+        fn units_and_words_are_units_and_word_hashes(s in "([a-z ]{0,6}|\\PC){0,30}", cjk in 1u32..4) {
+            let (mut one, mut two) = (Vec::new(), Vec::new());
+            let units_one = units_and_words(&s, cjk, &mut one);
+            word_hashes(&s, &mut two);
+            prop_assert_eq!((units_one, one), (units(&s, cjk), two));
         }
 
         #[test]

@@ -23,20 +23,35 @@ pub enum Punctuation {
 
 /// Normalizes a sentence for hashing.
 pub fn normalize(sentence: &str, punctuation: Punctuation) -> String {
-    let mut out = normalize_pass(sentence, punctuation);
+    let mut out = String::new();
+    normalize_into(sentence, punctuation, &mut out);
+    out
+}
+
+/// `normalize` into `out` (cleared first), whose capacity is reused.
+pub fn normalize_into(sentence: &str, punctuation: Punctuation, out: &mut String) {
+    out.clear();
+    let mut first = std::mem::take(out);
+    first.reserve(sentence.len());
+    *out = normalize_pass_into(sentence, punctuation, first);
     // Removing punctuation can bring a base letter and a combining mark together; one more
     // pass composes them, so that normalization is idempotent (tested).
     for _ in 0..2 {
         if out.is_ascii() || is_nfkc_quick(out.chars()) == IsNormalized::Yes {
             break;
         }
-        out = normalize_pass(&out, punctuation);
+        *out = normalize_pass(out, punctuation);
     }
-    out
 }
 
 fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
-    let mut out = Collapsed::new(sentence.len(), punctuation);
+    normalize_pass_into(sentence, punctuation, String::with_capacity(sentence.len()))
+}
+
+/// One normalization pass, written into `text` (empty).
+fn normalize_pass_into(sentence: &str, punctuation: Punctuation, text: String) -> String {
+    debug_assert!(text.is_empty());
+    let mut out = Collapsed { text, pending_space: false, punctuation };
     // NFKC is the identity on ASCII (most web text): ASCII goes byte by byte, and only the
     // pieces around non-ASCII characters go through NFKC. A normalization boundary
     // falls before every ASCII character: it is a starter (canonical combining class 0),
@@ -48,12 +63,12 @@ fn normalize_pass(sentence: &str, punctuation: Punctuation) -> String {
     let mut at = 0;
     while at < bytes.len() {
         let Some(found) = bytes[at..].iter().position(|b| !b.is_ascii()) else {
-            bytes[at..].iter().for_each(|&b| out.push_ascii(b));
+            out.push_ascii_run(&sentence[at..]);
             break;
         };
         let first = at + found;
         let start = if first > at { first - 1 } else { first };
-        bytes[at..start].iter().for_each(|&b| out.push_ascii(b));
+        out.push_ascii_run(&sentence[at..start]);
         let end = bytes[first..].iter().position(u8::is_ascii).map_or(bytes.len(), |k| first + k);
         sentence[start..end].nfkc().flat_map(char::to_lowercase).for_each(|c| out.push(c));
         at = end;
@@ -70,8 +85,33 @@ struct Collapsed {
 }
 
 impl Collapsed {
+    #[cfg(test)]
     fn new(capacity: usize, punctuation: Punctuation) -> Self {
         Collapsed { text: String::with_capacity(capacity), pending_space: false, punctuation }
+    }
+
+    /// `push_ascii` of each byte of an ASCII text, a run of letters and digits at a time.
+    fn push_ascii_run(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            if !bytes[at].is_ascii_alphanumeric() {
+                self.push_ascii(bytes[at]);
+                at += 1;
+                continue;
+            }
+            let run = at;
+            while at < bytes.len() && bytes[at].is_ascii_alphanumeric() {
+                at += 1;
+            }
+            if self.pending_space {
+                self.text.push(' ');
+                self.pending_space = false;
+            }
+            let from = self.text.len();
+            self.text.push_str(&text[run..at]);
+            self.text[from..].make_ascii_lowercase();
+        }
     }
 
     /// `push` of an ASCII character, lowercased (as `char::to_lowercase` does).
