@@ -178,14 +178,49 @@ struct BlockBuilder {
     pending_space: bool,
 }
 
+/// `char::is_whitespace` of each ASCII byte: tab, line feed, vertical tab, form feed,
+/// carriage return and space.
+const ASCII_WHITE: [bool; 128] = {
+    let mut white = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        white[b] = matches!(b as u8, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ');
+        b += 1;
+    }
+    white
+};
+
 impl BlockBuilder {
     fn push_text(&mut self, text: &str, region: Region) {
+        let bytes = text.as_bytes();
+        // Printable ASCII whose only white space is single spaces between words (a short
+        // text between two tags, mostly) is copied whole: the walk below would copy the same.
+        if let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) {
+            let mut space = false;
+            if first != b' '
+                && last != b' '
+                && bytes.iter().all(|&b| {
+                    let simple = (0x20..0x80).contains(&b) && !(space && b == b' ');
+                    space = b == b' ';
+                    simple
+                })
+            {
+                if self.current.is_empty() {
+                    self.region = region;
+                }
+                if self.pending_space {
+                    self.current.push(' ');
+                    self.pending_space = false;
+                }
+                self.current.push_str(text);
+                return;
+            }
+        }
         // Runs of text between white space characters (`char::is_whitespace`), each copied
         // whole; an ASCII byte is told without decoding a character.
-        let bytes = text.as_bytes();
         let white = |at: usize| -> (bool, usize) {
             match bytes[at] {
-                b if b < 0x80 => (matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' '), 1),
+                b if b < 0x80 => (ASCII_WHITE[b as usize], 1),
                 _ => {
                     let c = text[at..].chars().next().expect("a character starts here");
                     (c.is_whitespace(), c.len_utf8())
