@@ -12,7 +12,9 @@
 //!
 //! - a formatting element (`a`, `b`, `code`, …) closed other than by its own end tag as the
 //!   current node (the adoption agency and the reconstruction of formatting elements clone
-//!   it), an `a` or `nobr` opened inside another;
+//!   it), an `a` opened inside another with a special or formatting element between them
+//!   (with only ordinary elements between, the outer one and they are closed, as the adoption
+//!   agency does), a `nobr` inside another;
 //! - text or elements that are not table parts directly in a table (foster parenting), and
 //!   captions and column groups;
 //! - a second `html` or `body` tag (their attributes merge), head elements after the head,
@@ -949,8 +951,23 @@ impl<'a> Scanner<'a> {
                         self.push(name, role);
                     }
                     "a" => {
-                        if self.on_stack("a") {
-                            return None;
+                        if let Some(open) = (0..self.stack.len()).rposition(|index| self.name_at(index) == "a") {
+                            // The adoption agency for the open `a` (mdBook links a heading's
+                            // text, and a link inside that text nests one in the other). With
+                            // nothing but ordinary elements opened inside it, there is no
+                            // furthest block and nothing to reconstruct: the tree builder
+                            // pops them and the `a`, as end tags would. A special element
+                            // inside (a cell, a block), a formatting one, or a second `a`
+                            // further down (perhaps before a cell's marker) is left to it.
+                            let inside = open + 1..self.stack.len();
+                            if inside.clone().any(|index| is_special(self.name_at(index)) || is_formatting(self.name_at(index)))
+                                || (0..open).any(|index| self.name_at(index) == "a")
+                            {
+                                return None;
+                            }
+                            while self.stack.len() > open {
+                                self.pop();
+                            }
                         }
                         self.push(name, role);
                     }
@@ -1196,6 +1213,13 @@ mod tests {
     const EXTRA: &[&str] = &[
         "<div role=main>",
         "<a href=x>",
+        "<a class=header href=#h>",
+        "<span>",
+        "</span>",
+        "<abbr>",
+        "<b>",
+        "</b>",
+        "<td>",
         "<tbody>",
         "</tbody>",
         "<thead>",
@@ -1359,7 +1383,8 @@ mod tests {
              <ol class=\"chapter\"><li class=\"chapter-item\"><a href=\"a.html\">1. A</a></li></ol></nav><div id=\"page-wrapper\">\
              <template id=fa-eye><span class=fa-svg><svg><path d=\"M1\"/></svg></span></template>\
              <div class=\"page\"><main><h1 id=\"intro\"><a class=\"header\" href=\"#intro\">Intro</a></h1><p>Text one.<p>Text \
-             two, <code>code</code> &mdash; end.</p><table><thead><tr><th>A</th></tr></thead><tbody><tr><td>1</td></tr></tbody>\
+             two, <code>code</code> &mdash; end.</p><h2 id=\"doc\"><a class=\"header\" href=\"#doc\">Doc comments, parsed into \
+             <a href=\"../meta/doc.html\">documentation</a>:</a></h2><p><a href=x>one <span>s<a href=y>two</a></span></a></p><table><thead><tr><th>A</th></tr></thead><tbody><tr><td>1</td></tr></tbody>\
              </table></main><nav class=\"nav-wrapper\" aria-label=\"Page navigation\"><a rel=\"next\" href=\"b.html\">Next</a></nav>\
              </div></div><div role=\"contentinfo\">footer</div></body></html>",
         ];
@@ -1377,7 +1402,8 @@ mod tests {
         for html in [
             "<p><b>bold<p>next</b>after",
             "<b>a<div>b</b>c</div>",
-            "<a href=x>one<a href=y>two</a>",
+            "<a href=x>one<b>bold<a href=y>two</a>",
+            "<a href=x>one<div>block<a href=y>two</a>",
             "<table>text<tr><td>c</td></tr></table>",
             "<table><div>d</div></table>",
             "<table><caption>c</caption></table>",
