@@ -442,35 +442,6 @@ pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
 /// `config.language` is "auto".
 pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling, declared: Option<&str>) -> (Page, bool) {
     use crate::cosine::Language;
-    if !config.stem && !matches!(shingling, Shingling::Words(_)) {
-        // Nothing reads the sentences' text after their hashes and words: none is kept.
-        let (sentences, words, truncated) = compact_page(blocks, config);
-        let shingles = match shingling {
-            Shingling::Terms => {
-                let language = match config.language.as_str() {
-                    "auto" => declared
-                        .map(Language::from_code)
-                        .filter(|l| *l != Language::Other)
-                        .unwrap_or_else(|| Language::detect(&blocks.join("\n"))),
-                    code => Language::from_code(code),
-                };
-                terms_in(blocks, language, &config.synonyms)
-            }
-            _ => Vec::new(),
-        };
-        let page = Page {
-            id: meta.id,
-            url: meta.url,
-            host: meta.host,
-            record_id: meta.record_id,
-            sentences: sentences.into(),
-            shingles,
-            words: words.into(),
-            main_marked: false,
-        };
-        return (page, truncated);
-    }
-    let mut split = split_page(blocks, config);
     let needs_language = config.stem || shingling == Shingling::Terms;
     let language = needs_language.then(|| match config.language.as_str() {
         "auto" => {
@@ -478,19 +449,31 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
         }
         code => Language::from_code(code),
     });
-    if let (true, Some(language)) = (config.stem, language) {
-        with_canonicalizer(language, &config.synonyms, |c| {
-            for s in &mut split.sentences {
-                let canonical = c.terms(&s.normalized).join(" ");
-                if !canonical.is_empty() {
-                    (s.md5, s.key) = hash(&canonical);
+    let (sentences, words, truncated, word_shingles) = if !config.stem && !matches!(shingling, Shingling::Words(_)) {
+        // Nothing reads the sentences' text after their hashes and words: none is kept.
+        let (sentences, words, truncated) = compact_page(blocks, config);
+        (sentences, words, truncated, Vec::new())
+    } else {
+        let mut split = split_page(blocks, config);
+        if let (true, Some(language)) = (config.stem, language) {
+            with_canonicalizer(language, &config.synonyms, |c| {
+                for s in &mut split.sentences {
+                    let canonical = c.terms(&s.normalized).join(" ");
+                    if !canonical.is_empty() {
+                        (s.md5, s.key) = hash(&canonical);
+                    }
                 }
-            }
-        });
-    }
-    let (sentences, words) = compact(&split.sentences, config);
+            });
+        }
+        let (sentences, words) = compact(&split.sentences, config);
+        let word_shingles = match shingling {
+            Shingling::Words(n) => shingles(&split.sentences, n),
+            _ => Vec::new(),
+        };
+        (sentences, words, split.truncated, word_shingles)
+    };
     let shingles = match (shingling, language) {
-        (Shingling::Words(n), _) => shingles(&split.sentences, n),
+        (Shingling::Words(_), _) => word_shingles,
         (Shingling::Terms, Some(language)) => terms_in(blocks, language, &config.synonyms),
         _ => Vec::new(),
     };
@@ -505,7 +488,7 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
             words: words.into(),
             main_marked: false,
         },
-        split.truncated,
+        truncated,
     )
 }
 
