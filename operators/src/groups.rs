@@ -86,6 +86,9 @@ pub struct GroupSettings {
     pub sentence_groups_over: usize,
 }
 
+/// How many `(fingerprint, page)` pairs ahead the groups operator prefetches a group's slot.
+const PREFETCH_AHEAD: usize = 8;
+
 /// `GroupSettings::sentence_groups_over` by default (`[candidates] common_sentence_pages`): a
 /// sentence in the prefixes of more pages than this is a common one (PPJoin orders such tokens
 /// last for the same reason: they make candidates, not near-duplicates).
@@ -189,6 +192,12 @@ impl Applying {
             .collect();
         self.next += n;
         Some((fp, changes))
+    }
+
+    /// The fingerprint of the pair `ahead` pairs past the next group's first, if this pass has
+    /// one: the group to prefetch while this one is applied.
+    fn upcoming(&self, ahead: usize) -> Option<u64> {
+        self.pairs.get(self.next + ahead).map(|p| p.0)
     }
 }
 
@@ -540,6 +549,11 @@ impl Slots {
             Slot::Many(group) => self.many.insert(fp, group).is_some(),
         };
         debug_assert!(!replaced, "a group is put back after it was taken out");
+    }
+
+    /// A hint that the group of `fp` is taken soon (`DenseMap::prefetch`).
+    pub fn prefetch(&self, fp: u64) {
+        self.one.prefetch(fp);
     }
 
     /// The groups held.
@@ -1031,6 +1045,11 @@ where
                             let mut stats = VerifyStats::default();
                             if cache.rotate_if_full() {
                                 stats.cache_clears += 1;
+                            }
+                            // The slots of the groups a few pairs on miss the cache in a table
+                            // of millions: their loads start now, while this group is applied.
+                            if let Some(later) = applying.upcoming(PREFETCH_AHEAD) {
+                                groups.prefetch(later);
                             }
                             let held_before = groups.len();
                             let mut group = Group::from_slot(groups.take(fp));
