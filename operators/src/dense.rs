@@ -372,9 +372,8 @@ mod tests {
             let mut model: HashMap<u64, u64> = HashMap::new();
             for op in ops {
                 // A hint, on an empty table too: it changes nothing that follows.
-                if let Op::Insert(k, _) | Op::Remove(k) | Op::InsertAbsent(k, _) | Op::RemoveIfEven(k) = op {
-                    dense.prefetch(k);
-                }
+                let (Op::Insert(k, _) | Op::Remove(k) | Op::InsertAbsent(k, _) | Op::RemoveIfEven(k)) = op;
+                dense.prefetch(k);
                 match op {
                     Op::Insert(k, v) => prop_assert_eq!(dense.insert(k, v), model.insert(k, v)),
                     Op::Remove(k) => prop_assert_eq!(dense.remove(k), model.remove(&k)),
