@@ -551,7 +551,9 @@ impl Slots {
         debug_assert!(!replaced, "a group is put back after it was taken out");
     }
 
-    /// A hint that the group of `fp` is taken soon (`DenseMap::prefetch`).
+    /// A hint that the group of `fp` is taken soon: its slot in the pages alone's map
+    /// (`DenseMap::prefetch`), where `take` looks first and most fingerprints are. The groups of
+    /// several pages are in a `HashMap`, which offers no prefetch.
     pub fn prefetch(&self, fp: u64) {
         self.one.prefetch(fp);
     }
