@@ -205,14 +205,7 @@ impl BlockBuilder {
                     simple
                 })
             {
-                if self.current.is_empty() {
-                    self.region = region;
-                }
-                if self.pending_space {
-                    self.current.push(' ');
-                    self.pending_space = false;
-                }
-                self.current.push_str(text);
+                self.push_run(text, region);
                 return;
             }
         }
@@ -238,14 +231,7 @@ impl BlockBuilder {
                 at += len;
             }
             if at > run {
-                if self.current.is_empty() {
-                    self.region = region;
-                }
-                if self.pending_space {
-                    self.current.push(' ');
-                    self.pending_space = false;
-                }
-                self.current.push_str(&text[run..at]);
+                self.push_run(&text[run..at], region);
             }
             let space = at;
             while at < bytes.len() {
@@ -261,6 +247,19 @@ impl BlockBuilder {
         }
     }
 
+    /// Appends a run of text without white space (not empty) to the block, after the space a
+    /// white space before it left pending; the block's region is its first run's.
+    fn push_run(&mut self, run: &str, region: Region) {
+        if self.current.is_empty() {
+            self.region = region;
+        }
+        if self.pending_space {
+            self.current.push(' ');
+            self.pending_space = false;
+        }
+        self.current.push_str(run);
+    }
+
     /// `push_text` as it was written first, by `str::split`: what the tests hold it to.
     #[cfg(test)]
     fn push_text_by_split(&mut self, text: &str, region: Region) {
@@ -269,14 +268,7 @@ impl BlockBuilder {
                 self.pending_space = !self.current.is_empty();
             }
             if !run.is_empty() {
-                if self.current.is_empty() {
-                    self.region = region;
-                }
-                if self.pending_space {
-                    self.current.push(' ');
-                    self.pending_space = false;
-                }
-                self.current.push_str(run);
+                self.push_run(run, region);
             }
         }
     }
