@@ -693,9 +693,20 @@ impl Group {
         if incremental {
             // Before the change: the members within `neighbors` of a change (no scan reaches
             // farther), and of those, the sides whose scan reaches the nearest changed key.
+            // Each changed key's place among them: the members below it, and those at or below
+            // it (one more for a removal). Searched once a key, not once a member near it (a
+            // search reads a member at each step, most of them out of the cache in a large
+            // group).
+            let places: Vec<(usize, usize)> = changed
+                .iter()
+                .map(|k| {
+                    let below = self.members.partition_point(|e| identity(&e.member) < *k);
+                    let at = self.members.get(below).is_some_and(|e| identity(&e.member) == *k);
+                    (below, below + usize::from(at))
+                })
+                .collect();
             let mut near: Vec<usize> = Vec::new();
-            for k in &changed {
-                let p = self.members.partition_point(|e| identity(&e.member) < *k);
+            for &(p, _) in &places {
                 near.extend(p.saturating_sub(n)..old_len.min(p + n + 1));
             }
             near.sort_unstable();
@@ -713,14 +724,8 @@ impl Group {
                 for side in [Side::Before, Side::After] {
                     // The members strictly between this one and the nearest changed key.
                     let between = match side {
-                        Side::Before if below > 0 => {
-                            let b = changed[below - 1];
-                            jo - self.members.partition_point(|e| identity(&e.member) <= b)
-                        }
-                        Side::After if below < changed.len() => {
-                            let b = changed[below];
-                            self.members.partition_point(|e| identity(&e.member) < b) - jo - 1
-                        }
+                        Side::Before if below > 0 => jo - places[below - 1].1,
+                        Side::After if below < changed.len() => places[below].0 - jo - 1,
                         _ => continue,
                     };
                     let held = self.members[jo].scans[side as usize];
