@@ -400,23 +400,26 @@ fn myers_first(n: u64, m: u64) -> u64 {
     (parallel_work / (n + m).max(1)).max(MYERS_FIRST_MIN)
 }
 
-/// The weight of the sentences `a` and `b` share at their very head and tail (by key and
-/// weight; the head taken first, so the two never overlap), and the rest of each.
-fn common_ends<'s, S: KeyWeight>(a: &'s [S], b: &'s [S]) -> (u64, &'s [S], &'s [S]) {
-    let head = a.iter().zip(b).take_while(|(x, y)| x.compared() == y.compared()).count();
-    let (ra, rb) = (&a[head..], &b[head..]);
-    let tail = ra.iter().rev().zip(rb.iter().rev()).take_while(|(x, y)| x.compared() == y.compared()).count();
-    let weight = a[..head].iter().chain(&ra[ra.len() - tail..]).map(|s| s.compared().1 as u64).sum();
-    (weight, &ra[..ra.len() - tail], &rb[..rb.len() - tail])
+/// How many items `a` and `b` share, by `same`, at their very head and at their very tail (the
+/// head taken first, so the two never overlap).
+fn common_head_and_tail<T>(a: &[T], b: &[T], same: impl Fn(&T, &T) -> bool) -> (usize, usize) {
+    let head = a.iter().zip(b).take_while(|(x, y)| same(x, y)).count();
+    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| same(x, y)).count();
+    (head, tail)
 }
 
-/// `a` and `b` without their common head and tail (the head taken first, so the two never
-/// overlap).
+/// `a` and `b` without their common head and tail (`common_head_and_tail`).
 fn trim_common_ends<'s, T: PartialEq>(a: &'s [T], b: &'s [T]) -> (&'s [T], &'s [T]) {
-    let head = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let (a, b) = (&a[head..], &b[head..]);
-    let tail = a.iter().rev().zip(b.iter().rev()).take_while(|(x, y)| x == y).count();
-    (&a[..a.len() - tail], &b[..b.len() - tail])
+    let (head, tail) = common_head_and_tail(a, b, T::eq);
+    (&a[head..a.len() - tail], &b[head..b.len() - tail])
+}
+
+/// The weight of the sentences `a` and `b` share at their very head and tail (by key and
+/// weight), and the rest of each.
+fn common_ends<'s, S: KeyWeight>(a: &'s [S], b: &'s [S]) -> (u64, &'s [S], &'s [S]) {
+    let (head, tail) = common_head_and_tail(a, b, |x, y| x.compared() == y.compared());
+    let weight = a[..head].iter().chain(&a[a.len() - tail..]).map(|s| s.compared().1 as u64).sum();
+    (weight, &a[head..a.len() - tail], &b[head..b.len() - tail])
 }
 
 /// A token of the sequences `bounded_distance` compares: how the bit-parallel LCS finds a
