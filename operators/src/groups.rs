@@ -699,10 +699,9 @@ impl Group {
             // group).
             let places: Vec<(usize, usize)> = changed
                 .iter()
-                .map(|k| {
-                    let below = self.members.partition_point(|e| identity(&e.member) < *k);
-                    let at = self.members.get(below).is_some_and(|e| identity(&e.member) == *k);
-                    (below, below + usize::from(at))
+                .map(|k| match self.find(k) {
+                    Ok(at) => (at, at + 1),
+                    Err(below) => (below, below),
                 })
                 .collect();
             let mut near: Vec<usize> = Vec::new();
