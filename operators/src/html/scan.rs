@@ -92,11 +92,20 @@ enum Token<'a> {
     Eof,
 }
 
-/// An open element.
+/// An open element, and what two questions asked at every token would find walking the stack
+/// from it down: they depend only on the elements below it, which stay as they are while it
+/// is open.
 struct Open {
     /// Its name, in `Scanner::names` from here to the next element's start.
     start: usize,
     id: u32,
+    /// The innermost table element (`is_table_element`) at or below it, by index plus one;
+    /// 0 for none (`Scanner::table_context`).
+    table: u32,
+    /// Whether a `p` is in button scope from it (`Scanner::p_in_button_scope`).
+    p_in_button_scope: bool,
+    /// The innermost `a` at or below it, by index plus one; 0 for none (`Scanner::open_a`).
+    a: u32,
 }
 
 #[derive(Default)]
@@ -228,6 +237,11 @@ fn is_heading(name: &str) -> bool {
 /// The boundaries of an element's default scope (html5ever's list, `select` in it).
 fn bounds_default(name: &str) -> bool {
     matches!(name, "applet" | "caption" | "html" | "table" | "td" | "th" | "marquee" | "object" | "select" | "template")
+}
+
+/// A cell, a row, a section or a table: what the table modes look for.
+fn is_table_element(name: &str) -> bool {
+    matches!(name, "td" | "th" | "tr" | "tbody" | "thead" | "tfoot" | "table")
 }
 
 fn bounds_button(name: &str) -> bool {
@@ -456,7 +470,13 @@ impl<'a> Scanner<'a> {
         self.extraction.open(name, role);
         let id = self.next_id;
         self.next_id += 1;
-        self.stack.push(Open { start: self.names.len(), id });
+        let below = self.stack.last();
+        let table = if is_table_element(name) { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.table) };
+        // `in_scope("p", bounds_button)` from here: this element is the `p`, or bounds the
+        // scope, or leaves the answer to the elements below.
+        let p_in_button_scope = name == "p" || (!bounds_button(name) && below.is_some_and(|open| open.p_in_button_scope));
+        let a = if name == "a" { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.a) };
+        self.stack.push(Open { start: self.names.len(), id, table, p_in_button_scope, a });
         self.names.push_str(name);
         id
     }
@@ -520,8 +540,15 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
+    /// `in_scope("p", bounds_button)`, kept with each open element (`Open`), not walked.
+    fn p_in_button_scope(&self) -> bool {
+        let kept = self.stack.last().is_some_and(|open| open.p_in_button_scope);
+        debug_assert_eq!(kept, self.in_scope("p", bounds_button), "the kept p scope");
+        kept
+    }
+
     fn close_p_in_button_scope(&mut self) -> Option<()> {
-        if self.in_scope("p", bounds_button) {
+        if self.p_in_button_scope() {
             self.generate_implied("p")?;
             self.pop_until(|n| n == "p")?;
         }
@@ -529,8 +556,19 @@ impl<'a> Scanner<'a> {
     }
 
     /// The innermost table element open (a cell, a row, a section or a table), by index.
+    /// The innermost `a` open below `above` (an index of the stack, or its length), by index.
+    /// Kept with each open element (`Open::a`), not walked.
+    fn open_a(&self, above: usize) -> Option<usize> {
+        let kept = above.checked_sub(1).and_then(|below| (self.stack[below].a as usize).checked_sub(1));
+        debug_assert_eq!(kept, (0..above).rposition(|index| self.name_at(index) == "a"), "the kept a");
+        kept
+    }
+
+    /// Kept with each open element (`Open::table`), not walked.
     fn table_context(&self) -> Option<usize> {
-        (0..self.stack.len()).rev().find(|&index| matches!(self.name_at(index), "td" | "th" | "tr" | "tbody" | "thead" | "tfoot" | "table"))
+        let kept = self.stack.last().and_then(|open| (open.table as usize).checked_sub(1));
+        debug_assert_eq!(kept, (0..self.stack.len()).rev().find(|&index| is_table_element(self.name_at(index))), "the kept table context");
+        kept
     }
 
     fn run(&mut self) -> Option<()> {
@@ -951,7 +989,7 @@ impl<'a> Scanner<'a> {
                         self.push(name, role);
                     }
                     "a" => {
-                        if let Some(open) = (0..self.stack.len()).rposition(|index| self.name_at(index) == "a") {
+                        if let Some(open) = self.open_a(self.stack.len()) {
                             // The adoption agency for the open `a` (mdBook links a heading's
                             // text, and a link inside that text nests one in the other). With
                             // nothing but ordinary elements opened inside it, there is no
@@ -961,7 +999,7 @@ impl<'a> Scanner<'a> {
                             // further down (perhaps before a cell's marker) is left to it.
                             let inside = open + 1..self.stack.len();
                             if inside.clone().any(|index| is_special(self.name_at(index)) || is_formatting(self.name_at(index)))
-                                || (0..open).any(|index| self.name_at(index) == "a")
+                                || self.open_a(open).is_some()
                             {
                                 return None;
                             }
@@ -978,7 +1016,7 @@ impl<'a> Scanner<'a> {
                         self.push(name, role);
                     }
                     "table" => {
-                        if self.in_scope("p", bounds_button) {
+                        if self.p_in_button_scope() {
                             match self.quirks {
                                 Some(false) => self.close_p_in_button_scope()?,
                                 _ if !self.doctype_seen => {}
@@ -1060,7 +1098,7 @@ impl<'a> Scanner<'a> {
                         Some(())
                     }
                     "p" => {
-                        if !self.in_scope("p", bounds_button) {
+                        if !self.p_in_button_scope() {
                             self.push("p", None);
                         }
                         self.generate_implied("p")?;
