@@ -48,7 +48,7 @@ fn expand<S: KeyWeight>(sentences: &[S]) -> Vec<(u64, u16)> {
 /// Drops sentences of `a` whose key does not occur in `b`; returns the kept ones and the
 /// dropped weight. Never drops a sentence that `b` has (tested).
 pub fn fragment_filter<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B]) -> (Vec<(u64, u16)>, u64) {
-    fragment_filter_sorted(a, &sorted_keys(b))
+    fragment_filter_within(a, &sorted_keys(b), u64::MAX).expect("no weight is past u64::MAX")
 }
 
 /// The distinct keys of a sentence sequence, sorted (the other page's "fingerprint table").
@@ -59,20 +59,23 @@ fn sorted_keys<S: KeyWeight>(sentences: &[S]) -> Vec<u64> {
     keys
 }
 
-fn fragment_filter_sorted<S: KeyWeight>(a: &[S], present: &[u64]) -> (Vec<(u64, u16)>, u64) {
+/// The fragment filter against the other page's sorted keys, given up (`None`) once the weight
+/// dropped is past `budget`: most pairs that reach the filter leave it there, and the rest of
+/// their sentences need not be searched.
+fn fragment_filter_within<S: KeyWeight>(a: &[S], present: &[u64], budget: u64) -> Option<(Vec<(u64, u16)>, u64)> {
     let mut dropped = 0u64;
-    let kept = a
-        .iter()
-        .map(S::compared)
-        .filter(|&(k, w)| {
-            let keep = present.binary_search(&k).is_ok();
-            if !keep {
-                dropped += w as u64;
+    let mut kept = Vec::with_capacity(a.len());
+    for (key, weight) in a.iter().map(S::compared) {
+        if present.binary_search(&key).is_ok() {
+            kept.push((key, weight));
+        } else {
+            dropped += weight as u64;
+            if dropped > budget {
+                return None;
             }
-            keep
-        })
-        .collect();
-    (kept, dropped)
+        }
+    }
+    Some((kept, dropped))
 }
 
 /// Myers' greedy forward algorithm: the edit distance D between `a` and `b` if D ≤ `max_d`.
@@ -135,13 +138,14 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
     // expansions too: a sentence of one key and weight expands to the same tokens), and add
     // nothing to D: a near-copy leaves the filter and the count its differing middle alone.
     let (common, ma, mb) = common_ends(&a.sentences, &b.sentences);
-    let (fa, dropped_a) = fragment_filter_sorted(ma, kb);
-    let (fb, dropped_b) = fragment_filter_sorted(mb, ka);
-    let spent = dropped_a + dropped_b;
-    if spent > budget {
+    // The weight either filter drops is part of D: past the budget, the pair is dissimilar.
+    let Some((fa, dropped_a)) = fragment_filter_within(ma, kb, budget) else {
         return Verdict::Dissimilar;
-    }
-    let remaining = budget - spent;
+    };
+    let Some((fb, dropped_b)) = fragment_filter_within(mb, ka, budget - dropped_a) else {
+        return Verdict::Dissimilar;
+    };
+    let remaining = budget - dropped_a - dropped_b;
     let capped = remaining > max_diff_distance;
     let (na, nb) = (wa - common - dropped_a, wb - common - dropped_b);
     // Few sentence matches (distinct sentences, the usual page): the LCS of the token
