@@ -300,6 +300,14 @@ impl BlockBuilder {
 /// Elements whose content is raw text that is never visible: cut out before parsing, since
 /// they are half the bytes of a typical page and the tokenizer walks them char by char.
 const RAW_TEXT_ELEMENTS: [&[u8]; 3] = [b"script", b"style", b"svg"];
+const _: () = {
+    // `drop_raw_text_elements` passes over a tag whose name does not begin with `s`.
+    let mut i = 0;
+    while i < RAW_TEXT_ELEMENTS.len() {
+        assert!(RAW_TEXT_ELEMENTS[i][0] == b's');
+        i += 1;
+    }
+};
 
 /// Removes `<script>`, `<style>` and `<svg>` elements (start tag to end tag) from the raw
 /// HTML. An element without an end tag is left for the parser.
@@ -310,6 +318,11 @@ pub fn drop_raw_text_elements(html: &str) -> std::borrow::Cow<'_, str> {
     let mut at = 0;
     while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
         let open = at + found;
+        // Each of them begins with `s`: most tags are passed over on one byte.
+        if bytes.get(open + 1).is_none_or(|&b| (b | 0x20) != b's') {
+            at = open + 1;
+            continue;
+        }
         let name = RAW_TEXT_ELEMENTS.iter().find(|name| {
             let end = open + 1 + name.len();
             end < bytes.len()
