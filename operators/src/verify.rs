@@ -807,7 +807,51 @@ pub(crate) mod tests {
         assert_eq!(clusters.len(), 3, "chunks of 2, 2, 1");
     }
 
+    /// Whether two pages' own texts are different texts, from scratch: every sentence searched
+    /// for in the other page's keys.
+    fn own_texts_differ_from_scratch(config: &VerifyConfig, a: &Content, b: &Content) -> bool {
+        let own = |c: &Content, other: &Content| -> (u64, Vec<u16>) {
+            let keys = distinct_sentence_keys(other);
+            let (mut weight, mut words, mut offset) = (0u64, Vec::new(), 0usize);
+            for ((k, w), &n) in c.sentences.compared().zip(&c.word_counts) {
+                let end = offset + n as usize;
+                if !keys.contains(&k) {
+                    weight += w as u64;
+                    words.extend_from_slice(&c.words[offset..end]);
+                }
+                offset = end;
+            }
+            (weight, words)
+        };
+        let ((wa, own_a), (wb, own_b)) = (own(a, b), own(b, a));
+        let units = (config.sibling_own_units as u64).max(1);
+        wa >= units
+            && wb >= units
+            && !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
+    }
+
     proptest::proptest! {
+        /// The sibling check decides as from scratch on pages with a common head and tail. Their
+        /// middles are drawn from few sentences, so that a middle also holds sentences of the
+        /// ends, of the other middle or twice its own.
+        #[test]
+        fn own_texts_across_common_ends_are_decided_as_from_scratch(
+            head in proptest::collection::vec(0u16..12, 0..6),
+            middles in proptest::collection::vec(proptest::collection::vec(0u16..24, 0..8), 2),
+            tail in proptest::collection::vec(0u16..12, 0..6),
+            own_units in 1u32..30,
+        ) {
+            let page = |middle: &[u16]| -> Content {
+                let seeds: Vec<u16> = head.iter().chain(middle).chain(&tail).copied().collect();
+                of_words(&seeds.iter().map(|&seed| sentence(seed)).collect::<Vec<_>>())
+            };
+            let (a, b) = (page(&middles[0]), page(&middles[1]));
+            let config = VerifyConfig { sibling_min_pages: 2, sibling_own_units: own_units, ..Default::default() };
+            let expected = own_texts_differ_from_scratch(&config, &a, &b);
+            proptest::prop_assert_eq!(own_texts_are_different_texts(&config, &a, &b), expected);
+            proptest::prop_assert_eq!(own_texts_are_different_texts(&config, &b, &a), expected);
+        }
+
         /// The sibling check given the words' LCS of a similar pair (`compare_keyed_words`)
         /// decides as the check that compares the own texts, and that LCS is the words' exact
         /// LCS. Near-copies of one text: sentences kept, edited (one word, or two), replaced by
