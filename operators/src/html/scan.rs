@@ -92,8 +92,9 @@ enum Token<'a> {
     Eof,
 }
 
-/// An open element, and what two questions asked at every token would find walking the stack
-/// from it down: they depend only on the elements below it, which stay as they are while it
+/// An open element, and the answers to three questions the scanner asks of its stack (at every
+/// token, at a block's start, at a link's): walking the stack from this element down would
+/// find them, and they depend only on the elements below it, which stay as they are while it
 /// is open.
 struct Open {
     /// Its name, in `Scanner::names` from here to the next element's start.
@@ -555,7 +556,6 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
-    /// The innermost table element open (a cell, a row, a section or a table), by index.
     /// The innermost `a` open below `above` (an index of the stack, or its length), by index.
     /// Kept with each open element (`Open::a`), not walked.
     fn open_a(&self, above: usize) -> Option<usize> {
@@ -564,7 +564,8 @@ impl<'a> Scanner<'a> {
         kept
     }
 
-    /// Kept with each open element (`Open::table`), not walked.
+    /// The innermost table element open (a cell, a row, a section or a table), by index. Kept
+    /// with each open element (`Open::table`), not walked.
     fn table_context(&self) -> Option<usize> {
         let kept = self.stack.last().and_then(|open| (open.table as usize).checked_sub(1));
         debug_assert_eq!(kept, (0..self.stack.len()).rev().find(|&index| is_table_element(self.name_at(index))), "the kept table context");
