@@ -26,7 +26,10 @@ use timely::progress::Timestamp;
 
 use crate::page::PageMeta;
 
+mod names;
 mod scan;
+
+use names::Flags;
 
 /// The visible text of a page.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,82 +41,6 @@ pub struct StrippedPage {
     /// The markup marked the page's main content (`<main>`, `role="main"`) and `blocks` are
     /// it: no navigation, banner or footer is left at their edges.
     pub main_marked: bool,
-}
-
-fn is_hidden(name: &str) -> bool {
-    matches!(
-        name,
-        "script"
-            | "style"
-            | "noscript"
-            | "template"
-            | "svg"
-            | "math"
-            | "head"
-            | "iframe"
-            | "object"
-            | "canvas"
-            | "select"
-            | "datalist"
-            | "button"
-    )
-}
-
-fn is_block(name: &str) -> bool {
-    matches!(
-        name,
-        "p" | "div"
-            | "li"
-            | "ul"
-            | "ol"
-            | "dl"
-            | "dt"
-            | "dd"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "td"
-            | "th"
-            | "tr"
-            | "table"
-            | "thead"
-            | "tbody"
-            | "tfoot"
-            | "caption"
-            | "br"
-            | "hr"
-            | "pre"
-            | "blockquote"
-            | "section"
-            | "article"
-            | "aside"
-            | "header"
-            | "footer"
-            | "nav"
-            | "main"
-            | "figure"
-            | "figcaption"
-            | "form"
-            | "fieldset"
-            | "legend"
-            | "address"
-            | "details"
-            | "summary"
-            | "body"
-            | "html"
-            | "center"
-            | "menu"
-            | "option"
-            | "textarea"
-            | "label"
-            | "input"
-            | "img"
-            | "video"
-            | "audio"
-    )
 }
 
 /// Where a block lies among the page's landmarks (see [`Landmarks`]).
@@ -139,15 +66,16 @@ struct Landmarks {
 }
 
 impl Landmarks {
-    fn enter(&mut self, name: &str, role: Option<&str>) {
+    /// An element opens, with its name's `flags` (`names::flags`) and its `role`.
+    fn enter(&mut self, flags: Flags, role: Option<&str>) {
         let role = role.and_then(|r| r.split_ascii_whitespace().next()).map(str::to_ascii_lowercase);
         let role = role.as_deref();
         let scoped = self.main > 0 || self.sectioning > 0;
-        let main = name == "main" || role == Some("main");
+        let main = flags & names::MAIN != 0 || role == Some("main");
         let chrome = matches!(role, Some("navigation" | "search" | "banner" | "contentinfo"))
-            || name == "nav"
-            || (!scoped && (matches!(name, "header" | "footer" | "aside") || role == Some("complementary")));
-        let sectioning = matches!(name, "article" | "section" | "aside" | "nav");
+            || flags & names::NAV != 0
+            || (!scoped && (flags & names::PAGE_CHROME != 0 || role == Some("complementary")));
+        let sectioning = flags & names::SECTIONING != 0;
         let bits = u8::from(main) | u8::from(chrome) << 1 | u8::from(sectioning) << 2;
         self.main += usize::from(main);
         self.chrome += usize::from(chrome);
@@ -309,15 +237,48 @@ const _: () = {
     }
 };
 
+/// Where a raw-text element's start tag may begin: `<` and the first two letters of one of
+/// [`RAW_TEXT_ELEMENTS`] in either case (`<sc`, `<St`, `<sV`, …), found together by a SIMD
+/// multi-pattern search (Teddy). Generated documentation has a tag every few tens of bytes,
+/// most of them `<span>` and `<a>`, so a search for `<` alone stops at every one of them.
+/// `None` where the CPU has no packed search: each `<` is then looked at.
+static RAW_TEXT_STARTS: std::sync::LazyLock<Option<aho_corasick::packed::Searcher>> = std::sync::LazyLock::new(|| {
+    let mut prefixes: Vec<[u8; 3]> = Vec::new();
+    for name in RAW_TEXT_ELEMENTS {
+        for first in [name[0], name[0].to_ascii_uppercase()] {
+            for second in [name[1], name[1].to_ascii_uppercase()] {
+                if !prefixes.contains(&[b'<', first, second]) {
+                    prefixes.push([b'<', first, second]);
+                }
+            }
+        }
+    }
+    aho_corasick::packed::Searcher::new(prefixes)
+});
+
+/// The next `<` at or after `at` that may open a raw-text element (see [`RAW_TEXT_STARTS`]);
+/// every `<` when the packed search is not there (`packed` `None`).
+fn next_raw_text_start(bytes: &[u8], at: usize, packed: Option<&aho_corasick::packed::Searcher>) -> Option<usize> {
+    match packed {
+        Some(searcher) => searcher.find_in(bytes, aho_corasick::Span::from(at..bytes.len())).map(|found| found.start()),
+        None => memchr::memchr(b'<', &bytes[at..]).map(|found| at + found),
+    }
+}
+
 /// Removes `<script>`, `<style>` and `<svg>` elements (start tag to end tag) from the raw
 /// HTML. An element without an end tag is left for the parser.
 pub fn drop_raw_text_elements(html: &str) -> std::borrow::Cow<'_, str> {
+    drop_raw_text_elements_with(html, RAW_TEXT_STARTS.as_ref())
+}
+
+/// [`drop_raw_text_elements`] with the packed search given (`None`: every `<` looked at), so
+/// that the tests hold both ways to the same result.
+fn drop_raw_text_elements_with<'h>(html: &'h str, packed: Option<&aho_corasick::packed::Searcher>) -> std::borrow::Cow<'h, str> {
     let bytes = html.as_bytes();
     let mut out = String::new();
     let mut copied = 0;
     let mut at = 0;
-    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
-        let open = at + found;
+    while let Some(open) = next_raw_text_start(bytes, at, packed) {
         // Each of them begins with `s`: most tags are passed over on one byte.
         if bytes.get(open + 1).is_none_or(|&b| (b | 0x20) != b's') {
             at = open + 1;
@@ -452,7 +413,14 @@ fn is_tag_space(b: u8) -> bool {
 /// Where a tag's attributes end, following the tokenizer's attribute states from `at` (just past
 /// the tag name): the index of its closing `>` and whether a `/` came right before it, or `None`
 /// at the end of input (the tokenizer then drops the tag).
-fn tag_end(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
+fn tag_end(bytes: &[u8], at: usize) -> Option<(usize, bool)> {
+    tag_end_and_names(bytes, at).map(|(gt, self_closing, _)| (gt, self_closing))
+}
+
+/// [`tag_end`], and whether the name of an attribute begins with `r` or `R` (the tokenizer's
+/// names, as its states tell them from values): without one the tag has no `role`, and the
+/// byte scanner does not look for it (`scan::role`).
+fn tag_end_and_names(bytes: &[u8], mut at: usize) -> Option<(usize, bool, bool)> {
     // The attribute states of the HTML tokenizer that matter for where a tag ends.
     #[derive(Clone, Copy)]
     enum State {
@@ -466,24 +434,29 @@ fn tag_end(bytes: &[u8], mut at: usize) -> Option<(usize, bool)> {
         SelfClosing,
     }
     let mut state = State::BeforeName;
+    let mut named_r = false;
     while at < bytes.len() {
         let b = bytes[at];
         state = match (state, b) {
             (State::BeforeName | State::AfterName | State::AfterQuoted, b'/') => State::SelfClosing,
             (State::Name, b'/') => State::SelfClosing,
-            (State::SelfClosing, b'>') => return Some((at, true)),
+            (State::SelfClosing, b'>') => return Some((at, true, named_r)),
             (State::SelfClosing, _) => {
                 state = State::BeforeName;
                 continue;
             }
             (State::BeforeName | State::Name | State::AfterName | State::BeforeValue | State::AfterQuoted | State::Unquoted, b'>') => {
-                return Some((at, false))
+                return Some((at, false, named_r))
             }
             (State::BeforeName | State::AfterQuoted | State::Unquoted, b) if is_tag_space(b) => State::BeforeName,
             (State::Name | State::AfterName, b) if is_tag_space(b) => State::AfterName,
             (State::BeforeValue, b) if is_tag_space(b) => State::BeforeValue,
             (State::Name | State::AfterName, b'=') => State::BeforeValue,
-            (State::BeforeName | State::AfterName, _) => State::Name,
+            (State::BeforeName | State::AfterName, _) => {
+                // The only way into a name: its first byte.
+                named_r |= b | 0x20 == b'r';
+                State::Name
+            }
             (State::AfterQuoted, _) => {
                 state = State::BeforeName;
                 continue;
@@ -783,16 +756,21 @@ struct Extraction {
 
 impl Extraction {
     fn open(&mut self, name: &str, role: Option<&str>) {
-        if name == "title" {
+        self.open_flagged(names::flags(name), role);
+    }
+
+    /// [`Extraction::open`] with the name's flags (`names::flags`), for a caller that has them.
+    fn open_flagged(&mut self, flags: Flags, role: Option<&str>) {
+        if flags & names::TITLE != 0 {
             self.title_depth += 1;
         }
-        if self.hidden_depth > 0 || is_hidden(name) {
+        if self.hidden_depth > 0 || flags & names::HIDDEN != 0 {
             self.hidden_depth += 1;
         } else {
-            self.landmarks.enter(name, role);
-            if is_block(name) {
+            self.landmarks.enter(flags, role);
+            if flags & names::BLOCK != 0 {
                 self.builder.end_block();
-                if name == "pre" {
+                if flags & names::PRE != 0 {
                     self.pre_depth += 1;
                 }
             }
@@ -821,15 +799,20 @@ impl Extraction {
     }
 
     fn close(&mut self, name: &str) {
-        if name == "title" {
+        self.close_flagged(names::flags(name));
+    }
+
+    /// [`Extraction::close`] with the name's flags (`names::flags`).
+    fn close_flagged(&mut self, flags: Flags) {
+        if flags & names::TITLE != 0 {
             self.title_depth = self.title_depth.saturating_sub(1);
         }
         if self.hidden_depth > 0 {
             self.hidden_depth -= 1;
         } else {
-            if is_block(name) {
+            if flags & names::BLOCK != 0 {
                 self.builder.end_block();
-                if name == "pre" {
+                if flags & names::PRE != 0 {
                     self.pre_depth = self.pre_depth.saturating_sub(1);
                 }
             }
@@ -962,6 +945,32 @@ mod tests {
         assert_eq!(drop_raw_text_elements(html), "<p>a</p><p>b</p><p>c<scripts>d</scripts></p><script>never closed");
         assert_eq!(strip(html).blocks, vec!["a", "b", "cd"]);
         assert!(matches!(drop_raw_text_elements("<p>plain</p>"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(drop_raw_text_elements_with(html, None), drop_raw_text_elements(html));
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn the_packed_search_for_raw_text_starts_is_there_on_x86_64() {
+        // Otherwise the proptest below would hold the memchr path to itself.
+        assert!(RAW_TEXT_STARTS.is_some());
+    }
+
+    proptest::proptest! {
+        /// The packed search for raw-text elements' starts cuts what a look at every `<` cuts,
+        /// on markup made of their start and end tags in any case, their near misses and the
+        /// other tags that begin with `s`, short pages and long.
+        #[test]
+        fn the_packed_search_cuts_what_every_lt_looked_at_cuts(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "<script>", "<SCRIPT type=x>", "<sCrIpT/>", "</script>", "</SCRIPT >", "</scrip>", "<style>", "<STYLE\n>",
+                "</style>", "</StYlE>", "<svg viewBox='0'>", "<SVG\t>", "</svg>", "</SVG>", "<scripts>", "<sv", "<sc", "<st",
+                "<s", "<S", "<", ">", "<span class=s>", "<strong>", "<sub>", "<Sup>", "<small>", "<section>", "<p>", "</p>",
+                "text ", "x", "\u{e9}", "<!-- <script> -->", "<a href='<style>'>",
+            ]), 0..60),
+        ) {
+            let html: String = pieces.concat();
+            proptest::prop_assert_eq!(drop_raw_text_elements_with(&html, RAW_TEXT_STARTS.as_ref()), drop_raw_text_elements_with(&html, None), "{}", html);
+        }
     }
 
     /// Pages whose markup tests where the tokenizer ends tags, comments and raw text.

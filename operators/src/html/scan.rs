@@ -37,7 +37,8 @@
 
 use std::borrow::Cow;
 
-use super::{comment_end, is_tag_space, mentions, tag_end, Extraction, StrippedPage};
+use super::names::{self, Flags};
+use super::{comment_end, is_tag_space, mentions, tag_end, tag_end_and_names, Extraction, StrippedPage};
 
 /// The page's visible text as [`super::strip_with`] gives it, or `None` where the scanner does
 /// not follow the tree builder (the parser then reads the page).
@@ -82,7 +83,7 @@ enum Token<'a> {
     Text(&'a str),
     Start {
         name: Cow<'a, str>,
-        attributes: &'a [u8],
+        attributes: Attributes<'a>,
     },
     End {
         name: Cow<'a, str>,
@@ -92,6 +93,31 @@ enum Token<'a> {
     Eof,
 }
 
+/// A start tag's attribute bytes, and whether the name of one of its attributes begins with `r`
+/// (`tag_end_and_names`).
+#[derive(Clone, Copy)]
+struct Attributes<'a> {
+    bytes: &'a [u8],
+    named_r: bool,
+}
+
+impl<'a> Attributes<'a> {
+    /// None, for the `html` element the scanner inserts.
+    const NONE: Attributes<'static> = Attributes { bytes: b"", named_r: false };
+
+    /// The `role` attribute's value, as [`attribute`] reads it; not looked for where no
+    /// attribute's name begins with `r` (a start tag in the body asks, and most have none).
+    fn role(self) -> Result<Option<&'a str>, ()> {
+        if !self.named_r {
+            // `attribute` may give up (`Err`) on a tag with no `role` where a name begins with
+            // `=`; the tokenizer reads no `role` there either.
+            debug_assert!(!matches!(attribute(self.bytes, b"role"), Ok(Some(_))), "a role with no name beginning with r");
+            return Ok(None);
+        }
+        attribute(self.bytes, b"role")
+    }
+}
+
 /// An open element, and the answers to three questions the scanner asks of its stack (at every
 /// token, at a block's start, at a link's): walking the stack from this element down would
 /// find them, and they depend only on the elements below it, which stay as they are while it
@@ -99,8 +125,10 @@ enum Token<'a> {
 struct Open {
     /// Its name, in `Scanner::names` from here to the next element's start.
     start: usize,
+    /// Its name's flags (`names::flags`).
+    flags: Flags,
     id: u32,
-    /// The innermost table element (`is_table_element`) at or below it, by index plus one;
+    /// The innermost table element (`names::TABLE_ELEMENT`) at or below it, by index plus one;
     /// 0 for none (`Scanner::table_context`).
     table: u32,
     /// Whether a `p` is in button scope from it (`Scanner::p_in_button_scope`).
@@ -134,184 +162,23 @@ struct Scanner<'a> {
     text: String,
 }
 
-fn is_special(name: &str) -> bool {
-    matches!(
-        name,
-        "address"
-            | "applet"
-            | "area"
-            | "article"
-            | "aside"
-            | "base"
-            | "basefont"
-            | "bgsound"
-            | "blockquote"
-            | "body"
-            | "br"
-            | "button"
-            | "caption"
-            | "center"
-            | "col"
-            | "colgroup"
-            | "dd"
-            | "details"
-            | "dir"
-            | "div"
-            | "dl"
-            | "dt"
-            | "embed"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "form"
-            | "frame"
-            | "frameset"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "head"
-            | "header"
-            | "hgroup"
-            | "hr"
-            | "html"
-            | "iframe"
-            | "img"
-            | "input"
-            | "isindex"
-            | "li"
-            | "link"
-            | "listing"
-            | "main"
-            | "marquee"
-            | "menu"
-            | "meta"
-            | "nav"
-            | "noembed"
-            | "noframes"
-            | "noscript"
-            | "object"
-            | "ol"
-            | "p"
-            | "param"
-            | "plaintext"
-            | "pre"
-            | "script"
-            | "section"
-            | "select"
-            | "source"
-            | "style"
-            | "summary"
-            | "table"
-            | "tbody"
-            | "td"
-            | "template"
-            | "textarea"
-            | "tfoot"
-            | "th"
-            | "thead"
-            | "title"
-            | "tr"
-            | "track"
-            | "ul"
-            | "wbr"
-            | "xmp"
-    )
-}
+// What the rules ask of a name: one lookup in `names`' table, each list a flag.
 
 fn is_formatting(name: &str) -> bool {
-    matches!(name, "a" | "b" | "big" | "code" | "em" | "font" | "i" | "nobr" | "s" | "small" | "strike" | "strong" | "tt" | "u")
-}
-
-/// The elements "generate implied end tags" closes.
-fn is_implied_end(name: &str) -> bool {
-    matches!(name, "dd" | "dt" | "li" | "option" | "optgroup" | "p" | "rb" | "rp" | "rt" | "rtc")
+    names::flags(name) & names::FORMATTING != 0
 }
 
 fn is_heading(name: &str) -> bool {
-    matches!(name, "h1" | "h2" | "h3" | "h4" | "h5" | "h6")
-}
-
-/// The boundaries of an element's default scope (html5ever's list, `select` in it).
-fn bounds_default(name: &str) -> bool {
-    matches!(name, "applet" | "caption" | "html" | "table" | "td" | "th" | "marquee" | "object" | "select" | "template")
-}
-
-/// A cell, a row, a section or a table: what the table modes look for.
-fn is_table_element(name: &str) -> bool {
-    matches!(name, "td" | "th" | "tr" | "tbody" | "thead" | "tfoot" | "table")
-}
-
-fn bounds_button(name: &str) -> bool {
-    bounds_default(name) || name == "button"
-}
-
-fn bounds_list_item(name: &str) -> bool {
-    bounds_default(name) || matches!(name, "ol" | "ul")
-}
-
-fn bounds_table(name: &str) -> bool {
-    matches!(name, "html" | "table" | "template")
+    names::flags(name) & names::HEADING != 0
 }
 
 fn is_void(name: &str) -> bool {
-    matches!(
-        name,
-        "area"
-            | "br"
-            | "embed"
-            | "img"
-            | "keygen"
-            | "wbr"
-            | "input"
-            | "param"
-            | "source"
-            | "track"
-            | "hr"
-            | "base"
-            | "basefont"
-            | "bgsound"
-            | "link"
-            | "meta"
-    )
+    names::flags(name) & names::VOID != 0
 }
 
 /// The body's start tags the scanner leaves to the parser (see the module's documentation).
 fn gives_up_in_body(name: &str) -> bool {
-    matches!(
-        name,
-        "html"
-            | "body"
-            | "frameset"
-            | "noframes"
-            | "script"
-            | "style"
-            | "title"
-            | "plaintext"
-            | "applet"
-            | "marquee"
-            | "object"
-            | "image"
-            | "textarea"
-            | "xmp"
-            | "noembed"
-            | "select"
-            | "option"
-            | "optgroup"
-            | "rb"
-            | "rtc"
-            | "rp"
-            | "rt"
-            | "math"
-            | "svg"
-            | "caption"
-            | "col"
-            | "colgroup"
-            | "frame"
-    )
+    names::flags(name) & names::GIVES_UP_IN_BODY != 0
 }
 
 fn is_ascii_space(c: char) -> bool {
@@ -384,11 +251,58 @@ fn numeric_reference(value: u32, too_big: bool) -> char {
     }
 }
 
+/// Whether `bytes` hold a `&`, a CR or a NUL. Most texts between two tags are short, where
+/// `memchr3`'s setup costs more than the search: up to [`SHORT_TEXT`] bytes, eight at a time in
+/// a word (a byte equal to `b` is a zero byte of the word XOR `b` in every byte).
+fn holds_reference_cr_or_nul(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = ONES << 7;
+    /// Whether a byte of `word` is zero (no byte above a zero one can make it wrongly so).
+    fn zero_byte(word: u64) -> bool {
+        word.wrapping_sub(ONES) & !word & HIGHS != 0
+    }
+    if bytes.len() > SHORT_TEXT {
+        return memchr::memchr3(b'&', b'\r', 0, bytes).is_some();
+    }
+    let mut words = bytes.chunks_exact(8);
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+        if zero_byte(word) || zero_byte(word ^ (ONES * u64::from(b'&'))) || zero_byte(word ^ (ONES * u64::from(b'\r'))) {
+            return true;
+        }
+    }
+    words.remainder().iter().any(|&b| matches!(b, b'&' | b'\r' | 0))
+}
+
+/// The longest text [`holds_reference_cr_or_nul`] reads a word at a time.
+const SHORT_TEXT: usize = 64;
+
+/// The first `<` at or after `at`. In generated documentation the next tag is most often a few
+/// bytes away (`</a></span>`, `<td><a`), so the first 16 bytes are read two words at a time
+/// before `memchr` takes the rest.
+fn next_lt(bytes: &[u8], at: usize) -> Option<usize> {
+    const ONES: u64 = u64::from_le_bytes([1; 8]);
+    const HIGHS: u64 = ONES << 7;
+    let rest = &bytes[at..];
+    if rest.len() >= 16 {
+        for half in [0, 8] {
+            let word = u64::from_le_bytes(rest[half..half + 8].try_into().expect("8 bytes")) ^ (ONES * u64::from(b'<'));
+            // The lowest marked byte is the first zero byte (a mark above one may be wrong).
+            let marks = word.wrapping_sub(ONES) & !word & HIGHS;
+            if marks != 0 {
+                return Some(at + half + marks.trailing_zeros() as usize / 8);
+            }
+        }
+        return memchr::memchr(b'<', &rest[16..]).map(|found| at + 16 + found);
+    }
+    memchr::memchr(b'<', rest).map(|found| at + found)
+}
+
 /// Text as the tokenizer gives it: character references decoded, CR LF and CR read as LF.
 /// `None` where it holds a NUL or a reference the scanner does not decode exactly.
 fn decode<'s>(raw: &'s str, out: &'s mut String) -> Option<&'s str> {
     let bytes = raw.as_bytes();
-    if memchr::memchr3(b'&', b'\r', 0, bytes).is_none() {
+    if !holds_reference_cr_or_nul(bytes) {
         return Some(raw);
     }
     out.clear();
@@ -468,16 +382,17 @@ impl<'a> Scanner<'a> {
     }
 
     fn push(&mut self, name: &str, role: Option<&str>) -> u32 {
-        self.extraction.open(name, role);
+        let flags = names::flags(name);
+        self.extraction.open_flagged(flags, role);
         let id = self.next_id;
         self.next_id += 1;
         let below = self.stack.last();
-        let table = if is_table_element(name) { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.table) };
-        // `in_scope("p", bounds_button)` from here: this element is the `p`, or bounds the
+        let table = if flags & names::TABLE_ELEMENT != 0 { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.table) };
+        // `in_scope("p", BOUNDS_BUTTON)` from here: this element is the `p`, or bounds the
         // scope, or leaves the answer to the elements below.
-        let p_in_button_scope = name == "p" || (!bounds_button(name) && below.is_some_and(|open| open.p_in_button_scope));
+        let p_in_button_scope = name == "p" || (flags & names::BOUNDS_BUTTON == 0 && below.is_some_and(|open| open.p_in_button_scope));
         let a = if name == "a" { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.a) };
-        self.stack.push(Open { start: self.names.len(), id, table, p_in_button_scope, a });
+        self.stack.push(Open { start: self.names.len(), flags, id, table, p_in_button_scope, a });
         self.names.push_str(name);
         id
     }
@@ -485,7 +400,7 @@ impl<'a> Scanner<'a> {
     /// Pops the current node; `None` when it is a formatting element (its end tag alone closes
     /// one here: the tree builder would reconstruct it later).
     fn pop_implied(&mut self) -> Option<()> {
-        if is_formatting(self.current()) {
+        if self.current_flags() & names::FORMATTING != 0 {
             return None;
         }
         self.pop();
@@ -494,23 +409,29 @@ impl<'a> Scanner<'a> {
 
     fn pop(&mut self) {
         let open = self.stack.pop().expect("an open element");
-        self.extraction.close(&self.names[open.start..]);
+        self.extraction.close_flagged(open.flags);
         self.names.truncate(open.start);
     }
 
     fn void(&mut self, name: &str, role: Option<&str>) {
-        self.extraction.open(name, role);
-        self.extraction.close(name);
+        let flags = names::flags(name);
+        self.extraction.open_flagged(flags, role);
+        self.extraction.close_flagged(flags);
     }
 
-    /// Whether an element named `target` is in the scope `bounds` draws.
-    fn in_scope(&self, target: &str, bounds: fn(&str) -> bool) -> bool {
+    /// The current node's flags (`names::flags`), 0 for none.
+    fn current_flags(&self) -> Flags {
+        self.stack.last().map_or(0, |open| open.flags)
+    }
+
+    /// Whether an element named `target` is in the scope `bounds` (a flag of `names`: the
+    /// elements that bound it) draws.
+    fn in_scope(&self, target: &str, bounds: Flags) -> bool {
         for index in (0..self.stack.len()).rev() {
-            let name = self.name_at(index);
-            if name == target {
+            if self.name_at(index) == target {
                 return true;
             }
-            if bounds(name) {
+            if self.stack[index].flags & bounds != 0 {
                 return false;
             }
         }
@@ -523,7 +444,7 @@ impl<'a> Scanner<'a> {
 
     /// "Generate implied end tags", but for `except`.
     fn generate_implied(&mut self, except: &str) -> Option<()> {
-        while is_implied_end(self.current()) && self.current() != except {
+        while self.current_flags() & names::IMPLIED_END != 0 && self.current() != except {
             self.pop_implied()?;
         }
         Some(())
@@ -541,10 +462,10 @@ impl<'a> Scanner<'a> {
         Some(())
     }
 
-    /// `in_scope("p", bounds_button)`, kept with each open element (`Open`), not walked.
+    /// `in_scope("p", BOUNDS_BUTTON)`, kept with each open element (`Open`), not walked.
     fn p_in_button_scope(&self) -> bool {
         let kept = self.stack.last().is_some_and(|open| open.p_in_button_scope);
-        debug_assert_eq!(kept, self.in_scope("p", bounds_button), "the kept p scope");
+        debug_assert_eq!(kept, self.in_scope("p", names::BOUNDS_BUTTON), "the kept p scope");
         kept
     }
 
@@ -568,7 +489,11 @@ impl<'a> Scanner<'a> {
     /// with each open element (`Open::table`), not walked.
     fn table_context(&self) -> Option<usize> {
         let kept = self.stack.last().and_then(|open| (open.table as usize).checked_sub(1));
-        debug_assert_eq!(kept, (0..self.stack.len()).rev().find(|&index| is_table_element(self.name_at(index))), "the kept table context");
+        debug_assert_eq!(
+            kept,
+            (0..self.stack.len()).rev().find(|&index| names::flags(self.name_at(index)) & names::TABLE_ELEMENT != 0),
+            "the kept table context"
+        );
         kept
     }
 
@@ -601,11 +526,10 @@ impl<'a> Scanner<'a> {
         // Text runs to the next `<` that opens markup.
         let mut at = start;
         loop {
-            let Some(found) = memchr::memchr(b'<', &bytes[at..]) else {
+            let Some(lt) = next_lt(bytes, at) else {
                 self.at = bytes.len();
                 return Some(Token::Text(&self.html[start..]));
             };
-            let lt = at + found;
             match bytes.get(lt + 1) {
                 Some(b) if b.is_ascii_alphabetic() || matches!(b, b'/' | b'!' | b'?') => {
                     if lt > start {
@@ -655,9 +579,9 @@ impl<'a> Scanner<'a> {
             },
             _ => {
                 let (name, name_end) = self.tag_name(start + 1)?;
-                let (gt, _) = tag_end(bytes, name_end)?;
+                let (gt, _, named_r) = tag_end_and_names(bytes, name_end)?;
                 self.at = gt + 1;
-                Some(Token::Start { name, attributes: &bytes[name_end..gt] })
+                Some(Token::Start { name, attributes: Attributes { bytes: &bytes[name_end..gt], named_r } })
             }
         }
     }
@@ -712,7 +636,7 @@ impl<'a> Scanner<'a> {
                     Some(())
                 }
                 token => {
-                    self.begin(b"")?;
+                    self.begin(Attributes::NONE)?;
                     self.phase = Phase::BeforeHead;
                     self.process(token)
                 }
@@ -767,7 +691,7 @@ impl<'a> Scanner<'a> {
                 Token::Comment | Token::Doctype(_) => Some(()),
                 Token::Text(text) if text.chars().all(is_ascii_space) => Some(()),
                 Token::Start { name, attributes } if name == "body" => {
-                    let role = attribute(attributes, b"role").ok()?;
+                    let role = attributes.role().ok()?;
                     self.push("body", role);
                     self.phase = Phase::Body;
                     Some(())
@@ -805,10 +729,10 @@ impl<'a> Scanner<'a> {
     }
 
     /// The `html` element, with the `lang` and `role` of its start tag's `attributes`.
-    fn begin(&mut self, attributes: &[u8]) -> Option<()> {
-        let lang = attribute(attributes, b"lang").ok()?;
+    fn begin(&mut self, attributes: Attributes<'_>) -> Option<()> {
+        let lang = attribute(attributes.bytes, b"lang").ok()?;
         self.lang = lang.map(|l| l.trim().to_string()).filter(|l| !l.is_empty());
-        let role = attribute(attributes, b"role").ok()?;
+        let role = attributes.role().ok()?;
         self.push("html", role);
         Some(())
     }
@@ -843,8 +767,8 @@ impl<'a> Scanner<'a> {
     /// content: skipped whole to its end tag. Its content is a fragment of its own (hidden,
     /// like the element), and closing it leaves the stack and the formatting elements as its
     /// start tag found them.
-    fn template(&mut self, attributes: &[u8]) -> Option<()> {
-        if attribute(attributes, b"shadowrootmode").ok()?.is_some() {
+    fn template(&mut self, attributes: Attributes<'_>) -> Option<()> {
+        if attribute(attributes.bytes, b"shadowrootmode").ok()?.is_some() {
             return None;
         }
         let bytes = self.bytes;
@@ -940,7 +864,7 @@ impl<'a> Scanner<'a> {
                     // Outside a table, ignored.
                     return Some(());
                 }
-                let role = attribute(attributes, b"role").ok()?;
+                let role = attributes.role().ok()?;
                 match name {
                     "address" | "article" | "aside" | "blockquote" | "center" | "details" | "dialog" | "dir" | "div" | "dl"
                     | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "main" | "nav" | "ol" | "p" | "search"
@@ -950,7 +874,7 @@ impl<'a> Scanner<'a> {
                     }
                     "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                         self.close_p_in_button_scope()?;
-                        if is_heading(self.current()) {
+                        if self.current_flags() & names::HEADING != 0 {
                             self.pop();
                         }
                         self.push(name, role);
@@ -976,7 +900,7 @@ impl<'a> Scanner<'a> {
                                 self.pop_until(|n| n == open)?;
                                 break;
                             }
-                            if is_special(open) && !matches!(open, "address" | "div" | "p") {
+                            if self.stack[index].flags & names::SPECIAL != 0 && !matches!(open, "address" | "div" | "p") {
                                 break;
                             }
                         }
@@ -984,7 +908,7 @@ impl<'a> Scanner<'a> {
                         self.push(name, role);
                     }
                     "button" => {
-                        if self.in_scope("button", bounds_default) {
+                        if self.in_scope("button", names::BOUNDS_DEFAULT) {
                             return None;
                         }
                         self.push(name, role);
@@ -999,7 +923,7 @@ impl<'a> Scanner<'a> {
                             // inside (a cell, a block), a formatting one, or a second `a`
                             // further down (perhaps before a cell's marker) is left to it.
                             let inside = open + 1..self.stack.len();
-                            if inside.clone().any(|index| is_special(self.name_at(index)) || is_formatting(self.name_at(index)))
+                            if inside.clone().any(|index| self.stack[index].flags & (names::SPECIAL | names::FORMATTING) != 0)
                                 || self.open_a(open).is_some()
                             {
                                 return None;
@@ -1045,7 +969,7 @@ impl<'a> Scanner<'a> {
             }
             Token::End { name } => {
                 if in_cell && matches!(&*name, "table" | "tbody" | "tfoot" | "thead" | "tr") {
-                    if self.in_scope(&name, bounds_table) {
+                    if self.in_scope(&name, names::BOUNDS_TABLE) {
                         self.close_cell()?;
                         return self.in_body(Token::End { name }, false);
                     }
@@ -1055,7 +979,7 @@ impl<'a> Scanner<'a> {
                 if in_cell {
                     match name {
                         "td" | "th" => {
-                            if self.in_scope(name, bounds_table) {
+                            if self.in_scope(name, names::BOUNDS_TABLE) {
                                 self.generate_implied("")?;
                                 self.pop_until(|n| n == name)?;
                             }
@@ -1070,7 +994,7 @@ impl<'a> Scanner<'a> {
                     "address" | "article" | "aside" | "blockquote" | "button" | "center" | "details" | "dialog" | "dir" | "div" | "dl"
                     | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "listing" | "main" | "menu" | "nav"
                     | "ol" | "pre" | "search" | "section" | "select" | "summary" | "ul" => {
-                        if self.in_scope(name, bounds_default) {
+                        if self.in_scope(name, names::BOUNDS_DEFAULT) {
                             self.generate_implied("")?;
                             self.pop_until(|n| n == name)?;
                         }
@@ -1084,7 +1008,7 @@ impl<'a> Scanner<'a> {
                                 in_scope = true;
                                 break;
                             }
-                            if bounds_default(self.name_at(index)) {
+                            if self.stack[index].flags & names::BOUNDS_DEFAULT != 0 {
                                 break;
                             }
                         }
@@ -1106,7 +1030,7 @@ impl<'a> Scanner<'a> {
                         self.pop_until(|n| n == "p")
                     }
                     "li" | "dd" | "dt" => {
-                        let bounds = if name == "li" { bounds_list_item } else { bounds_default };
+                        let bounds = if name == "li" { names::BOUNDS_LIST_ITEM } else { names::BOUNDS_DEFAULT };
                         if self.in_scope(name, bounds) {
                             self.generate_implied(name)?;
                             self.pop_until(|n| n == name)?;
@@ -1116,9 +1040,9 @@ impl<'a> Scanner<'a> {
                     "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                         let in_scope = (0..self.stack.len())
                             .rev()
-                            .map(|index| self.name_at(index))
-                            .find(|open| is_heading(open) || bounds_default(open))
-                            .is_some_and(is_heading);
+                            .map(|index| self.stack[index].flags)
+                            .find(|&flags| flags & (names::HEADING | names::BOUNDS_DEFAULT) != 0)
+                            .is_some_and(|flags| flags & names::HEADING != 0);
                         if in_scope {
                             self.generate_implied("")?;
                             self.pop_until(is_heading)?;
@@ -1152,7 +1076,7 @@ impl<'a> Scanner<'a> {
                                 }
                                 return Some(());
                             }
-                            if is_special(open) {
+                            if self.stack[index].flags & names::SPECIAL != 0 {
                                 return Some(());
                             }
                         }
@@ -1181,7 +1105,7 @@ impl<'a> Scanner<'a> {
             Token::Text(raw) => self.text(raw, false, true),
             Token::Comment | Token::Doctype(_) | Token::Eof => Some(()),
             Token::Start { name, attributes } => {
-                let role = attribute(attributes, b"role").ok()?;
+                let role = attributes.role().ok()?;
                 match (part, &*name) {
                     (Table, "tbody" | "thead" | "tfoot") => {
                         self.push(&name, role);
@@ -1216,7 +1140,7 @@ impl<'a> Scanner<'a> {
             }
             Token::End { name } => match (part, &*name) {
                 (_, "table") => {
-                    if self.in_scope("table", bounds_table) {
+                    if self.in_scope("table", names::BOUNDS_TABLE) {
                         self.pop_until(|n| n == "table")?;
                     }
                     Some(())
@@ -1230,7 +1154,7 @@ impl<'a> Scanner<'a> {
                     Some(())
                 }
                 (Row, "tbody" | "thead" | "tfoot") => {
-                    if self.in_scope(&name, bounds_table) {
+                    if self.in_scope(&name, names::BOUNDS_TABLE) {
                         self.pop();
                         return self.in_table(Token::End { name });
                     }
@@ -1245,6 +1169,35 @@ impl<'a> Scanner<'a> {
 #[cfg(test)]
 mod tests {
     use super::super::{strip_reference, strip_scanned};
+
+    proptest::proptest! {
+        /// The word-at-a-time search finds a `&`, a CR or a NUL where a byte-by-byte one does,
+        /// in texts of every length around a word's and `SHORT_TEXT`.
+        #[test]
+        fn short_texts_are_searched_as_byte_by_byte(
+            text in proptest::collection::vec(proptest::sample::select(vec![b'a', b' ', b'&', b'\r', 0, b'\n', 0x26 ^ 0x80, 0x0d | 0x80, 0xff, 1]), 0..80),
+            plain in 0usize..80,
+        ) {
+            // Mostly plain text, so that the answer is often no.
+            let text: Vec<u8> = text.iter().enumerate().map(|(i, &b)| if i < plain { b'x' } else { b }).collect();
+            proptest::prop_assert_eq!(super::holds_reference_cr_or_nul(&text), text.iter().any(|&b| matches!(b, b'&' | b'\r' | 0)));
+        }
+    }
+
+    proptest::proptest! {
+        /// The next `<` from any point is where `memchr` finds it, whether in the first 16 bytes
+        /// (either word, first or later in it) or after.
+        #[test]
+        fn the_next_lt_is_memchrs(
+            text in proptest::collection::vec(proptest::sample::select(vec![b'a', b'<', b'<' ^ 0x80, b'<' - 1, b'<' + 1, 0, 0xff]), 0..60),
+            plain in 0usize..60,
+            from in 0usize..60,
+        ) {
+            let text: Vec<u8> = text.iter().enumerate().map(|(i, &b)| if i < plain { b'x' } else { b }).collect();
+            let from = from.min(text.len());
+            proptest::prop_assert_eq!(super::next_lt(&text, from), memchr::memchr(b'<', &text[from..]).map(|found| from + found));
+        }
+    }
 
     /// Pieces for the scanner's rules beside the parser tests' (`html::tests::PIECES`):
     /// implied end tags, table parts, formatting elements opened and closed out of order,
@@ -1326,6 +1279,13 @@ mod tests {
         "</DIV>",
         "<p a=\"&amp;\">",
         "<div role=\"x&amp;\">",
+        // A role is looked for only where an attribute's name begins with `r` (`Attributes::role`).
+        "<nav rel=x rOlE=main>",
+        "<div =role=main>",
+        "<div a=\"x\"role=navigation>",
+        "<section data-role=main class=role>",
+        "<div/role=main>",
+        "<td role=banner>",
         "</listing>",
         "<center>",
         "<blockquote>",
