@@ -279,7 +279,8 @@ fn drop_raw_text_elements_with<'h>(html: &'h str, packed: Option<&aho_corasick::
     let mut copied = 0;
     let mut at = 0;
     while let Some(open) = next_raw_text_start(bytes, at, packed) {
-        // Each of them begins with `s`: most tags are passed over on one byte.
+        // Each of them begins with `s`: where every `<` is looked at (no packed search), most
+        // tags are passed over on one byte.
         if bytes.get(open + 1).is_none_or(|&b| (b | 0x20) != b's') {
             at = open + 1;
             continue;

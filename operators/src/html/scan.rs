@@ -257,7 +257,8 @@ fn numeric_reference(value: u32, too_big: bool) -> char {
 fn holds_reference_cr_or_nul(bytes: &[u8]) -> bool {
     const ONES: u64 = u64::from_le_bytes([1; 8]);
     const HIGHS: u64 = ONES << 7;
-    /// Whether a byte of `word` is zero (no byte above a zero one can make it wrongly so).
+    /// Whether a byte of `word` is zero: exact, since a wrong mark can only come above a zero
+    /// byte.
     fn zero_byte(word: u64) -> bool {
         word.wrapping_sub(ONES) & !word & HIGHS != 0
     }
