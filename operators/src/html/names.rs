@@ -50,7 +50,7 @@ pub(super) const TITLE: Flags = 1 << 17;
 /// `pre`.
 pub(super) const PRE: Flags = 1 << 18;
 
-/// The lists, each with its flag.
+/// The lists, each with its flags.
 const LISTS: &[(Flags, &[&str])] = &[
     (
         SPECIAL,
@@ -142,9 +142,13 @@ const LISTS: &[(Flags, &[&str])] = &[
     (FORMATTING, &["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"]),
     (IMPLIED_END, &["dd", "dt", "li", "option", "optgroup", "p", "rb", "rp", "rt", "rtc"]),
     (HEADING, &["h1", "h2", "h3", "h4", "h5", "h6"]),
-    (BOUNDS_DEFAULT, &["applet", "caption", "html", "table", "td", "th", "marquee", "object", "select", "template"]),
-    (BOUNDS_BUTTON, &["applet", "caption", "html", "table", "td", "th", "marquee", "object", "select", "template", "button"]),
-    (BOUNDS_LIST_ITEM, &["applet", "caption", "html", "table", "td", "th", "marquee", "object", "select", "template", "ol", "ul"]),
+    // The default scope's bounds bound the button and list item scopes too.
+    (
+        BOUNDS_DEFAULT | BOUNDS_BUTTON | BOUNDS_LIST_ITEM,
+        &["applet", "caption", "html", "table", "td", "th", "marquee", "object", "select", "template"],
+    ),
+    (BOUNDS_BUTTON, &["button"]),
+    (BOUNDS_LIST_ITEM, &["ol", "ul"]),
     (BOUNDS_TABLE, &["html", "table", "template"]),
     (TABLE_ELEMENT, &["td", "th", "tr", "tbody", "thead", "tfoot", "table"]),
     (

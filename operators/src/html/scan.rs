@@ -172,15 +172,6 @@ fn is_heading(name: &str) -> bool {
     names::flags(name) & names::HEADING != 0
 }
 
-fn is_void(name: &str) -> bool {
-    names::flags(name) & names::VOID != 0
-}
-
-/// The body's start tags the scanner leaves to the parser (see the module's documentation).
-fn gives_up_in_body(name: &str) -> bool {
-    names::flags(name) & names::GIVES_UP_IN_BODY != 0
-}
-
 fn is_ascii_space(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ')
 }
@@ -251,17 +242,21 @@ fn numeric_reference(value: u32, too_big: bool) -> char {
     }
 }
 
+/// A word with 1 in each of its bytes.
+const ONES: u64 = u64::from_le_bytes([1; 8]);
+
+/// The top bit of each byte of a word marked where the byte is zero: the lowest mark is the
+/// first zero byte, a mark above it may be wrong, and there is a mark if and only if a byte is
+/// zero. (A byte equal to `b` is a zero byte of the word XOR `ONES * b`.)
+fn zero_bytes(word: u64) -> u64 {
+    word.wrapping_sub(ONES) & !word & (ONES << 7)
+}
+
 /// Whether `bytes` hold a `&`, a CR or a NUL. Most texts between two tags are short, where
 /// `memchr3`'s setup costs more than the search: up to [`SHORT_TEXT`] bytes, eight at a time in
-/// a word (a byte equal to `b` is a zero byte of the word XOR `b` in every byte).
+/// a word ([`zero_bytes`]).
 fn holds_reference_cr_or_nul(bytes: &[u8]) -> bool {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGHS: u64 = ONES << 7;
-    /// Whether a byte of `word` is zero: exact, since a wrong mark can only come above a zero
-    /// byte.
-    fn zero_byte(word: u64) -> bool {
-        word.wrapping_sub(ONES) & !word & HIGHS != 0
-    }
+    let zero_byte = |word: u64| zero_bytes(word) != 0;
     if bytes.len() > SHORT_TEXT {
         return memchr::memchr3(b'&', b'\r', 0, bytes).is_some();
     }
@@ -282,14 +277,11 @@ const SHORT_TEXT: usize = 64;
 /// bytes away (`</a></span>`, `<td><a`), so the first 16 bytes are read two words at a time
 /// before `memchr` takes the rest.
 fn next_lt(bytes: &[u8], at: usize) -> Option<usize> {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    const HIGHS: u64 = ONES << 7;
     let rest = &bytes[at..];
     if rest.len() >= 16 {
         for half in [0, 8] {
-            let word = u64::from_le_bytes(rest[half..half + 8].try_into().expect("8 bytes")) ^ (ONES * u64::from(b'<'));
-            // The lowest marked byte is the first zero byte (a mark above one may be wrong).
-            let marks = word.wrapping_sub(ONES) & !word & HIGHS;
+            let word = u64::from_le_bytes(rest[half..half + 8].try_into().expect("8 bytes"));
+            let marks = zero_bytes(word ^ (ONES * u64::from(b'<')));
             if marks != 0 {
                 return Some(at + half + marks.trailing_zeros() as usize / 8);
             }
@@ -383,7 +375,12 @@ impl<'a> Scanner<'a> {
     }
 
     fn push(&mut self, name: &str, role: Option<&str>) -> u32 {
-        let flags = names::flags(name);
+        self.push_flagged(name, names::flags(name), role)
+    }
+
+    /// [`Scanner::push`] with the name's `flags` (`names::flags`), for a caller that has them.
+    fn push_flagged(&mut self, name: &str, flags: Flags, role: Option<&str>) -> u32 {
+        debug_assert_eq!(flags, names::flags(name), "flags of another name");
         self.extraction.open_flagged(flags, role);
         let id = self.next_id;
         self.next_id += 1;
@@ -415,7 +412,11 @@ impl<'a> Scanner<'a> {
     }
 
     fn void(&mut self, name: &str, role: Option<&str>) {
-        let flags = names::flags(name);
+        self.void_flagged(names::flags(name), role);
+    }
+
+    /// [`Scanner::void`] with the name's `flags`.
+    fn void_flagged(&mut self, flags: Flags, role: Option<&str>) {
         self.extraction.open_flagged(flags, role);
         self.extraction.close_flagged(flags);
     }
@@ -858,7 +859,9 @@ impl<'a> Scanner<'a> {
                     return self.in_body(Token::Start { name, attributes }, false);
                 }
                 let name = &*name;
-                if gives_up_in_body(name) {
+                // Looked up once for the tag: the rules below and the push ask of it.
+                let flags = names::flags(name);
+                if flags & names::GIVES_UP_IN_BODY != 0 {
                     return None;
                 }
                 if matches!(name, "tbody" | "td" | "tfoot" | "th" | "thead" | "tr" | "head") {
@@ -871,24 +874,24 @@ impl<'a> Scanner<'a> {
                     | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "main" | "nav" | "ol" | "p" | "search"
                     | "section" | "summary" | "ul" | "menu" => {
                         self.close_p_in_button_scope()?;
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                     "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                         self.close_p_in_button_scope()?;
                         if self.current_flags() & names::HEADING != 0 {
                             self.pop();
                         }
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                     "pre" | "listing" => {
                         self.close_p_in_button_scope()?;
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                         self.ignore_lf = true;
                     }
                     "form" => {
                         if self.form.is_none() {
                             self.close_p_in_button_scope()?;
-                            self.form = Some(self.push(name, role));
+                            self.form = Some(self.push_flagged(name, flags, role));
                         }
                     }
                     "li" | "dd" | "dt" => {
@@ -906,13 +909,13 @@ impl<'a> Scanner<'a> {
                             }
                         }
                         self.close_p_in_button_scope()?;
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                     "button" => {
                         if self.in_scope("button", names::BOUNDS_DEFAULT) {
                             return None;
                         }
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                     "a" => {
                         if let Some(open) = self.open_a(self.stack.len()) {
@@ -933,13 +936,13 @@ impl<'a> Scanner<'a> {
                                 self.pop();
                             }
                         }
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                     "nobr" => {
                         if self.on_stack("nobr") {
                             return None;
                         }
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                     "table" => {
                         if self.p_in_button_scope() {
@@ -949,21 +952,21 @@ impl<'a> Scanner<'a> {
                                 _ => return None,
                             }
                         }
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                     "hr" => {
                         self.close_p_in_button_scope()?;
-                        self.void(name, role);
+                        self.void_flagged(flags, role);
                     }
                     "iframe" | "noscript" => {
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                         self.skip_raw(name);
                         self.pop();
                     }
                     "template" => self.template(attributes)?,
-                    _ if is_void(name) => self.void(name, role),
+                    _ if flags & names::VOID != 0 => self.void_flagged(flags, role),
                     _ => {
-                        self.push(name, role);
+                        self.push_flagged(name, flags, role);
                     }
                 }
                 Some(())
