@@ -126,19 +126,57 @@ impl Passes {
         if self.made == self.passes {
             return false;
         }
+        // This pass's keys are `low..bound`: earlier passes took those below `low`.
+        let low = (((self.made as u128) << 64) / self.passes as u128) as u64;
         self.made += 1;
         let bound = (self.made < self.passes).then(|| ((self.made as u128) << 64) / self.passes as u128);
-        pairs.clear();
-        for (i, (record, taken)) in records.iter().zip(self.taken.iter_mut()).enumerate() {
-            let rest = &record.keys()[*taken as usize..];
-            let n = bound.map_or(rest.len(), |b| rest.partition_point(|&key| (key as u128) < b));
-            pairs.extend(rest[..n].iter().map(|&key| (key, i as u32)));
-            *taken += n as u32;
+        let span = bound.unwrap_or(1 << 64) - low as u128;
+        fn taken_in<R: Keyed>(record: &R, taken: u32, bound: Option<u128>) -> &[u64] {
+            let rest = &record.keys()[taken as usize..];
+            &rest[..bound.map_or(rest.len(), |b| rest.partition_point(|&key| (key as u128) < b))]
         }
-        pairs.sort_unstable();
+        // Listed by a counting sort on the keys' top bits below `span` (keys are hashes, so the
+        // buckets hold a few pairs each), then each bucket sorted: what sorting the whole list
+        // gives, without its log n passes over it.
+        let listed: usize = records.iter().zip(&self.taken).map(|(record, &taken)| taken_in(record, taken, bound).len()).sum();
+        let bucket_bits = (listed / BUCKET_PAIRS).max(1).ilog2().min(MAX_BUCKET_BITS);
+        let shift = (u128::BITS - (span - 1).leading_zeros()).saturating_sub(bucket_bits);
+        let bucket = |key: u64| ((key - low) as u128 >> shift) as usize;
+        let mut starts = vec![0u32; (1 << bucket_bits) + 1];
+        for (record, &taken) in records.iter().zip(&self.taken) {
+            for &key in taken_in(record, taken, bound) {
+                starts[bucket(key) + 1] += 1;
+            }
+        }
+        for b in 1..starts.len() {
+            starts[b] += starts[b - 1];
+        }
+        pairs.clear();
+        pairs.resize(listed, (0, 0));
+        for (i, (record, taken)) in records.iter().zip(self.taken.iter_mut()).enumerate() {
+            let keys = taken_in(record, *taken, bound);
+            for &key in keys {
+                let at = &mut starts[bucket(key)];
+                pairs[*at as usize] = (key, i as u32);
+                *at += 1;
+            }
+            *taken += keys.len() as u32;
+        }
+        // `starts[b]` is now where bucket `b + 1` starts.
+        let mut start = 0;
+        for &end in &starts[..starts.len() - 1] {
+            pairs[start..end as usize].sort_unstable();
+            start = end as usize;
+        }
         true
     }
 }
+
+/// Pairs a bucket of `Passes::next`'s counting sort, about (fewer make more buckets to count).
+const BUCKET_PAIRS: usize = 4;
+
+/// At most 2^this buckets (a 256 KiB table of starts).
+const MAX_BUCKET_BITS: u32 = 16;
 
 /// An operator that keeps its own state: updates go to the worker `route` names, each time's
 /// are applied (`apply`, one per worker, with the time's updates and a buffer for its changes)
@@ -259,6 +297,46 @@ mod tests {
             assert_eq!(made, expected.len().div_ceil(pass_updates), "{pass_updates} a pass");
             // In order across the passes, not only within each.
             assert_eq!(listed, expected, "{pass_updates} a pass");
+        }
+    }
+
+    /// The counting sort of `Passes::next` on keys that are not spread evenly: all in a narrow
+    /// range, many records with one key, the two ends of u64, a key space's upper half (a
+    /// tag bit), and hashes; in one pass and in many.
+    #[test]
+    fn passes_list_any_keys_in_order() {
+        type Spread = fn(&mut Rng) -> u64;
+        let spreads: [(&str, Spread); 6] = [
+            ("hashes", |rng| crate::hashing::mix64(rng.below(1 << 40))),
+            ("narrow", |rng| (1 << 40) + rng.below(300)),
+            ("few", |rng| rng.below(3).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+            ("ends", |rng| if rng.below(2) == 0 { rng.below(5) } else { u64::MAX - rng.below(5) }),
+            ("upper half", |rng| crate::hashing::mix64(rng.below(1 << 40)) | 1 << 63),
+            ("small", |rng| rng.below(1 << 20)),
+        ];
+        for (name, key) in spreads {
+            for seed in 0..4 {
+                let mut rng = Rng(seed);
+                let records: Vec<Record> = (0..1 + rng.below(3000))
+                    .map(|_| {
+                        let mut keys: Vec<u64> = (0..rng.below(40)).map(|_| key(&mut rng)).collect();
+                        keys.sort_unstable();
+                        keys.dedup();
+                        Record(keys)
+                    })
+                    .collect();
+                let mut expected: Vec<(u64, u32)> =
+                    records.iter().enumerate().flat_map(|(i, r)| r.0.iter().map(move |&key| (key, i as u32))).collect();
+                expected.sort_unstable();
+                for pass_updates in [1 << 20, 5000, 777, 64] {
+                    let mut passes = Passes::new(&records, pass_updates);
+                    let (mut listed, mut pairs) = (Vec::new(), Vec::new());
+                    while passes.next(&records, &mut pairs) {
+                        listed.extend_from_slice(&pairs);
+                    }
+                    assert!(listed == expected, "{name}, seed {seed}, {pass_updates} a pass");
+                }
+            }
         }
     }
 
