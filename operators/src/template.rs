@@ -312,7 +312,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
         let pages = self.map(|(id, mut page)| {
             page.url = crate::page::no_text();
             page.record_id = crate::page::no_text();
-            filter::Part::Page(id.compact(), id, page)
+            filter::Part::Page(id.compact(), Box::new((id, page)))
         });
         let filtered = filter::filtered_pages(pages.concat(held), config);
         (filtered, templates)
