@@ -272,28 +272,43 @@ mod tests {
         }
     }
 
-    #[test]
-    fn passes_list_every_pair_once_in_key_order() {
-        // Records of up to a dozen keys spread over the range of u64, in 1 to 40 passes.
-        let mut rng = Rng(7);
-        let records: Vec<Record> = (0..20)
+    /// `count` records of up to `max_keys` keys each (sorted, distinct) drawn by `key`.
+    fn records(rng: &mut Rng, count: u64, max_keys: u64, key: impl Fn(&mut Rng) -> u64) -> Vec<Record> {
+        (0..count)
             .map(|_| {
-                let mut keys: Vec<u64> = (0..rng.below(12)).map(|_| rng.below(40).wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
+                let mut keys: Vec<u64> = (0..rng.below(max_keys)).map(|_| key(rng)).collect();
                 keys.sort_unstable();
                 keys.dedup();
                 Record(keys)
             })
-            .collect();
-        let mut expected: Vec<(u64, u32)> =
-            records.iter().enumerate().flat_map(|(i, r)| r.0.iter().map(move |&key| (key, i as u32))).collect();
-        expected.sort_unstable();
+            .collect()
+    }
+
+    /// Every `(key, record)` pair sorted whole: what the passes must list.
+    fn all_pairs_sorted(records: &[Record]) -> Vec<(u64, u32)> {
+        let mut all: Vec<(u64, u32)> = records.iter().enumerate().flat_map(|(i, r)| r.0.iter().map(move |&key| (key, i as u32))).collect();
+        all.sort_unstable();
+        all
+    }
+
+    /// The pairs the passes list, in their order, and how many passes made them.
+    fn listed(records: &[Record], pass_updates: usize) -> (Vec<(u64, u32)>, usize) {
+        let mut passes = Passes::new(records, pass_updates);
+        let (mut listed, mut pairs, mut made) = (Vec::new(), Vec::new(), 0);
+        while passes.next(records, &mut pairs) {
+            listed.extend_from_slice(&pairs);
+            made += 1;
+        }
+        (listed, made)
+    }
+
+    #[test]
+    fn passes_list_every_pair_once_in_key_order() {
+        // Records of up to a dozen keys spread over the range of u64, in 1 to 40 passes.
+        let records = records(&mut Rng(7), 20, 12, |rng| rng.below(40).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let expected = all_pairs_sorted(&records);
         for pass_updates in [1, 3, 17, 1000] {
-            let mut passes = Passes::new(&records, pass_updates);
-            let (mut listed, mut pairs, mut made) = (Vec::new(), Vec::new(), 0);
-            while passes.next(&records, &mut pairs) {
-                listed.extend_from_slice(&pairs);
-                made += 1;
-            }
+            let (listed, made) = listed(&records, pass_updates);
             assert_eq!(made, expected.len().div_ceil(pass_updates), "{pass_updates} a pass");
             // In order across the passes, not only within each.
             assert_eq!(listed, expected, "{pass_updates} a pass");
@@ -317,24 +332,11 @@ mod tests {
         for (name, key) in spreads {
             for seed in 0..4 {
                 let mut rng = Rng(seed);
-                let records: Vec<Record> = (0..1 + rng.below(3000))
-                    .map(|_| {
-                        let mut keys: Vec<u64> = (0..rng.below(40)).map(|_| key(&mut rng)).collect();
-                        keys.sort_unstable();
-                        keys.dedup();
-                        Record(keys)
-                    })
-                    .collect();
-                let mut expected: Vec<(u64, u32)> =
-                    records.iter().enumerate().flat_map(|(i, r)| r.0.iter().map(move |&key| (key, i as u32))).collect();
-                expected.sort_unstable();
+                let count = 1 + rng.below(3000);
+                let records = records(&mut rng, count, 40, key);
+                let expected = all_pairs_sorted(&records);
                 for pass_updates in [1 << 20, 5000, 777, 64] {
-                    let mut passes = Passes::new(&records, pass_updates);
-                    let (mut listed, mut pairs) = (Vec::new(), Vec::new());
-                    while passes.next(&records, &mut pairs) {
-                        listed.extend_from_slice(&pairs);
-                    }
-                    assert!(listed == expected, "{name}, seed {seed}, {pass_updates} a pass");
+                    assert!(listed(&records, pass_updates).0 == expected, "{name}, seed {seed}, {pass_updates} a pass");
                 }
             }
         }
