@@ -134,27 +134,20 @@ impl Holders {
     /// to `out`; the slots of sentences whose holders stay out though they fell below `least`
     /// go to `recheck`, to be looked at again (`recheck`) at the next refresh.
     pub fn apply(&mut self, updates: &mut [(Holding, isize)], refresh: bool, out: &mut Vec<(HolderChange, isize)>, recheck: &mut Vec<u64>) {
-        let at = |&((host, key, _), _): &(Holding, isize)| slot(host, key);
-        if updates.is_sorted_by_key(at) {
-            // The operator's passes list a time's updates by slot already (`Passes`): only
-            // each sentence's run is put in page order, not the whole list again.
-            for run in updates.chunk_by_mut(|a, b| at(a) == at(b)) {
-                run.sort_unstable_by_key(|&((_, _, page), _)| page);
-            }
-        } else {
-            updates.sort_unstable_by_key(|&((host, key, page), _)| (slot(host, key), page));
+        let slot_of = |&((host, key, _), _): &(Holding, isize)| slot(host, key);
+        // The operator's passes list a time's updates by slot already (`Passes`): then only
+        // each sentence's run is put in page order, not the whole list sorted again.
+        if !updates.is_sorted_by_key(slot_of) {
+            updates.sort_unstable_by_key(slot_of);
         }
         let mut delta: Vec<(u64, isize)> = Vec::new();
-        let mut i = 0;
-        while i < updates.len() {
-            let ((host, key, _), _) = updates[i];
+        for these in updates.chunk_by_mut(|a, b| slot_of(a) == slot_of(b)) {
+            these.sort_unstable_by_key(|&((_, _, page), _)| page);
+            let ((host, key, _), _) = these[0];
             let at = slot(host, key);
-            let n = updates[i..].iter().take_while(|((h, k, _), _)| slot(*h, *k) == at).count();
-            let these = &updates[i..i + n];
-            i += n;
             // The changes of its holders, consolidated.
             delta.clear();
-            for &((_, _, page), diff) in these {
+            for &((_, _, page), diff) in these.iter() {
                 match delta.last_mut() {
                     Some(last) if last.0 == page => last.1 += diff,
                     _ => delta.push((page, diff)),
