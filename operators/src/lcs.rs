@@ -533,6 +533,26 @@ thread_local! {
     static BIT_SCRATCH: std::cell::RefCell<(Vec<u64>, Vec<u64>)> = const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
 }
 
+/// The band of the bit-parallel count (Ukkonen's, for LCS): how far below and above token t of
+/// the longer sequence (`m` tokens) the positions of the shorter (`n ≤ m`) lie that an
+/// alignment reaching an LCS of `needed` may have consumed before it. Such an alignment has at
+/// most D = n + m − 2·needed insertions and deletions: with y insertions (tokens of the longer
+/// left out) and x deletions (positions of the shorter left out), y − x = m − n and x + y ≤ D,
+/// and the consumed position i stays within t − y ≤ i ≤ t + x. The count steps only the blocks
+/// holding those positions; a match elsewhere counts as absent, so what it counts is an LCS over
+/// fewer matches, at most the whole LCS and at least the band's. When the whole LCS reaches
+/// `needed`, an alignment of it lies in the band, so the count is exact; otherwise it is below
+/// `needed` too. A similar pair's D is a small part of its length: at the word τ 0.8, a band of
+/// two fifths of the shorter page. `needed` 0 (or no alignment reaching it): the whole width.
+fn band(n: u64, m: u64, needed: u64) -> (u64, u64) {
+    let d = (n + m).saturating_sub(2 * needed);
+    let skew = m - n;
+    if d < skew {
+        return (m, n);
+    }
+    ((d + skew) / 2, (d - skew) / 2)
+}
+
 /// `lcs_of_rows` in the worker's scratch vectors (`matches`, `v`: any content, any length).
 fn lcs_of_rows_in(
     short: &[u32],
@@ -555,6 +575,7 @@ fn lcs_of_rows_in(
     v.clear();
     v.resize(blocks, u64::MAX);
     let len = long.len();
+    let (below, above) = band(short.len() as u64, len as u64, needed);
     for (t, row) in long.enumerate() {
         if needed > 0 && t % CHECK_EVERY == 0 && t > 0 {
             let so_far = count(v.as_slice());
@@ -564,10 +585,15 @@ fn lcs_of_rows_in(
             }
         }
         let Some(row) = row else { continue };
-        let m = &matches[row as usize * blocks..(row as usize + 1) * blocks];
+        // The blocks of the band's positions at this token (see `band`); the blocks below
+        // them stay as they are (no carry leaves them), and those above are still all set (the
+        // band only moves up), which a carry leaves set.
+        let first = (t as u64).saturating_sub(below) as usize / 64;
+        let last = ((t as u64).saturating_add(above) / 64).min(blocks as u64 - 1) as usize;
+        let m = &matches[row as usize * blocks + first..=row as usize * blocks + last];
         // V' = (V + (V & M)) | (V & !M), the addition carried across blocks.
         let mut carry = false;
-        for (v, &m) in v.iter_mut().zip(m) {
+        for (v, &m) in v[first..=last].iter_mut().zip(m) {
             let u = *v & m;
             let (sum, c1) = v.overflowing_add(u);
             let (sum, c2) = sum.overflowing_add(u64::from(carry));
@@ -1075,6 +1101,39 @@ mod tests {
         fn bit_parallel_lcs_matches_dynamic_programming(a in proptest::collection::vec(0u16..5, 0..200),
                                                           b in proptest::collection::vec(0u16..5, 0..200)) {
             prop_assert_eq!(bit_parallel_lcs(&a, &b), dp_lcs(&a, &b) as u64);
+        }
+
+        #[test]
+        fn the_banded_count_is_exact_where_the_lcs_reaches_its_bound(
+            base in proptest::collection::vec(prop_oneof![0u16..8, any::<u16>()], 60..400),
+            edits in proptest::collection::vec((any::<usize>(), 0u8..3, any::<u16>()), 0..80),
+            bunched in proptest::bool::ANY,
+            slack in 1u64..6,
+        ) {
+            // Near-copies of one to seven blocks, edited all over or at their head (which moves
+            // the alignment to one side of the diagonal): a bound at the LCS puts the band's edge
+            // on the alignment, one below widens it, one above leaves no alignment in it.
+            let mut b = base.clone();
+            for (at, op, w) in edits {
+                let at = if bunched { at % 8 } else { at };
+                match op {
+                    0 if !b.is_empty() => { b.remove(at % b.len()); }
+                    1 => b.insert(at % (b.len() + 1), w),
+                    _ if !b.is_empty() => { let n = b.len(); b[at % n] = w; }
+                    _ => {}
+                }
+            }
+            let exact = dp_lcs(&base, &b) as u64;
+            for needed in [exact.saturating_sub(slack), exact, exact + 1] {
+                for (x, y) in [(&base, &b), (&b, &base)] {
+                    let (words, generic) = (bit_parallel_lcs_words(x, y, needed), bit_parallel_lcs_at_least(x, y, needed));
+                    if exact >= needed {
+                        prop_assert_eq!((words, generic), (exact, exact), "needed {}", needed);
+                    } else {
+                        prop_assert!(words < needed && generic < needed, "{} {} below {}", words, generic, needed);
+                    }
+                }
+            }
         }
 
         #[test]
