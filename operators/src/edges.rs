@@ -66,9 +66,6 @@ pub struct Member {
     /// (`Arc<Member>`), so its keys need no count of their own, and a boxed slice is one
     /// allocation of exactly their length.
     pub keys: Box<[u64]>,
-    /// `keys` as bits (`lcs::KeyBits`): a group's scan rejects most of the pairs it prunes from
-    /// its own member's sentences and these, without reading the neighbour's keys.
-    pub bits: lcs::KeyBits,
 }
 
 impl Member {
@@ -106,8 +103,7 @@ impl std::hash::Hash for Member {
 impl Member {
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
         let keys = verify::distinct_sentence_keys(&content).into_boxed_slice();
-        let bits = lcs::KeyBits::of(&keys);
-        Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content), keys, bits }
+        Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content), keys }
     }
 }
 

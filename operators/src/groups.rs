@@ -110,23 +110,10 @@ where
     // is summed again.
     let weights = settings.config.method != verify::VerifyMethod::Jaccard;
     let weight = move |m: &Member| if weights { m.length } else { m.content.weight() };
-    // The two members of the pair before: a scan meets its own member in each of its pairs, so
-    // the one of a pair that was in the pair before is most likely the scan's, whose sentences
-    // are in the cache. Which one is taken changes no verdict.
-    let mut last = (0usize, 0usize);
     move |a, b| {
-        if prune.get() {
-            let (at, bt) = (a as *const Member as usize, b as *const Member as usize);
-            let (mine, other) = if bt == last.0 || bt == last.1 { (b, a) } else { (a, b) };
-            last = (at, bt);
-            // The bits first (the scan's own sentences against the neighbour's bits), then the
-            // exact bound: the first is false only where the second is.
-            if !lcs::sentences_may_reach_by_bits((&mine.content, weight(mine)), (&other.bits, weight(other)), tau)
-                || !lcs::sentences_of_weights_may_reach((&a.content, weight(a), &a.keys), (&b.content, weight(b), &b.keys), tau)
-            {
-                pruned.set(pruned.get() + 1);
-                return (Verdict::Dissimilar, false);
-            }
+        if prune.get() && !lcs::sentences_of_weights_may_reach((&a.content, weight(a), &a.keys), (&b.content, weight(b), &b.keys), tau) {
+            pruned.set(pruned.get() + 1);
+            return (Verdict::Dissimilar, false);
         }
         verdict(a, b)
     }

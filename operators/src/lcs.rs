@@ -217,46 +217,14 @@ pub fn sentences_of_weights_may_reach((a, wa, ka): (&Content, u64, &[u64]), (b, 
     drop_absent(&a.sentences, kb, &mut dropped, budget) && drop_absent(&b.sentences, ka, &mut dropped, budget)
 }
 
-/// A lower bound of what `sentences_of_weights_may_reach` drops, from one side's sentences and
-/// the other's `KeyBits` alone (each group member keeps its own): the weight of the sentences
-/// of `a` whose key's bit is clear in `b_bits`, which `b` lacks. False when that is past the
-/// budget or the lengths cannot reach τ; `sentences_of_weights_may_reach` is then false too
-/// (tested). A group's scan passes its member as `a`: its sentences are in the cache, and a
-/// pair sharing a sentence or two is rejected without reading the neighbour's keys or
-/// sentences (at 1M pages most of the pairs a scan meets in a common sentence's group).
-pub fn sentences_may_reach_by_bits((a, wa): (&Content, u64), (b_bits, wb): (&KeyBits, u64), tau_ppm: u64) -> bool {
-    let total = wa + wb;
-    if total == 0 {
-        return true;
-    }
-    if !lengths_may_reach(wa, wb, tau_ppm) {
-        return false;
-    }
-    fn within<S: KeyWeight>(sentences: &[S], bits: &KeyBits, budget: u64) -> bool {
-        let mut dropped = 0u64;
-        for (key, weight) in sentences.iter().map(S::compared) {
-            if !bits.may_hold(key) {
-                dropped += weight as u64;
-                if dropped > budget {
-                    return false;
-                }
-            }
-        }
-        true
-    }
-    within(&a.sentences, b_bits, max_distance(total, tau_ppm))
-}
-
 /// A set of 256 bits over keys: a key's bit is set for every key of the set, so a key whose
-/// bit is clear is not in it (a one-hash Bloom filter). Made on the stack from a sorted list
-/// for one pair, and kept by each group member (`edges::Member::bits`, 32 bytes). With a
-/// page's ~30 distinct sentences about one bit in nine is set: most absent keys are known
-/// absent with a bit test, not a binary search.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct KeyBits([u64; 4]);
+/// bit is clear is not in it (a one-hash Bloom filter, made on the stack from a sorted list
+/// for one pair). With a page's ~30 distinct sentences about one bit in nine is set: most
+/// absent keys are known absent with a bit test, not a binary search.
+struct KeyBits([u64; 4]);
 
 impl KeyBits {
-    pub fn of(keys: &[u64]) -> Self {
+    fn of(keys: &[u64]) -> Self {
         let mut bits = [0u64; 4];
         for &k in keys {
             let b = Self::bit(k);
@@ -1098,17 +1066,6 @@ mod tests {
             let expected = total == 0
                 || (lengths_may_reach(ca.weight(), cb.weight(), tau) && lacking(&ca, &kb) + lacking(&cb, &ka) <= max_distance(total, tau));
             prop_assert_eq!(sentences_may_reach(&ca, &ka, &cb, &kb, tau), expected);
-            // From one side's sentences and the other's bits: the weight of the sentences whose
-            // bit is clear, against the same budget, and false only where the exact bound is.
-            for (x, ky) in [(&ca, &kb), (&cb, &ka)] {
-                let bits = KeyBits::of(ky);
-                let clear = x.sentences.compared().filter(|(k, _)| !bits.may_hold(*k)).map(|(_, w)| w as u64).sum::<u64>();
-                let y_weight = total - x.weight();
-                let by_bits = sentences_may_reach_by_bits((x, x.weight()), (&bits, y_weight), tau);
-                let expected_by_bits = total == 0 || (lengths_may_reach(x.weight(), y_weight, tau) && clear <= max_distance(total, tau));
-                prop_assert_eq!(by_bits, expected_by_bits);
-                prop_assert!(by_bits || !expected, "the bits reject a pair the exact bound keeps");
-            }
             for &k in ka.iter().chain(&kb) {
                 prop_assert!(KeyBits::of(&ka).may_hold(k) || !ka.contains(&k));
                 prop_assert!(KeyBits::of(&kb).may_hold(k) || !kb.contains(&k));
