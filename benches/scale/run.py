@@ -6,11 +6,14 @@ Usage: run.py DUPFLOW WORKDIR SIZE... [--workers 2] [--limit-gib 20] [--repeat 5
 For each SIZE (10k, 100k, 1M or a number), writes WORKDIR/sSIZE.warc.gz with corpus.py if it is
 absent, runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
 peak RSS, RSS per page, record-to-change latency (p50/p99, from the run's summary) and the
-planted-truth score (score.py). Peak RSS is sampled from /proc every 0.1 s (its course, every
+planted-truth score (score.py), and the CPU (user + system) a page. Peak RSS is sampled from /proc every 0.1 s (its course, every
 0.5 s, in WORKDIR/sSIZE-out/rss.txt: seconds, MB); a run over
 --limit-gib is stopped and reported as such, so a 1M run never takes the machine down. The
 last lines give the ratios the issue asks for: pages/s at the largest size over the smallest,
-and the RSS slope (bytes per added page) between consecutive sizes.
+and the RSS slope (bytes per added page) between consecutive sizes. Beside the wall-time
+ratio, the same ratio in pages per CPU second: on a shared machine a run can get less than its
+cores (another tenant, throttling), which the wall time counts and the CPU time does not; when
+the two ratios differ much, the machine, not the code, moved between the runs.
 
 A size under 100,000 pages runs --repeat times (default 5) and counts at its median wall time
 (its peak RSS: the median too): such a run lasts seconds, and a machine's speed can move by
@@ -19,6 +22,7 @@ the range the small size's runs give.
 """
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -47,8 +51,9 @@ def rss_kib(pid):
 
 
 def run_once(dupflow, corpus, out, workers, extra, limit_gib):
-    """One run: (wall seconds, peak RSS KiB, summary text, stopped at the RSS limit)."""
+    """One run: (wall seconds, peak RSS KiB, summary text, stopped at the RSS limit, CPU seconds)."""
     os.makedirs(out, exist_ok=True)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     log_path = os.path.join(out, "run.log")
     with open(log_path, "w") as log:
@@ -70,12 +75,14 @@ def run_once(dupflow, corpus, out, workers, extra, limit_gib):
                     stopped = True
                 time.sleep(0.1)
         wall = time.time() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     with open(log_path) as f:
         summary = f.read()
     if not stopped and proc.returncode != 0:
         print(summary)
         sys.exit(f"dupflow failed on {corpus}")
-    return wall, peak, summary, stopped
+    return wall, peak, summary, stopped, cpu
 
 
 def median(values):
@@ -115,18 +122,18 @@ def main():
         out = os.path.join(work, f"s{label}-out")
         runs = []
         for _ in range(repeat if n < 100_000 else 1):
-            wall, peak, summary, stopped = run_once(dupflow, corpus, out, workers, extra, limit_gib)
+            wall, peak, summary, stopped, cpu = run_once(dupflow, corpus, out, workers, extra, limit_gib)
             if stopped:
                 progress = re.findall(r"(\d+) pages, (\d+) pages/s", summary)
                 read = f", {progress[-1][0]} pages read" if progress else ""
                 print(f"== {label}: stopped at {peak / 1024 / 1024:.1f} GiB of RSS (limit {limit_gib} GiB) after {wall:.0f} s{read}", flush=True)
                 break
-            runs.append((wall, peak, summary))
+            runs.append((wall, peak, summary, cpu))
         if len(runs) == 0 or stopped:
-            results.append((label, n, None, peak, None))
+            results.append((label, n, None, peak, None, None))
             continue
         walls = [r[0] for r in runs]
-        wall, peak = median(walls), median([r[1] for r in runs])
+        wall, peak, cpu = median(walls), median([r[1] for r in runs]), median([r[3] for r in runs])
         summary = runs[-1][2]
         pages = re.search(r"pages:\s+(\d+) in ([\d.]+) s \((\d+) pages/s\)", summary)
         latency = re.search(r"p50 ([\d.]+) s, p99 ([\d.]+) s", summary)
@@ -136,10 +143,11 @@ def main():
                                capture_output=True, text=True, check=True).stdout.strip()
         of_runs = f" (median of {len(runs)} runs: {', '.join(f'{w:.2f}' for w in walls)} s)" if len(runs) > 1 else ""
         print(f"== {label}: {pages.group(1)} pages, wall {wall:.1f} s{of_runs}, {rate:.0f} pages/s ({float(pages.group(3)):.0f} in the pipeline), "
+              f"CPU {cpu:.1f} s ({cpu * 1000 / int(pages.group(1)):.3f} ms a page, {cpu / wall:.2f} cores), "
               f"peak RSS {peak / 1024:.0f} MB ({peak * 1024 / n / 1024:.1f} KB a page), "
               f"latency p50 {latency.group(1)} s p99 {latency.group(2)} s", flush=True)
         print("   " + score.replace("\n", "\n   "), flush=True)
-        results.append((label, n, rate, peak, rates))
+        results.append((label, n, rate, peak, rates, int(pages.group(1)) / cpu))
     done = [r for r in results if r[2] is not None]
     if len(done) >= 2:
         first, last = done[0], done[-1]
@@ -147,6 +155,7 @@ def main():
         if first[4][0] != first[4][1] or last[4][0] != last[4][1]:
             spread = f" (from {last[4][0] / first[4][1]:.2f} to {last[4][1] / first[4][0]:.2f} over the runs)"
         print(f"pages/s at {last[0]} / at {first[0]}: {last[2] / first[2]:.2f}{spread}")
+        print(f"pages per CPU second at {last[0]} / at {first[0]}: {last[5] / first[5]:.2f}")
         for a, b in zip(done, done[1:]):
             if b[1] == a[1]:
                 continue
