@@ -6,9 +6,9 @@ Usage: run.py DUPFLOW WORKDIR SIZE... [--workers 2] [--limit-gib 20] [--repeat 5
 For each SIZE (10k, 100k, 1M or a number), writes WORKDIR/sSIZE.warc.gz with corpus.py if it is
 absent, runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
 peak RSS, RSS per page, record-to-change latency (p50/p99, from the run's summary) and the
-planted-truth score (score.py), and the CPU (user + system) a page. Peak RSS is sampled from /proc every 0.1 s (its course, every
-0.5 s, in WORKDIR/sSIZE-out/rss.txt: seconds, MB); a run over
---limit-gib is stopped and reported as such, so a 1M run never takes the machine down. The
+planted-truth score (score.py), and the CPU (user + system) a page. Peak RSS is sampled from
+/proc every 0.1 s (its course, every 0.5 s, in WORKDIR/sSIZE-out/rss.txt: seconds, MB); a run
+over --limit-gib is stopped and reported as such, so a 1M run never takes the machine down. The
 last lines give the ratios the issue asks for: pages/s at the largest size over the smallest,
 and the RSS slope (bytes per added page) between consecutive sizes. Beside the wall-time
 ratio, the same ratio in pages per CPU second: on a shared machine a run can get less than its
