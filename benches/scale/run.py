@@ -137,17 +137,18 @@ def main():
         summary = runs[-1][2]
         pages = re.search(r"pages:\s+(\d+) in ([\d.]+) s \((\d+) pages/s\)", summary)
         latency = re.search(r"p50 ([\d.]+) s, p99 ([\d.]+) s", summary)
-        rate = int(pages.group(1)) / wall
-        rates = (int(pages.group(1)) / max(walls), int(pages.group(1)) / min(walls))
+        count = int(pages.group(1))
+        rate = count / wall
+        rates = (count / max(walls), count / min(walls))
         score = subprocess.run([sys.executable, os.path.join(HERE, "score.py"), os.path.join(out, "clusters.jsonl")],
                                capture_output=True, text=True, check=True).stdout.strip()
         of_runs = f" (median of {len(runs)} runs: {', '.join(f'{w:.2f}' for w in walls)} s)" if len(runs) > 1 else ""
-        print(f"== {label}: {pages.group(1)} pages, wall {wall:.1f} s{of_runs}, {rate:.0f} pages/s ({float(pages.group(3)):.0f} in the pipeline), "
-              f"CPU {cpu:.1f} s ({cpu * 1000 / int(pages.group(1)):.3f} ms a page, {cpu / wall:.2f} cores), "
+        print(f"== {label}: {count} pages, wall {wall:.1f} s{of_runs}, {rate:.0f} pages/s ({float(pages.group(3)):.0f} in the pipeline), "
+              f"CPU {cpu:.1f} s ({cpu * 1000 / count:.3f} ms a page, {cpu / wall:.2f} cores), "
               f"peak RSS {peak / 1024:.0f} MB ({peak * 1024 / n / 1024:.1f} KB a page), "
               f"latency p50 {latency.group(1)} s p99 {latency.group(2)} s", flush=True)
         print("   " + score.replace("\n", "\n   "), flush=True)
-        results.append((label, n, rate, peak, rates, int(pages.group(1)) / cpu))
+        results.append((label, n, rate, peak, rates, count / cpu))
     done = [r for r in results if r[2] is not None]
     if len(done) >= 2:
         first, last = done[0], done[-1]
