@@ -127,6 +127,17 @@ def config(path, window, epoch_ms, refresh_epochs):
         f.write(f"[template]\nrefresh_epochs = {refresh_epochs}\n")
 
 
+def send(proc, feed, offsets, records):
+    """Writes the feed's first `records` records to `proc`'s stdin, and closes it."""
+    left = offsets[records - 1]
+    with open(feed, "rb") as f:
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            proc.stdin.write(chunk)
+            left -= len(chunk)
+    proc.stdin.close()
+
+
 def replay(dupflow, feed, offsets, records, cfg, out):
     """`DUPFLOW run -` on the feed's first `records` records: (seconds, peak RSS KiB) from its summary."""
     os.makedirs(out, exist_ok=True)
@@ -140,13 +151,7 @@ def replay(dupflow, feed, offsets, records, cfg, out):
             time.sleep(0.5)
 
     threading.Thread(target=sample, daemon=True).start()
-    left = offsets[records - 1]
-    with open(feed, "rb") as f:
-        while left > 0:
-            chunk = f.read(min(left, 1 << 20))
-            proc.stdin.write(chunk)
-            left -= len(chunk)
-    proc.stdin.close()
+    send(proc, feed, offsets, records)
     summary = proc.stdout.read().decode()
     proc.wait()
     m = re.search(r"pages:\s+(\d+) in ([\d.]+) s \((\d+) pages/s\)", summary)
