@@ -31,7 +31,10 @@ def replay(dupflow, feed, offsets, records, cfg, out):
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     proc = subprocess.Popen([dupflow, "run", "-", "--config", cfg, "--out", out, "--quiet"],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    send(proc, feed, offsets, records)
+    try:
+        send(proc, feed, offsets, records)
+    except BrokenPipeError:
+        pass  # dupflow stopped reading: its exit status says why
     if proc.wait() != 0:
         sys.exit(f"dupflow exited with {proc.returncode} on {records} records")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
