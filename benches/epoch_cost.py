@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """What a record costs by the size of its epoch, with retention on (issue 18's live check).
 
-Usage: epoch_cost.py DUPFLOW [--epochs 100000,10000,2000] [--window 200000] [--work target/live-soak]
+Usage: epoch_cost.py DUPFLOW [--epochs 100000,10000,2000] [--window 200000] [--refresh-epochs 8]
+                     [--work target/live-soak] [--source target/scale/s1M.warc.gz]
 
-The feed is live_soak.py's (WORK/feed.warc.gz and its member offsets; that script writes it).
+The feed is live_soak.py's (WORK/feed.warc.gz, written from --source as that script does).
 For each epoch size E, `DUPFLOW run -` on the feed's first one and two windows of records,
 the window as `run.retention_secs`, 2 workers, epochs of E records (`run.epoch_records`, with
 `run.epoch_ms` out of the way). The steady cost a record is the CPU (user + system) of the
@@ -16,19 +17,20 @@ epochs are in flight at once, where a live feed has one or two: the smaller E, t
 a small E's figure as an upper bound on what the epoch's size alone costs.
 """
 import argparse
-import array
 import os
-import resource
 import subprocess
 import sys
 
-from live_soak import send  # the same feed, sent the same way
+from live_soak import build, config, send  # the same feed, configured and sent the same way
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale"))
+from run import children_cpu  # noqa: E402  (benches/scale/run.py: CPU the same way)
 
 
 def replay(dupflow, feed, offsets, records, cfg, out):
     """CPU seconds (user + system) of `DUPFLOW run -` on the feed's first `records` records."""
     os.makedirs(out, exist_ok=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = children_cpu()
     proc = subprocess.Popen([dupflow, "run", "-", "--config", cfg, "--out", out, "--quiet"],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -37,8 +39,7 @@ def replay(dupflow, feed, offsets, records, cfg, out):
         pass  # dupflow stopped reading: its exit status says why
     if proc.wait() != 0:
         sys.exit(f"dupflow exited with {proc.returncode} on {records} records")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return children_cpu() - before
 
 
 def main():
@@ -46,20 +47,18 @@ def main():
     ap.add_argument("dupflow")
     ap.add_argument("--epochs", default="100000,10000,2000", help="epoch sizes in records, comma-separated")
     ap.add_argument("--window", type=int, default=200_000)
+    ap.add_argument("--refresh-epochs", type=int, default=8, help="template.refresh_epochs (pipeline.toml's default)")
     ap.add_argument("--work", default="target/live-soak")
+    ap.add_argument("--source", default="target/scale/s1M.warc.gz")
     args = ap.parse_args()
-    feed, idx = os.path.join(args.work, "feed.warc.gz"), os.path.join(args.work, "feed.idx")
-    offsets = array.array("Q")
-    if os.path.exists(idx):
-        with open(idx, "rb") as f:
-            offsets.frombytes(f.read())
-    if len(offsets) < 2 * args.window or not os.path.exists(feed):
-        sys.exit(f"{feed} is absent or shorter than two windows: write it with benches/live_soak.py")
+    if not os.path.exists(args.source):
+        sys.exit(f"{args.source} is absent: write it with `bash benches/scale.sh 1M` (the feed is built from it)")
+    os.makedirs(args.work, exist_ok=True)
+    feed, offsets = build(args.source, args.work, 2 * args.window)
     first = None
     for e in (int(x) for x in args.epochs.split(",")):
         cfg = os.path.join(args.work, f"epochs-{e}.toml")
-        with open(cfg, "w") as f:
-            f.write(f"[run]\nworkers = 2\nepoch_ms = 600000\nepoch_records = {e}\nretention_secs = {args.window}\n")
+        config(cfg, args.window, 600_000, args.refresh_epochs, e)
         out = os.path.join(args.work, f"epochs-{e}-out")
         fill = replay(args.dupflow, feed, offsets, args.window, cfg, out)
         both = replay(args.dupflow, feed, offsets, 2 * args.window, cfg, out)

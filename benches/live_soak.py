@@ -121,9 +121,12 @@ def build(source, work, need):
     return feed, offsets
 
 
-def config(path, window, epoch_ms, refresh_epochs):
+def config(path, window, epoch_ms, refresh_epochs, epoch_records=None):
+    """The run's pipeline.toml; with `epoch_records`, epochs of that many records at most."""
     with open(path, "w") as f:
         f.write(f"[run]\nworkers = 2\nepoch_ms = {epoch_ms}\nretention_secs = {window}\n")
+        if epoch_records:
+            f.write(f"epoch_records = {epoch_records}\n")
         f.write(f"[template]\nrefresh_epochs = {refresh_epochs}\n")
 
 

@@ -50,10 +50,16 @@ def rss_kib(pid):
     return 0
 
 
+def children_cpu():
+    """User + system CPU seconds of the children this process has waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_once(dupflow, corpus, out, workers, extra, limit_gib):
     """One run: (wall seconds, peak RSS KiB, summary text, stopped at the RSS limit, CPU seconds)."""
     os.makedirs(out, exist_ok=True)
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_before = children_cpu()
     started = time.time()
     log_path = os.path.join(out, "run.log")
     with open(log_path, "w") as log:
@@ -75,8 +81,7 @@ def run_once(dupflow, corpus, out, workers, extra, limit_gib):
                     stopped = True
                 time.sleep(0.1)
         wall = time.time() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = children_cpu() - cpu_before
     with open(log_path) as f:
         summary = f.read()
     if not stopped and proc.returncode != 0:
