@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-from live_soak import build, config, send  # the same feed, configured and sent the same way
+from live_soak import build, config, feed_arguments, feed_ready, send  # the same feed, configured and sent the same way
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale"))
 from run import children_cpu  # noqa: E402  (benches/scale/run.py: CPU the same way)
@@ -46,14 +46,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dupflow")
     ap.add_argument("--epochs", default="100000,10000,2000", help="epoch sizes in records, comma-separated")
-    ap.add_argument("--window", type=int, default=200_000)
-    ap.add_argument("--refresh-epochs", type=int, default=8, help="template.refresh_epochs (pipeline.toml's default)")
-    ap.add_argument("--work", default="target/live-soak")
-    ap.add_argument("--source", default="target/scale/s1M.warc.gz")
+    feed_arguments(ap)
     args = ap.parse_args()
-    if not os.path.exists(args.source):
-        sys.exit(f"{args.source} is absent: write it with `bash benches/scale.sh 1M` (the feed is built from it)")
-    os.makedirs(args.work, exist_ok=True)
+    feed_ready(args)
     feed, offsets = build(args.source, args.work, 2 * args.window)
     first = None
     for e in (int(x) for x in args.epochs.split(",")):

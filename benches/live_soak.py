@@ -180,21 +180,31 @@ def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(p * len(sorted_values)))]
 
 
+def feed_arguments(ap):
+    """The arguments of the feed and its window (epoch_cost.py takes them too)."""
+    ap.add_argument("--window", type=int, default=200_000)
+    ap.add_argument("--refresh-epochs", type=int, default=8, help="template.refresh_epochs (pipeline.toml's default)")
+    ap.add_argument("--work", default="target/live-soak")
+    ap.add_argument("--source", default="target/scale/s1M.warc.gz")
+
+
+def feed_ready(args):
+    """Stops with a clear message when the feed's source is absent; makes the work directory."""
+    if not os.path.exists(args.source):
+        sys.exit(f"{args.source} is absent: write it with `bash benches/scale.sh 1M` (the feed is built from it)")
+    os.makedirs(args.work, exist_ok=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("dupflow")
     ap.add_argument("--minutes", type=float, default=30)
     ap.add_argument("--share", type=float, default=0.8)
     ap.add_argument("--rate", type=float)
-    ap.add_argument("--window", type=int, default=200_000)
     ap.add_argument("--epoch-ms", type=int, default=250)
-    ap.add_argument("--refresh-epochs", type=int, default=8, help="template.refresh_epochs (pipeline.toml's default)")
-    ap.add_argument("--work", default="target/live-soak")
-    ap.add_argument("--source", default="target/scale/s1M.warc.gz")
+    feed_arguments(ap)
     args = ap.parse_args()
-    if not os.path.exists(args.source):
-        sys.exit(f"{args.source} is absent: write it with `bash benches/scale.sh 1M` (the feed is built from it)")
-    os.makedirs(args.work, exist_ok=True)
+    feed_ready(args)
     cfg = os.path.join(args.work, "live.toml")
     config(cfg, args.window, args.epoch_ms, args.refresh_epochs)
 
