@@ -12,9 +12,8 @@ two-window run less the one-window run's, over the window's records: the first w
 the state without retractions, the second also retires a page for each it takes in. Prints it
 for each E and as a ratio to the first E's, measured in the same run of this script.
 
-A replay's reader does not wait for the dataflow between epochs of a fixed size, so many
-epochs are in flight at once, where a live feed has one or two: the smaller E, the more. Read
-a small E's figure as an upper bound on what the epoch's size alone costs.
+The reader stays within `run.epochs_in_flight` (2) epochs of the dataflow in a replay too, as
+in a live feed, so E is the epoch size a feed forms at E * 1000 / epoch_ms records/s.
 """
 import argparse
 import os

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A live feed held for a long time, with retention on (issue 18's 30-minute check).
 
-Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--window 200000]
-                    [--epoch-ms 250] [--refresh-epochs 8] [--work target/live-soak]
-                    [--source target/scale/s1M.warc.gz]
+Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating batch|live]
+                    [--window 200000] [--epoch-ms 250] [--refresh-epochs 8]
+                    [--work target/live-soak] [--source target/scale/s1M.warc.gz]
 
 1. The feed: the 1M-page scale crawl (benches/scale.sh writes it), then the same records again
    and again, each pass dated after the one before (WARC-Date one second a record throughout,
@@ -13,6 +13,13 @@ Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--window 20
    `DUPFLOW run -` on the feed's first 2 and 4 windows of records, as fast as it goes; the
    records between them over the time between them (the first window, filling the state
    without retractions, is cheaper). The feed then runs at --share (0.8) of it.
+   With --rating live, the rate is instead the steady rate in the epochs the feed itself forms
+   (a feed at rate r closes an epoch every --epoch-ms: r * epoch_ms / 1000 records, where a
+   replay runs in epochs of up to 100,000): one replay of the first 3 windows in fixed epochs
+   of share * guess * epoch_ms / 1000 records (guess: 1,000 pages/s), its pages sampled from
+   /metrics each second, the rate from 1.5 windows on; measured once more, in the epochs that
+   rate forms, when they differ by over 25%. A record costs up to 2.6 times as much CPU in
+   epochs of 1,000 records as in epochs of 100,000 (README, "A long live feed with retention").
 3. The feed: `DUPFLOW run --follow WORK/live/feed.warc.gz` with `run.retention_secs` = --window
    (the window holds that many records: one second a record), `run.epoch_ms` = --epoch-ms; this
    script appends the feed's records to the followed file at the rate for --minutes, samples the
@@ -29,10 +36,12 @@ import array
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import uuid
 import zlib
 
@@ -174,6 +183,85 @@ def rated(dupflow, feed, offsets, window, cfg, out):
     return rate
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pages_sent(port):
+    """`dupflow_pages_total` from the run's /metrics (None while it does not answer)."""
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            for line in r.read().decode().splitlines():
+                if line.startswith("dupflow_pages_total "):
+                    return float(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epochs, out):
+    """The steady rate in fixed epochs of `epoch_records`, retention on: one replay of the feed's
+    first 3 windows of records (`run.epochs_in_flight` keeps the reader within 2 epochs of the
+    dataflow), its pages sent sampled from /metrics every second; the rate from the first sample
+    past 1.5 windows (the window full and turning over) to the last."""
+    os.makedirs(out, exist_ok=True)
+    cfg = os.path.join(out, "rating.toml")
+    # epoch_ms long: the epochs close by their record count alone, as a feed at the rate forms them.
+    config(cfg, window, 3_600_000, refresh_epochs, epoch_records)
+    port = free_port()
+    proc = subprocess.Popen([dupflow, "run", "-", "--config", cfg, "--out", out, "--quiet",
+                             "--metrics-address", f"127.0.0.1:{port}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    samples = []
+
+    def sample():
+        while proc.poll() is None:
+            n = pages_sent(port)
+            if n is not None:
+                samples.append((time.time(), n))
+            time.sleep(1)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        send(proc, feed, offsets, 3 * window)
+    except BrokenPipeError:
+        pass
+    proc.stdout.read()
+    if proc.wait() != 0:
+        sys.exit(f"the rating replay stopped with status {proc.returncode}")
+    sampler.join()
+    steady = [(t, n) for t, n in samples if n >= 1.5 * window]
+    if len(steady) < 3:
+        sys.exit(f"the rating replay gave {len(samples)} samples of /metrics, too few past 1.5 windows")
+    (t0, n0), (tm, nm), (t1, n1) = steady[0], steady[len(steady) // 2], steady[-1]
+    rate = (n1 - n0) / (t1 - t0)
+    # Its two halves: a rate that fell from one to the next would be a cost growing with time.
+    halves = f"{(nm - n0) / max(tm - t0, 1e-9):.0f} then {(n1 - nm) / max(t1 - tm, 1e-9):.0f}"
+    print(f"steady in epochs of {epoch_records} records: {rate:.0f} pages/s ({n1 - n0:.0f} records in {t1 - t0:.1f} s, "
+          f"from record {n0:.0f} on; halves {halves} pages/s)")
+    return rate
+
+
+def rated_live(dupflow, feed, offsets, args, out):
+    """The live rating: the steady rate in the epochs the feed forms at `share` of it (a feed at
+    rate r closes an epoch every `epoch_ms`: r · epoch_ms / 1000 records). From a first guess
+    of 1,000 pages/s, measured again once if the epochs that rate forms differ by over 25%."""
+    guess = 1000.0
+    for attempt in range(2):
+        epoch_records = max(1, round(args.share * guess * args.epoch_ms / 1000))
+        rate = steady_in_epochs(dupflow, feed, offsets, args.window, epoch_records, args.refresh_epochs, out)
+        formed = args.share * rate * args.epoch_ms / 1000
+        if abs(formed - epoch_records) <= 0.25 * epoch_records:
+            break
+        guess = rate
+    print(f"rated (live: epochs of {epoch_records} records, retention on): {rate:.0f} pages/s; "
+          f"the feed at {args.share:g} of it forms epochs of ~{formed:.0f} records")
+    return rate
+
+
 def percentile(sorted_values, p):
     if not sorted_values:
         return float("nan")
@@ -201,6 +289,8 @@ def main():
     ap.add_argument("--minutes", type=float, default=30)
     ap.add_argument("--share", type=float, default=0.8)
     ap.add_argument("--rate", type=float)
+    ap.add_argument("--rating", choices=("batch", "live"), default="batch",
+                    help="rate as fast as a replay goes (batch: epochs of up to run.epoch_records), or in the epochs the feed forms (live)")
     ap.add_argument("--epoch-ms", type=int, default=250)
     feed_arguments(ap)
     args = ap.parse_args()
@@ -211,7 +301,10 @@ def main():
     rate = args.rate
     if rate is None:
         feed, offsets = build(args.source, args.work, 4 * args.window)
-        rate = args.share * rated(args.dupflow, feed, offsets, args.window, cfg, os.path.join(args.work, "rated-out"))
+        if args.rating == "live":
+            rate = args.share * rated_live(args.dupflow, feed, offsets, args, os.path.join(args.work, "rated-live-out"))
+        else:
+            rate = args.share * rated(args.dupflow, feed, offsets, args.window, cfg, os.path.join(args.work, "rated-out"))
     need = int(rate * args.minutes * 60) + 1
     feed, offsets = build(args.source, args.work, need)
     with open(os.path.join(args.work, "feed.urls"), "rb") as f:
