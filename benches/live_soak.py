@@ -250,7 +250,7 @@ def rated_live(dupflow, feed, offsets, args, out):
     rate r closes an epoch every `epoch_ms`: r · epoch_ms / 1000 records). From a first guess
     of 1,000 pages/s, measured again once if the epochs that rate forms differ by over 25%."""
     guess = 1000.0
-    for attempt in range(2):
+    for _ in range(2):
         epoch_records = max(1, round(args.share * guess * args.epoch_ms / 1000))
         rate = steady_in_epochs(dupflow, feed, offsets, args.window, epoch_records, args.refresh_epochs, out)
         formed = args.share * rate * args.epoch_ms / 1000
