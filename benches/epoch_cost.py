@@ -32,10 +32,7 @@ def replay(dupflow, feed, offsets, records, cfg, out):
     before = children_cpu()
     proc = subprocess.Popen([dupflow, "run", "-", "--config", cfg, "--out", out, "--quiet"],
                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        send(proc, feed, offsets, records)
-    except BrokenPipeError:
-        pass  # dupflow stopped reading: its exit status says why
+    send(proc, feed, offsets, records)
     if proc.wait() != 0:
         sys.exit(f"dupflow exited with {proc.returncode} on {records} records")
     return children_cpu() - before

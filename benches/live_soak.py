@@ -140,14 +140,18 @@ def config(path, window, epoch_ms, refresh_epochs, epoch_records=None):
 
 
 def send(proc, feed, offsets, records):
-    """Writes the feed's first `records` records to `proc`'s stdin, and closes it."""
+    """Writes the feed's first `records` records to `proc`'s stdin, and closes it. A process that
+    stops reading ends the writing: its exit status, which the caller checks, says why."""
     left = offsets[records - 1]
-    with open(feed, "rb") as f:
-        while left > 0:
-            chunk = f.read(min(left, 1 << 20))
-            proc.stdin.write(chunk)
-            left -= len(chunk)
-    proc.stdin.close()
+    try:
+        with open(feed, "rb") as f:
+            while left > 0:
+                chunk = f.read(min(left, 1 << 20))
+                proc.stdin.write(chunk)
+                left -= len(chunk)
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
 
 
 def replay(dupflow, feed, offsets, records, cfg, out):
@@ -213,7 +217,7 @@ def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epoc
     port = free_port()
     proc = subprocess.Popen([dupflow, "run", "-", "--config", cfg, "--out", out, "--quiet",
                              "--metrics-address", f"127.0.0.1:{port}"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     samples = []
 
     def sample():
@@ -225,11 +229,7 @@ def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epoc
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    try:
-        send(proc, feed, offsets, 3 * window)
-    except BrokenPipeError:
-        pass
-    proc.stdout.read()
+    send(proc, feed, offsets, 3 * window)
     if proc.wait() != 0:
         sys.exit(f"the rating replay stopped with status {proc.returncode}")
     sampler.join()
@@ -239,7 +239,7 @@ def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epoc
     (t0, n0), (tm, nm), (t1, n1) = steady[0], steady[len(steady) // 2], steady[-1]
     rate = (n1 - n0) / (t1 - t0)
     # Its two halves: a rate that fell from one to the next would be a cost growing with time.
-    halves = f"{(nm - n0) / max(tm - t0, 1e-9):.0f} then {(n1 - nm) / max(t1 - tm, 1e-9):.0f}"
+    halves = f"{(nm - n0) / (tm - t0):.0f} then {(n1 - nm) / (t1 - tm):.0f}"
     print(f"steady in epochs of {epoch_records} records: {rate:.0f} pages/s ({n1 - n0:.0f} records in {t1 - t0:.1f} s, "
           f"from record {n0:.0f} on; halves {halves} pages/s)")
     return rate
