@@ -2,7 +2,7 @@
 """A live feed held for a long time, with retention on (issue 18's 30-minute check).
 
 Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating batch|live]
-                    [--window 200000] [--epoch-ms 250] [--refresh-epochs 8]
+                    [--over windows|pass] [--window 200000] [--epoch-ms 250] [--refresh-epochs 8]
                     [--work target/live-soak] [--source target/scale/s1M.warc.gz]
 
 1. The feed: the 1M-page scale crawl (benches/scale.sh writes it), then the same records again
@@ -20,6 +20,10 @@ Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating ba
    /metrics each second, the rate from 1.5 windows on; measured once more, in the epochs that
    rate forms, when they differ by over 25%. A record costs up to 2.6 times as much CPU in
    epochs of 1,000 records as in epochs of 100,000 (README, "A long live feed with retention").
+   With --over pass, that replay is of the first window and one whole pass of the source after
+   it, and the rate from the first window on: every record of the source's content once, with
+   the window full (1.5 to 3 windows of the 1M crawl hold none of its dearer stretches), and the
+   rate by tenths of the pass beside it.
 3. The feed: `DUPFLOW run --follow WORK/live/feed.warc.gz` with `run.retention_secs` = --window
    (the window holds that many records: one second a record), `run.epoch_ms` = --epoch-ms; this
    script appends the feed's records to the followed file at the rate for --minutes, samples the
@@ -205,11 +209,14 @@ def pages_sent(port):
     return None
 
 
-def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epochs, out):
+def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epochs, out, span=None):
     """The steady rate in fixed epochs of `epoch_records`, retention on: one replay of the feed's
     first 3 windows of records (`run.epochs_in_flight` keeps the reader within 2 epochs of the
     dataflow), its pages sent sampled from /metrics every second; the rate from the first sample
-    past 1.5 windows (the window full and turning over) to the last."""
+    past 1.5 windows (the window full and turning over) to the last. With `span` (records), the
+    replay is of the first window and `span` records after it, and the rate from the first
+    sample past the window on: `span` = one pass of the source rates every record of the
+    source's content once, with the window full."""
     os.makedirs(out, exist_ok=True)
     cfg = os.path.join(out, "rating.toml")
     # epoch_ms long: the epochs close by their record count alone, as a feed at the rate forms them.
@@ -229,30 +236,40 @@ def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epoc
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    send(proc, feed, offsets, 3 * window)
+    start, records = (1.5 * window, 3 * window) if span is None else (window, window + span)
+    send(proc, feed, offsets, records)
     if proc.wait() != 0:
         sys.exit(f"the rating replay stopped with status {proc.returncode}")
     sampler.join()
-    steady = [(t, n) for t, n in samples if n >= 1.5 * window]
+    steady = [(t, n) for t, n in samples if n >= start]
     if len(steady) < 3:
-        sys.exit(f"the rating replay gave {len(samples)} samples of /metrics, too few past 1.5 windows")
+        sys.exit(f"the rating replay gave {len(samples)} samples of /metrics, too few past record {start:.0f}")
     (t0, n0), (tm, nm), (t1, n1) = steady[0], steady[len(steady) // 2], steady[-1]
     rate = (n1 - n0) / (t1 - t0)
     # Its two halves: a rate that fell from one to the next would be a cost growing with time.
     halves = f"{(nm - n0) / (tm - t0):.0f} then {(n1 - nm) / (t1 - tm):.0f}"
     print(f"steady in epochs of {epoch_records} records: {rate:.0f} pages/s ({n1 - n0:.0f} records in {t1 - t0:.1f} s, "
           f"from record {n0:.0f} on; halves {halves} pages/s)")
+    if span is not None:
+        # Over a pass, where the content is dearer or cheaper: the rate by stretches of records.
+        step, parts, (ta, na) = max(1, span // 10), [], steady[0]
+        for t, n in steady[1:]:
+            if n - na >= step or (t, n) == steady[-1]:
+                parts.append(f"{na / 1000:.0f}k-{n / 1000:.0f}k {(n - na) / (t - ta):.0f}")
+                ta, na = t, n
+        print("  by stretch (records, pages/s): " + ", ".join(parts))
     return rate
 
 
-def rated_live(dupflow, feed, offsets, args, out):
+def rated_live(dupflow, feed, offsets, args, out, span=None):
     """The live rating: the steady rate in the epochs the feed forms at `share` of it (a feed at
     rate r closes an epoch every `epoch_ms`: r · epoch_ms / 1000 records). From a first guess
-    of 1,000 pages/s, measured again once if the epochs that rate forms differ by over 25%."""
+    of 1,000 pages/s, measured again once if the epochs that rate forms differ by over 25%.
+    `span`: see `steady_in_epochs`."""
     guess = 1000.0
     for _ in range(2):
         epoch_records = max(1, round(args.share * guess * args.epoch_ms / 1000))
-        rate = steady_in_epochs(dupflow, feed, offsets, args.window, epoch_records, args.refresh_epochs, out)
+        rate = steady_in_epochs(dupflow, feed, offsets, args.window, epoch_records, args.refresh_epochs, out, span)
         formed = args.share * rate * args.epoch_ms / 1000
         if abs(formed - epoch_records) <= 0.25 * epoch_records:
             break
@@ -291,6 +308,8 @@ def main():
     ap.add_argument("--rate", type=float)
     ap.add_argument("--rating", choices=("batch", "live"), default="batch",
                     help="rate as fast as a replay goes (batch: epochs of up to run.epoch_records), or in the epochs the feed forms (live)")
+    ap.add_argument("--over", choices=("windows", "pass"), default="windows",
+                    help="the live rating's records: 1.5 to 3 windows (windows), or one whole pass of the source after the first window (pass)")
     ap.add_argument("--epoch-ms", type=int, default=250)
     feed_arguments(ap)
     args = ap.parse_args()
@@ -302,7 +321,12 @@ def main():
     if rate is None:
         feed, offsets = build(args.source, args.work, 4 * args.window)
         if args.rating == "live":
-            rate = args.share * rated_live(args.dupflow, feed, offsets, args, os.path.join(args.work, "rated-live-out"))
+            span = None
+            if args.over == "pass":
+                with open(os.path.join(args.work, "source.records")) as f:
+                    span = int(f.read())
+                feed, offsets = build(args.source, args.work, args.window + span)
+            rate = args.share * rated_live(args.dupflow, feed, offsets, args, os.path.join(args.work, "rated-live-out"), span)
         else:
             rate = args.share * rated(args.dupflow, feed, offsets, args.window, cfg, os.path.join(args.work, "rated-out"))
     need = int(rate * args.minutes * 60) + 1
