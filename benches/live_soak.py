@@ -22,8 +22,8 @@ Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating ba
    epochs of 1,000 records as in epochs of 100,000 (README, "A long live feed with retention").
    With --over pass, that replay is of the first window and one whole pass of the source after
    it, and the rate from the first window on: every record of the source's content once, with
-   the window full (1.5 to 3 windows of the 1M crawl hold none of its dearer stretches), and the
-   rate by tenths of the pass beside it.
+   the window full (1.5 to 3 windows of the 1M crawl are 30% of it), and the rate by tenths of
+   the pass beside it.
 3. The feed: `DUPFLOW run --follow WORK/live/feed.warc.gz` with `run.retention_secs` = --window
    (the window holds that many records: one second a record), `run.epoch_ms` = --epoch-ms; this
    script appends the feed's records to the followed file at the rate for --minutes, samples the
@@ -313,6 +313,8 @@ def main():
     ap.add_argument("--epoch-ms", type=int, default=250)
     feed_arguments(ap)
     args = ap.parse_args()
+    if args.over == "pass" and (args.rating != "live" or args.rate is not None):
+        ap.error("--over pass is the live rating's span: give it with --rating live, without --rate")
     feed_ready(args)
     cfg = os.path.join(args.work, "live.toml")
     config(cfg, args.window, args.epoch_ms, args.refresh_epochs)
