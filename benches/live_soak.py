@@ -2,7 +2,8 @@
 """A live feed held for a long time, with retention on (issue 18's 30-minute check).
 
 Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating batch|live]
-                    [--over windows|pass] [--window 200000] [--epoch-ms 250] [--refresh-epochs 8]
+                    [--over windows|pass] [--guess 1000] [--rating-probe MS] [--window 200000] [--epoch-ms 250]
+                    [--refresh-epochs 8]
                     [--work target/live-soak] [--source target/scale/s1M.warc.gz]
 
 1. The feed: the 1M-page scale crawl (benches/scale.sh writes it), then the same records again
@@ -18,7 +19,7 @@ Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating ba
    replay runs in epochs of up to 100,000): one replay of the first 3 windows in fixed epochs
    of share * guess * epoch_ms / 1000 records (guess: 1,000 pages/s), its pages sampled from
    /metrics each second, the rate from 1.5 windows on; measured once more, in the epochs that
-   rate forms, when they differ by over 25%. A record costs up to 2.6 times as much CPU in
+   rate forms, when they differ by over 25% (--guess sets the first guess). A record costs up to 2.6 times as much CPU in
    epochs of 1,000 records as in epochs of 100,000 (README, "A long live feed with retention").
    With --over pass, that replay is of the first window and one whole pass of the source after
    it, and the rate from the first window on: every record of the source's content once, with
@@ -31,12 +32,20 @@ Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating ba
    its bytes were appended to the moment its page's row (`"diff":1`) is in `changes.jsonl`, so
    it includes any backlog at the reader, which dupflow's own read-to-written figure cannot see.
 
+4. The machine, throughout: a fixed piece of CPU work timed every half second (`Probe`). Its
+   median during the rating is the machine the rate was taken on; beside each 5 minutes of the
+   feed and each latency episode (records over 2 s), the machine's speed against it (0.80: the
+   same work took 1.25 times as long). A feed at 80% of a rating taken on a machine that then
+   runs at 0.8 of that speed is a feed at 100% of what the machine gives. Beside it, the cores
+   the hypervisor took (steal time, /proc/stat), which the probe cannot see.
+
 Prints the rate held, end-to-end latency p50/p99/max over the whole run and per 5 minutes,
-dupflow's own summary lines, RSS per minute and the spread of RSS over the last 10 minutes
-((max - min) / min). Writes WORK/live-out/{rss.csv,latency.csv}.
+the episodes, dupflow's own summary lines, RSS per minute and the spread of RSS over the last
+10 minutes ((max - min) / min). Writes WORK/live-out/{rss.csv,latency.csv,probe.csv}.
 """
 import argparse
 import array
+import hashlib
 import os
 import re
 import signal
@@ -64,6 +73,63 @@ def cpu_secs(pid):
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class Probe:
+    """The machine's speed, timed beside dupflow in the same run: every half second, one fixed
+    piece of work (MD5 of 16 KiB, 100 times: ~3 ms, in the first-level cache) and the CPU time
+    this thread took for it (`time.thread_time`: the time it waited for a core is not in it).
+    On this shared machine the same work takes up to twice as long in one hour as in another
+    (README, "A long live feed with retention"); a rating and a feed made an hour apart are two
+    machines, and this says by how much. Its duty is ~0.6% of a core. The work fits the core's
+    own cache and lasts about one time slice, so dupflow's threads on the same cores disturb it
+    little; a median over many samples is what is read, not one sample.
+
+    Beside it, the machine's steal time (`/proc/stat`): the time the hypervisor ran something
+    else on this machine's cores while they had work. That the probe cannot see (its CPU time
+    does not count it), and it takes cores from dupflow outright."""
+
+    BLOCK = bytes(range(256)) * 64
+
+    def __init__(self):
+        self.samples = []  # (wall time, CPU seconds of the work, steal seconds so far, all cores)
+        self.stopped = threading.Event()
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.stopped.is_set():
+            t = time.thread_time()
+            for _ in range(100):
+                hashlib.md5(Probe.BLOCK).digest()
+            self.samples.append((time.time(), time.thread_time() - t, steal_secs()))
+            self.stopped.wait(0.5)
+
+    def stop(self):
+        self.stopped.set()
+        self.thread.join()
+
+    def median(self, t0=float("-inf"), t1=float("inf")):
+        """The median CPU seconds of the work between wall times t0 and t1 (None: no sample)."""
+        part = sorted(s for t, s, _ in self.samples if t0 <= t < t1)
+        return part[len(part) // 2] if part else None
+
+    def steal(self, t0, t1):
+        """Cores stolen on average between wall times t0 and t1 (None: too few samples)."""
+        part = [(t, s) for t, _, s in self.samples if t0 <= t < t1 and s is not None]
+        if len(part) < 2 or part[-1][0] <= part[0][0]:
+            return None
+        return (part[-1][1] - part[0][1]) / (part[-1][0] - part[0][0])
+
+
+def steal_secs():
+    """The machine's steal time so far, all cores, in seconds (None where /proc/stat lacks it)."""
+    try:
+        with open("/proc/stat") as f:
+            fields = f.readline().split()
+        return int(fields[8]) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return None
 
@@ -183,12 +249,14 @@ def replay(dupflow, feed, offsets, records, cfg, out):
 
 def rated(dupflow, feed, offsets, window, cfg, out):
     """The steady rate with retention on: replays of 2 and 4 windows of records, the records
-    between them over the time between them (the first window fills the state: cheaper)."""
+    between them over the time between them (the first window fills the state: cheaper).
+    Returns the rate and the wall times of the two replays."""
+    began = time.time()
     short, _ = replay(dupflow, feed, offsets, 2 * window, cfg, out)
     long, _ = replay(dupflow, feed, offsets, 4 * window, cfg, out)
     rate = 2 * window / max(long - short, 1e-9)
     print(f"rated (steady, retention on): {rate:.0f} pages/s ({2 * window} more records in {long - short:.1f} s more)")
-    return rate
+    return rate, (began, time.time())
 
 
 def free_port():
@@ -216,7 +284,8 @@ def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epoc
     past 1.5 windows (the window full and turning over) to the last. With `span` (records), the
     replay is of the first window and `span` records after it, and the rate from the first
     sample past the window on: `span` = one pass of the source rates every record of the
-    source's content once, with the window full."""
+    source's content once, with the window full. Returns the rate and the wall times it was
+    taken over (for the machine's speed then: `Probe`)."""
     os.makedirs(out, exist_ok=True)
     cfg = os.path.join(out, "rating.toml")
     # epoch_ms long: the epochs close by their record count alone, as a feed at the rate forms them.
@@ -258,25 +327,25 @@ def steady_in_epochs(dupflow, feed, offsets, window, epoch_records, refresh_epoc
                 parts.append(f"{na / 1000:.0f}k-{n / 1000:.0f}k {(n - na) / (t - ta):.0f}")
                 ta, na = t, n
         print("  by stretch (records, pages/s): " + ", ".join(parts))
-    return rate
+    return rate, (t0, t1)
 
 
 def rated_live(dupflow, feed, offsets, args, out, span=None):
     """The live rating: the steady rate in the epochs the feed forms at `share` of it (a feed at
     rate r closes an epoch every `epoch_ms`: r · epoch_ms / 1000 records). From a first guess
-    of 1,000 pages/s, measured again once if the epochs that rate forms differ by over 25%.
-    `span`: see `steady_in_epochs`."""
-    guess = 1000.0
+    (--guess, 1,000 pages/s), measured again once if the epochs that rate forms differ by over 25%.
+    `span`: see `steady_in_epochs`. Returns the rate and the wall times it was taken over."""
+    guess = args.guess
     for _ in range(2):
         epoch_records = max(1, round(args.share * guess * args.epoch_ms / 1000))
-        rate = steady_in_epochs(dupflow, feed, offsets, args.window, epoch_records, args.refresh_epochs, out, span)
+        rate, taken = steady_in_epochs(dupflow, feed, offsets, args.window, epoch_records, args.refresh_epochs, out, span)
         formed = args.share * rate * args.epoch_ms / 1000
         if abs(formed - epoch_records) <= 0.25 * epoch_records:
             break
         guess = rate
     print(f"rated (live: epochs of {epoch_records} records, retention on): {rate:.0f} pages/s; "
           f"the feed at {args.share:g} of it forms epochs of ~{formed:.0f} records")
-    return rate
+    return rate, taken
 
 
 def percentile(sorted_values, p):
@@ -311,6 +380,10 @@ def main():
     ap.add_argument("--over", choices=("windows", "pass"), default="windows",
                     help="the live rating's records: 1.5 to 3 windows (windows), or one whole pass of the source after the first window (pass)")
     ap.add_argument("--epoch-ms", type=int, default=250)
+    ap.add_argument("--rating-probe", type=float,
+                    help="with --rate: the machine probe's median (ms) while that rate was rated, printed by the run that rated it")
+    ap.add_argument("--guess", type=float, default=1000.0,
+                    help="the live rating's first guess of the rate (pages/s): its first replay's epochs are share * guess * epoch_ms / 1000 records")
     feed_arguments(ap)
     args = ap.parse_args()
     if args.over == "pass" and (args.rating != "live" or args.rate is not None):
@@ -318,8 +391,9 @@ def main():
     feed_ready(args)
     cfg = os.path.join(args.work, "live.toml")
     config(cfg, args.window, args.epoch_ms, args.refresh_epochs)
+    probe = Probe()
 
-    rate = args.rate
+    rate, rated_over = args.rate, None
     if rate is None:
         feed, offsets = build(args.source, args.work, 4 * args.window)
         if args.rating == "live":
@@ -328,9 +402,14 @@ def main():
                 with open(os.path.join(args.work, "source.records")) as f:
                     span = int(f.read())
                 feed, offsets = build(args.source, args.work, args.window + span)
-            rate = args.share * rated_live(args.dupflow, feed, offsets, args, os.path.join(args.work, "rated-live-out"), span)
+            rate, rated_over = rated_live(args.dupflow, feed, offsets, args, os.path.join(args.work, "rated-live-out"), span)
         else:
-            rate = args.share * rated(args.dupflow, feed, offsets, args.window, cfg, os.path.join(args.work, "rated-out"))
+            rate, rated_over = rated(args.dupflow, feed, offsets, args.window, cfg, os.path.join(args.work, "rated-out"))
+        rate *= args.share
+    # The machine's speed while the rating was taken: the feed's is read against it.
+    at_rating = probe.median(*rated_over) if rated_over else (args.rating_probe / 1000 if args.rating_probe else None)
+    if at_rating:
+        print(f"machine probe during the rating: {at_rating * 1000:.2f} ms of CPU a piece of work (median)")
     need = int(rate * args.minutes * 60) + 1
     feed, offsets = build(args.source, args.work, need)
     with open(os.path.join(args.work, "feed.urls"), "rb") as f:
@@ -422,6 +501,7 @@ def main():
     proc.wait()
     done.set()
     tailer.join()
+    probe.stop()
 
     print(f"fed {n} records in {fed:.0f} s ({n / fed:.0f} records/s, target {rate:.0f}), "
           f"window {args.window} records, epoch_ms {args.epoch_ms}, refresh_epochs {args.refresh_epochs}")
@@ -434,10 +514,41 @@ def main():
           f"p50 {percentile(lat, 0.5):.3f} s, p99 {percentile(lat, 0.99):.3f} s, max {lat[-1] if lat else float('nan'):.3f} s; "
           f"{len(pending)} records without their row, {overtaken[0]} appended again before their row (timed once)")
     span = 300
+
+    def machine(t0, t1):
+        """The machine's speed between wall times t0 and t1: against the rating's when there was
+        one (1.00: as fast as then; 0.80: the same work took 1.25 times as long), else the
+        probe's median in ms."""
+        m, stolen = probe.median(t0, t1), probe.steal(t0, t1)
+        stolen = "" if stolen is None else f", {stolen:.2f} cores stolen"
+        if m is None:
+            return "machine ?" + stolen
+        return (f"machine {at_rating / m:.2f}" if at_rating else f"probe {m * 1000:.2f} ms") + stolen
+
     for w0 in range(0, int(fed), span):
         part = sorted(l for t, l in latencies if w0 <= t - started < w0 + span)
         if part:
-            print(f"  minutes {w0 // 60:>2}-{(w0 + span) // 60:<2}: p50 {percentile(part, 0.5):.3f} s, p99 {percentile(part, 0.99):.3f} s, max {part[-1]:.3f} s")
+            print(f"  minutes {w0 // 60:>2}-{(w0 + span) // 60:<2}: p50 {percentile(part, 0.5):.3f} s, p99 {percentile(part, 0.99):.3f} s, "
+                  f"max {part[-1]:.3f} s; {machine(started + w0, started + w0 + span)}")
+    # Episodes: records over 2 s appended within 5 s of one another. Each with the machine's
+    # speed in the minute before it began and during it (a backlog starts before it shows).
+    slow = sorted(t for t, l in latencies if l > 2.0)
+    episodes = []
+    for t in slow:
+        if episodes and t - episodes[-1][1] <= 5:
+            episodes[-1][1], episodes[-1][2] = t, episodes[-1][2] + 1
+        else:
+            episodes.append([t, t, 1])
+    print(f"  {len(slow)} records over 2 s, in {len(episodes)} episodes" + (":" if episodes else ""))
+    for a, b, count in episodes:
+        worst = max(l for t, l in latencies if a <= t <= b)
+        print(f"    at {(a - started) / 60:5.1f} min, {b - a:4.0f} s, {count} records, max {worst:.2f} s; "
+              f"{machine(a - 60, a)} in the minute before, {machine(a, b + 1)} during")
+    print(f"  {machine(started, started + fed)} over the whole feed")
+    with open(os.path.join(out, "probe.csv"), "w") as f:
+        f.write("t_s,probe_ms,steal_s\n")
+        for t, m, st in probe.samples:
+            f.write(f"{t - started:.1f},{m * 1000:.3f},{st}\n")
     for line in open(summary_path):
         if re.match(r"(pages|clusters|held|arranged|updates|latency|caps hit):", line):
             print("  dupflow " + line.rstrip())
