@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A live feed held for a long time, with retention on (issue 18's 30-minute check).
 
-Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating batch|live]
-                    [--over windows|pass] [--guess 1000] [--rating-probe MS] [--window 200000] [--epoch-ms 250]
-                    [--refresh-epochs 8]
+Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R [--rating-probe MS]]
+                    [--rating batch|live] [--over windows|pass] [--guess 1000] [--window 200000]
+                    [--epoch-ms 250] [--refresh-epochs 8]
                     [--work target/live-soak] [--source target/scale/s1M.warc.gz]
 
 1. The feed: the 1M-page scale crawl (benches/scale.sh writes it), then the same records again
@@ -17,10 +17,11 @@ Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R] [--rating ba
    With --rating live, the rate is instead the steady rate in the epochs the feed itself forms
    (a feed at rate r closes an epoch every --epoch-ms: r * epoch_ms / 1000 records, where a
    replay runs in epochs of up to 100,000): one replay of the first 3 windows in fixed epochs
-   of share * guess * epoch_ms / 1000 records (guess: 1,000 pages/s), its pages sampled from
-   /metrics each second, the rate from 1.5 windows on; measured once more, in the epochs that
-   rate forms, when they differ by over 25% (--guess sets the first guess). A record costs up to 2.6 times as much CPU in
-   epochs of 1,000 records as in epochs of 100,000 (README, "A long live feed with retention").
+   of share * guess * epoch_ms / 1000 records (guess: --guess, 1,000 pages/s by default), its
+   pages sampled from /metrics each second, the rate from 1.5 windows on; measured once more,
+   in the epochs that rate forms, when they differ by over 25%. A record costs up to 2.6 times
+   as much CPU in epochs of 1,000 records as in epochs of 100,000 (README, "A long live feed
+   with retention").
    With --over pass, that replay is of the first window and one whole pass of the source after
    it, and the rate from the first window on: every record of the source's content once, with
    the window full (1.5 to 3 windows of the 1M crawl are 30% of it), and the rate by tenths of
@@ -79,11 +80,11 @@ def cpu_secs(pid):
 
 class Probe:
     """The machine's speed, timed beside dupflow in the same run: every half second, one fixed
-    piece of work (MD5 of 16 KiB, 100 times: ~3 ms, in the first-level cache) and the CPU time
+    piece of work (MD5 of 16 KiB, 100 times: ~4 ms, in the first-level cache) and the CPU time
     this thread took for it (`time.thread_time`: the time it waited for a core is not in it).
     On this shared machine the same work takes up to twice as long in one hour as in another
     (README, "A long live feed with retention"); a rating and a feed made an hour apart are two
-    machines, and this says by how much. Its duty is ~0.6% of a core. The work fits the core's
+    machines, and this says by how much. Its duty is under 1% of a core. The work fits the core's
     own cache and lasts about one time slice, so dupflow's threads on the same cores disturb it
     little; a median over many samples is what is read, not one sample.
 
@@ -335,7 +336,7 @@ def rated_live(dupflow, feed, offsets, args, out, span=None):
     rate r closes an epoch every `epoch_ms`: r · epoch_ms / 1000 records). From a first guess
     (--guess, 1,000 pages/s), measured again once if the epochs that rate forms differ by over 25%.
     `span`: see `steady_in_epochs`. Returns the rate and the wall times it was taken over."""
-    guess = args.guess
+    guess = args.guess or 1000.0
     for _ in range(2):
         epoch_records = max(1, round(args.share * guess * args.epoch_ms / 1000))
         rate, taken = steady_in_epochs(dupflow, feed, offsets, args.window, epoch_records, args.refresh_epochs, out, span)
@@ -382,12 +383,18 @@ def main():
     ap.add_argument("--epoch-ms", type=int, default=250)
     ap.add_argument("--rating-probe", type=float,
                     help="with --rate: the machine probe's median (ms) while that rate was rated, printed by the run that rated it")
-    ap.add_argument("--guess", type=float, default=1000.0,
-                    help="the live rating's first guess of the rate (pages/s): its first replay's epochs are share * guess * epoch_ms / 1000 records")
+    ap.add_argument("--guess", type=float,
+                    help="the live rating's first guess of the rate (pages/s; default 1,000): its first replay's epochs are share * guess * epoch_ms / 1000 records")
     feed_arguments(ap)
     args = ap.parse_args()
     if args.over == "pass" and (args.rating != "live" or args.rate is not None):
         ap.error("--over pass is the live rating's span: give it with --rating live, without --rate")
+    if args.guess is not None and (args.rating != "live" or args.rate is not None):
+        ap.error("--guess is the live rating's first guess: give it with --rating live, without --rate")
+    if args.guess is not None and args.guess <= 0:
+        ap.error("--guess is a rate in pages/s: give a positive one")
+    if args.rating_probe is not None and (args.rate is None or args.rating_probe <= 0):
+        ap.error("--rating-probe is the machine of an earlier rating: give a positive one, with --rate")
     feed_ready(args)
     cfg = os.path.join(args.work, "live.toml")
     config(cfg, args.window, args.epoch_ms, args.refresh_epochs)
