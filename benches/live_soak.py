@@ -539,16 +539,16 @@ def main():
                   f"max {part[-1]:.3f} s; {machine(started + w0, started + w0 + span)}")
     # Episodes: records over 2 s appended within 5 s of one another. Each with the machine's
     # speed in the minute before it began and during it (a backlog starts before it shows).
-    slow = sorted(t for t, l in latencies if l > 2.0)
-    episodes = []
-    for t in slow:
+    slow = sorted((t, l) for t, l in latencies if l > 2.0)
+    episodes = []  # [first append, last append, records, worst latency]
+    for t, l in slow:
         if episodes and t - episodes[-1][1] <= 5:
-            episodes[-1][1], episodes[-1][2] = t, episodes[-1][2] + 1
+            e = episodes[-1]
+            e[1], e[2], e[3] = t, e[2] + 1, max(e[3], l)
         else:
-            episodes.append([t, t, 1])
+            episodes.append([t, t, 1, l])
     print(f"  {len(slow)} records over 2 s, in {len(episodes)} episodes" + (":" if episodes else ""))
-    for a, b, count in episodes:
-        worst = max(l for t, l in latencies if a <= t <= b)
+    for a, b, count, worst in episodes:
         print(f"    at {(a - started) / 60:5.1f} min, {b - a:4.0f} s, {count} records, max {worst:.2f} s; "
               f"{machine(a - 60, a)} in the minute before, {machine(a, b + 1)} during")
     print(f"  {machine(started, started + fed)} over the whole feed")
