@@ -147,11 +147,16 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
     };
     let remaining = budget - dropped_a - dropped_b;
     let capped = remaining > max_diff_distance;
+    // What the filters kept may share ends again where they dropped what stood between: two
+    // edits apart in a near-copy, the sentences between them. Those ends are in an LCS too, and
+    // what is left is all that is compared (nothing, where the filtered sequences are equal).
+    let (kept_ends, fa, fb) = common_ends(&fa, &fb);
+    let common = common + kept_ends;
     let (na, nb) = (wa - common - dropped_a, wb - common - dropped_b);
     // Few sentence matches (distinct sentences, the usual page): the LCS of the token
     // expansion, counted over the matches alone.
     let parallel_work = BIT_PARALLEL_WORK * na.max(nb) * na.min(nb).div_ceil(64);
-    if let Some(lcs) = heaviest_common_subsequence(&fa, &fb, parallel_work / SPARSE_WORK) {
+    if let Some(lcs) = heaviest_common_subsequence(fa, fb, parallel_work / SPARSE_WORK) {
         let d = na + nb - 2 * lcs;
         let limit = if capped { max_diff_distance } else { remaining };
         return match (d <= limit, capped) {
@@ -160,7 +165,7 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
             (false, false) => Verdict::Dissimilar,
         };
     }
-    let (ta, tb) = (expand(&fa), expand(&fb));
+    let (ta, tb) = (expand(fa), expand(fb));
     let distance = if capped { myers_distance(&ta, &tb, max_diff_distance) } else { bounded_distance(&ta, &tb, remaining, 0) };
     match distance {
         Some(d) => {
@@ -337,6 +342,9 @@ pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> 
 /// programming over the expansion). `None` when a key has two weights, or when the matches
 /// are more than `max_matches` (a page of repeated sentences: the token path is cheaper).
 fn heaviest_common_subsequence<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B], max_matches: u64) -> Option<u64> {
+    if a.is_empty() || b.is_empty() {
+        return Some(0);
+    }
     let mut positions: Vec<(u64, u16, u32)> = b.iter().map(B::compared).enumerate().map(|(j, (k, w))| (k, w, j as u32)).collect();
     positions.sort_unstable();
     let range = |key: u64| {

@@ -34,6 +34,26 @@ pub fn intersect<T: Ord + Copy>(a: &[T], b: &[T]) -> Vec<T> {
     common
 }
 
+/// The items of `a` not in `b`, both ascending lists of distinct items, ascending (a merge).
+pub fn difference<T: Ord + Copy>(a: &[T], b: &[T]) -> Vec<T> {
+    let (mut i, mut j, mut only) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => {
+                only.push(a[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    only.extend_from_slice(&a[i..]);
+    only
+}
+
 /// `list` with the changes `delta` added (both ascending by item, each item once, no zero
 /// multiplicity), zeros dropped: the multiplicities of a held collection, changed.
 pub fn merge_counts<K: Ord + Clone>(list: &mut Vec<(K, isize)>, delta: &[(K, isize)]) {
@@ -91,6 +111,15 @@ mod count_tests {
         assert_eq!(merged(&[(1, 1), (3, 1), (5, 2)], &[(0, 1), (3, -1), (5, -1), (9, 1)]), vec![(0, 1), (1, 1), (5, 1), (9, 1)]);
         assert_eq!(merged(&[], &[(2, 1)]), vec![(2, 1)]);
         assert_eq!(merged(&[(2, 1)], &[]), vec![(2, 1)]);
+    }
+
+    #[test]
+    fn difference_keeps_what_the_other_lacks() {
+        assert_eq!(difference(&[1, 3, 5, 7], &[0, 3, 4, 7]), vec![1, 5]);
+        assert_eq!(difference(&[1, 3, 5, 7], &[0, 2]), vec![1, 3, 5, 7]);
+        assert_eq!(difference(&[1, 3], &[1, 2, 3, 9]), Vec::<u64>::new());
+        assert_eq!(difference::<u64>(&[], &[1]), Vec::<u64>::new());
+        assert_eq!(difference(&[2, 8, 9], &[]), vec![2, 8, 9]);
     }
 
     #[test]

@@ -148,26 +148,31 @@ pub fn distinct_keys(page: &Page) -> Vec<u64> {
 /// own text differs: the template sentences kept are named in `Content::template_keys`, which
 /// the sibling rule counts as repeated blocks.
 pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtered {
-    let is_template = |key: &u64| templates.binary_search(key).is_ok();
+    // Each sentence looked up once: whether it is template.
+    let template: Vec<bool> = page.sentences.iter().map(|s| templates.binary_search(&{ s.key }).is_ok()).collect();
     let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
-    let kept: u64 = page.sentences.iter().filter(|s| !is_template(&{ s.key })).map(|s| s.weight as u64).sum();
+    let kept: u64 = page.sentences.iter().zip(&template).filter(|(_, &t)| !t).map(|(s, _)| s.weight as u64).sum();
     let dominated = kept == 0 || ((kept as f64) < config.min_content_share * total as f64 && kept < config.min_content_units as u64);
     let keep = if dominated {
-        let head = page.sentences.iter().take_while(|s| is_template(&{ s.key })).count();
+        let head = template.iter().take_while(|&&t| t).count();
         let head = if head == page.sentences.len() { 0 } else { head };
         (0..page.sentences.len()).map(|i| i >= head).collect()
     } else {
-        interior(page, is_template, config.interior_run_units as u64)
+        interior(page, &template, config.interior_run_units as u64)
     };
     // The kept sentences and their words (`page.words`, each sentence's run in order). Kept
     // sentences in one run (the template removed at the edges, or none) share the page's words.
     let (mut selected, mut runs, mut word_counts) = (Vec::new(), Vec::<std::ops::Range<usize>>::new(), Vec::new());
     let mut sentence_runs = Vec::<std::ops::Range<usize>>::new();
+    let mut template_keys: Vec<u64> = Vec::new();
     let mut offset = 0usize;
     for (i, (s, &keep)) in page.sentences.iter().zip(&keep).enumerate() {
         let end = (offset + s.words() as usize).min(page.words.len());
         if keep {
             selected.push(s);
+            if template[i] {
+                template_keys.push(s.key);
+            }
             match runs.last_mut() {
                 Some(run) if run.end == offset => run.end = end,
                 _ => runs.push(offset..end),
@@ -194,7 +199,6 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
         [run] => Sentences::shared(&page.sentences, run.clone()),
         _ => Sentences::from(selected.iter().map(|&&s| s).collect::<Vec<_>>()),
     };
-    let mut template_keys: Vec<u64> = selected.iter().map(|s| s.key).filter(|k| is_template(k)).collect();
     template_keys.sort_unstable();
     template_keys.dedup();
     let mut shingles = page.shingles.clone();
@@ -209,8 +213,8 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
 /// menu or footer is left), the runs before the first own sentence and after the last are
 /// such runs too: a reference page's heading or its closing boilerplate ("This policy was
 /// introduced in …", a licence note) is part of its text.
-fn interior(page: &Page, is_template: impl Fn(&u64) -> bool, max_run: u64) -> Vec<bool> {
-    let mut keep: Vec<bool> = page.sentences.iter().map(|s| !is_template(&{ s.key })).collect();
+fn interior(page: &Page, template: &[bool], max_run: u64) -> Vec<bool> {
+    let mut keep: Vec<bool> = template.iter().map(|&t| !t).collect();
     let (Some(mut first), Some(mut last)) = (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k)) else {
         return keep;
     };

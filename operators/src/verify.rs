@@ -297,8 +297,12 @@ pub fn content_hash(c: &Content) -> u64 {
     for &s in &c.shingles {
         h = crate::hashing::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
     }
-    for &w in &c.words {
-        h = crate::hashing::mix64(h ^ w as u64).wrapping_add(0x2545_f491_4f6c_dd1d);
+    // Four words a step (the chain of mixes is the cost: a page has thousands of words), with
+    // their count first, so that a last step's padding is no word.
+    h = crate::hashing::mix64(h ^ c.words.len() as u64);
+    for four in c.words.chunks(4) {
+        let packed = four.iter().fold(0u64, |p, &w| p << 16 | w as u64);
+        h = crate::hashing::mix64(h ^ packed).wrapping_add(0x2545_f491_4f6c_dd1d);
     }
     // The cosine's IDF weights change as pages come and go: part of the key.
     for &w in &c.term_weights {
@@ -470,11 +474,17 @@ pub fn own_texts_are_different_texts_keyed(
     }
     // Each page's own text: its sentences the other lacks, with their words. Its weight and
     // word count decide most pairs; the words are gathered only for a pair that needs them.
-    let own = |c: &Content, other: &[u64], mut words: Option<&mut Vec<crate::page::Word>>| -> (u64, usize) {
+    // The keys the other lacks come from one merge of the two key lists: a page's sentences
+    // are then looked up among its own keys (a few, often none), not among all the other's.
+    let (own_a, own_b) = (crate::sorted::difference(ka, kb), crate::sorted::difference(kb, ka));
+    let own = |c: &Content, own_keys: &[u64], mut words: Option<&mut Vec<crate::page::Word>>| -> (u64, usize) {
+        if own_keys.is_empty() {
+            return (0, 0);
+        }
         let (mut weight, mut count, mut offset) = (0u64, 0usize, 0usize);
         for ((k, w), &n) in c.sentences.compared().zip(&c.word_counts) {
             let end = (offset + n as usize).min(c.words.len());
-            if other.binary_search(&k).is_err() {
+            if own_keys.binary_search(&k).is_ok() {
                 weight += w as u64;
                 count += end - offset;
                 if let Some(words) = words.as_mut() {
@@ -485,7 +495,7 @@ pub fn own_texts_are_different_texts_keyed(
         }
         (weight, count)
     };
-    let ((wa, len_a), (wb, len_b)) = (own(a, kb, None), own(b, ka, None));
+    let ((wa, len_a), (wb, len_b)) = (own(a, &own_a, None), own(b, &own_b, None));
     let units = config.sibling_own_units as u64;
     if wa < units.max(1) || wb < units.max(1) {
         return false;
@@ -498,10 +508,10 @@ pub fn own_texts_are_different_texts_keyed(
             return false;
         }
     }
-    let (mut own_a, mut own_b) = (Vec::with_capacity(len_a), Vec::with_capacity(len_b));
-    own(a, kb, Some(&mut own_a));
-    own(b, ka, Some(&mut own_b));
-    !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
+    let (mut words_a, mut words_b) = (Vec::with_capacity(len_a), Vec::with_capacity(len_b));
+    own(a, &own_a, Some(&mut words_a));
+    own(b, &own_b, Some(&mut words_b));
+    !matches!(lcs::compare_words(&words_a, &words_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
 }
 
 /// What `a` shares with `b` is mostly blocks the set repeats (`common`, sorted) or its host's
