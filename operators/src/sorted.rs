@@ -34,24 +34,29 @@ pub fn intersect<T: Ord + Copy>(a: &[T], b: &[T]) -> Vec<T> {
     common
 }
 
-/// The items of `a` not in `b`, both ascending lists of distinct items, ascending (a merge).
-pub fn difference<T: Ord + Copy>(a: &[T], b: &[T]) -> Vec<T> {
-    let (mut i, mut j, mut only) = (0, 0, Vec::new());
+/// The items of `a` not in `b`, and those of `b` not in `a`, both ascending lists of distinct
+/// items (one merge): each ascending.
+pub fn differences<T: Ord + Copy>(a: &[T], b: &[T]) -> (Vec<T>, Vec<T>) {
+    let (mut i, mut j, mut only_a, mut only_b) = (0, 0, Vec::new(), Vec::new());
     while i < a.len() && j < b.len() {
         match a[i].cmp(&b[j]) {
             std::cmp::Ordering::Less => {
-                only.push(a[i]);
+                only_a.push(a[i]);
                 i += 1;
             }
-            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Greater => {
+                only_b.push(b[j]);
+                j += 1;
+            }
             std::cmp::Ordering::Equal => {
                 i += 1;
                 j += 1;
             }
         }
     }
-    only.extend_from_slice(&a[i..]);
-    only
+    only_a.extend_from_slice(&a[i..]);
+    only_b.extend_from_slice(&b[j..]);
+    (only_a, only_b)
 }
 
 /// `list` with the changes `delta` added (both ascending by item, each item once, no zero
@@ -114,12 +119,12 @@ mod count_tests {
     }
 
     #[test]
-    fn difference_keeps_what_the_other_lacks() {
-        assert_eq!(difference(&[1, 3, 5, 7], &[0, 3, 4, 7]), vec![1, 5]);
-        assert_eq!(difference(&[1, 3, 5, 7], &[0, 2]), vec![1, 3, 5, 7]);
-        assert_eq!(difference(&[1, 3], &[1, 2, 3, 9]), Vec::<u64>::new());
-        assert_eq!(difference::<u64>(&[], &[1]), Vec::<u64>::new());
-        assert_eq!(difference(&[2, 8, 9], &[]), vec![2, 8, 9]);
+    fn differences_keep_what_the_other_lacks() {
+        assert_eq!(differences(&[1, 3, 5, 7], &[0, 3, 4, 7]), (vec![1, 5], vec![0, 4]));
+        assert_eq!(differences(&[1, 3, 5, 7], &[0, 2]), (vec![1, 3, 5, 7], vec![0, 2]));
+        assert_eq!(differences(&[1, 3], &[1, 2, 3, 9]), (vec![], vec![2, 9]));
+        assert_eq!(differences::<u64>(&[], &[1]), (vec![], vec![1]));
+        assert_eq!(differences(&[2, 8, 9], &[]), (vec![2, 8, 9], vec![]));
     }
 
     #[test]

@@ -476,7 +476,7 @@ pub fn own_texts_are_different_texts_keyed(
     // word count decide most pairs; the words are gathered only for a pair that needs them.
     // The keys the other lacks come from one merge of the two key lists: a page's sentences
     // are then looked up among its own keys (a few, often none), not among all the other's.
-    let (own_a, own_b) = (crate::sorted::difference(ka, kb), crate::sorted::difference(kb, ka));
+    let (own_a, own_b) = crate::sorted::differences(ka, kb);
     let own = |c: &Content, own_keys: &[u64], mut words: Option<&mut Vec<crate::page::Word>>| -> (u64, usize) {
         if own_keys.is_empty() {
             return (0, 0);
