@@ -30,7 +30,7 @@ fn pages(n: usize) -> Vec<String> {
         }
         if let Ok(record) = item {
             if let Ok((http::Outcome::Page(doc), _)) = http::interpret(&record, 2 << 20) {
-                out.push(doc.html);
+                out.push(doc.html.into_owned());
             }
         }
     })

@@ -440,7 +440,7 @@ impl<'a> Ingest<'a> {
     fn record(&mut self, record: &RawRecord) -> Option<Page> {
         let metrics = &self.cx.metrics;
         let (meta, html) = to_document(record, self.max_page_bytes, metrics, &mut self.revisits)?;
-        Some(self.page_of(meta, html))
+        Some(self.page_of(meta, &html))
     }
 
     /// A text corpus row: split (no strip), to be captured like a record's page.
@@ -476,9 +476,9 @@ impl<'a> Ingest<'a> {
     }
 
     /// Strip and split: the first two stages, per record, on a worker of the process that read it.
-    fn page_of(&self, meta: PageMeta, html: String) -> Page {
+    fn page_of(&self, meta: PageMeta, html: &str) -> Page {
         let metrics = &self.cx.metrics;
-        let stripped = metrics.stage("strip", || dupflow_operators::html::strip_with(&html, self.sentence.landmarks));
+        let stripped = metrics.stage("strip", || dupflow_operators::html::strip_with(html, self.sentence.landmarks));
         let (page, truncated) =
             metrics.stage("split", || dupflow_operators::sentence::page_of_html(meta, &stripped, &self.sentence, self.shingling));
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
@@ -596,7 +596,12 @@ fn apply(live: &Live, input: &mut Pages, changes: Vec<Change>) {
 }
 
 /// Turns a record into a document for the dataflow (or counts why not).
-fn to_document(record: &RawRecord, max_page_bytes: usize, metrics: &Registry, revisits: &mut Vec<Revisit>) -> Option<(PageMeta, String)> {
+fn to_document<'r>(
+    record: &'r RawRecord,
+    max_page_bytes: usize,
+    metrics: &Registry,
+    revisits: &mut Vec<Revisit>,
+) -> Option<(PageMeta, std::borrow::Cow<'r, str>)> {
     let (outcome, quirks) = match metrics.timed("decode", || http::interpret(record, max_page_bytes)) {
         Ok(interpreted) => interpreted,
         Err(error) => {

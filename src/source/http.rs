@@ -7,6 +7,7 @@
 //! skips the record with an error. The charset comes from the HTTP header, then `<meta>`, then a
 //! BOM, then UTF-8 with replacement characters.
 
+use std::borrow::Cow;
 use std::io::Read;
 
 use encoding_rs::Encoding;
@@ -14,9 +15,10 @@ use thiserror::Error;
 
 use super::RawRecord;
 
-/// A decoded HTML document, ready for HTML strip.
+/// A decoded HTML document, ready for HTML strip. Its HTML borrows the record's block where
+/// the body is UTF-8 as stored (most pages): no copy of the page is made to decode it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Document {
+pub struct Document<'r> {
     pub url: String,
     /// Lowercased host name without port.
     pub host: String,
@@ -25,14 +27,14 @@ pub struct Document {
     /// WARC-Date in seconds since the Unix epoch (0 if missing or unreadable).
     pub date_secs: u64,
     pub record_id: String,
-    pub html: String,
+    pub html: Cow<'r, str>,
     /// The charset the text was decoded with.
     pub charset: &'static str,
 }
 
-impl Document {
+impl<'r> Document<'r> {
     /// The page's identity (id, URL, host hash, record id) and its HTML, as the pipeline takes it.
-    pub fn into_parts(self) -> (dupflow_operators::PageMeta, String) {
+    pub fn into_parts(self) -> (dupflow_operators::PageMeta, Cow<'r, str>) {
         let meta = dupflow_operators::PageMeta {
             id: dupflow_operators::PageId::new(self.date_secs, &self.url, &self.record_id),
             host: dupflow_operators::sentence::stable_hash(&self.host),
@@ -54,8 +56,8 @@ pub struct Revisit {
 
 /// What a record turned out to be.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Page(Document),
+pub enum Outcome<'r> {
+    Page(Document<'r>),
     Revisit(Revisit),
     /// Not a page, by design (a request, an image, a 404, …); the reason is the metric label.
     Skipped(&'static str),
@@ -217,8 +219,9 @@ pub fn meta_charset(body: &[u8]) -> Option<String> {
     None
 }
 
-/// Decodes a body to text: header charset, then `<meta>`, then BOM, then UTF-8.
-pub fn decode_text(body: &[u8], header_charset: Option<&str>) -> (String, &'static str) {
+/// Decodes a body to text: header charset, then `<meta>`, then BOM, then UTF-8. The text
+/// borrows the body when the body is UTF-8 (after a BOM, if any) without a malformed sequence.
+pub fn decode_text<'b>(body: &'b [u8], header_charset: Option<&str>) -> (Cow<'b, str>, &'static str) {
     let declared = header_charset
         .and_then(|c| Encoding::for_label(c.as_bytes()))
         .or_else(|| meta_charset(body).and_then(|c| Encoding::for_label(c.as_bytes())));
@@ -228,7 +231,7 @@ pub fn decode_text(body: &[u8], header_charset: Option<&str>) -> (String, &'stat
     };
     // A meta tag in a UTF-16 page cannot be right; `decode_with_bom_removal` handles the BOM.
     let (text, _) = encoding.decode_with_bom_removal(body);
-    (text.into_owned(), encoding.name())
+    (text, encoding.name())
 }
 
 /// Host of a URL, lowercased, without user info or port.
@@ -268,7 +271,7 @@ pub fn parse_warc_date(date: &str) -> Option<u64> {
 }
 
 /// Interprets a record. `max_page_bytes` caps the decoded HTML (cut at a character boundary).
-pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome, Quirks), DocumentError> {
+pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome<'_>, Quirks), DocumentError> {
     use warc::RecordType;
     let mut quirks = Quirks::default();
     let url = record.header("WARC-Target-URI").unwrap_or("").trim_matches(['<', '>']).to_string();
@@ -312,39 +315,45 @@ pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome, 
     if !html_mime && !unknown_mime {
         return Ok((Outcome::Skipped("not_html"), quirks));
     }
-    let mut payload: Vec<u8>;
-    let mut body: &[u8] = body;
+    // A body decoded here (chunking, content encoding) is the page's own; otherwise the page
+    // borrows the record's block.
+    let mut payload: Option<Vec<u8>> = None;
     if header("Transfer-Encoding").is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
         match dechunk(body) {
-            Some(d) => {
-                payload = d;
-                body = &payload;
-            }
+            Some(d) => payload = Some(d),
             None => quirks.broken_chunking = true,
         }
     }
     let limit = (max_page_bytes as u64).saturating_mul(8).max(1 << 20);
     if let Some(encoding) = header("Content-Encoding") {
-        match decode_content(body, encoding, limit) {
-            Ok(decoded) => {
-                payload = decoded;
-                body = &payload;
-            }
+        let current = payload.as_deref().unwrap_or(body);
+        match decode_content(current, encoding, limit) {
+            Ok(decoded) => payload = Some(decoded),
             // Some crawlers stored the decoded body and kept the header (ClueWeb09 did).
-            Err(_) if sniff_html(body) => quirks.content_encoding_mismatch = true,
+            Err(_) if sniff_html(current) => quirks.content_encoding_mismatch = true,
             Err(e) => return Err(e),
         }
     }
-    if !html_mime && !sniff_html(body) {
+    if !html_mime && !sniff_html(payload.as_deref().unwrap_or(body)) {
         return Ok((Outcome::Skipped("not_html"), quirks));
     }
-    let (mut html, charset) = decode_text(body, charset_param(content_type).as_deref());
+    let declared = charset_param(content_type);
+    let (mut html, charset) = match payload {
+        Some(payload) => {
+            let (text, charset) = decode_text(&payload, declared.as_deref());
+            (Cow::Owned(text.into_owned()), charset)
+        }
+        None => decode_text(body, declared.as_deref()),
+    };
     if html.len() > max_page_bytes {
         let mut cut = max_page_bytes;
         while !html.is_char_boundary(cut) {
             cut -= 1;
         }
-        html.truncate(cut);
+        match &mut html {
+            Cow::Borrowed(text) => *text = &text[..cut],
+            Cow::Owned(text) => text.truncate(cut),
+        }
         quirks.page_truncated = true;
     }
     let date_secs = match parse_warc_date(&date) {
@@ -387,8 +396,53 @@ mod tests {
         let meta = b"<meta charset=windows-1251>\xcf\xf0\xe8\xe2\xe5\xf2";
         assert!(decode_text(meta, None).0.ends_with("Привет"));
         let bom = b"\xef\xbb\xbfhi";
-        assert_eq!(decode_text(bom, None), ("hi".to_string(), "UTF-8"));
+        let (text, charset) = decode_text(bom, None);
+        assert_eq!((text.as_ref(), charset), ("hi", "UTF-8"));
+        assert!(matches!(text, Cow::Borrowed(_)), "a UTF-8 body after its BOM is borrowed");
         assert_eq!(decode_text(b"a\xffb", None).0, "a\u{fffd}b");
+        assert!(matches!(decode_text(b"<p>ok</p>", None).0, Cow::Borrowed("<p>ok</p>")));
+        assert!(matches!(decode_text(latin1, Some("iso-8859-1")).0, Cow::Owned(_)));
+    }
+
+    fn response(headers: &str, body: &[u8]) -> RawRecord {
+        let mut block = format!("HTTP/1.1 200 OK\r\n{headers}\r\n").into_bytes();
+        block.extend_from_slice(body);
+        RawRecord {
+            version: "WARC/1.0".into(),
+            headers: vec![
+                ("WARC-Type".into(), "response".into()),
+                ("WARC-Target-URI".into(), "http://example.com/a".into()),
+                ("WARC-Date".into(), "2014-03-25T12:12:25Z".into()),
+            ],
+            block,
+            offset: 0,
+            lenient_length: false,
+            raw_header: None,
+        }
+    }
+
+    /// A UTF-8 page borrows the record's block (no copy), also when cut to the page cap; a
+    /// dechunked or another charset's page is its own, cut the same way.
+    #[test]
+    fn pages_borrow_the_block_and_are_cut_at_characters() {
+        let html = "<p>caf\u{e9} \u{e9}t\u{e9}</p>";
+        let record = response("Content-Type: text/html\r\n", html.as_bytes());
+        let (Outcome::Page(doc), quirks) = interpret(&record, 1 << 20).unwrap() else { panic!("a page") };
+        assert!(matches!(doc.html, Cow::Borrowed(h) if h == html));
+        assert!(!quirks.page_truncated);
+        // A cap of 7 bytes ends inside the first `é` (bytes 6 and 7): the cut is before it.
+        let (Outcome::Page(doc), quirks) = interpret(&record, 7).unwrap() else { panic!("a page") };
+        assert!(matches!(doc.html, Cow::Borrowed("<p>caf")), "{:?}", doc.html);
+        assert!(quirks.page_truncated);
+        let chunked =
+            response("Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n", b"5\r\n<p>ca\r\n4\r\nf</p\r\n1\r\n>\r\n0\r\n\r\n");
+        let (Outcome::Page(doc), _) = interpret(&chunked, 1 << 20).unwrap() else { panic!("a page") };
+        assert!(matches!(doc.html, Cow::Owned(ref h) if h == "<p>caf</p>"), "{:?}", doc.html);
+        let (Outcome::Page(doc), quirks) = interpret(&chunked, 5).unwrap() else { panic!("a page") };
+        assert_eq!((doc.html.as_ref(), quirks.page_truncated), ("<p>ca", true));
+        let latin1 = response("Content-Type: text/html; charset=iso-8859-1\r\n", b"<p>caf\xe9</p>");
+        let (Outcome::Page(doc), _) = interpret(&latin1, 1 << 20).unwrap() else { panic!("a page") };
+        assert!(matches!(doc.html, Cow::Owned(ref h) if h == "<p>caf\u{e9}</p>"));
     }
 
     #[test]
