@@ -341,7 +341,16 @@ pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome<'
     let (mut html, charset) = match payload {
         Some(payload) => {
             let (text, charset) = decode_text(&payload, declared.as_deref());
-            (Cow::Owned(text.into_owned()), charset)
+            // A decoded body that is UTF-8 from its first byte (no BOM) is the page as it is.
+            let decoded = match text {
+                Cow::Borrowed(text) if text.len() == payload.len() => None,
+                text => Some(text.into_owned()),
+            };
+            let html = match decoded {
+                Some(html) => html,
+                None => String::from_utf8(payload).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            };
+            (Cow::Owned(html), charset)
         }
         None => decode_text(body, declared.as_deref()),
     };
@@ -440,6 +449,13 @@ mod tests {
         assert!(matches!(doc.html, Cow::Owned(ref h) if h == "<p>caf</p>"), "{:?}", doc.html);
         let (Outcome::Page(doc), quirks) = interpret(&chunked, 5).unwrap() else { panic!("a page") };
         assert_eq!((doc.html.as_ref(), quirks.page_truncated), ("<p>ca", true));
+        // A decoded body's BOM is left out of its page too.
+        let bom = response(
+            "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n",
+            b"6\r\n\xef\xbb\xbf<p>\r\n4\r\nx</p\r\n1\r\n>\r\n0\r\n\r\n",
+        );
+        let (Outcome::Page(doc), _) = interpret(&bom, 1 << 20).unwrap() else { panic!("a page") };
+        assert_eq!((doc.html.as_ref(), doc.charset), ("<p>x</p>", "UTF-8"));
         let latin1 = response("Content-Type: text/html; charset=iso-8859-1\r\n", b"<p>caf\xe9</p>");
         let (Outcome::Page(doc), _) = interpret(&latin1, 1 << 20).unwrap() else { panic!("a page") };
         assert!(matches!(doc.html, Cow::Owned(ref h) if h == "<p>caf\u{e9}</p>"));
