@@ -1,7 +1,14 @@
 //! Checkpoints: what one holds (the manifest, the reader's positions) and where its parts are.
 //! The reader writes its positions (`reader-EPOCH.json`) when it closes a checkpoint epoch, each
-//! worker its held pages and revisits (`part-EPOCH-WORKER.lz4`, `revisits-EPOCH-WORKER.json`),
-//! and the sink commits the checkpoint by writing `checkpoint.json` last, atomically.
+//! worker its held pages and revisits (`part-EPOCH-WORKER.lz4`, `revisits-EPOCH-WORKER.json`)
+//! and their digests (`sums-EPOCH-WORKER.json`), and the sink commits the checkpoint by writing
+//! `checkpoint.json` last, atomically.
+//!
+//! A checkpoint verifies itself before it is resumed from: the parts are LZ4 frames with block
+//! and content checksums, the manifest holds the length and CRC-32 of every file it names, and
+//! the manifest carries a CRC-32 of its own text. The previous committed checkpoint is kept
+//! (`checkpoint.previous.json` and its files) until the next one is committed; a resume whose
+//! newest checkpoint is damaged or incomplete says so on stderr and falls back to it.
 //!
 //! In a cluster the directory is one that every process sees (a shared file system). With
 //! several readers (processes, or reader threads in one), reader 0 chooses the checkpoint
@@ -14,6 +21,7 @@
 //! Save and restore of those parts live here too: the worker loop calls `save_part` at a
 //! checkpoint epoch and `restore_pages` / `restore_revisits` when it resumes.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -71,13 +79,41 @@ pub struct Manifest {
     /// the key existed).
     #[serde(default)]
     pub method: u64,
+    /// The format of the checkpoint's files (`FORMAT`; 0, absent: without checksums).
+    #[serde(default)]
+    pub format: u32,
+    /// Every file of the checkpoint (parts, revisits) by name: its length and CRC-32.
+    #[serde(default)]
+    pub files: BTreeMap<String, FileSum>,
+    /// CRC-32 of the manifest's own text, written with this field at 0.
+    #[serde(default)]
+    pub crc32: u32,
 }
 
+/// The length and CRC-32 of one file of a checkpoint.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSum {
+    pub bytes: u64,
+    pub crc32: u32,
+}
+
+impl FileSum {
+    pub fn of(bytes: &[u8]) -> FileSum {
+        FileSum { bytes: bytes.len() as u64, crc32: crc32fast::hash(bytes) }
+    }
+}
+
+/// The format of a checkpoint's files: 2 adds the checksums (LZ4 frame checksums, the digests of
+/// its files and of the manifest itself).
+pub const FORMAT: u32 = 2;
+
+/// The previous committed checkpoint's manifest, kept until the next one is committed.
+pub const PREVIOUS: &str = "checkpoint.previous.json";
+
 /// The version of the method's rules, raised whenever a release forms other clusters from the
-/// same pages and settings. 2: template inside a page's own text stays in it (eighth session).
-/// 3: landmarks and the template at the edges of a marked main content; held pages carry
-/// `main_marked` (twelfth session). 4: per-sentence groups compare only the pairs whose
-/// sentences may reach τ (twenty-ninth session).
+/// same pages and settings: 2, template inside a page's own text stays in it; 3, landmarks and
+/// the template at the edges of a marked main content (held pages carry `main_marked`); 4,
+/// per-sentence groups compare only the pairs whose sentences may reach τ.
 pub const METHOD_VERSION: u64 = 4;
 
 /// A stable key of what decides the clusters: `METHOD_VERSION` and the method's settings
@@ -190,15 +226,50 @@ pub fn revisits_path(dir: &Path, epoch: u64, worker: usize) -> PathBuf {
     dir.join(format!("revisits-{epoch}-{worker}.json"))
 }
 
+/// Where a worker writes the digests of its part and revisits of `epoch`, for the commit.
+pub fn sums_path(dir: &Path, epoch: u64, worker: usize) -> PathBuf {
+    dir.join(format!("sums-{epoch}-{worker}.json"))
+}
+
+/// The file name of `path` (the key of `Manifest::files`).
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
 pub fn progress_path(dir: &Path, epoch: u64) -> PathBuf {
     dir.join(format!("reader-{epoch}.json"))
 }
 
-/// Reads the checkpoint in `dir`, if there is one.
+/// The manifest's text: pretty JSON whose `crc32` is the CRC-32 of the same text written with
+/// `crc32` at 0.
+pub fn encode_manifest(manifest: &Manifest) -> Vec<u8> {
+    let mut manifest = Manifest { crc32: 0, ..manifest.clone() };
+    manifest.crc32 = crc32fast::hash(&serde_json::to_vec_pretty(&manifest).expect("manifest serializes"));
+    serde_json::to_vec_pretty(&manifest).expect("manifest serializes")
+}
+
+/// A manifest read back: refused unless it is exactly the text `encode_manifest` writes for it
+/// (so a changed byte anywhere, value or layout, is caught) and of this format.
+pub fn decode_manifest(bytes: &[u8], path: &Path) -> Result<Manifest, RunError> {
+    let damaged = |message: String| RunError::Checkpoint { path: path.to_path_buf(), message };
+    let manifest: Manifest = serde_json::from_slice(bytes).map_err(|e| damaged(format!("damaged: not a manifest ({e})")))?;
+    if manifest.format != FORMAT {
+        return Err(damaged(format!(
+            "written in checkpoint format {} (this dupflow reads format {FORMAT}, whose files carry checksums): start the run afresh with an empty checkpoint directory",
+            manifest.format
+        )));
+    }
+    if encode_manifest(&manifest) != bytes {
+        return Err(damaged("damaged: its text does not match its checksum".into()));
+    }
+    Ok(manifest)
+}
+
+/// Reads the checkpoint in `dir`, if there is one (its manifest checked, not its files).
 pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, RunError> {
     let path = dir.join(MANIFEST);
     match std::fs::read(&path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| RunError::Checkpoint { path, message: e.to_string() }),
+        Ok(bytes) => decode_manifest(&bytes, &path).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(RunError::Checkpoint { path, message: e.to_string() }),
     }
@@ -208,25 +279,108 @@ fn failed(path: PathBuf) -> impl FnOnce(std::io::Error) -> RunError {
     move |e| RunError::Checkpoint { path, message: e.to_string() }
 }
 
-/// Opens (creating it) the checkpoint directory and reads its checkpoint, if there is one.
+/// Every file the manifest's checkpoint needs is there, whole: its length and CRC-32 as the
+/// manifest says. The first that is not is named.
+pub fn verify(dir: &Path, manifest: &Manifest) -> Result<(), RunError> {
+    for worker in 0..manifest.parts {
+        for path in [part_path(dir, manifest.epoch, worker), revisits_path(dir, manifest.epoch, worker)] {
+            let fail = |message: &str| RunError::Checkpoint { path: path.clone(), message: message.to_string() };
+            let Some(sum) = manifest.files.get(&file_name(&path)) else {
+                return Err(fail("damaged: the manifest holds no checksum for it"));
+            };
+            let bytes = match std::fs::read(&path) {
+                Ok(bytes) => bytes,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(fail("missing")),
+                Err(e) => return Err(fail(&e.to_string())),
+            };
+            if bytes.len() as u64 != sum.bytes {
+                return Err(fail(&format!("damaged: {} bytes, the manifest says {}", bytes.len(), sum.bytes)));
+            }
+            if crc32fast::hash(&bytes) != sum.crc32 {
+                return Err(fail("damaged: its checksum does not match the manifest's"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Opens (creating it) the checkpoint directory and reads its newest checkpoint whose files are
+/// whole, if there is one. When the newest is damaged or incomplete and the previous one is
+/// whole, that is said on stderr and the previous one becomes the newest (the newer files are
+/// removed); when neither is whole, the error names the newest's damaged file.
 pub fn open(dir: Option<&Path>) -> Result<Option<Manifest>, RunError> {
     let Some(dir) = dir else { return Ok(None) };
     std::fs::create_dir_all(dir).map_err(failed(dir.to_path_buf()))?;
-    load_manifest(dir)
+    let newest = match load_manifest(dir) {
+        Ok(None) => return Ok(None),
+        Ok(Some(manifest)) => verify(dir, &manifest).map(|()| manifest),
+        Err(error) => Err(error),
+    };
+    let damage = match newest {
+        Ok(manifest) => return Ok(Some(manifest)),
+        Err(error) => error,
+    };
+    let previous_path = dir.join(PREVIOUS);
+    let previous = match std::fs::read(&previous_path) {
+        Ok(bytes) => decode_manifest(&bytes, &previous_path).and_then(|m| verify(dir, &m).map(|()| (m, bytes))),
+        Err(_) => return Err(damage),
+    };
+    let Ok((manifest, bytes)) = previous else { return Err(damage) };
+    tracing::warn!("{damage}; resuming from the previous checkpoint (epoch {}) instead", manifest.epoch);
+    write_atomic(&dir.join(MANIFEST), &bytes).map_err(failed(dir.join(MANIFEST)))?;
+    remove_files(dir, |epoch| epoch > manifest.epoch, |_| true);
+    Ok(Some(manifest))
 }
 
-/// One worker's part of the checkpoint of `epoch`: its held pages (LZ4-framed) and the
-/// revisits it has seen (they are reported, not clustered).
+/// Removes the checkpoint's epoch-numbered files (`part-`, `revisits-`, `sums-`, `reader-`,
+/// `sink-`) whose epoch satisfies `old`, those of the per-epoch kinds (`reader-`, `sink-`,
+/// `sums-`) only where `transient` says so too.
+pub(crate) fn remove_files(dir: &Path, old: impl Fn(u64) -> bool, transient: impl Fn(u64) -> bool) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some((prefix, rest)) =
+            ["part-", "revisits-", "sums-", "reader-", "sink-"].iter().find_map(|p| Some((*p, name.strip_prefix(p)?)))
+        else {
+            continue;
+        };
+        let Some(epoch) = rest.split(['-', '.']).next().and_then(|e| e.parse::<u64>().ok()) else { continue };
+        let kept_whole = matches!(prefix, "part-" | "revisits-");
+        if old(epoch) || (!kept_whole && transient(epoch)) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// One worker's part of the checkpoint of `epoch`: its held pages (an LZ4 frame with block and
+/// content checksums), the revisits it has seen (they are reported, not clustered), and the
+/// digests of both for the manifest.
 pub fn save_part(dir: &Path, epoch: u64, worker: usize, pages: &CurrentPages, revisits: &[Revisit]) -> Result<(), RunError> {
     let path = part_path(dir, epoch, worker);
-    let mut encoder = lz4_flex::frame::FrameEncoder::new(Vec::new());
-    pages
-        .save(&mut encoder)
-        .and_then(|_| encoder.finish().map_err(std::io::Error::other))
-        .and_then(|bytes| write_atomic(&path, &bytes))
-        .map_err(failed(path))?;
-    let path = revisits_path(dir, epoch, worker);
-    write_atomic(&path, &serde_json::to_vec(revisits).expect("revisits serialize")).map_err(failed(path))
+    let frame = lz4_flex::frame::FrameInfo::new().block_checksums(true).content_checksum(true);
+    let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(frame, Vec::new());
+    let part = pages.save(&mut encoder).and_then(|_| encoder.finish().map_err(std::io::Error::other)).map_err(failed(path.clone()))?;
+    write_atomic(&path, &part).map_err(failed(path.clone()))?;
+    let revisits_file = revisits_path(dir, epoch, worker);
+    let revisits = serde_json::to_vec(revisits).expect("revisits serialize");
+    write_atomic(&revisits_file, &revisits).map_err(failed(revisits_file.clone()))?;
+    let sums: BTreeMap<String, FileSum> =
+        [(file_name(&path), FileSum::of(&part)), (file_name(&revisits_file), FileSum::of(&revisits))].into_iter().collect();
+    let path = sums_path(dir, epoch, worker);
+    write_atomic(&path, &serde_json::to_vec(&sums).expect("sums serialize")).map_err(failed(path))
+}
+
+/// The digests of every worker's files of checkpoint `epoch` (`parts` workers), for its manifest.
+pub fn collect_sums(dir: &Path, epoch: u64, parts: usize) -> Result<BTreeMap<String, FileSum>, RunError> {
+    let mut files = BTreeMap::new();
+    for worker in 0..parts {
+        let path = sums_path(dir, epoch, worker);
+        let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
+        let sums: BTreeMap<String, FileSum> =
+            serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path: path.clone(), message: e.to_string() })?;
+        files.extend(sums);
+    }
+    Ok(files)
 }
 
 /// Resume: worker `index` of `peers` takes its share (by URL) of every part's pages and
@@ -316,7 +470,7 @@ mod tests {
         assert!(written.check_shape(1, 1, key, path).is_ok());
         let err = written.check_shape(1, 1, method_key(&other), path).unwrap_err().to_string();
         assert!(err.contains("another method") && err.contains("afresh"), "{err}");
-        // A manifest written before the key (the seventh session's) has none: refused too.
+        // A manifest without the key is refused too.
         let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
         json.as_object_mut().unwrap().remove("method");
         let old: Manifest = serde_json::from_value(json).unwrap();

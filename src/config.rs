@@ -67,11 +67,23 @@ pub struct RunConfig {
     pub retention_secs: u64,
     /// With `--checkpoint DIR`, save a checkpoint every this many epochs (and at the end).
     pub checkpoint_epochs: u64,
+    /// After SIGINT or SIGTERM the run closes its last epoch and writes its outputs; if it has
+    /// not ended this many seconds after the signal (or a second signal comes), the process
+    /// ends at once with exit code 2.
+    pub stop_timeout_secs: u64,
 }
 
 impl Default for RunConfig {
     fn default() -> Self {
-        RunConfig { workers: 2, epoch_records: 100_000, epoch_ms: 1_000, epochs_in_flight: 2, retention_secs: 0, checkpoint_epochs: 10 }
+        RunConfig {
+            workers: 2,
+            epoch_records: 100_000,
+            epoch_ms: 1_000,
+            epochs_in_flight: 2,
+            retention_secs: 0,
+            checkpoint_epochs: 10,
+            stop_timeout_secs: 60,
+        }
     }
 }
 
@@ -144,8 +156,8 @@ pub struct PipelineConfig {
 /// A configuration that could not be used.
 #[derive(Debug, Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    #[error("cannot read {path}: {error}")]
+    Read { path: String, error: std::io::Error },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
     #[error("{path}: invalid value for `{key}`: {message}")]
@@ -156,7 +168,7 @@ impl PipelineConfig {
     /// Loads and validates a file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read { path: name.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: name.clone(), error })?;
         Self::parse(&text, &name)
     }
 
@@ -254,6 +266,9 @@ impl PipelineConfig {
         }
         if self.run.epoch_records == 0 {
             return invalid("run.epoch_records", "must be at least 1");
+        }
+        if self.run.stop_timeout_secs == 0 {
+            return invalid("run.stop_timeout_secs", "must be at least 1");
         }
         if self.run.epochs_in_flight == 0 {
             return invalid("run.epochs_in_flight", "must be at least 1");

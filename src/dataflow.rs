@@ -27,14 +27,16 @@
 //! - `run`: timely's configuration, the reader threads, the workers' join;
 //! - `connect`: a cluster's connections, made before timely starts.
 
+mod abort;
 mod connect;
 mod graph;
 mod run;
 mod worker;
 
+pub use abort::Abort;
 pub use graph::{candidate_sets, clusters, clusters_and_shares, Assignments, Shares};
 pub use run::{run, RunOptions};
 
 pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};
-pub use crate::source::reader::{Feed, Followed, InputProgress, ReaderProgress, ScriptItem};
+pub use crate::source::reader::{Feed, Followed, InputProgress, ReaderProgress, ReaderReport, ScriptItem};
 pub use crate::types::{ClusterRow, RunError, RunOutput};

@@ -14,8 +14,8 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum EvalError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: String, source: std::io::Error },
+    #[error("cannot read {path}: {error}")]
+    Read { path: String, error: std::io::Error },
     #[error("{path}: {message}")]
     Format { path: String, message: String },
 }
@@ -31,7 +31,7 @@ pub struct Truth {
 }
 
 fn read(path: &Path) -> Result<String, EvalError> {
-    std::fs::read_to_string(path).map_err(|source| EvalError::Read { path: path.display().to_string(), source })
+    std::fs::read_to_string(path).map_err(|error| EvalError::Read { path: path.display().to_string(), error })
 }
 
 impl Truth {

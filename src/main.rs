@@ -95,6 +95,8 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
+            // Whatever threads of a failed run still hold, no temporary file outlives it.
+            dupflow::files::remove_scratch();
             eprintln!("error: {error:#}");
             ExitCode::from(2)
         }

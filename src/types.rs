@@ -40,6 +40,8 @@ pub struct RunOutput {
     pub epochs: u64,
     /// The epoch a checkpoint resumed from, if any.
     pub resumed_from: Option<u64>,
+    /// Inputs read from their start that held no record, sorted.
+    pub empty_inputs: Vec<String>,
 }
 
 #[derive(Debug, Error)]
@@ -50,6 +52,15 @@ pub enum RunError {
     Worker(String),
     #[error("checkpoint {path}: {message}")]
     Checkpoint { path: PathBuf, message: String },
-    #[error("writing {path}: {source}")]
-    Output { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {path}: {error}")]
+    Output { path: PathBuf, error: std::io::Error },
+    /// An input could not be read (an I/O error, not a damaged record: those are skipped).
+    #[error("cannot read {input}: {message}")]
+    Input { input: String, message: String },
+    /// An input could not be opened (the message names it).
+    #[error("{0}")]
+    Open(String),
+    /// The run was asked to stop and did not finish within the bound.
+    #[error("{0}")]
+    Stopped(String),
 }

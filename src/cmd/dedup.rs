@@ -58,6 +58,7 @@ pub struct Args {
 
 pub fn execute(args: Args) -> Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
+    dupflow::files::prepare_dir(&args.out, "--out")?;
     let inputs = if args.inputs.is_empty() { vec![dupflow::DEFAULT_INPUT] } else { source::expand(&args.inputs)? };
     if inputs.iter().any(|i| matches!(i, Input::Stdin)) {
         bail!("dedup reads its inputs again after clustering: give files, not `-`");
@@ -71,7 +72,6 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         bail!("dedup takes WARC files or text corpora, not both in one run");
     }
     let corpus = Corpus { args: &args, formats: &formats, config: &config, text: text > 0, census: census(&inputs, &config, text > 0)? };
-    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
     let (rows, removed) = corpus.rounds(&inputs)?;
     if corpus.text {
         corpus.write_text(&inputs, &rows, &removed)
@@ -115,7 +115,8 @@ impl Corpus<'_> {
     /// out, each pointing at the page finally kept in its place.
     fn rounds(&self, inputs: &[Input]) -> Result<(Vec<ClusterRow>, Vec<dedup::Removed>)> {
         let workers = self.args.workers.unwrap_or(self.config.run.workers);
-        let scratch = self.args.out.join(".dedup-rounds");
+        // The rounds' outputs, removed however the rounds end.
+        let scratch = dupflow::files::Scratch::new(self.args.out.join(".dedup-rounds"));
         let mut current = inputs.to_vec();
         let mut first = None;
         let mut removed = Vec::new();
@@ -131,13 +132,13 @@ impl Corpus<'_> {
                 break;
             }
             if round < self.args.rounds {
-                let dir = scratch.join(format!("round-{round}"));
+                let dir = scratch.path().join(format!("round-{round}"));
                 std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
                 current = self.write_round(&current, &dir, &more)?;
             }
             removed.extend(more);
         }
-        let _ = std::fs::remove_dir_all(&scratch);
+        drop(scratch);
         if settled {
             println!("rounds:    {round} (the last found nothing more to leave out)");
         } else {

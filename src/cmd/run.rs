@@ -60,17 +60,43 @@ pub struct Args {
     /// cluster, a directory every process sees (a shared file system), the same for all.
     #[arg(long)]
     pub checkpoint: Option<PathBuf>,
+    /// Exit with code 1 (after writing the outputs) when an input yields nothing: a directory
+    /// or glob with no file, an input with no record. Without it these are warnings.
+    #[arg(long)]
+    pub strict: bool,
 }
 
 pub fn execute(args: Args) -> Result<ExitCode> {
-    let Args { inputs, config, workers, out, processes, process, hostfile, metrics_address, linger, quiet, follow, deletions, checkpoint } =
-        args;
+    let Args {
+        inputs,
+        config,
+        workers,
+        out,
+        processes,
+        process,
+        hostfile,
+        metrics_address,
+        linger,
+        quiet,
+        follow,
+        deletions,
+        checkpoint,
+        strict,
+    } = args;
     let config = load_config(config.as_deref())?;
-    let feed = feed(&inputs, follow)?;
+    // Where the run writes is checked before anything is read: a run that cannot write fails now.
+    if let Some(dir) = &out {
+        dupflow::files::prepare_dir(dir, "--out")?;
+    }
+    if let Some(dir) = &checkpoint {
+        dupflow::files::prepare_dir(dir, "--checkpoint")?;
+    }
+    let (feed, mut nothing) = feed(&inputs, follow)?;
     if config.share.enabled && processes > 1 {
         bail!("share.enabled (spans.jsonl) works in one process: its spans name pages of every shard");
     }
-    source::follow::install_stop_handler().context("installing the SIGINT/SIGTERM handler")?;
+    source::follow::install_stop_handler(std::time::Duration::from_secs(config.run.stop_timeout_secs))
+        .context("installing the SIGINT/SIGTERM handler")?;
     if processes == 0 || process >= processes {
         bail!("--process must be below --processes");
     }
@@ -100,8 +126,19 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
         _ => inputs.clone(),
     };
-    let options =
-        RunOptions { feed, config, workers, processes, process, addresses, live: live.clone(), out: out.clone(), deletions, checkpoint };
+    let options = RunOptions {
+        feed,
+        config,
+        workers,
+        processes,
+        process,
+        addresses,
+        live: live.clone(),
+        out: out.clone(),
+        deletions,
+        checkpoint,
+        abort: Default::default(),
+    };
     let output = dataflow::run(options)?;
     // Each process writes its shard: the clusters whose id falls to it, whole.
     let shard = sink::Shard { index: process, count: processes };
@@ -119,6 +156,10 @@ pub fn execute(args: Args) -> Result<ExitCode> {
             _ => println!("wrote {}/{}, {}, {}", dir.display(), shard.file("clusters"), shard.file("changes"), shard.file("revisits")),
         }
     }
+    nothing.extend(output.empty_inputs.iter().map(|input| format!("{input}: no record in it")));
+    for warning in &nothing {
+        tracing::warn!("{warning}");
+    }
     // Outputs are on disk: the live view says "finished".
     live.finish();
     if linger > 0 && !address.is_empty() {
@@ -126,29 +167,47 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         std::thread::sleep(std::time::Duration::from_secs(linger));
     }
     sampler.stop();
+    if strict && !nothing.is_empty() {
+        eprintln!("error: --strict: {} input(s) yielded nothing", nothing.len());
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
-/// What to read: inputs read once (the embedded default without any), or followed targets.
-fn feed(inputs: &[String], follow: bool) -> Result<dataflow::Feed> {
-    Ok(if follow {
+/// What to read: inputs read once (the embedded default without any), or followed targets;
+/// and the arguments that name no file (a directory without one, a glob matching none).
+fn feed(inputs: &[String], follow: bool) -> Result<(dataflow::Feed, Vec<String>)> {
+    let mut nothing = Vec::new();
+    let feed = if follow {
         if inputs.is_empty() {
             bail!("--follow needs a file, a directory or `-` to follow");
         }
         let targets = inputs
             .iter()
             .map(|arg| match arg.as_str() {
-                "-" => dataflow::Followed::Stdin,
-                path if std::path::Path::new(path).is_dir() => dataflow::Followed::Dir(path.into()),
-                path => dataflow::Followed::File(path.into()),
+                "-" => Ok(dataflow::Followed::Stdin),
+                path if std::path::Path::new(path).is_dir() => Ok(dataflow::Followed::Dir(path.into())),
+                path if path.contains(['*', '?', '[']) && !std::path::Path::new(path).exists() => {
+                    bail!("--follow {path}: a glob is not followed (files matching it later would be missed); follow the directory instead")
+                }
+                path => Ok(dataflow::Followed::File(path.into())),
             })
-            .collect();
+            .collect::<Result<_>>()?;
         dataflow::Feed::Follow(targets)
     } else if inputs.is_empty() {
         dataflow::Feed::Inputs(vec![dupflow::DEFAULT_INPUT])
     } else {
+        for arg in inputs {
+            if arg != "-" && source::expand(std::slice::from_ref(arg))?.is_empty() {
+                nothing.push(match std::path::Path::new(arg).is_dir() {
+                    true => format!("{arg}: a directory with no file in it"),
+                    false => format!("{arg}: matches no file"),
+                });
+            }
+        }
         dataflow::Feed::Inputs(source::expand(inputs)?)
-    })
+    };
+    Ok((feed, nothing))
 }
 
 /// Timely cluster mode: the processes' addresses (the hostfile's, or 127.0.0.1 ports).

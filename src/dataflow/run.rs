@@ -9,14 +9,18 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{bounded, Receiver};
 use timely::{CommunicationConfig, WorkerConfig};
 
+use super::abort::{panic_message, Abort};
 use super::worker::{self, Context};
 use crate::checkpoint::{self, Manifest};
 use crate::config::PipelineConfig;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
-use crate::source::reader::{read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore};
+use crate::source::reader::{read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore, ReaderReport};
 use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
+
+/// How long the workers of a failing run have to leave before the run returns its error.
+const FAILURE_GRACE: Duration = Duration::from_millis(1_500);
 
 /// How long a process of a cluster waits for all the others to be up.
 const CONNECT_PATIENCE: Duration = Duration::from_secs(600);
@@ -40,6 +44,8 @@ pub struct RunOptions {
     pub deletions: Option<PathBuf>,
     /// Directory of checkpoints: resumed from when it holds one.
     pub checkpoint: Option<PathBuf>,
+    /// The run's failure, seen by all its threads (a caller may raise it to stop the run).
+    pub abort: Arc<Abort>,
 }
 
 impl RunOptions {
@@ -57,6 +63,7 @@ impl RunOptions {
             out: None,
             deletions: None,
             checkpoint: None,
+            abort: Arc::default(),
         }
     }
 
@@ -95,6 +102,7 @@ impl RunOptions {
 /// 0's output.
 pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let started = Instant::now();
+    super::abort::catch_run_panics();
     let registry = options.live.registry.clone();
     let manifest = checkpoint::open(options.checkpoint.as_deref())?;
     if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
@@ -117,11 +125,26 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         processes: options.processes.max(1),
         receivers: Mutex::new(receivers.into_iter().map(Some).collect()),
         workers_started: Default::default(),
+        workers_done: Default::default(),
+        abort: options.abort.clone(),
         readers: options.readers().1,
     };
     let context = Arc::new(context);
     let shared = context.clone();
-    let work = move |timely: &mut timely::worker::Worker| worker::work(timely, &shared);
+    let work = move |timely: &mut timely::worker::Worker| {
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker::work(timely, &shared)));
+        let result = result.unwrap_or_else(|panic| Err(RunError::Worker(format!("a worker panicked: {}", panic_message(&*panic)))));
+        let result = result.map_err(|error| {
+            // The first failure of the run is kept; the others follow from it. The dataflow is
+            // dropped, not drained: its peers are leaving too.
+            shared.abort.raise(error);
+            for dataflow in timely.installed_dataflows() {
+                timely.drop_dataflow(dataflow);
+            }
+        });
+        shared.workers_done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        result
+    };
     let guards = if options.processes > 1 {
         // A cluster: dupflow connects the processes itself (fast retries, see `connect`) and
         // hands the sockets to timely.
@@ -143,10 +166,30 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         timely::execute(options.timely_config(), work).map_err(RunError::Timely)?
     };
 
+    // Wait for the workers, or for the run's first failure: then the workers get a moment to
+    // leave (they see the failure within a step), and the run returns the error whether or not
+    // every thread has (a thread stuck in a system call must not hold the process).
+    while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers && !options.abort.raised() {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if options.abort.raised() {
+        let deadline = Instant::now() + FAILURE_GRACE;
+        while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if context.workers_done.load(std::sync::atomic::Ordering::SeqCst) == workers {
+            drop(guards.join());
+        } else {
+            std::mem::forget(guards);
+        }
+        return Err(options.abort.take().unwrap_or_else(|| RunError::Worker("the run failed".into())));
+    }
     let mut output = RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
     let mut held = 0;
     for result in guards.join() {
-        let finished = result.map_err(RunError::Worker)??;
+        let finished = result
+            .map_err(RunError::Worker)?
+            .map_err(|()| options.abort.take().unwrap_or_else(|| RunError::Worker("a worker failed".into())))?;
         output.rows.extend(finished.rows);
         output.shares.extend(finished.shares);
         output.revisits.extend(finished.revisits);
@@ -155,8 +198,14 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     }
     registry.set(metrics::HELD_BYTES, "", held as i64);
     for reader in readers {
-        let _ = reader.join();
+        let report = reader.join().map_err(|panic| RunError::Worker(format!("the reader panicked: {}", panic_message(&*panic))))?;
+        output.empty_inputs.extend(report.empty_inputs);
     }
+    // A reader's failure after the workers finished (a checkpoint position it could not write).
+    if let Some(error) = options.abort.take() {
+        return Err(error);
+    }
+    output.empty_inputs.sort();
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
     output.elapsed = started.elapsed();
@@ -170,7 +219,7 @@ type WorkerChannels = Vec<Vec<Receiver<Message>>>;
 /// Starts this process's reader threads, each resumed from the checkpoint's positions; returns
 /// them and, for each worker of this process, one bounded channel from each reader
 /// (backpressure).
-fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Vec<JoinHandle<()>>, WorkerChannels), RunError> {
+fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Vec<JoinHandle<ReaderReport>>, WorkerChannels), RunError> {
     let metrics = options.live.registry.clone();
     let (workers, _) = options.workers();
     let (threads, readers) = options.readers();
@@ -230,11 +279,23 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
             items_epoch: None,
             checkpoint_due: false,
             items_before: 0,
+            abort: options.abort.clone(),
+            input_records: 0,
+            input_fresh: false,
+            empty_inputs: Vec::new(),
         }));
         let settings = ReadSettings { max_record_bytes: options.config.source.max_record_bytes, text: options.config.text.clone() };
+        let abort = options.abort.clone();
         let handle = std::thread::Builder::new()
             .name(format!("dupflow-reader-{thread}"))
-            .spawn(move || read_feed(feed, core, settings))
+            .spawn(move || {
+                // A reader that panics stops the run (its workers would wait for it for ever).
+                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_feed(feed, core, settings)));
+                read.unwrap_or_else(|panic| {
+                    abort.raise(RunError::Worker(format!("the reader panicked: {}", panic_message(&*panic))));
+                    ReaderReport::default()
+                })
+            })
             .map_err(|e| RunError::Timely(e.to_string()))?;
         handles.push(handle);
     }

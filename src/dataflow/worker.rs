@@ -68,6 +68,10 @@ pub(super) struct Context {
     pub readers: usize,
     /// When the first worker of this process started (after the cluster connected).
     pub workers_started: std::sync::OnceLock<std::time::Instant>,
+    /// Workers of this process whose work has returned.
+    pub workers_done: std::sync::atomic::AtomicUsize,
+    /// The run's failure: a worker raises it with its error and leaves when another did.
+    pub abort: Arc<super::abort::Abort>,
 }
 
 impl Context {
@@ -121,6 +125,9 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     cx.live.epochs_done.fetch_max(start, std::sync::atomic::Ordering::Relaxed);
     let mut progress = Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
     loop {
+        if cx.abort.raised() {
+            return Err(RunError::Worker("stopped by the run's failure".into()));
+        }
         let mut taken = 0;
         for (reader, receiver) in receivers.iter().enumerate() {
             if transport.inputs[reader].is_some() {
@@ -144,6 +151,9 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     // straight to empty): once drained, the sink writes through the latest epoch it holds.
     drop(input);
     while !probe.with_frontier(|frontier| frontier.is_empty()) {
+        if cx.abort.raised() {
+            return Err(RunError::Worker("stopped by the run's failure".into()));
+        }
         worker.step_or_park(Some(Duration::from_millis(1)));
         progress.note(&probe)?;
     }
@@ -397,6 +407,10 @@ struct Ingest<'a> {
     expire_before: u64,
     /// The last checkpoint epoch this worker saved its part for.
     saved: u64,
+    /// Fault injection for the fault-table tests (`DUPFLOW_FAULT=panic-after-pages:N`): the
+    /// worker panics at its N-th page. Read once; absent in any ordinary run.
+    panic_after: Option<u64>,
+    captured: u64,
     /// Checkpoint epochs marked but not yet saved: a mark travels at the marking reader's epoch,
     /// which may lie well before the checkpoint's (that reader jumped to the cluster's epoch),
     /// so the part is saved only once every epoch before the checkpoint's is applied, and
@@ -416,6 +430,10 @@ impl<'a> Ingest<'a> {
             revisits: Vec::new(),
             expire_before: 0,
             saved: cx.restore.as_ref().map_or(0, |m| m.epoch),
+            panic_after: std::env::var("DUPFLOW_FAULT")
+                .ok()
+                .and_then(|fault| fault.strip_prefix("panic-after-pages:").and_then(|n| n.parse().ok())),
+            captured: 0,
             marked: Default::default(),
         }
     }
@@ -462,6 +480,10 @@ impl<'a> Ingest<'a> {
 
     /// A page in: inserted, or replacing its URL's (or id's) page.
     fn capture(&mut self, input: &mut Pages, page: Page) {
+        self.captured += 1;
+        if self.panic_after.is_some_and(|n| self.captured >= n) {
+            panic!("injected fault: DUPFLOW_FAULT=panic-after-pages at page {}", self.captured);
+        }
         let metrics = &self.cx.metrics;
         match self.pages.capture(page, self.expire_before) {
             Ok(changes) => {

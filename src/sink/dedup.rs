@@ -49,8 +49,8 @@ pub enum DedupError {
     Source(#[from] SourceError),
     #[error("{input}: an ARC file; dedup copies WARC records only")]
     Arc { input: String },
-    #[error("writing {path}: {source}")]
-    Write { path: PathBuf, source: io::Error },
+    #[error("cannot write {path}: {error}")]
+    Write { path: PathBuf, error: io::Error },
 }
 
 /// What a first pass learns about the records of the inputs.
@@ -192,9 +192,9 @@ pub fn write_warc(
             gone.remove(id);
         }
     }
-    let tmp = path.with_extension("tmp");
-    let fail = |source| DedupError::Write { path: path.to_path_buf(), source };
-    let mut out = BufWriter::new(File::create(&tmp).map_err(fail)?);
+    let tmp = crate::files::Scratch::new(path.with_extension("tmp"));
+    let fail = |error| DedupError::Write { path: path.to_path_buf(), error };
+    let mut out = BufWriter::new(File::create(tmp.path()).map_err(fail)?);
     let mut written = Written::default();
     let mut framer = Framer::new(input.open()?, max_record_bytes).with_raw_headers();
     while let Some(item) = framer.next_record() {
@@ -228,7 +228,8 @@ pub fn write_warc(
     }
     let file = out.into_inner().map_err(|e| fail(e.into_error()))?;
     file.sync_all().map_err(fail)?;
-    std::fs::rename(&tmp, path).map_err(fail)?;
+    std::fs::rename(tmp.path(), path).map_err(fail)?;
+    tmp.keep();
     Ok(written)
 }
 

@@ -122,20 +122,15 @@ impl Shard {
     }
 }
 
-/// Writes `lines` as JSON lines to `path` atomically.
+/// Writes `lines` as JSON lines to `path` atomically (no temporary file is left on error).
 pub fn write_jsonl<T: Serialize>(path: &Path, lines: &[T]) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    {
-        let mut file = io::BufWriter::new(std::fs::File::create(&tmp)?);
+    crate::files::write_with(path, |file| {
         for line in lines {
-            serde_json::to_writer(&mut file, line)?;
+            serde_json::to_writer(&mut *file, line)?;
             file.write_all(b"\n")?;
         }
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
+        Ok(())
+    })
 }
 
 /// One line of spans.jsonl: a page with sentences already on an earlier page.

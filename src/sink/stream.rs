@@ -9,7 +9,9 @@ use std::time::Instant;
 use dupflow_operators::share::Shared;
 use dupflow_operators::PageId;
 
-use crate::checkpoint::{progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, CLUSTER_IDS, MANIFEST};
+use crate::checkpoint::{
+    self, progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, CLUSTER_IDS, FORMAT, MANIFEST, PREVIOUS,
+};
 use crate::files::write_atomic;
 use crate::metrics::{self, live::Live};
 use crate::types::{ClusterRow, RunError};
@@ -59,7 +61,7 @@ impl Sink {
         let mut changes = None;
         let mut changes_bytes = 0;
         if let Some(dir) = &out {
-            let fail = |path: PathBuf| move |source| RunError::Output { path, source };
+            let fail = |path: PathBuf| move |error| RunError::Output { path, error };
             std::fs::create_dir_all(dir).map_err(fail(dir.clone()))?;
             let path = dir.join(shard.file("changes"));
             let file = std::fs::OpenOptions::new().create(true).write(true).truncate(false).open(&path).map_err(fail(path.clone()))?;
@@ -147,8 +149,8 @@ impl Sink {
                     serde_json::to_writer(&mut bytes, line).expect("change serializes");
                     bytes.push(b'\n');
                 }
-                file.write_all(&bytes).map_err(|source| RunError::Output { path: path.clone(), source })?;
-                file.flush().map_err(|source| RunError::Output { path: path.clone(), source })?;
+                file.write_all(&bytes).map_err(|error| RunError::Output { path: path.clone(), error })?;
+                file.flush().map_err(|error| RunError::Output { path: path.clone(), error })?;
                 self.changes_bytes += bytes.len() as u64;
             }
         }
@@ -222,6 +224,9 @@ impl Sink {
                 shards: Vec::new(),
                 cluster_ids: CLUSTER_IDS,
                 method: self.method,
+                format: FORMAT,
+                files: checkpoint::collect_sums(&dir, epoch, self.peers)?,
+                crc32: 0,
             };
             return self.write_manifest(&dir, manifest);
         }
@@ -256,6 +261,9 @@ impl Sink {
                 shards,
                 cluster_ids: CLUSTER_IDS,
                 method: self.method,
+                format: FORMAT,
+                files: checkpoint::collect_sums(&dir, epoch, self.peers)?,
+                crc32: 0,
             };
             return self.write_manifest(&dir, manifest);
         }
@@ -267,26 +275,29 @@ impl Sink {
         self.uncommitted.len()
     }
 
-    /// Writes the manifest (the commit point), then removes what older checkpoints left.
+    /// Commits `manifest`: the current manifest becomes the previous one, the new one is
+    /// written (the commit point), then the files of checkpoints before the previous one are
+    /// removed, and the per-epoch files this commit consumed.
     fn write_manifest(&mut self, dir: &std::path::Path, manifest: Manifest) -> Result<(), RunError> {
         let epoch = manifest.epoch;
-        write_atomic(&dir.join(MANIFEST), &serde_json::to_vec_pretty(&manifest).expect("manifest serializes"))
-            .map_err(|e| RunError::Checkpoint { path: dir.to_path_buf(), message: e.to_string() })?;
-        self.live.registry.inc(metrics::CHECKPOINTS, "");
-        if let Ok(entries) = std::fs::read_dir(dir) {
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().to_string();
-                // part-E-W.lz4, revisits-E-W.json, reader-E.json, reader-E-pP.json, sink-E-pP.json
-                let epoch_of = ["part-", "revisits-", "reader-", "sink-"]
-                    .iter()
-                    .find_map(|prefix| name.strip_prefix(prefix))
-                    .and_then(|rest| rest.split(['-', '.']).next())
-                    .and_then(|e| e.parse::<u64>().ok());
-                if epoch_of.is_some_and(|e| e < epoch) {
-                    let _ = std::fs::remove_file(entry.path());
+        let fail = |path: PathBuf| move |e: std::io::Error| RunError::Checkpoint { path, message: e.to_string() };
+        let (current, previous) = (dir.join(MANIFEST), dir.join(PREVIOUS));
+        // The newest whole checkpoint stays on disk until the next is committed: a crash between
+        // these two writes leaves both manifests naming the same, whole checkpoint.
+        let kept = match std::fs::read(&current) {
+            Ok(bytes) => match checkpoint::decode_manifest(&bytes, &current) {
+                Ok(kept) => {
+                    write_atomic(&previous, &bytes).map_err(fail(previous.clone()))?;
+                    Some(kept.epoch)
                 }
-            }
-        }
+                Err(_) => None,
+            },
+            Err(_) => None,
+        };
+        write_atomic(&current, &checkpoint::encode_manifest(&manifest)).map_err(fail(current.clone()))?;
+        self.live.registry.inc(metrics::CHECKPOINTS, "");
+        let oldest = kept.unwrap_or(epoch).min(epoch);
+        checkpoint::remove_files(dir, |e| e < oldest, |e| e <= epoch);
         Ok(())
     }
 }

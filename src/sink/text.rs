@@ -12,7 +12,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::dedup::{DedupError, Removed};
 use crate::source::decode::Compression;
@@ -133,10 +133,10 @@ pub fn write_jsonl(
     config: &TextConfig,
     max_record_bytes: u64,
 ) -> Result<RowsWritten, DedupError> {
-    let fail = |source| DedupError::Write { path: path.to_path_buf(), source };
+    let fail = |error| DedupError::Write { path: path.to_path_buf(), error };
     let decoder = input.open()?;
     let tmp = tmp_path(path);
-    let mut out = encoder(File::create(&tmp).map_err(fail)?, decoder.compression()).map_err(fail)?;
+    let mut out = encoder(File::create(tmp.path()).map_err(fail)?, decoder.compression()).map_err(fail)?;
     let mut lines = Lines::new(decoder, max_record_bytes);
     let mut written = RowsWritten::default();
     while let Some(line) = lines.next_line() {
@@ -170,14 +170,16 @@ pub fn write_jsonl(
     }
     out.flush().map_err(fail)?;
     drop(out);
-    std::fs::rename(&tmp, path).map_err(fail)?;
+    std::fs::rename(tmp.path(), path).map_err(fail)?;
+    tmp.keep();
     Ok(written)
 }
 
-fn tmp_path(path: &Path) -> PathBuf {
+/// The temporary file `path` is written to before its rename (removed on any error).
+fn tmp_path(path: &Path) -> crate::files::Scratch {
     let mut name = path.file_name().unwrap_or_default().to_os_string();
     name.push(".tmp");
-    path.with_file_name(name)
+    crate::files::Scratch::new(path.with_file_name(name))
 }
 
 #[cfg(feature = "parquet")]
@@ -200,14 +202,14 @@ mod parquet_out {
     use crate::source::text::TextConfig;
 
     fn read_error(path: &Path, e: impl std::fmt::Display) -> DedupError {
-        DedupError::Write { path: path.to_path_buf(), source: std::io::Error::other(e.to_string()) }
+        DedupError::Write { path: path.to_path_buf(), error: std::io::Error::other(e.to_string()) }
     }
 
     /// Writes a Parquet input's rows to `path` (atomically, snappy-compressed): every column
     /// as read, with `cluster` and `duplicate_of` (strings) after them; unless `annotate`, only
     /// the kept rows.
     pub fn write_parquet(input: &Path, path: &Path, marks: &Marks, annotate: bool, config: &TextConfig) -> Result<RowsWritten, DedupError> {
-        let open = File::open(input).map_err(|source| DedupError::Write { path: input.to_path_buf(), source })?;
+        let open = File::open(input).map_err(|error| DedupError::Write { path: input.to_path_buf(), error })?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(open).map_err(|e| read_error(input, e))?;
         let schema = builder.schema().clone();
         let id_column = schema
@@ -224,7 +226,7 @@ mod parquet_out {
         metadata.remove("ARROW:schema");
         let out_schema = Arc::new(Schema::new_with_metadata(fields, metadata));
         let tmp = tmp_path(path);
-        let file = File::create(&tmp).map_err(|source| DedupError::Write { path: path.to_path_buf(), source })?;
+        let file = File::create(tmp.path()).map_err(|error| DedupError::Write { path: path.to_path_buf(), error })?;
         let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
         let mut writer = ArrowWriter::try_new(file, out_schema.clone(), Some(props)).map_err(|e| read_error(path, e))?;
         let mut written = RowsWritten::default();
@@ -256,7 +258,8 @@ mod parquet_out {
             writer.write(&out).map_err(|e| read_error(path, e))?;
         }
         writer.close().map_err(|e| read_error(path, e))?;
-        std::fs::rename(&tmp, path).map_err(|source| DedupError::Write { path: path.to_path_buf(), source })?;
+        std::fs::rename(tmp.path(), path).map_err(|error| DedupError::Write { path: path.to_path_buf(), error })?;
+        tmp.keep();
         Ok(written)
     }
 }

@@ -84,8 +84,8 @@ impl RecordError {
 /// Errors that stop reading one input (it cannot be opened at all).
 #[derive(Debug, Error)]
 pub enum SourceError {
-    #[error("cannot open {path}: {source}")]
-    Open { path: PathBuf, source: io::Error },
+    #[error("cannot open {path}: {error}")]
+    Open { path: PathBuf, error: io::Error },
     #[error("bad glob pattern {pattern}: {message}")]
     Glob { pattern: String, message: String },
     #[error("no such input: {0}")]
@@ -220,11 +220,11 @@ impl Input {
     /// Opens the input as a decoded stream.
     pub fn open(&self) -> Result<Decoder, SourceError> {
         let reader: Box<dyn Read + Send> = match self {
-            Input::File(path) => Box::new(File::open(path).map_err(|source| SourceError::Open { path: path.clone(), source })?),
+            Input::File(path) => Box::new(File::open(path).map_err(|error| SourceError::Open { path: path.clone(), error })?),
             Input::Range { path, start, end } => {
-                let mut file = File::open(path).map_err(|source| SourceError::Open { path: path.clone(), source })?;
+                let mut file = File::open(path).map_err(|error| SourceError::Open { path: path.clone(), error })?;
                 use std::io::Seek as _;
-                file.seek(io::SeekFrom::Start(*start)).map_err(|source| SourceError::Open { path: path.clone(), source })?;
+                file.seek(io::SeekFrom::Start(*start)).map_err(|error| SourceError::Open { path: path.clone(), error })?;
                 Box::new(file.take(end - start))
             }
             Input::Stdin => Box::new(io::stdin()),
@@ -234,7 +234,7 @@ impl Input {
             Input::File(p) => p.clone(),
             _ => PathBuf::from(self.name()),
         };
-        Decoder::new(reader).map_err(|source| SourceError::Open { path, source })
+        Decoder::new(reader).map_err(|error| SourceError::Open { path, error })
     }
 
     /// Size in bytes, when known (for progress).
@@ -306,7 +306,7 @@ impl Items {
             }
         }
         let path = PathBuf::from(input.name());
-        input.open()?.sniff().map_err(|source| SourceError::Open { path, source })
+        input.open()?.sniff().map_err(|error| SourceError::Open { path, error })
     }
 
     /// Opens an input: a Parquet file by random access, anything else as a decoded stream.
@@ -366,7 +366,7 @@ fn walk_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn walk(dir: &Path, out: &mut Vec<Input>) -> Result<(), SourceError> {
-    let entries = std::fs::read_dir(dir).map_err(|source| SourceError::Open { path: dir.to_path_buf(), source })?;
+    let entries = std::fs::read_dir(dir).map_err(|error| SourceError::Open { path: dir.to_path_buf(), error })?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for path in paths {

@@ -7,15 +7,17 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Select, Sender, TrySendError};
+use crossbeam_channel::{Select, SendTimeoutError, Sender, TrySendError};
 
 use crate::checkpoint::{reader_done_path, reader_path};
 pub use crate::checkpoint::{InputProgress, ReaderProgress};
+use crate::dataflow::Abort;
 use crate::files::write_atomic;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::source::text::{TextConfig, TextDoc};
 use crate::source::{self, follow, http, Input, Item, Items, RawRecord};
+use crate::types::RunError;
 use dupflow_operators::template;
 
 /// Where the records come from.
@@ -121,7 +123,24 @@ pub(crate) struct ReaderCore {
     pub(crate) checkpoint_due: bool,
     /// Items of the inputs before the current one (text rows' ordinals continue from it).
     pub(crate) items_before: u64,
+    /// The run's failure: raised here on a fatal error, and seen here in every wait.
+    pub(crate) abort: Arc<Abort>,
+    /// Records (or rows) read from the current input, and whether it was read from its start.
+    pub(crate) input_records: u64,
+    pub(crate) input_fresh: bool,
+    /// Inputs read from their start that held no record.
+    pub(crate) empty_inputs: Vec<String>,
 }
+
+/// What a reader thread reports when it ends.
+#[derive(Clone, Debug, Default)]
+pub struct ReaderReport {
+    /// Inputs read from their start that held no record (a damaged file, an empty one).
+    pub empty_inputs: Vec<String>,
+}
+
+/// How long a blocked send waits before it looks at the run's failure again.
+const SEND_PATIENCE: Duration = Duration::from_millis(20);
 
 /// How inputs are read: the record cap and the fields of text corpora rows.
 #[derive(Clone, Debug)]
@@ -143,7 +162,7 @@ impl ReaderCore {
             return;
         }
         let started = Instant::now();
-        while self.epoch >= done().saturating_add(self.policy.in_flight) {
+        while self.epoch >= done().saturating_add(self.policy.in_flight) && !self.abort.raised() {
             std::thread::sleep(Duration::from_millis(1));
         }
         self.metrics.add(metrics::READER_WAIT, "", started.elapsed().as_millis() as i64);
@@ -169,14 +188,50 @@ impl ReaderCore {
         for sender in &self.senders {
             select.send(sender);
         }
-        let operation = select.select();
-        let i = operation.index();
-        let _ = operation.send(&self.senders[i], message);
-        self.next_sender = (i + 1) % n;
+        // Every channel is full: wait for room, unless the run has failed (the workers may be
+        // gone) — then the message is dropped, as the run ends.
+        loop {
+            match select.select_timeout(SEND_PATIENCE) {
+                Ok(operation) => {
+                    let i = operation.index();
+                    if operation.send(&self.senders[i], message).is_err() {
+                        // That worker has ended: the run is failing, nothing more is delivered.
+                        self.abort.raise(RunError::Worker("a worker ended while records were still being read".into()));
+                    }
+                    self.next_sender = (i + 1) % n;
+                    return;
+                }
+                Err(_) if self.abort.raised() => return,
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// A message every worker must see (an epoch's close, the end): waits for room in each
+    /// channel, unless the run has failed.
+    fn send_all(&self, message: impl Fn() -> Message) {
+        for sender in &self.senders {
+            let mut pending = message();
+            loop {
+                match sender.send_timeout(pending, SEND_PATIENCE) {
+                    Ok(()) | Err(SendTimeoutError::Disconnected(_)) => break,
+                    Err(SendTimeoutError::Timeout(m)) if !self.abort.raised() => pending = m,
+                    Err(SendTimeoutError::Timeout(_)) => return,
+                }
+            }
+        }
+    }
+
+    /// A checkpoint file the reader could not write: the run stops (a checkpoint without its
+    /// positions could not be committed, nor resumed from).
+    fn checkpoint_failed(&self, path: PathBuf, error: std::io::Error) {
+        self.abort.raise(RunError::Checkpoint { path, message: error.to_string() });
     }
 
     /// Starts reading input `name`; false when a checkpoint says it was read to its end.
     fn begin(&mut self, name: &str) -> bool {
+        self.input_records = 0;
+        self.input_fresh = !self.progress.inputs.iter().any(|p| p.name == name);
         self.items_before = self.progress.inputs.iter().filter(|p| p.name != name).map(|p| p.items).sum();
         match self.progress.inputs.iter().position(|p| p.name == name) {
             Some(i) => {
@@ -196,9 +251,17 @@ impl ReaderCore {
         true
     }
 
+    /// The current input was read to its end, unless a stop or the run's failure cut it short:
+    /// then it is not marked done, and a resume reads on from its position.
     fn end_input(&mut self) {
+        if follow::stop_requested() || self.abort.raised() {
+            return;
+        }
         if let Some(p) = self.progress.inputs.last_mut() {
             p.done = true;
+            if self.input_fresh && self.input_records == 0 {
+                self.empty_inputs.push(p.name.clone());
+            }
         }
     }
 
@@ -206,7 +269,7 @@ impl ReaderCore {
     fn advance(&mut self) -> bool {
         // On resume the checkpoint's position already counts the skipped prefix: the position
         // grows only from where the skip ends, so it stays exact across any number of resumes
-        // (issue 16: counting skipped items again moved it past records never processed).
+        // (counting skipped items again would move it past records never processed).
         if self.skip > 0 {
             self.skip -= 1;
             return false;
@@ -233,6 +296,7 @@ impl ReaderCore {
         }
         doc.ordinal = self.items_before + self.progress.inputs.last().map_or(0, |p| p.items);
         self.metrics.inc(metrics::RECORDS, "text");
+        self.input_records += 1;
         self.wait_for_the_dataflow();
         self.reads.push(Instant::now());
         self.dispatch(|seq| Message::Text(seq, Box::new(doc)));
@@ -251,6 +315,7 @@ impl ReaderCore {
         }
         match item {
             Ok(record) => {
+                self.input_records += 1;
                 if let Some(date) = record.header("WARC-Date").and_then(http::parse_warc_date) {
                     self.progress.max_date = self.progress.max_date.max(date);
                 }
@@ -272,6 +337,11 @@ impl ReaderCore {
                     self.epoch_started = Instant::now();
                 }
                 self.in_epoch += 1;
+            }
+            // The input itself cannot be read (the disk, the network file system): nothing after
+            // this point of it can be, and a run that went on would lose it silently.
+            Err(error) if error.kind == source::RecordErrorKind::Io => {
+                self.abort.raise(RunError::Input { input: name.to_string(), message: error.message.clone() });
             }
             Err(error) => {
                 self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
@@ -327,7 +397,7 @@ impl ReaderCore {
         self.waited = true;
         self.poll_deletions();
         self.age_check();
-        if follow::stop_requested() {
+        if follow::stop_requested() || self.abort.raised() {
             follow::Wait::Finish
         } else {
             follow::Wait::Again
@@ -421,21 +491,25 @@ impl ReaderCore {
             Some((dir, _)) => {
                 if marks || cluster {
                     let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
-                    if let Err(e) = write_atomic(&reader_path(dir, self.epoch, part.process, part.processes), &bytes) {
-                        tracing::error!("checkpoint: {e}");
+                    let path = reader_path(dir, self.epoch, part.process, part.processes);
+                    if let Err(e) = write_atomic(&path, &bytes) {
+                        self.checkpoint_failed(path, e);
                     }
                 }
                 marks
             }
             None => false,
         };
-        for sender in &self.senders {
-            let _ = sender.send(Message::Epoch { next: self.epoch, expire_before, checkpoint });
-        }
+        let next = self.epoch;
+        self.send_all(|| Message::Epoch { next, expire_before, checkpoint });
         self.metrics.set(metrics::EPOCHS_CLOSED, "", self.epoch as i64);
     }
 
     fn finish(&mut self) {
+        if self.abort.raised() {
+            // The run is failing: no last epoch, no checkpoint of a state that is not whole.
+            return;
+        }
         self.poll_deletions();
         if self.in_epoch > 0 || self.checkpoint.is_some() {
             // The last epoch is always a checkpoint: a stopped run resumes where it ended (the
@@ -449,13 +523,12 @@ impl ReaderCore {
         }
         if let (Some((dir, _)), true) = (&self.checkpoint, self.part.processes > 1) {
             let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
-            if let Err(e) = write_atomic(&reader_done_path(dir, self.part.process), &bytes) {
-                tracing::error!("checkpoint: {e}");
+            let path = reader_done_path(dir, self.part.process);
+            if let Err(e) = write_atomic(&path, &bytes) {
+                self.checkpoint_failed(path, e);
             }
         }
-        for sender in &self.senders {
-            let _ = sender.send(Message::End);
-        }
+        self.send_all(|| Message::End);
     }
 }
 
@@ -483,17 +556,19 @@ fn pump_items(core: &Core, mut items: Items, name: &str) {
             metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
             counted = read;
         }
-        if follow::stop_requested() {
+        if follow::stop_requested() || lock(core).abort.raised() {
             break;
         }
     }
     metrics.add(metrics::BYTES_READ, "", items.bytes_read().saturating_sub(counted) as i64);
 }
 
-fn open_failed(core: &Core, error: impl std::fmt::Display) {
-    let c = lock(core);
-    c.metrics.inc(metrics::RECORD_ERRORS, "open_failed");
-    tracing::error!("{error}");
+/// An input that cannot be opened stops the run: the user named it, and a run that went on
+/// would cluster a corpus without it.
+fn open_failed(core: &Core, name: &str, error: impl std::fmt::Display) {
+    let message = error.to_string();
+    let message = if message.contains(name) { message } else { format!("cannot open {name}: {message}") };
+    lock(core).abort.raise(RunError::Open(message));
 }
 
 /// The wait between polls of a quiet input: deletions, epochs by age and stop requests, until
@@ -527,7 +602,7 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
                 let reader = follow::StdinPump::start(waiter(core, Box::new(|| false)));
                 match source::Decoder::new(Box::new(reader)) {
                     Ok(d) => pump(core, d, "-", settings),
-                    Err(e) => open_failed(core, e),
+                    Err(e) => open_failed(core, "-", e),
                 }
                 lock(core).end_input();
             }
@@ -551,10 +626,10 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
                 }
                 let opened = follow::TailFile::open(path, waiter(core, finished))
                     .and_then(|r| source::Decoder::new(Box::new(r)))
-                    .map_err(|source| source::SourceError::Open { path: path.clone(), source });
+                    .map_err(|error| source::SourceError::Open { path: path.clone(), error });
                 match opened {
                     Ok(d) => pump(core, d, &name, settings),
-                    Err(e) => open_failed(core, e),
+                    Err(e) => open_failed(core, &name, e),
                 }
                 lock(core).end_input();
             }
@@ -585,10 +660,10 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
                 let finished = Box::new(move || follow::list_dir(&dir2).iter().any(|f| f > &me));
                 let opened = follow::TailFile::open(&file, waiter(core, finished))
                     .and_then(|r| source::Decoder::new(Box::new(r)))
-                    .map_err(|source| source::SourceError::Open { path: file.clone(), source });
+                    .map_err(|error| source::SourceError::Open { path: file.clone(), error });
                 match opened {
                     Ok(d) => pump(core, d, &name, settings),
-                    Err(e) => open_failed(core, e),
+                    Err(e) => open_failed(core, &name, e),
                 }
                 if follow::stop_requested() {
                     break 'targets;
@@ -600,11 +675,11 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
 }
 
 /// The reader thread: every input in order, each record to the worker that owns its URL.
-pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) {
+pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) -> ReaderReport {
     match feed {
         Feed::Inputs(inputs) => {
             for input in inputs {
-                if follow::stop_requested() {
+                if follow::stop_requested() || lock(&core).abort.raised() {
                     break;
                 }
                 let name = input.name();
@@ -616,13 +691,13 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) {
                         let pump_reader = follow::StdinPump::start(waiter(&core, Box::new(|| false)));
                         source::Decoder::new(Box::new(pump_reader))
                             .map(|d| Items::from_decoder(d, settings.max_record_bytes, &settings.text))
-                            .map_err(|source| source::SourceError::Open { path: "-".into(), source })
+                            .map_err(|error| source::SourceError::Open { path: "-".into(), error })
                     }
                     other => Items::open(&other, settings.max_record_bytes, &settings.text),
                 };
                 match items {
                     Ok(items) => pump_items(&core, items, &name),
-                    Err(e) => open_failed(&core, e),
+                    Err(e) => open_failed(&core, &name, e),
                 }
                 lock(&core).end_input();
             }
@@ -637,7 +712,7 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) {
                         let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
                         match (Input::Embedded { name: "script", bytes: leaked }).open() {
                             Ok(d) => pump(&core, d, "script", &settings),
-                            Err(e) => open_failed(&core, e),
+                            Err(e) => open_failed(&core, "script", e),
                         }
                     }
                     ScriptItem::Delete(url) => lock(&core).delete(&url),
@@ -651,7 +726,9 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) {
             }
         }
     }
-    lock(&core).finish();
+    let mut core = lock(&core);
+    core.finish();
+    ReaderReport { empty_inputs: std::mem::take(&mut core.empty_inputs) }
 }
 
 #[cfg(test)]
@@ -704,6 +781,10 @@ mod tests {
             items_epoch: None,
             checkpoint_due: false,
             items_before: 0,
+            abort: Default::default(),
+            input_records: 0,
+            input_fresh: false,
+            empty_inputs: Vec::new(),
         };
         (core, receiver)
     }
@@ -1011,7 +1092,7 @@ mod tests {
 
     #[test]
     fn resuming_twice_inside_one_input_reads_every_record_once() {
-        // Issue 16: the second resume skipped records never processed.
+        // A second resume must not skip records never processed.
         let bytes = warc(100);
         let (first, a) = run(bytes, ReaderProgress::default(), 60);
         assert_eq!(first.inputs[0].items, 60);

@@ -279,8 +279,8 @@ mod parquet_rows {
 
     #[derive(Debug, Error)]
     pub enum ParquetError {
-        #[error("{path}: {source}")]
-        Open { path: String, source: std::io::Error },
+        #[error("{path}: {error}")]
+        Open { path: String, error: std::io::Error },
         #[error("{path}: {message}")]
         Read { path: String, message: String },
         #[error("{path}: no column `{column}` (columns: {columns})")]
@@ -325,7 +325,7 @@ mod parquet_rows {
     impl ParquetRows {
         pub fn open(path: &Path, config: &TextConfig) -> Result<ParquetRows, ParquetError> {
             let name = path.display().to_string();
-            let file = File::open(path).map_err(|source| ParquetError::Open { path: name.clone(), source })?;
+            let file = File::open(path).map_err(|error| ParquetError::Open { path: name.clone(), error })?;
             let read = |e: parquet::errors::ParquetError| ParquetError::Read { path: name.clone(), message: e.to_string() };
             let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(read)?;
             let schema = builder.schema().clone();

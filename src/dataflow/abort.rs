@@ -1,0 +1,88 @@
+//! The run's failure: the first error of any of its threads (a reader, a worker, the sink, a
+//! checkpoint), kept once and seen by all. The reader leaves its waits when it is raised,
+//! workers leave their loop and drop their dataflow, and the run returns that error.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use crate::types::RunError;
+
+#[derive(Debug, Default)]
+pub struct Abort {
+    raised: AtomicBool,
+    first: Mutex<Option<RunError>>,
+}
+
+impl Abort {
+    /// Records `error` unless another was recorded first; every thread of the run stops.
+    pub fn raise(&self, error: RunError) {
+        let mut first = self.first.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if first.is_none() {
+            *first = Some(error);
+        }
+        self.raised.store(true, Ordering::SeqCst);
+    }
+
+    pub fn raised(&self) -> bool {
+        self.raised.load(Ordering::Relaxed)
+    }
+
+    /// The first error, once.
+    pub fn take(&self) -> Option<RunError> {
+        self.first.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+std::thread_local! {
+    /// Where the last panic of this thread happened (`file:line`), for its error line.
+    static PANIC_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Panics in the run's own threads (workers, readers) are caught and become the run's error,
+/// one line with their place: the default report (and backtrace) is left out for them, and
+/// kept for every other thread.
+pub fn catch_run_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let name = std::thread::current().name().unwrap_or("").to_string();
+            if name.starts_with("timely:work") || name.starts_with("dupflow-reader") {
+                let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
+                PANIC_AT.with(|cell| *cell.borrow_mut() = at);
+            } else {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// A caught panic's message (`&str` or `String` payloads; others are named as such), with its
+/// place when the hook of `catch_run_panics` saw it.
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string());
+    match PANIC_AT.with(|cell| cell.borrow_mut().take()) {
+        Some(at) => format!("{message} (at {at})"),
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_error_is_kept() {
+        let abort = Abort::default();
+        assert!(!abort.raised());
+        abort.raise(RunError::Worker("first".into()));
+        abort.raise(RunError::Worker("second".into()));
+        assert!(abort.raised());
+        assert_eq!(abort.take().unwrap().to_string(), "a worker failed: first");
+        assert!(abort.take().is_none());
+    }
+}
