@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What a record costs by the size of its epoch, with retention on (issue 18's live check).
+"""What a record costs by the size of its epoch, with retention on (the live check).
 
 Usage: epoch_cost.py DUPFLOW [--epochs 100000,10000,2000] [--window 200000] [--refresh-epochs 8]
                      [--work target/live-soak] [--source target/scale/s1M.warc.gz]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A live feed held for a long time, with retention on (issue 18's 30-minute check).
+"""A live feed held for a long time, with retention on (the 30-minute check).
 
 Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R [--rating-probe MS]]
                     [--rating batch|live] [--over windows|pass] [--guess 1000] [--window 200000]

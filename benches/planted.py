@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Planted patterns of issue 13, as WARC, clustered by dupflow: how many clusters each gives.
+"""Planted failure patterns, as WARC, clustered by dupflow: how many clusters each gives.
 
   python3 benches/planted.py [--config pipeline.toml]
 

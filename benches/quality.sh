@@ -1,35 +1,27 @@
 #!/usr/bin/env bash
 # Quality and speed on corpora this repository does not hold, from HTML generators other than
-# mdBook (issue 13): each corpus is a real GNU wget crawl (WARC) of a site served on loopback,
-# its truth from the generator's main content (benches/quality/truth.py: lxml, not dupflow);
-# dupflow (2 workers) and the speed peer (../shared/tools/fast_minhash_peer.py, 1 core) run on
-# it in the same run; both are scored by ../shared/bench/score.py (page-averaged and pairwise,
-# per section).
+# mdBook: each corpus is a real GNU wget crawl (WARC) of a site served on loopback, its truth
+# from the generator's main content (benches/quality/truth.py: lxml, not dupflow); dupflow
+# (2 workers) and the speed peer (../shared/tools/fast_minhash_peer.py, 1 core) run on it in the
+# same run; both are scored by ../shared/bench/score.py (page-averaged and pairwise, per section).
 #
 #   bash benches/quality.sh [CORPUS...] [-- dupflow run arguments]
 #
-# Corpora (built once into target/quality/, then reused):
-#   synthetic  issue 13's failure patterns planted in this machine's prose (benches/quality/
-#              synthetic.py): template-generated families, siblings sharing generated member
-#              lists, a stub family, two versions of prose pages, unique pages.   TUNING
+# Corpora (built once into target/quality/, then reused). TUNING corpora may be studied when the
+# method changes; HELD OUT corpora are measured, never studied or tuned on.
+#   synthetic  failure patterns planted in this machine's prose (benches/quality/synthetic.py):
+#              template-generated families, siblings sharing generated member lists, a stub
+#              family, two versions of prose pages, unique pages.                 TUNING
 #   rustdoc    cargo doc of tokio, serde_json, itertools and chrono, two versions of each side
 #              by side (/old/, /new/): rustdoc, heavy navigation and trait lists.  TUNING
 #   doxygen    libstdc++ 11 and 12 API documentation and manual (Debian's libstdc++-1{1,2}-doc):
-#              doxygen + DocBook, two versions side by side.  HELD OUT until the seventh
-#              session; TUNING from the eighth (its misses were studied to change the method).
+#              doxygen + DocBook, two versions side by side.                       TUNING
 #   sphinx     CMake's reference (Sphinx, Debian's cmake-doc) on one host and git's manual
-#              pages (asciidoc, Debian's git-doc) on another. HELD OUT until the eleventh
-#              session; in the twelfth its recall fell with a change (page-averaged F1 0.983
-#              to 0.955), its misses were studied, and the change was mended: TUNING.
+#              pages (asciidoc, Debian's git-doc) on another.                      TUNING
 #   javadoc    Apache Commons Lang 2.6 and 3.12 API documentation (javadoc, Debian's
-#              libcommons-lang-java-doc, libcommons-lang3-java-doc) side by side on one host;
-#              added in the eighth session: scored before and after its method change,
-#              its pages and misses never looked at until the twelfth session.  HELD OUT
-#              until the eleventh session; TUNING from the twelfth.
+#              libcommons-lang-java-doc, libcommons-lang3-java-doc) side by side.  TUNING
 #   sphinxdoc  the documentation of Sphinx (3.4, 5.3), Flask (1.1, 2.2) and Django (2.2, 3.2),
-#              each version on its own path (Sphinx, three themes; bullseye's and bookworm's
-#              sphinx-doc, python-flask-doc, python-django-doc). Added in the twelfth session
-#              to study Sphinx pages without looking at the held-out sphinx corpus.  TUNING
+#              each version on its own path (Sphinx, three themes).                TUNING
 #   gtkdoc     GLib, GIO and GObject 2.66 and 2.74 reference manuals (gtk-doc; Debian bullseye's
 #              and bookworm's libglib2.0-doc) side by side.                        HELD OUT
 #   haddock    eight GHC libraries (base, containers, bytestring, text, mtl, transformers,
@@ -38,14 +30,11 @@
 #   vimdoc     Vim 8.2 and 9.0 help files (vim2html; bullseye's and bookworm's vim-doc).
 #                                                                                  HELD OUT
 #   texinfo    GNU Octave 6.2 and 7.3 manuals (makeinfo; bullseye's and bookworm's octave-doc),
-#              one page a node. Added in the twelfth session.                     HELD OUT
+#              one page a node.                                                    HELD OUT
 #   erlang     Erlang/OTP 23 and 25 reference manuals of stdlib, kernel, erts and wx
-#              (erl_docgen; bullseye's and bookworm's erlang-doc). Added as held out in the
-#              twelfth session; scored once (page-averaged precision 0.39, F1 0.56), then
-#              studied: TUNING.
-# HELD OUT corpora (gtkdoc, haddock, vimdoc, texinfo) were not looked at while changing the
-# method: they are measured, not tuned on. They were added in the twelfth session and scored
-# on the binary before its changes and on its binaries since, nothing else.
+#              (erl_docgen; bullseye's and bookworm's erlang-doc).                 TUNING
+# PostgreSQL, Python and JDK documentation and Pelican sites are reserved for checks outside
+# this repository: no corpus here is built from them.
 # Needs: wget, the Debian packages above (doxygen's, sphinx's and javadoc's installed when
 # missing; the others, a bullseye and a bookworm release each, fetched from deb.debian.org's
 # pool and unpacked, not installed), a venv made here with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cost per page as the corpus grows (issue 18): crawls of 10k, 100k and 1M pages with the
+# Cost per page as the corpus grows: crawls of 10k, 100k and 1M pages with the
 # statistics of real crawls (benches/scale/corpus.py: unique pages, near-copy families and
 # identical stub families of many sizes, template-heavy siblings, many hosts; text from the
 # dev benchmark's crawl), written once into target/scale/; dupflow (2 workers) on each, with

@@ -1,4 +1,4 @@
-"""Scrape latency of /metrics during a replay with 10 concurrent checks (issue 17).
+"""Scrape latency of /metrics during a replay with 10 concurrent checks.
 
 Usage: scrape_under_checks.py DUPFLOW WARC  (the WARC is replayed six times, as re-crawls)
 """

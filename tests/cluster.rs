@@ -1,4 +1,4 @@
-//! Issue 14: many processes on 127.0.0.1. Every input is read by one process (the processes'
+//! Many processes on 127.0.0.1. Every input is read by one process (the processes'
 //! `dupflow_input_read_bytes_total`, scraped from each one's own endpoint, sum to the inputs'
 //! size), records reach their owners through timely's exchange, each process writes its shard,
 //! and the shards merged (`dupflow merge`) equal a one-process run line for line.

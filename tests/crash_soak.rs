@@ -1,4 +1,4 @@
-//! Crash soak (issue 16): a follower of a directory is killed with SIGKILL at random moments
+//! Crash soak: a follower of a directory is killed with SIGKILL at random moments
 //! (several times inside one input, some while a checkpoint is being written, some just after
 //! one) and started again with the same command, over several seeds. Its final clusters and the
 //! net of its change stream must equal a batch run over the same files: no page lost, none

@@ -1,4 +1,4 @@
-//! The HTTP endpoint under slow and hostile clients (issue 17): stalled uploads do not stop
+//! The HTTP endpoint under slow and hostile clients: stalled uploads do not stop
 //! scrapes, bodies over the limit get 413, a full check queue 503, a missing or wrong token 401,
 //! a malformed query 400, an unknown method 405; and a replay with all of that going on gives
 //! the clusters of a quiet one.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A documentation site with issue 13's failure patterns planted in real prose, as HTML files.
+"""A documentation site with known failure patterns planted in real prose, as HTML files.
 
 Usage: synthetic.py OUTDIR [--seed 1]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A web crawl of N pages with the statistics of real crawls, as one WARC (issue 18's scale).
+"""A web crawl of N pages with the statistics of real crawls, as one WARC.
 
 Usage: corpus.py OUT.warc.gz --pages N [--seed 1] [--source ../shared/bench/docs-dev.warc.gz]
 

@@ -12,11 +12,9 @@
 //! re-verifies nothing. A page's distinct keys are its member's (shared by every group holding
 //! it), a group's blocks one list shared by its members' entries.
 //!
-//! This was a reduce over each page's keys and blocks (its input and output arranged, ~3.7
-//! updates a page on a 100k-page crawl), its output arranged again and joined with the
-//! members; then (until the thirty-seventh session) this operator's views were arranged, a
-//! view a page, and joined twice with the candidates, each join arranging its other side.
-//! Here a page is one hash-map entry: its member alone (a pointer) for a page in no group with
+//! The operator keeps its own state rather than arrangements (a reduce over each page's keys
+//! and blocks would hold ~3.7 arranged updates a page on a 100k-page crawl, and joining its
+//! views with the candidates would arrange each side again). Here a page is one hash-map entry: its member alone (a pointer) for a page in no group with
 //! blocks, most pages; its member, blocks and repeated keys otherwise; and a list of its
 //! candidates for a page in any.
 //!
