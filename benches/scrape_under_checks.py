@@ -2,7 +2,7 @@
 
 Usage: scrape_under_checks.py DUPFLOW WARC  (the WARC is replayed six times, as re-crawls)
 """
-import os, re, shutil, socket, subprocess, sys, tempfile, threading, time
+import random, os, re, shutil, socket, subprocess, sys, tempfile, threading, time
 
 dupflow, warc = sys.argv[1], os.path.abspath(sys.argv[2])
 work = tempfile.mkdtemp(prefix="scrape-")
@@ -32,7 +32,9 @@ def req(head, body=b""):
     s.close(); return data
 def finished():
     return b'"finished":true' in req(f"GET /api/summary HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-text=open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md"), "rb").read() * 10
+# The checks' payload: generated prose, ~510 KB (sentences of words drawn from a fixed seed).
+rng=random.Random(17); words=[''.join(rng.choice('abcdefghijklmnopqrstuvwxyz') for _ in range(rng.randint(2, 9))) for _ in range(3000)]
+text=('. '.join(' '.join(rng.choice(words) for _ in range(rng.randint(6, 20))).capitalize() for _ in range(6000)) + '.').encode()
 stop=False; codes={}
 def checker():
     while not stop:

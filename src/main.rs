@@ -30,7 +30,10 @@ enum Command {
     /// With no input, runs on a small WARC compiled into the binary.
     Run(cmd::run::Args),
     /// Check a pipeline.toml: unknown keys and invalid values are named.
-    Validate { file: PathBuf },
+    Validate {
+        /// The pipeline.toml to check.
+        file: PathBuf,
+    },
     /// Print the pipeline's normalized sentences of the HTML pages of WARC inputs, one per line
     /// (input for record-level tools such as similarity joins).
     Sentences(cmd::sentences::Args),
@@ -50,8 +53,8 @@ enum Command {
     /// Rank the HTML pages of WARC inputs by similarity to a reference text: TF-IDF cosine over
     /// canonical terms (stop words out, Snowball stems), or w-shingling.
     Similar(cmd::similar::Args),
-    /// Score a clusters.jsonl against a truth file (the dev benchmark's JSON, or a pair file
-    /// of `url_a url_b label` lines), as ../shared/bench/score.py does.
+    /// Score a clusters.jsonl against a truth file (a JSON of judged pairs, or a pair file of
+    /// `url_a url_b label` lines): page-averaged and pairwise precision, recall and F1.
     Eval(cmd::eval::Args),
     /// Write the inputs again without near-duplicates: one capture per cluster (records copied
     /// byte for byte with their request and metadata records), removed.jsonl naming what was
@@ -61,7 +64,10 @@ enum Command {
     /// Merge the sharded outputs of a cluster run (`clusters-I-of-N.jsonl`, `changes-…`,
     /// `revisits-…`, one set per process) into the clusters.jsonl, changes.jsonl and
     /// revisits.jsonl a single process writes, line for line.
-    Merge { dir: PathBuf },
+    Merge {
+        /// The --out directory every process of the cluster wrote its shards to.
+        dir: PathBuf,
+    },
     /// Print a shell completion script: `dupflow completions bash > /etc/bash_completion.d/dupflow`
     /// (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },

@@ -204,7 +204,9 @@ fn scrapes_answer_within_a_second_while_clients_stall_and_checks_run() {
     let stalled = stall(&address, 20);
     std::thread::sleep(Duration::from_millis(200));
     // Large checks posted all along (each ~1 MB of text; answered 200, or 503 when the queue is full).
-    let text: String = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    // Generated prose: 2,000 distinct sentences, repeated to ~1 MB.
+    let corpus = common::synth::Corpus::new(17, 170);
+    let text: String = (0..170).flat_map(|b| corpus.text(b, 0)).collect::<Vec<_>>().join(" ");
     let large = text.repeat((1_000_000 / text.len()).max(1));
     let checkers: Vec<_> = (0..2)
         .map(|_| {

@@ -8,8 +8,11 @@ use anyhow::Result;
 /// Arguments of `dupflow eval`.
 #[derive(clap::Args)]
 pub struct Args {
+    /// The truth: a JSON of judged pairs (`urls`, `sims` "i j" → resemblance, `dup`, `non`, as
+    /// the dev benchmark's), or a text file of `url_a url_b label` lines (label dup/1 or non/0).
     #[arg(long)]
     pub truth: PathBuf,
+    /// The clusters.jsonl to score (each line with `url` and `cluster`).
     pub clusters: PathBuf,
     /// Pairwise figures per section (the URL's 4th path component).
     #[arg(long)]

@@ -17,6 +17,8 @@ use super::load_config;
 /// Arguments of `dupflow run`.
 #[derive(clap::Args)]
 pub struct Args {
+    /// WARC/ARC files, text corpora (JSONL, Parquet), directories, quoted globs, or `-` for
+    /// stdin. With none, the small WARC compiled into the binary.
     pub inputs: Vec<String>,
     /// pipeline.toml to use (defaults are built in).
     #[arg(long)]
