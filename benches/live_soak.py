@@ -20,8 +20,7 @@ Usage: live_soak.py DUPFLOW [--minutes 30] [--share 0.8 | --rate R [--rating-pro
    of share * guess * epoch_ms / 1000 records (guess: --guess, 1,000 pages/s by default), its
    pages sampled from /metrics each second, the rate from 1.5 windows on; measured once more,
    in the epochs that rate forms, when they differ by over 25%. A record costs up to 2.6 times
-   as much CPU in epochs of 1,000 records as in epochs of 100,000 (README, "A long live feed
-   with retention").
+   as much CPU in epochs of 1,000 records as in epochs of 100,000.
    With --over pass, that replay is of the first window and one whole pass of the source after
    it, and the rate from the first window on: every record of the source's content once, with
    the window full (1.5 to 3 windows of the 1M crawl are 30% of it), and the rate by tenths of
@@ -82,8 +81,8 @@ class Probe:
     """The machine's speed, timed beside dupflow in the same run: every half second, one fixed
     piece of work (MD5 of 16 KiB, 100 times: ~4 ms, in the first-level cache) and the CPU time
     this thread took for it (`time.thread_time`: the time it waited for a core is not in it).
-    On this shared machine the same work takes up to twice as long in one hour as in another
-    (README, "A long live feed with retention"); a rating and a feed made an hour apart are two
+    On this shared machine the same work takes up to twice as long in one hour as in another;
+    a rating and a feed made an hour apart are two
     machines, and this says by how much. Its duty is under 1% of a core. The work fits the core's
     own cache and lasts about one time slice, so dupflow's threads on the same cores disturb it
     little; a median over many samples is what is read, not one sample.

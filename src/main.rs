@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser, Subcommand};
 
 /// mimalloc, not glibc malloc: the dataflow allocates and frees small batches all the time
-/// (glibc's took ~17% of the CPU under a live feed with retention; README "Memory").
+/// (glibc's takes ~17% of the CPU under a live feed with retention).
 /// The `system-allocator` feature leaves it out, for heap profilers that hook malloc
-/// (heaptrack: README "Memory").
+/// (heaptrack: docs/development.md).
 #[cfg(not(feature = "system-allocator"))]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -112,9 +112,9 @@ fn main() -> ExitCode {
 /// The process's memory in 4 KiB pages, not transparent huge pages, unless
 /// `MIMALLOC_ALLOW_THP` is set (mimalloc then does as it says). mimalloc asks the kernel for
 /// huge pages on its arenas, and the kernel zeroes 2 MiB at every first touch: on the dev file
-/// that was ~24% of the CPU samples (`clear_page_erms`), 0.3–0.7 s of system time in a 1 s run.
+/// that is ~24% of the CPU samples (`clear_page_erms`), 0.3–0.7 s of system time in a 1 s run.
 /// With 4 KiB pages the dev file runs in a median 0.92 s against 1.02 s, doxygen's pages in
-/// 3.7–4.1 s against 4.0–4.4 s, and the 100k scale crawl as fast either way (README "Memory").
+/// 3.7–4.1 s against 4.0–4.4 s, and the 100k scale crawl as fast either way.
 fn small_pages() {
     #[cfg(target_os = "linux")]
     if std::env::var_os("MIMALLOC_ALLOW_THP").is_none() {

@@ -12,8 +12,7 @@
 //! then still says what the run held at its end (what the summary prints).
 //!
 //! Counted: updates, not bytes. An update's size depends on its types (a `(u64, u64)` pair with
-//! its time and diff is 32 bytes before the batch's columnar layout shares keys); the README's
-//! memory table gives the bytes per page of the largest ones by their types.
+//! its time and diff is 32 bytes before the batch's columnar layout shares keys).
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -62,7 +62,7 @@ pub struct CurrentPages {
     /// Page key (the URL's key, or in `Keep` mode the page id's hash) → held page, boxed: a
     /// slot of the table is 16 bytes, not the 144 of a `Page` inline, so the table's empty
     /// slots (a hash table is 44–88% full) and the old table held while it grows cost little
-    /// (at 1M pages the inline table was 456 bytes a page at the peak heap; README "Memory").
+    /// (an inline table costs 456 bytes a page at the peak heap of a 1M-page crawl).
     pages: HashMap<u64, Box<Page>>,
     /// URL key → page keys (all captures of the URL), in `Keep` mode only (in `Replace` mode a
     /// URL's page key is its own key), made at the first deletion and kept from then on: a
@@ -99,7 +99,7 @@ impl CurrentPages {
         self.pages.is_empty()
     }
 
-    /// Bytes held (sentences, shingles, URLs, ids, tombstones): the state the README states.
+    /// Bytes held (sentences, shingles, URLs, ids, tombstones): the `held:` line of the summary.
     pub fn bytes(&self) -> usize {
         self.bytes + self.tombstones.len() * Self::TOMBSTONE_COST
     }
