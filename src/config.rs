@@ -160,8 +160,80 @@ pub enum ConfigError {
     Read { path: String, error: std::io::Error },
     #[error("{path}: {message}")]
     Parse { path: String, message: String },
-    #[error("{path}: invalid value for `{key}`: {message}")]
-    Invalid { path: String, key: &'static str, message: String },
+    /// Every problem of the file: unknown keys, a value of the wrong type, invalid values.
+    #[error("{path}: {}", Problems(problems))]
+    Invalid { path: String, problems: Vec<Problem> },
+}
+
+/// One problem of a configuration file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Problem {
+    /// A key (or a whole section) that no setting has.
+    Unknown(String),
+    /// A value that does not parse as its setting's type (the parser's message).
+    Type(String),
+    /// A value of the right type that makes no sense.
+    Invalid { key: &'static str, message: String },
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Problem::Unknown(key) => write!(f, "unknown key `{key}`"),
+            Problem::Type(message) => write!(f, "{message}"),
+            Problem::Invalid { key, message } => write!(f, "invalid value for `{key}`: {message}"),
+        }
+    }
+}
+
+/// One problem on the line, several as a count and a list (one a line).
+struct Problems<'a>(&'a [Problem]);
+
+impl std::fmt::Display for Problems<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            [one] => write!(f, "{one}"),
+            many => {
+                write!(f, "{} problems:", many.len())?;
+                for problem in many {
+                    write!(f, "\n  - {}", problem.to_string().replace('\n', " "))?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The keys `value` (a pipeline.toml) has that no setting has, as `section.key`. A section's
+/// settings are those its defaults serialize to; `[fingerprint]`'s depend on its `type`.
+fn unknown_keys(value: &toml::Value) -> Vec<String> {
+    let Ok(toml::Value::Table(defaults)) = toml::Value::try_from(PipelineConfig::default()) else { return Vec::new() };
+    let Some(table) = value.as_table() else { return Vec::new() };
+    let mut unknown = Vec::new();
+    for (section, body) in table {
+        let known = match (section.as_str(), body.get("type")) {
+            // A tagged section: the defaults of the variant its `type` names.
+            ("fingerprint", Some(kind)) => {
+                let tag = toml::Table::from_iter([("type".to_string(), kind.clone())]);
+                match tag.try_into::<Fingerprinting>().ok().and_then(|f| toml::Value::try_from(f).ok()) {
+                    Some(variant) => Some(variant),
+                    // An unknown type: the typed read names it.
+                    None => continue,
+                }
+            }
+            _ => defaults.get(section).cloned(),
+        };
+        let Some(known) = known else {
+            unknown.push(format!("[{section}]"));
+            continue;
+        };
+        // Not a table: the typed read names it.
+        let Some(body) = body.as_table() else { continue };
+        for key in body.keys().filter(|k| known.get(k.as_str()).is_none()) {
+            unknown.push(format!("{section}.{key}"));
+        }
+    }
+    unknown
 }
 
 impl PipelineConfig {
@@ -172,108 +244,137 @@ impl PipelineConfig {
         Self::parse(&text, &name)
     }
 
-    /// Parses and validates TOML text (`origin` names it in errors).
+    /// Parses and validates TOML text (`origin` names it in errors). Every problem is named:
+    /// each unknown key, a value of the wrong type, each invalid value.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        let config: PipelineConfig =
-            toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string() })?;
-        config.validate(origin)?;
-        Ok(config)
+        let value: toml::Value =
+            toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string().trim().to_string() })?;
+        let mut problems: Vec<Problem> = unknown_keys(&value).into_iter().map(Problem::Unknown).collect();
+        // Without the unknown keys, the rest is read and its values checked.
+        let mut known = value;
+        if let Some(table) = known.as_table_mut() {
+            for key in problems.iter().filter_map(|p| if let Problem::Unknown(k) = p { Some(k.clone()) } else { None }) {
+                match key.strip_prefix('[').and_then(|k| k.strip_suffix(']')) {
+                    Some(section) => drop(table.remove(section)),
+                    None => {
+                        let (section, name) = key.split_once('.').expect("section.key");
+                        if let Some(body) = table.get_mut(section).and_then(toml::Value::as_table_mut) {
+                            body.remove(name);
+                        }
+                    }
+                }
+            }
+        }
+        match known.try_into::<PipelineConfig>() {
+            Ok(config) => problems.extend(config.problems()),
+            Err(e) => problems.push(Problem::Type(e.to_string().trim().to_string())),
+        }
+        if !problems.is_empty() {
+            return Err(ConfigError::Invalid { path: origin.to_string(), problems });
+        }
+        toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string().trim().to_string() })
     }
 
-    /// Checks values that parse but make no sense.
+    /// Checks values that parse but make no sense: each is named.
     pub fn validate(&self, origin: &str) -> Result<(), ConfigError> {
-        let invalid =
-            |key: &'static str, message: &str| Err(ConfigError::Invalid { path: origin.to_string(), key, message: message.to_string() });
+        let problems = self.problems();
+        match problems.is_empty() {
+            true => Ok(()),
+            false => Err(ConfigError::Invalid { path: origin.to_string(), problems }),
+        }
+    }
+
+    /// Every value that parses but makes no sense.
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        let mut invalid = |key: &'static str, message: &str| problems.push(Problem::Invalid { key, message: message.to_string() });
         let v = &self.verify;
         let m = &self.metrics;
         if m.max_connections == 0 || m.check_queue == 0 || m.request_timeout_ms == 0 || m.check_timeout_ms == 0 || m.max_body_bytes == 0 {
-            return invalid(
-                "metrics",
-                "max_body_bytes, max_connections, request_timeout_ms, check_queue and check_timeout_ms must be at least 1",
-            );
+            invalid("metrics", "max_body_bytes, max_connections, request_timeout_ms, check_queue and check_timeout_ms must be at least 1");
         }
         if !(v.threshold > 0.0 && v.threshold <= 1.0) {
-            return invalid("verify.threshold", "must be in (0, 1]");
+            invalid("verify.threshold", "must be in (0, 1]");
         }
         if !(0.0..=1.0).contains(&v.word_threshold) {
-            return invalid("verify.word_threshold", "must be in [0, 1] (0: off)");
+            invalid("verify.word_threshold", "must be in [0, 1] (0: off)");
         }
         match &self.fingerprint {
             Fingerprinting::Sentence(f) => {
                 if f.buckets == 0 {
-                    return invalid("fingerprint.buckets", "must be at least 1");
+                    invalid("fingerprint.buckets", "must be at least 1");
                 }
                 if f.hashes_per_bucket == 0 {
-                    return invalid("fingerprint.hashes_per_bucket", "must be at least 1");
+                    invalid("fingerprint.hashes_per_bucket", "must be at least 1");
                 }
                 if f.word_bands > 0 && (f.word_rows == 0 || f.word_shingle_words == 0) {
-                    return invalid("fingerprint.word_rows", "word_rows and word_shingle_words must be at least 1 (word_bands 0: off)");
+                    invalid("fingerprint.word_rows", "word_rows and word_shingle_words must be at least 1 (word_bands 0: off)");
                 }
             }
             Fingerprinting::Minhash(m) => {
                 if m.shingle_words == 0 {
-                    return invalid("fingerprint.shingle_words", "must be at least 1");
+                    invalid("fingerprint.shingle_words", "must be at least 1");
                 }
                 if m.bands == 0 || m.rows == 0 {
-                    return invalid("fingerprint.bands", "bands and rows must be at least 1");
+                    invalid("fingerprint.bands", "bands and rows must be at least 1");
                 }
             }
             Fingerprinting::Simhash(h) => {
                 if h.shingle_words == 0 {
-                    return invalid("fingerprint.shingle_words", "must be at least 1");
+                    invalid("fingerprint.shingle_words", "must be at least 1");
                 }
                 if h.max_distance > 16 {
-                    return invalid("fingerprint.max_distance", "must be at most 16");
+                    invalid("fingerprint.max_distance", "must be at most 16");
                 }
             }
         }
         if !["auto", "en", "ru", "de", "fr", "es", "none"].contains(&self.sentence.language.as_str()) {
-            return invalid("sentence.language", "must be auto, en, ru, de, fr, es or none");
+            invalid("sentence.language", "must be auto, en, ru, de, fr, es or none");
         }
         if !self.sentence.synonyms.is_empty() && std::fs::read_to_string(&self.sentence.synonyms).is_err() {
-            return invalid("sentence.synonyms", "cannot read this file");
+            invalid("sentence.synonyms", "cannot read this file");
         }
         if self.candidates.max_set_pages < 2 {
-            return invalid("candidates.max_set_pages", "must be at least 2");
+            invalid("candidates.max_set_pages", "must be at least 2");
         }
         if self.candidates.neighbors == 0 {
-            return invalid("candidates.neighbors", "must be at least 1");
+            invalid("candidates.neighbors", "must be at least 1");
         }
         if self.candidates.max_fingerprint_pages < 2 {
-            return invalid("candidates.max_fingerprint_pages", "must be at least 2");
+            invalid("candidates.max_fingerprint_pages", "must be at least 2");
         }
         if !(0.0..=1.0).contains(&self.template.page_fraction) {
-            return invalid("template.page_fraction", "must be in [0, 1]");
+            invalid("template.page_fraction", "must be in [0, 1]");
         }
         if self.sentence.max_sentences_per_page == 0 {
-            return invalid("sentence.max_sentences_per_page", "must be at least 1");
+            invalid("sentence.max_sentences_per_page", "must be at least 1");
         }
         if self.source.channel_capacity == 0 {
-            return invalid("source.channel_capacity", "must be at least 1");
+            invalid("source.channel_capacity", "must be at least 1");
         }
         if self.source.reader_threads == 0 {
-            return invalid("source.reader_threads", "must be at least 1");
+            invalid("source.reader_threads", "must be at least 1");
         }
         if self.source.max_page_bytes == 0 || self.source.max_record_bytes == 0 {
-            return invalid("source.max_page_bytes", "caps must be positive");
+            invalid("source.max_page_bytes", "caps must be positive");
         }
         let t = &self.text;
         if t.id_field.is_empty() || t.text_field.is_empty() || t.id_field == t.text_field {
-            return invalid("text.id_field", "id_field and text_field must be set and differ");
+            invalid("text.id_field", "id_field and text_field must be set and differ");
         }
         if self.run.workers == 0 {
-            return invalid("run.workers", "must be at least 1");
+            invalid("run.workers", "must be at least 1");
         }
         if self.run.epoch_records == 0 {
-            return invalid("run.epoch_records", "must be at least 1");
+            invalid("run.epoch_records", "must be at least 1");
         }
         if self.run.stop_timeout_secs == 0 {
-            return invalid("run.stop_timeout_secs", "must be at least 1");
+            invalid("run.stop_timeout_secs", "must be at least 1");
         }
         if self.run.epochs_in_flight == 0 {
-            return invalid("run.epochs_in_flight", "must be at least 1");
+            invalid("run.epochs_in_flight", "must be at least 1");
         }
-        Ok(())
+        problems
     }
 
     /// The method's settings, as the operators take them.
@@ -320,6 +421,27 @@ mod tests {
         assert!(err.contains("verify.threshold"), "{err}");
         let err = PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nbuckets = 0\n", "p.toml").unwrap_err().to_string();
         assert!(err.contains("fingerprint.buckets"), "{err}");
+    }
+
+    #[test]
+    fn every_problem_is_named_at_once() {
+        let text = "[verify]\nthreshhold = 0.9\nthreshold = 1.5\nword_threshold = 2\n[run]\nworkers = 0\nepoch_msec = 5\n[nope]\nx = 1\n";
+        let err = PipelineConfig::parse(text, "p.toml").unwrap_err().to_string();
+        for named in
+            ["`verify.threshhold`", "`run.epoch_msec`", "`[nope]`", "`verify.threshold`", "`verify.word_threshold`", "`run.workers`"]
+        {
+            assert!(err.contains(named), "{named} in: {err}");
+        }
+        assert!(err.contains("6 problems") && err.matches("\n  - ").count() == 6, "{err}");
+        // One problem stays on one line.
+        let err = PipelineConfig::parse("[run]\nworkers = 0\n", "p.toml").unwrap_err().to_string();
+        assert_eq!(err, "p.toml: invalid value for `run.workers`: must be at least 1");
+        // A value of the wrong type is named beside the unknown keys.
+        let err = PipelineConfig::parse("[run]\nworkers = \"two\"\nwrokers = 2\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("2 problems") && err.contains("`run.wrokers`") && err.contains("workers"), "{err}");
+        // A fingerprint type's keys are that type's.
+        let err = PipelineConfig::parse("[fingerprint]\ntype = \"simhash\"\nbands = 20\nbuckets = 3\n", "p.toml").unwrap_err().to_string();
+        assert!(err.contains("`fingerprint.bands`") && err.contains("`fingerprint.buckets`"), "{err}");
     }
 
     #[test]

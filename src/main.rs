@@ -29,7 +29,7 @@ enum Command {
     /// Cluster the pages of WARC inputs (files, directories, globs, `-` for stdin).
     /// With no input, runs on a small WARC compiled into the binary.
     Run(cmd::run::Args),
-    /// Check a pipeline.toml: unknown keys and invalid values are named.
+    /// Check a pipeline.toml: every problem is named (unknown keys, wrong types, invalid values).
     Validate {
         /// The pipeline.toml to check.
         file: PathBuf,

@@ -114,7 +114,11 @@ fn the_readme_quick_start_runs_as_written() {
             });
             let script = line.replace("https://example.org/a", url);
             // The two lines of one example (a variable, then its use) run together.
-            let script = if script.starts_with("c=") { script } else { format!("c=$(jq -r 'select(.url == \"{url}\") | .cluster' out/clusters.jsonl); {script}") };
+            let script = if script.starts_with("c=") {
+                script
+            } else {
+                format!("c=$(jq -r 'select(.url == \"{url}\") | .cluster' out/clusters.jsonl); {script}")
+            };
             let out = Command::new("bash").arg("-c").arg(format!("set -o pipefail; {script}")).current_dir(&dir).output().unwrap();
             assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
             if !line.starts_with("c=") {
@@ -187,10 +191,36 @@ fn every_flag_the_docs_give_a_dupflow_command_exists() {
         // Flags named in prose (`--follow`): each must be some command's, or another tool's that
         // the docs name.
         let others = [
-            "--workspace", "--locked", "--release", "--test", "--nocapture", "--bench", "--profile", "--features",
-            "--all-targets", "--all", "--path", "--rounds", "--parts", "--write", "--recursive", "--warc-file",
-            "--warc-max-size", "--minutes", "--share", "--rate", "--rating", "--rating-probe", "--over", "--guess",
-            "--window", "--epoch-ms", "--pages", "--check", "--tokens", "--help",
+            "--workspace",
+            "--locked",
+            "--release",
+            "--test",
+            "--nocapture",
+            "--bench",
+            "--profile",
+            "--features",
+            "--all-targets",
+            "--all",
+            "--path",
+            "--rounds",
+            "--parts",
+            "--write",
+            "--recursive",
+            "--warc-file",
+            "--warc-max-size",
+            "--minutes",
+            "--share",
+            "--rate",
+            "--rating",
+            "--rating-probe",
+            "--over",
+            "--guess",
+            "--window",
+            "--epoch-ms",
+            "--pages",
+            "--check",
+            "--tokens",
+            "--help",
         ];
         for span in text.split('`').skip(1).step_by(2) {
             let span = span.trim();
@@ -210,7 +240,11 @@ fn the_readme_is_a_users_page_with_every_topic_one_link_away() {
     let readme = read(&root().join("README.md"));
     assert!(readme.lines().count() <= 300, "README.md has {} lines", readme.lines().count());
     let lines: Vec<&str> = readme.lines().collect();
-    assert_eq!(lines.iter().position(|l| *l == "## Two commands"), lines.iter().position(|l| l.starts_with("## ")), "the two commands come first");
+    assert_eq!(
+        lines.iter().position(|l| *l == "## Two commands"),
+        lines.iter().position(|l| l.starts_with("## ")),
+        "the two commands come first"
+    );
     for doc in docs().keys().filter(|d| d.starts_with("docs/")) {
         assert!(readme.contains(&format!("({doc})")), "README.md links {doc}");
     }
@@ -262,8 +296,12 @@ fn the_project_speaks_in_the_present_tense() {
         let Ok(text) = std::fs::read_to_string(file) else { continue };
         for (n, line) in text.lines().enumerate() {
             // timely's API names (`output.session(..)`, an `InputSession`) are not history.
-            let plain = line.replace(".session(", "").replace("session.give", "").replace("let mut session", "").replace("drop(session)", "");
-            let issue = plain.to_lowercase().match_indices(["iss", "ue "].concat().as_str()).any(|(at, w)| plain[at + w.len()..].starts_with(|c: char| c.is_ascii_digit()));
+            let plain =
+                line.replace(".session(", "").replace("session.give", "").replace("let mut session", "").replace("drop(session)", "");
+            let issue = plain
+                .to_lowercase()
+                .match_indices(["iss", "ue "].concat().as_str())
+                .any(|(at, w)| plain[at + w.len()..].starts_with(|c: char| c.is_ascii_digit()));
             let (one, many) = (["ses", "sion"].concat(), ["ses", "sions"].concat());
             if has_word(&plain, &one) || has_word(&plain, &many) || issue {
                 found.push(format!("{}:{}: {}", file.strip_prefix(root()).unwrap().display(), n + 1, line.trim()));
