@@ -8,8 +8,10 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use dupflow::source::{self, http, Input};
-use dupflow_operators::sentence::{self, SentenceConfig};
-use dupflow_operators::{html, lcs, Content};
+use dupflow_operators::ingest::html;
+use dupflow_operators::ingest::sentence::{self, SentenceConfig};
+use dupflow_operators::verify::lcs;
+use dupflow_operators::Content;
 
 fn input() -> Input {
     let dev = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/docs-dev.warc.gz");
@@ -137,12 +139,13 @@ fn verify(c: &mut Criterion) {
 }
 
 /// A group's repeated blocks as one page joins a group of 255 and leaves it again (up to 256,
-/// the largest counted whole, `edges::BLOCK_SAMPLE`): the group's tally takes the changed
-/// page's keys (`edges::KeyTally`), against the baseline of counting every member's keys from
-/// scratch (`edges::group_blocks`) at both changes. Pages of 60 distinct sentence keys: 20
+/// the largest counted whole, `member::BLOCK_SAMPLE`): the group's tally takes the changed
+/// page's keys (`member::KeyTally`), against the baseline of counting every member's keys from
+/// scratch (`member::group_blocks`) at both changes. Pages of 60 distinct sentence keys: 20
 /// from a block of 40 that the group repeats, 40 their own.
 fn group_blocks(c: &mut Criterion) {
-    use dupflow_operators::edges::{self, BlocksChange, KeyTally, Member};
+    use dupflow_operators::verify::member;
+    use dupflow_operators::verify::member::{BlocksChange, KeyTally, Member};
     use dupflow_operators::verify::VerifyMethod;
     use dupflow_operators::PageId;
     let member = |n: u64| {
@@ -156,7 +159,7 @@ fn group_blocks(c: &mut Criterion) {
     let before: Vec<&Member> = members[1..].to_vec();
     let mut group = c.benchmark_group("group blocks");
     group.bench_function("one page joins 255 and leaves: every member's keys counted (group_blocks)", |bench| {
-        bench.iter(|| (edges::group_blocks(&members, 16), edges::group_blocks(&before, 16)))
+        bench.iter(|| (member::group_blocks(&members, 16), member::group_blocks(&before, 16)))
     });
     let (mut blocks, mut tally) = KeyTally::count(&before, 16);
     group.bench_function("one page joins 255 and leaves: the group's tally (KeyTally)", |bench| {
@@ -176,7 +179,7 @@ fn group_blocks(c: &mut Criterion) {
 /// key and removes the oldest, 10,000 steps an iteration. Against the `HashMap` (with the `Mixed`
 /// hash) that held these entries before.
 fn dense_map(c: &mut Criterion) {
-    use dupflow_operators::dense::DenseMap;
+    use dupflow_operators::runtime::dense::DenseMap;
     use std::collections::HashMap;
     const WINDOW: u64 = 1_000_000;
     const STEPS: u64 = 10_000;

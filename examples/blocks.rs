@@ -8,7 +8,7 @@ fn main() {
         if let Ok((dupflow::source::http::Outcome::Page(doc), _)) = dupflow::source::http::interpret(&record, 2 << 20) {
             if doc.url.contains(&args[1]) {
                 println!("== {}", doc.url);
-                for block in dupflow_operators::html::strip(&doc.html).blocks {
+                for block in dupflow_operators::ingest::html::strip(&doc.html).blocks {
                     println!("  | {block}");
                 }
             }

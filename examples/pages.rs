@@ -4,13 +4,13 @@
 //! `cargo run --release --example pages WARC > pages.jsonl`
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let config = dupflow_operators::sentence::SentenceConfig::default();
+    let config = dupflow_operators::ingest::sentence::SentenceConfig::default();
     for input in dupflow::source::expand(&args).expect("inputs") {
         dupflow::source::read_records(&input, 64 << 20, |item| {
             let Ok(record) = item else { return };
             if let Ok((dupflow::source::http::Outcome::Page(doc), _)) = dupflow::source::http::interpret(&record, 2 << 20) {
-                let stripped = dupflow_operators::html::strip(&doc.html);
-                let sentences: Vec<(String, u32)> = dupflow_operators::sentence::split_page(&stripped.blocks, &config)
+                let stripped = dupflow_operators::ingest::html::strip(&doc.html);
+                let sentences: Vec<(String, u32)> = dupflow_operators::ingest::sentence::split_page(&stripped.blocks, &config)
                     .sentences
                     .into_iter()
                     .map(|s| (s.normalized, s.units))

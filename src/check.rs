@@ -16,7 +16,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use dupflow_operators::sentence::SentenceConfig;
+use dupflow_operators::ingest::sentence::SentenceConfig;
 use dupflow_operators::template::TemplateConfig;
 use dupflow_operators::{Page, PageId, PageMeta};
 use serde::Serialize;
@@ -207,7 +207,9 @@ impl ShareIndex {
                     g.1 += 1;
                 }
             }
-            let Some((&best, &(weight, count))) = gain.iter().max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(b.0.cmp(a.0))) else { break };
+            let Some((&best, &(weight, count))) = gain.iter().max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(b.0.cmp(a.0))) else {
+                break;
+            };
             uncovered.retain(|_, (_, pages)| !pages.contains(&best));
             cover.push(CoverPage { url: url(&best), sentences: count, share: if total == 0 { 0.0 } else { weight as f64 / total as f64 } });
         }
@@ -240,14 +242,19 @@ impl Gate {
 /// plain text taken line by line.
 pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)> {
     let (blocks, lang): (Vec<String>, Option<String>) = if text.contains('<') && text.contains('>') {
-        let stripped = dupflow_operators::html::strip_with(text, config.landmarks);
+        let stripped = dupflow_operators::ingest::html::strip_with(text, config.landmarks);
         (stripped.blocks, stripped.lang)
     } else {
         (text.lines().map(str::to_string).collect(), None)
     };
     let meta = PageMeta { id: PageId::default(), url: "".into(), host: 0, record_id: "".into() };
-    let (page, _) =
-        dupflow_operators::sentence::page_in(meta, &blocks, config, dupflow_operators::sentence::Shingling::None, lang.as_deref());
+    let (page, _) = dupflow_operators::ingest::sentence::page_in(
+        meta,
+        &blocks,
+        config,
+        dupflow_operators::ingest::sentence::Shingling::None,
+        lang.as_deref(),
+    );
     page.sentences.iter().map(|s| (s.key, s.weight)).collect()
 }
 

@@ -117,7 +117,7 @@ pub const PREVIOUS: &str = "checkpoint.previous.json";
 pub const METHOD_VERSION: u64 = 4;
 
 /// A stable key of what decides the clusters: `METHOD_VERSION` and the method's settings
-/// ([template], [fingerprint], [candidates], [verify]). A checkpoint's change stream can only
+/// (`[template]`, `[fingerprint]`, `[candidates]`, `[verify]`). A checkpoint's change stream can only
 /// be continued by a dataflow that forms the same clusters from the pages it restores.
 /// `template.refresh_epochs` is not part of it: a checkpoint falls just after a refresh, where
 /// the clusters are those of its pages whatever the refreshes (`template::checkpoint_epoch`).
@@ -125,7 +125,7 @@ pub fn method_key(method: &dupflow_operators::reference::MethodConfig) -> u64 {
     let mut method = method.clone();
     method.template.refresh_epochs = 1;
     let settings = serde_json::to_string(&method).expect("the method's settings serialize");
-    dupflow_operators::hashing::stable_hash(&format!("{METHOD_VERSION} {settings}"))
+    dupflow_operators::runtime::hashing::stable_hash(&format!("{METHOD_VERSION} {settings}"))
 }
 
 /// The cluster ids of this version's change stream: each cluster named by its anchor
@@ -344,7 +344,9 @@ pub(crate) fn remove_files(dir: &Path, old: impl Fn(u64) -> bool, transient: imp
         else {
             continue;
         };
-        let Some(epoch) = rest.split(['-', '.']).next().and_then(|e| e.parse::<u64>().ok()) else { continue };
+        let Some(epoch) = rest.split(['-', '.']).next().and_then(|e| e.parse::<u64>().ok()) else {
+            continue;
+        };
         let kept_whole = matches!(prefix, "part-" | "revisits-");
         if old(epoch) || (!kept_whole && transient(epoch)) {
             let _ = std::fs::remove_file(entry.path());

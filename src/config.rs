@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use dupflow_operators::candidates::CandidateConfig;
+use dupflow_operators::ingest::sentence::SentenceConfig;
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
-use dupflow_operators::sentence::SentenceConfig;
 use dupflow_operators::template::TemplateConfig;
 use dupflow_operators::verify::VerifyConfig;
 
@@ -207,7 +207,9 @@ impl std::fmt::Display for Problems<'_> {
 /// The keys `value` (a pipeline.toml) has that no setting has, as `section.key`. A section's
 /// settings are those its defaults serialize to; `[fingerprint]`'s depend on its `type`.
 fn unknown_keys(value: &toml::Value) -> Vec<String> {
-    let Ok(toml::Value::Table(defaults)) = toml::Value::try_from(PipelineConfig::default()) else { return Vec::new() };
+    let Ok(toml::Value::Table(defaults)) = toml::Value::try_from(PipelineConfig::default()) else {
+        return Vec::new();
+    };
     let Some(table) = value.as_table() else { return Vec::new() };
     let mut unknown = Vec::new();
     for (section, body) in table {

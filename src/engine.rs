@@ -23,7 +23,7 @@ use timely::dataflow::operators::{Inspect, Probe};
 use timely::worker::Worker;
 use timely::WorkerConfig;
 
-use dupflow_operators::sentence::Shingling;
+use dupflow_operators::ingest::sentence::Shingling;
 use dupflow_operators::verify::Assignment;
 use dupflow_operators::{Page, PageId, PageMeta};
 
@@ -115,15 +115,15 @@ impl Engine {
     /// Adds (or replaces) an HTML page, stripped as WARC responses are.
     pub fn add_html(&mut self, url: &str, html: &str) {
         self.ordinal += 1;
-        let stripped = dupflow_operators::html::strip_with(html, self.config.sentence.landmarks);
+        let stripped = dupflow_operators::ingest::html::strip_with(html, self.config.sentence.landmarks);
         let host = TextDoc { id: String::new(), text: String::new(), url: Some(url.to_string()), ordinal: 0 }.host();
         let meta = PageMeta {
             id: PageId::new(self.ordinal, url, url),
             url: url.into(),
-            host: dupflow_operators::sentence::stable_hash(&host),
+            host: dupflow_operators::ingest::sentence::stable_hash(&host),
             record_id: url.into(),
         };
-        let (page, _) = dupflow_operators::sentence::page_of_html(meta, &stripped, &self.config.sentence, self.shingling);
+        let (page, _) = dupflow_operators::ingest::sentence::page_of_html(meta, &stripped, &self.config.sentence, self.shingling);
         self.put(page);
     }
 

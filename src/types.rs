@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use dupflow_operators::share::Shared;
+use dupflow_operators::cluster::share::Shared;
 use dupflow_operators::verify::Assignment;
 use dupflow_operators::PageId;
 

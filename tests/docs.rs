@@ -176,8 +176,12 @@ fn every_flag_the_docs_give_a_dupflow_command_exists() {
         let inline = text.split('`').skip(1).step_by(2).filter(|s| s.starts_with("dupflow ")).map(str::to_string);
         for line in code_lines(&text, None).into_iter().chain(inline) {
             let words: Vec<&str> = line.split_whitespace().collect();
-            let Some(at) = words.iter().position(|w| *w == "dupflow" || w.ends_with("/dupflow")) else { continue };
-            let Some(command) = words.get(at + 1).filter(|c| commands.contains_key(**c)) else { continue };
+            let Some(at) = words.iter().position(|w| *w == "dupflow" || w.ends_with("/dupflow")) else {
+                continue;
+            };
+            let Some(command) = words.get(at + 1).filter(|c| commands.contains_key(**c)) else {
+                continue;
+            };
             for word in &words[at + 2..] {
                 if word.starts_with('#') || *word == "|" || *word == ">" || *word == "&&" {
                     break;

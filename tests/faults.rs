@@ -39,7 +39,7 @@ impl Row {
 }
 
 fn header() {
-    eprintln!("| {:<28} | {:>4} | {:>6} | {:<12} | {:>4} | {}", "fault", "exit", "s", "left behind", "lost", "stderr's error line");
+    eprintln!("| {:<28} | {:>4} | {:>6} | {:<12} | {:>4} | stderr's error line", "fault", "exit", "s", "left behind", "lost");
 }
 
 /// Runs dupflow to its end: the output, and the seconds it took.

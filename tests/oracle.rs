@@ -8,12 +8,12 @@ use std::sync::{Arc, Mutex};
 
 use differential_dataflow::input::Input;
 use dupflow::metrics::Registry;
+use dupflow_operators::candidates::fingerprint::FingerprintConfig;
+use dupflow_operators::candidates::minhash::MinhashConfig;
+use dupflow_operators::candidates::simhash::SimhashConfig;
 use dupflow_operators::candidates::CandidateConfig;
-use dupflow_operators::fingerprint::FingerprintConfig;
-use dupflow_operators::minhash::MinhashConfig;
+use dupflow_operators::cluster::share::{SentenceShare, Shared};
 use dupflow_operators::reference::{self, Fingerprinting, MethodConfig};
-use dupflow_operators::share::{SentenceShare, Shared};
-use dupflow_operators::simhash::SimhashConfig;
 use dupflow_operators::template::{Filtered, RemoveTemplates, TemplateConfig};
 use dupflow_operators::verify::{Assignment, Clustering, VerifyConfig, VerifyMethod};
 use dupflow_operators::{Page, PageId, Sentence};
@@ -419,7 +419,7 @@ fn identical_families_beyond_every_cap_are_one_cluster() {
                     // A family whose anchor (its representative) left while the family stayed.
                     let anchors = pages.iter().fold(BTreeMap::<Vec<u64>, PageId>::new(), |mut m, p| {
                         let e = m.entry(p.sentences.iter().map(|s| s.key).collect()).or_insert(p.id);
-                        *e = dupflow_operators::page::anchor([*e, p.id]).unwrap();
+                        *e = dupflow_operators::ingest::page::anchor([*e, p.id]).unwrap();
                         m
                     });
                     representative_left |= anchor_before

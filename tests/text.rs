@@ -219,7 +219,9 @@ fn parquet_written_by_pyarrow_is_marked_and_read_back_by_pyarrow() {
             eprintln!("SKIPPED Parquet round trip: {python} has no pyarrow (.ci/run installs it; or set DUPFLOW_TEST_PYTHON)");
             return;
         }
-        Ok(out) => panic!("pyarrow could not write the corpus: {}", String::from_utf8_lossy(&out.stderr)),
+        Ok(out) => {
+            panic!("pyarrow could not write the corpus: {}", String::from_utf8_lossy(&out.stderr))
+        }
         Err(e) => {
             eprintln!("SKIPPED Parquet round trip: {python} not runnable ({e})");
             return;

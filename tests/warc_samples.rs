@@ -143,11 +143,11 @@ fn slimmed_pages_strip_to_the_same_text_as_the_pages_as_they_are() {
                 return;
             }
             pages += 1;
-            let reference = dupflow_operators::html::strip_reference(&doc.html);
-            let by_scanner = dupflow_operators::html::strip_scanned(&doc.html);
+            let reference = dupflow_operators::ingest::html::strip_reference(&doc.html);
+            let by_scanner = dupflow_operators::ingest::html::strip_scanned(&doc.html);
             scanned += usize::from(by_scanner.is_some());
-            if dupflow_operators::html::strip(&doc.html) != reference
-                || dupflow_operators::html::strip_parsed(&doc.html) != reference
+            if dupflow_operators::ingest::html::strip(&doc.html) != reference
+                || dupflow_operators::ingest::html::strip_parsed(&doc.html) != reference
                 || by_scanner.is_some_and(|page| page != reference)
             {
                 differ.push(doc.url.clone());

@@ -9,15 +9,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 
+use crate::candidates::exact::content_key;
+use crate::candidates::fingerprint::{page_fingerprints, FingerprintConfig};
+use crate::candidates::minhash::{band_keys, MinhashConfig};
+use crate::candidates::simhash::{block_keys, hamming, simhash, SimhashConfig};
 use crate::candidates::{star_edges, CandidateConfig};
-use crate::edges::{group_edges, siblings, Edge, Member};
-use crate::exact::content_key;
-use crate::fingerprint::{page_fingerprints, FingerprintConfig};
-use crate::lcs::{self, Verdict};
-use crate::minhash::{band_keys, MinhashConfig};
-use crate::page::{Content, Page, PageId};
-use crate::simhash::{block_keys, hamming, simhash, SimhashConfig};
+use crate::ingest::page::{Content, Page, PageId};
 use crate::template::{apply, distinct_keys, Filtered, TemplateConfig};
+use crate::verify::edges::group_edges;
+use crate::verify::lcs::{self, Verdict};
+use crate::verify::member::{siblings, Edge, Member};
 use crate::verify::{cluster_set, Assignment, Clustering, VerifyConfig, VerifyMethod, VerifyStats};
 
 /// Which fingerprints feed the candidate stage (`[fingerprint] type = …`).
@@ -50,8 +51,8 @@ pub struct MethodConfig {
 
 impl MethodConfig {
     /// Words per shingle the sentence stage must compute (0: none needed).
-    pub fn shingling(&self) -> crate::sentence::Shingling {
-        use crate::sentence::Shingling;
+    pub fn shingling(&self) -> crate::ingest::sentence::Shingling {
+        use crate::ingest::sentence::Shingling;
         match (&self.fingerprint, self.verify.method) {
             (_, VerifyMethod::Cosine) => Shingling::Terms,
             (Fingerprinting::Minhash(m), _) => Shingling::Words(m.shingle_words as usize),
@@ -80,14 +81,14 @@ impl MethodConfig {
     /// resemblance (its bound is that of `2·L / (W(a) + W(b))`), 0 otherwise: every sentence.
     pub fn short_prefix_ppm(&self) -> u64 {
         match self.verify.method {
-            VerifyMethod::Lcs => crate::lcs::ppm(self.verify.threshold),
+            VerifyMethod::Lcs => crate::verify::lcs::ppm(self.verify.threshold),
             _ => 0,
         }
     }
 }
 
 /// Sentence shares, from scratch: each key's earliest holder by a scan of all pages.
-pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::share::Shared> {
+pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::cluster::share::Shared> {
     let mut first: HashMap<u64, PageId> = HashMap::new();
     for (id, f) in filtered {
         for &(key, _) in &f.own_sentences() {
@@ -100,7 +101,7 @@ pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::
         .filter_map(|(id, f)| {
             let earlier = |key: u64| first.get(&key).copied().filter(|p| p != id);
             let own = f.own_sentences();
-            own.iter().any(|&(k, _)| earlier(k).is_some()).then(|| (*id, crate::share::shared(&own, earlier)))
+            own.iter().any(|&(k, _)| earlier(k).is_some()).then(|| (*id, crate::cluster::share::shared(&own, earlier)))
         })
         .collect()
 }
@@ -256,9 +257,9 @@ fn bounded_clusters(
     for ids in groups.values().filter(|ids| ids.len() <= max) {
         let members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
         let refs: Vec<&Member> = members.iter().collect();
-        if let (Some(common), _) = crate::edges::group_blocks(&refs, config.verify.sibling_min_pages) {
+        if let (Some(common), _) = crate::verify::member::group_blocks(&refs, config.verify.sibling_min_pages) {
             for m in &members {
-                repeated.entry(m.id).or_default().extend(crate::sorted::intersect(&m.keys, &common));
+                repeated.entry(m.id).or_default().extend(crate::runtime::sorted::intersect(&m.keys, &common));
             }
         }
     }
@@ -325,7 +326,7 @@ pub fn families(pages: &[Page]) -> BTreeMap<PageId, PageId> {
     for page in pages {
         if let Some(key) = content_key(page) {
             let e = anchors.entry(key).or_insert(page.id);
-            *e = crate::page::anchor([*e, page.id]).expect("two ids");
+            *e = crate::ingest::page::anchor([*e, page.id]).expect("two ids");
         }
     }
     pages.iter().map(|p| (p.id, content_key(p).map_or(p.id, |key| anchors[&key]))).collect()
@@ -382,7 +383,7 @@ pub fn clusters_as_of(pages: &[Page], template_pages: &[Page], config: &MethodCo
         }
         let n = all_filtered.len() as u64;
         for f in filtered.values_mut() {
-            f.content.term_weights = f.content.shingles.iter().map(|t| crate::cosine::idf_weight(n, df[t])).collect();
+            f.content.term_weights = f.content.shingles.iter().map(|t| crate::verify::cosine::idf_weight(n, df[t])).collect();
         }
     }
     let groups = match config.verify.clustering {
@@ -395,7 +396,7 @@ pub fn clusters_as_of(pages: &[Page], template_pages: &[Page], config: &MethodCo
     };
     for (&id, &representative) in &families {
         if id != representative {
-            let assignment = crate::exact::member_assignment(representative, &out[&representative]);
+            let assignment = crate::candidates::exact::member_assignment(representative, &out[&representative]);
             out.insert(id, assignment);
         }
     }
@@ -406,7 +407,7 @@ pub fn clusters_as_of(pages: &[Page], template_pages: &[Page], config: &MethodCo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::Sentence;
+    use crate::ingest::page::Sentence;
 
     fn page(n: u64, host: u64, keys: &[u64]) -> Page {
         Page {

@@ -91,7 +91,7 @@ pub struct Rng(pub u64);
 impl Rng {
     /// A number below `n`.
     pub fn below(&mut self, n: u64) -> u64 {
-        self.0 = crate::hashing::mix64(self.0.wrapping_add(0x9e37_79b9_7f4a_7c15));
+        self.0 = crate::runtime::hashing::mix64(self.0.wrapping_add(0x9e37_79b9_7f4a_7c15));
         self.0 % n
     }
 }

@@ -16,7 +16,7 @@ use dupflow::config::PipelineConfig;
 use dupflow::dataflow::{self, Feed, RunOptions};
 use dupflow::sink::dedup::{self, Census, Keep};
 use dupflow::sink::text::{self as text_out, Marks, RemovedRow};
-use dupflow::source::text::Format;
+use dupflow::source::decode::Format;
 use dupflow::source::{self, Input, Item, Items};
 use dupflow::types::ClusterRow;
 

@@ -64,9 +64,13 @@ pub fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result
                 return;
             };
             let (meta, html) = doc.into_parts();
-            let stripped = dupflow_operators::html::strip_with(&html, config.sentence.landmarks);
-            let (page, _) =
-                dupflow_operators::sentence::page_of_html(meta, &stripped, &config.sentence, dupflow_operators::sentence::Shingling::None);
+            let stripped = dupflow_operators::ingest::html::strip_with(&html, config.sentence.landmarks);
+            let (page, _) = dupflow_operators::ingest::sentence::page_of_html(
+                meta,
+                &stripped,
+                &config.sentence,
+                dupflow_operators::ingest::sentence::Shingling::None,
+            );
             let _ = held.capture(page, 0);
         })?;
     }

@@ -31,8 +31,8 @@ pub fn execute(args: Args) -> Result<ExitCode> {
             let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
                 return;
             };
-            let blocks = dupflow_operators::html::strip_with(&doc.html, config.sentence.landmarks).blocks;
-            for sentence in dupflow_operators::sentence::split_page(&blocks, &config.sentence).sentences {
+            let blocks = dupflow_operators::ingest::html::strip_with(&doc.html, config.sentence.landmarks).blocks;
+            for sentence in dupflow_operators::ingest::sentence::split_page(&blocks, &config.sentence).sentences {
                 if failure.is_none() {
                     if let Err(e) = writeln!(stdout, "{}", sentence.normalized) {
                         failure = Some(e);

@@ -41,7 +41,7 @@ pub struct Args {
 
 pub fn execute(args: Args) -> Result<ExitCode> {
     let Args { inputs, reference, top, measure, shingle_words, language, synonyms } = args;
-    use dupflow_operators::cosine::{self, Canonicalizer, Idf, Language};
+    use dupflow_operators::verify::cosine::{self, Canonicalizer, Idf, Language};
     let config = PipelineConfig::default();
     let synonyms = match &synonyms {
         Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
@@ -51,7 +51,9 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         "auto" => None,
         "none" => Some(Language::Other),
         code => match Language::from_code(code) {
-            Language::Other => bail!("--language {code}: expected auto, en, ru, de, fr, es or none"),
+            Language::Other => {
+                bail!("--language {code}: expected auto, en, ru, de, fr, es or none")
+            }
             l => Some(l),
         },
     };
@@ -62,7 +64,7 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     };
     let text_of = |raw: &str| -> String {
         if raw.contains('<') && raw.contains('>') {
-            dupflow_operators::html::strip_with(raw, config.sentence.landmarks).blocks.join("\n")
+            dupflow_operators::ingest::html::strip_with(raw, config.sentence.landmarks).blocks.join("\n")
         } else {
             raw.to_string()
         }

@@ -6,18 +6,19 @@ use std::sync::Arc;
 
 use differential_dataflow::VecCollection;
 
-use dupflow_operators::assign::{assignments, Part};
+use dupflow_operators::candidates::exact::{expand_families, ExactFamilies};
+use dupflow_operators::candidates::fingerprint::Fingerprint;
+use dupflow_operators::candidates::minhash::MinhashBands;
+use dupflow_operators::candidates::simhash::{simhash, SimhashEdges};
 use dupflow_operators::candidates::CandidateSets;
-use dupflow_operators::components::components;
-use dupflow_operators::edges::{Edges, Member, VerifyEdges};
-use dupflow_operators::exact::{expand_families, ExactFamilies};
-use dupflow_operators::fingerprint::Fingerprint;
-use dupflow_operators::minhash::MinhashBands;
+use dupflow_operators::cluster::assign::{assignments, Part};
+use dupflow_operators::cluster::components::components;
+use dupflow_operators::cluster::rows::join_by_page;
+use dupflow_operators::cluster::share::{SentenceShare, Shared};
 use dupflow_operators::reference::{Fingerprinting, MethodConfig};
-use dupflow_operators::rows::join_by_page;
-use dupflow_operators::share::{SentenceShare, Shared};
-use dupflow_operators::simhash::{simhash, SimhashEdges};
 use dupflow_operators::template::{Filtered, RemoveTemplates};
+use dupflow_operators::verify::edges::{Edges, VerifyEdges};
+use dupflow_operators::verify::member::Member;
 use dupflow_operators::verify::{Assignment, Clustering, VerifyClusters, VerifyMethod, VerifyStats};
 use dupflow_operators::{Content, Page, PageId};
 
@@ -127,7 +128,7 @@ fn with_idf_weights<'scope>(
         .map(|(t, _)| t)
         .count()
         .map(|(t, df)| ((), (t, df)))
-        .join_map(documents, |_, &(t, df), &n| (t, dupflow_operators::cosine::idf_weight(n as u64, df as u64)));
+        .join_map(documents, |_, &(t, df), &n| (t, dupflow_operators::verify::cosine::idf_weight(n as u64, df as u64)));
     let by_page = terms.join_map(weights, |&t, &id, &w| (id, (t, w))).reduce(|_id, tw, output| {
         output.push((tw.iter().map(|((t, w), _)| (*t, *w)).collect::<Vec<(u64, u32)>>(), 1isize));
     });
@@ -239,11 +240,11 @@ fn content_fingerprints(method: &MethodConfig) -> ContentFingerprints {
     match &method.fingerprint {
         Fingerprinting::Sentence(config) => {
             let (config, prefix_ppm) = (config.clone(), method.short_prefix_ppm());
-            Box::new(move |content| dupflow_operators::fingerprint::page_fingerprints(content, &config, prefix_ppm))
+            Box::new(move |content| dupflow_operators::candidates::fingerprint::page_fingerprints(content, &config, prefix_ppm))
         }
         Fingerprinting::Minhash(config) => {
             let config = config.clone();
-            Box::new(move |content| dupflow_operators::minhash::band_keys(&content.shingles, &config))
+            Box::new(move |content| dupflow_operators::candidates::minhash::band_keys(&content.shingles, &config))
         }
         Fingerprinting::Simhash(_) => unreachable!("SimHash's candidates are edges, not groups"),
     }

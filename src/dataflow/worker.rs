@@ -29,10 +29,10 @@ use timely::dataflow::InputHandle;
 use timely::progress::Antichain;
 use timely::worker::Worker;
 
+use dupflow_operators::cluster::rows::join_by_page;
+use dupflow_operators::cluster::share::Shared;
+use dupflow_operators::ingest::sentence::{SentenceConfig, Shingling};
 use dupflow_operators::reference::MethodConfig;
-use dupflow_operators::rows::join_by_page;
-use dupflow_operators::sentence::{SentenceConfig, Shingling};
-use dupflow_operators::share::Shared;
 use dupflow_operators::{Page, PageId, PageMeta, Sentence};
 
 use super::graph::clusters_and_shares;
@@ -441,7 +441,9 @@ impl<'a> Ingest<'a> {
     /// Resume: this worker's share of the checkpoint's pages, as of its epoch (and worker 0
     /// every worker's revisits).
     fn restore(&mut self, input: &mut Pages) -> Result<(), RunError> {
-        let (Some(manifest), Some(dir)) = (&self.cx.restore, &self.cx.checkpoint) else { return Ok(()) };
+        let (Some(manifest), Some(dir)) = (&self.cx.restore, &self.cx.checkpoint) else {
+            return Ok(());
+        };
         let gate = self.cx.live.clone();
         checkpoint::restore_pages(dir, manifest, self.cx.peers, self.index, &mut self.pages, |pages, page| {
             if let Ok(changes) = pages.capture(page, 0) {
@@ -500,9 +502,9 @@ impl<'a> Ingest<'a> {
     /// Strip and split: the first two stages, per record, on a worker of the process that read it.
     fn page_of(&self, meta: PageMeta, html: &str) -> Page {
         let metrics = &self.cx.metrics;
-        let stripped = metrics.stage("strip", || dupflow_operators::html::strip_with(html, self.sentence.landmarks));
+        let stripped = metrics.stage("strip", || dupflow_operators::ingest::html::strip_with(html, self.sentence.landmarks));
         let (page, truncated) =
-            metrics.stage("split", || dupflow_operators::sentence::page_of_html(meta, &stripped, &self.sentence, self.shingling));
+            metrics.stage("split", || dupflow_operators::ingest::sentence::page_of_html(meta, &stripped, &self.sentence, self.shingling));
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if truncated {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use dupflow_operators::sentence::Mixed;
+use dupflow_operators::ingest::sentence::Mixed;
 
 use super::{FlatIndex, JoinError, Pair, Stats, Vocabulary};
 
@@ -143,7 +143,7 @@ fn gram_hash(gram: &[char]) -> u64 {
         h ^= c as u64;
         h = h.wrapping_mul(0x0100_0000_01b3);
     }
-    dupflow_operators::sentence::mix64(h)
+    dupflow_operators::ingest::sentence::mix64(h)
 }
 
 /// Prefix length of a string's tokens: qτ + 1 (count bound), or for Ed-Join the shortest
@@ -453,7 +453,7 @@ fn histogram_l1(a: &[char], b: &[char], sorted_a: &mut Vec<char>, sorted_b: &mut
     sorted_b.clear();
     sorted_b.extend_from_slice(b);
     sorted_b.sort_unstable();
-    a.len() + b.len() - 2 * dupflow_operators::minhash::intersection(sorted_a, sorted_b)
+    a.len() + b.len() - 2 * dupflow_operators::candidates::minhash::intersection(sorted_a, sorted_b)
 }
 
 #[cfg(test)]

@@ -226,7 +226,7 @@ impl Records {
 
 /// Size of the intersection of two ascending token lists.
 pub fn overlap(x: &[u32], y: &[u32]) -> usize {
-    dupflow_operators::minhash::intersection(x, y)
+    dupflow_operators::candidates::minhash::intersection(x, y)
 }
 
 /// The overlap of two ascending token lists if it reaches `need`, else `None`: a branch-free

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use dupflow_operators::sentence::{normalize, Punctuation};
+use dupflow_operators::ingest::sentence::{normalize, Punctuation};
 
 /// Letter case of normalized records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -206,7 +206,9 @@ pub fn write_warc(
             }
         };
         written.records_in += 1;
-        let Some(header) = &record.raw_header else { return Err(DedupError::Arc { input: input.name() }) };
+        let Some(header) = &record.raw_header else {
+            return Err(DedupError::Arc { input: input.name() });
+        };
         let id = record.header("WARC-Record-ID").unwrap_or("");
         let page = by_id.get(id);
         if !annotate {

@@ -152,7 +152,7 @@ pub struct SpanOut {
 }
 
 /// spans.jsonl lines, by URL.
-pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::share::Shared)]) -> Vec<SpanLine> {
+pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::cluster::share::Shared)]) -> Vec<SpanLine> {
     let urls: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let url_of = |id: &PageId| urls.get(id).copied().unwrap_or("").to_string();
     let mut lines: Vec<SpanLine> = shares

@@ -27,7 +27,9 @@ fn shard_count(dir: &Path) -> io::Result<usize> {
     let mut counts = std::collections::BTreeMap::<usize, Vec<usize>>::new();
     for entry in std::fs::read_dir(dir)? {
         let name = entry?.file_name().to_string_lossy().to_string();
-        let Some(rest) = name.strip_prefix("clusters-").and_then(|r| r.strip_suffix(".jsonl")) else { continue };
+        let Some(rest) = name.strip_prefix("clusters-").and_then(|r| r.strip_suffix(".jsonl")) else {
+            continue;
+        };
         let Some((index, count)) = rest.split_once("-of-") else { continue };
         if let (Ok(index), Ok(count)) = (index.parse::<usize>(), count.parse::<usize>()) {
             counts.entry(count).or_default().push(index);

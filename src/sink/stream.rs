@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use dupflow_operators::share::Shared;
+use dupflow_operators::cluster::share::Shared;
 use dupflow_operators::PageId;
 
 use crate::checkpoint::{
@@ -247,7 +247,9 @@ impl Sink {
         };
         for at in (0..self.uncommitted.len()).rev() {
             let epoch = self.uncommitted[at];
-            let Some(shards) = (0..self.shard.count).map(|p| shard(epoch, p)).collect::<Option<Vec<u64>>>() else { continue };
+            let Some(shards) = (0..self.shard.count).map(|p| shard(epoch, p)).collect::<Option<Vec<u64>>>() else {
+                continue;
+            };
             let Some(readers) = (0..self.readers).map(|r| reader_positions_at(&dir, epoch, r)).collect::<Option<Vec<_>>>() else {
                 continue;
             };

@@ -18,7 +18,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Read, Write};
 
-use dupflow_operators::sentence::stable_hash;
+use dupflow_operators::ingest::sentence::stable_hash;
 use dupflow_operators::{Page, PageId, Sentence};
 use serde::{Deserialize, Serialize};
 
@@ -134,7 +134,7 @@ impl CurrentPages {
     /// (reference counted), so they are counted once, here.
     fn cost(page: &Page) -> usize {
         page.sentences.len() * std::mem::size_of::<Sentence>()
-            + page.words.len() * std::mem::size_of::<dupflow_operators::page::Word>()
+            + page.words.len() * std::mem::size_of::<dupflow_operators::ingest::page::Word>()
             + page.shingles.len() * 8
             + page.url.len()
             + page.record_id.len()

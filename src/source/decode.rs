@@ -110,7 +110,7 @@ impl Decoder {
 
     /// What the decoded stream holds (WARC, JSONL or Parquet), from its first bytes. The bytes
     /// read to tell are handed out again by `next_chunk`.
-    pub fn sniff(&mut self) -> io::Result<super::text::Format> {
+    pub fn sniff(&mut self) -> io::Result<Format> {
         while self.pending_end.is_none() && self.pending.len() < 4 && self.pending.iter().all(u8::is_ascii_whitespace) {
             let mut out = std::mem::take(&mut self.pending);
             match self.decode(&mut out)? {
@@ -119,7 +119,7 @@ impl Decoder {
             }
             self.pending = out;
         }
-        Ok(super::text::Format::sniff(&self.pending))
+        Ok(Format::sniff(&self.pending))
     }
 
     /// Appends up to 64 KiB of decoded bytes to `out`.
@@ -404,4 +404,25 @@ fn parse_gzip_header(b: &[u8]) -> HeaderParse {
 /// Position of `needle` in `haystack` (SIMD substring search).
 pub(crate) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(haystack, needle)
+}
+
+/// What an input holds, from its first decoded bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Warc,
+    Jsonl,
+    Parquet,
+}
+
+impl Format {
+    /// The format of a stream starting with `head` (decoded bytes).
+    pub fn sniff(head: &[u8]) -> Format {
+        if head.starts_with(b"PAR1") {
+            return Format::Parquet;
+        }
+        match head.iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{') => Format::Jsonl,
+            _ => Format::Warc,
+        }
+    }
 }

@@ -37,7 +37,7 @@ impl<'r> Document<'r> {
     pub fn into_parts(self) -> (dupflow_operators::PageMeta, Cow<'r, str>) {
         let meta = dupflow_operators::PageMeta {
             id: dupflow_operators::PageId::new(self.date_secs, &self.url, &self.record_id),
-            host: dupflow_operators::sentence::stable_hash(&self.host),
+            host: dupflow_operators::ingest::sentence::stable_hash(&self.host),
             url: self.url.into(),
             record_id: self.record_id.into(),
         };

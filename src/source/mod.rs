@@ -152,7 +152,7 @@ impl Part {
     /// Files that appear in a followed directory, by name: the same name, the same process.
     pub fn takes_name(&self, name: &str) -> bool {
         let file = std::path::Path::new(name).file_name().map_or(name.to_string(), |f| f.to_string_lossy().to_string());
-        self.processes <= 1 || dupflow_operators::hashing::stable_hash(&file) % self.processes as u64 == self.process as u64
+        self.processes <= 1 || dupflow_operators::runtime::hashing::stable_hash(&file) % self.processes as u64 == self.process as u64
     }
 }
 
@@ -285,9 +285,9 @@ impl Items {
     pub fn from_decoder(mut decoder: Decoder, max_record_bytes: u64, text: &text::TextConfig) -> Items {
         let counter = Some(decoder.counter());
         let reading = match decoder.sniff() {
-            Ok(text::Format::Warc) => Reading::Warc(Box::new(Framer::new(decoder, max_record_bytes))),
-            Ok(text::Format::Jsonl) => Reading::Jsonl(Box::new(text::JsonlRows::new(decoder, text.clone(), max_record_bytes))),
-            Ok(text::Format::Parquet) => Reading::Failed(Some(RecordError::new(
+            Ok(decode::Format::Warc) => Reading::Warc(Box::new(Framer::new(decoder, max_record_bytes))),
+            Ok(decode::Format::Jsonl) => Reading::Jsonl(Box::new(text::JsonlRows::new(decoder, text.clone(), max_record_bytes))),
+            Ok(decode::Format::Parquet) => Reading::Failed(Some(RecordError::new(
                 RecordErrorKind::UnsupportedFormat,
                 0,
                 "a Parquet file is read by random access: give it as a file, not a stream".into(),
@@ -298,11 +298,11 @@ impl Items {
     }
 
     /// What an input holds (WARC/ARC, JSONL or Parquet), from its first bytes.
-    pub fn format(input: &Input) -> Result<text::Format, SourceError> {
+    pub fn format(input: &Input) -> Result<decode::Format, SourceError> {
         if let Input::File(path) = input {
             let mut magic = [0u8; 4];
             if File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"PAR1" {
-                return Ok(text::Format::Parquet);
+                return Ok(decode::Format::Parquet);
             }
         }
         let path = PathBuf::from(input.name());
@@ -311,7 +311,7 @@ impl Items {
 
     /// Opens an input: a Parquet file by random access, anything else as a decoded stream.
     pub fn open(input: &Input, max_record_bytes: u64, text: &text::TextConfig) -> Result<Items, SourceError> {
-        if let (Input::File(path), text::Format::Parquet) = (input, Items::format(input)?) {
+        if let (Input::File(path), decode::Format::Parquet) = (input, Items::format(input)?) {
             #[cfg(feature = "parquet")]
             {
                 let rows = text::ParquetRows::open(path, text)?;

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use dupflow_operators::sentence::{SentenceConfig, Shingling};
+use dupflow_operators::ingest::sentence::{SentenceConfig, Shingling};
 use dupflow_operators::{Page, PageId, PageMeta};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -71,7 +71,7 @@ pub fn page_of(doc: &TextDoc, config: &SentenceConfig, shingling: Shingling, max
     let meta = PageMeta {
         id: PageId::new(doc.ordinal, &doc.id, &doc.id),
         url: doc.id.as_str().into(),
-        host: dupflow_operators::sentence::stable_hash(&doc.host()),
+        host: dupflow_operators::ingest::sentence::stable_hash(&doc.host()),
         record_id: doc.id.as_str().into(),
     };
     let mut text = doc.text.as_str();
@@ -84,29 +84,8 @@ pub fn page_of(doc: &TextDoc, config: &SentenceConfig, shingling: Shingling, max
         text = &text[..end];
     }
     let blocks: Vec<String> = text.lines().map(str::to_string).collect();
-    let (page, capped) = dupflow_operators::sentence::page_in(meta, &blocks, config, shingling, None);
+    let (page, capped) = dupflow_operators::ingest::sentence::page_in(meta, &blocks, config, shingling, None);
     (page, cut, capped)
-}
-
-/// What an input holds, from its first decoded bytes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    Warc,
-    Jsonl,
-    Parquet,
-}
-
-impl Format {
-    /// The format of a stream starting with `head` (decoded bytes).
-    pub fn sniff(head: &[u8]) -> Format {
-        if head.starts_with(b"PAR1") {
-            return Format::Parquet;
-        }
-        match head.iter().find(|b| !b.is_ascii_whitespace()) {
-            Some(b'{') => Format::Jsonl,
-            _ => Format::Warc,
-        }
-    }
 }
 
 /// The lines of a decoded stream, with the decoded offset of each. A line longer than
@@ -396,6 +375,7 @@ mod parquet_rows {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::source::decode::Format;
 
     fn rows(bytes: &'static [u8], max: u64) -> Vec<Result<TextDoc, RecordErrorKind>> {
         let decoder = (super::super::Input::Embedded { name: "t", bytes }).open().unwrap();

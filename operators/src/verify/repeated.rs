@@ -32,12 +32,12 @@ use timely::progress::Timestamp;
 
 use std::collections::HashMap;
 
-use crate::by_time::in_time_order;
-use crate::compact::{Compact, Held, Narrow};
-use crate::edges::{Edge, Member};
-use crate::hashing::Mixed;
-use crate::page::PageId;
-use crate::sorted::{consolidated, intersect, merge_counts};
+use crate::ingest::page::PageId;
+use crate::runtime::by_time::in_time_order;
+use crate::runtime::compact::{Compact, Held, Narrow};
+use crate::runtime::hashing::Mixed;
+use crate::runtime::sorted::{consolidated, intersect, merge_counts};
+use crate::verify::member::{Edge, Member};
 
 /// Sorted sentence keys.
 pub type Keys = Arc<Vec<u64>>;
@@ -88,7 +88,9 @@ impl Entry {
     /// The repeated keys: the page's keys (its smallest member's, as the reduce took the first
     /// of its values) in any of its blocks.
     fn repeated(&self) -> Vec<u64> {
-        let Some(keys) = self.members.iter().map(|(member, _)| &member.keys).min() else { return Vec::new() };
+        let Some(keys) = self.members.iter().map(|(member, _)| &member.keys).min() else {
+            return Vec::new();
+        };
         let mut union: Vec<u64> = self.blocks.iter().flat_map(|(blocks, _)| intersect(keys, blocks)).collect();
         union.sort_unstable();
         union.dedup();
@@ -270,7 +272,7 @@ where
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::page::Content;
+    use crate::ingest::page::Content;
     use crate::testing::{assert_incremental, input_at, Rng};
     use crate::verify::VerifyMethod;
     use std::collections::BTreeMap;

@@ -11,234 +11,17 @@
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
-use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::filter;
-use crate::holders::{self, HolderChange};
-use crate::page::{Content, Page, PageId, Sentences, Words};
+use crate::ingest::page::{Page, PageId};
+use holders::HolderChange;
 
-/// Settings of the template stage.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct TemplateConfig {
-    /// A sentence on fewer pages of a host than this is never template.
-    pub min_pages: u32,
-    /// A sentence on at least this share of a host's pages is template (if also ≥ min_pages).
-    pub page_fraction: f64,
-    /// A page whose non-template sentences weigh less than this share of the page is
-    /// template-dominated (a stub, a redirect notice): it keeps all its sentences.
-    pub min_content_share: f64,
-    /// ... unless they weigh at least this many units (a unit is about a word: 15 is one long
-    /// sentence, ~90 characters): a page with that much text of its own is compared on it (and
-    /// the boilerplate inside it, `interior_run_units`), however much template it carries.
-    /// Below it, a page's own text is a title at most.
-    pub min_content_units: u32,
-    /// Template sentences inside a page's own text (between its first and last own sentence)
-    /// in runs of at most this many units stay in it: a generator's boilerplate read as part
-    /// of the text. Longer runs (member lists, a sidebar) are left out. 0: none stay.
-    pub interior_run_units: u32,
-    /// The template sentences in effect change every this many epochs (1: every epoch): a
-    /// sentence that becomes template (or stops being) between refreshes takes effect at the
-    /// next one, and the pages holding it are filtered again once, not at every epoch in which
-    /// one of their sentences crosses its host's threshold. Pages arriving in between are
-    /// filtered with the template sentences of the last refresh. When the input ends, the
-    /// last refresh follows: the clusters are those of the whole input, whatever the epochs.
-    /// A checkpoint is taken just after a refresh, so a run may resume with another value.
-    /// (Left out of the serialized settings at 1: a checkpoint's method key is computed with 1,
-    /// and stays the one of the versions before it.)
-    #[serde(skip_serializing_if = "is_one")]
-    pub refresh_epochs: u32,
-}
+pub mod filter;
+pub mod holders;
+mod rule;
 
-impl Default for TemplateConfig {
-    fn default() -> Self {
-        TemplateConfig {
-            min_pages: 4,
-            page_fraction: 0.02,
-            min_content_share: 0.25,
-            min_content_units: 15,
-            interior_run_units: 50,
-            refresh_epochs: 8,
-        }
-    }
-}
-
-impl TemplateConfig {
-    /// Pages a sentence must appear on, on a host with `host_pages` pages, to be template.
-    pub fn threshold(&self, host_pages: u64) -> u64 {
-        let by_fraction = (self.page_fraction * host_pages as f64).ceil() as u64;
-        by_fraction.max(self.min_pages as u64).max(2)
-    }
-
-    /// The epoch at which a template change of epoch `time` takes effect: the next refresh,
-    /// refreshes falling on the multiples of `refresh_epochs`. Monotone and never earlier than
-    /// `time`.
-    pub fn refresh_time(&self, time: u64) -> u64 {
-        refresh_time(time, self.refresh_epochs as u64)
-    }
-
-    /// The epoch whose pages give the template sentences in effect at `time`: the last refresh
-    /// at or before it.
-    pub fn in_effect_at(&self, time: u64) -> u64 {
-        let every = self.refresh_epochs.max(1) as u64;
-        time / every * every
-    }
-}
-
-fn is_one(n: &u32) -> bool {
-    *n == 1
-}
-
-/// The epoch at which a template change of epoch `time` takes effect: refreshes fall on the
-/// multiples of `every` (0 and 1: every epoch), in a resumed run as in the run it resumes
-/// (its checkpoint is taken just after a refresh: see `checkpoint_epoch`).
-pub fn refresh_time(time: u64, every: u64) -> u64 {
-    time.div_ceil(every.max(1)) * every.max(1)
-}
-
-/// The epoch a checkpoint due at `next` is taken at: the first `c >= next` with `c - 1` a
-/// refresh. The state the checkpoint's change stream ends on (at `c - 1`) then holds the
-/// template sentences of all its pages, which a resumed run rebuilds from them (at any
-/// `refresh_epochs`); between refreshes it holds an earlier refresh's, which it could not.
-pub fn checkpoint_epoch(next: u64, every: u64) -> u64 {
-    if next == 0 {
-        return 0;
-    }
-    refresh_time(next - 1, every) + 1
-}
-
-/// A page with its template removed: what fingerprinting and verification see.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
-pub struct Filtered {
-    /// Non-template sentences in order (all sentences if the page is pure template); whether
-    /// the page is template-dominated, and the keys to fingerprint (`Content::fingerprint_keys`).
-    pub content: Content,
-}
-
-impl Filtered {
-    /// The page's own sentences: without the template kept inside its text (all of a
-    /// template-dominated page's), as the sentence share counts them.
-    pub fn own_sentences(&self) -> Vec<(u64, u16)> {
-        self.content.sentences.compared().filter(|&(k, _)| self.content.is_own(k)).collect()
-    }
-}
-
-/// Distinct sentence keys of a page, sorted.
-pub fn distinct_keys(page: &Page) -> Vec<u64> {
-    let mut keys: Vec<u64> = page.sentences.iter().map(|s| s.key).collect();
-    keys.sort_unstable();
-    keys.dedup();
-    keys
-}
-
-/// Removes the host's template keys (`templates` sorted) from a page.
-///
-/// A page left with less than `min_content_share` of its weight, and less than
-/// `min_content_units` of text of its own (a title at most), is template-dominated (a stub, a
-/// redirect notice: its main text is shared with its siblings). It keeps everything after its
-/// leading run of template sentences (menus and sidebars come first in document order), so that
-/// its siblings are compared on that shared text; a page that is template from end to end
-/// keeps everything. A page with more text of its own is compared on that text, and on the
-/// template sentences inside it in runs of at most `interior_run_units` (a generator's
-/// boilerplate: headings, "This is an internal header file…"): what comes before its first
-/// own sentence and after its last (menus, footers) and longer runs inside (a member list, a
-/// sidebar) are left out. Sibling pages sharing generated blocks are not duplicates when their
-/// own text differs: the template sentences kept are named in `Content::template_keys`, which
-/// the sibling rule counts as repeated blocks.
-pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtered {
-    // Each sentence looked up once: whether it is template.
-    let template: Vec<bool> = page.sentences.iter().map(|s| templates.binary_search(&{ s.key }).is_ok()).collect();
-    let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
-    let kept: u64 = page.sentences.iter().zip(&template).filter(|(_, &t)| !t).map(|(s, _)| s.weight as u64).sum();
-    let dominated = kept == 0 || ((kept as f64) < config.min_content_share * total as f64 && kept < config.min_content_units as u64);
-    let keep = if dominated {
-        let head = template.iter().take_while(|&&t| t).count();
-        let head = if head == page.sentences.len() { 0 } else { head };
-        (0..page.sentences.len()).map(|i| i >= head).collect()
-    } else {
-        interior(page, &template, config.interior_run_units as u64)
-    };
-    // The kept sentences and their words (`page.words`, each sentence's run in order). Kept
-    // sentences in one run (the template removed at the edges, or none) share the page's words.
-    let (mut selected, mut runs, mut word_counts) = (Vec::new(), Vec::<std::ops::Range<usize>>::new(), Vec::new());
-    let mut sentence_runs = Vec::<std::ops::Range<usize>>::new();
-    let mut template_keys: Vec<u64> = Vec::new();
-    let mut offset = 0usize;
-    for (i, (s, &keep)) in page.sentences.iter().zip(&keep).enumerate() {
-        let end = (offset + s.words() as usize).min(page.words.len());
-        if keep {
-            selected.push(s);
-            if template[i] {
-                template_keys.push(s.key);
-            }
-            match runs.last_mut() {
-                Some(run) if run.end == offset => run.end = end,
-                _ => runs.push(offset..end),
-            }
-            match sentence_runs.last_mut() {
-                Some(run) if run.end == i => run.end = i + 1,
-                _ => sentence_runs.push(i..i + 1),
-            }
-            word_counts.push((end - offset) as u16);
-        }
-        offset = end;
-    }
-    let words = match runs.as_slice() {
-        [] => Words::default(),
-        [run] => Words::shared(&page.words, run.clone()),
-        runs => Words::from(runs.iter().flat_map(|run| page.words[run.clone()].iter().copied()).collect::<Vec<_>>()),
-    };
-    if words.is_empty() {
-        word_counts.clear();
-    }
-    // The kept sentences: in one run (most pages), shared with the page's.
-    let content = match sentence_runs.as_slice() {
-        [] => Sentences::default(),
-        [run] => Sentences::shared(&page.sentences, run.clone()),
-        _ => Sentences::from(selected.iter().map(|&&s| s).collect::<Vec<_>>()),
-    };
-    template_keys.sort_unstable();
-    template_keys.dedup();
-    let mut shingles = page.shingles.clone();
-    shingles.sort_unstable();
-    shingles.dedup();
-    Filtered { content: Content { sentences: content, shingles, term_weights: Vec::new(), words, word_counts, template_keys, dominated } }
-}
-
-/// Which sentences of a page with text of its own are kept: its own (non-template) sentences,
-/// and the template sentences between its first and last own sentence that come in runs of at
-/// most `max_run` units. On a page whose markup marked its main content (`main_marked`: no
-/// menu or footer is left), the runs before the first own sentence and after the last are
-/// such runs too: a reference page's heading or its closing boilerplate ("This policy was
-/// introduced in …", a licence note) is part of its text.
-fn interior(page: &Page, template: &[bool], max_run: u64) -> Vec<bool> {
-    let mut keep: Vec<bool> = template.iter().map(|&t| !t).collect();
-    let (Some(mut first), Some(mut last)) = (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k)) else {
-        return keep;
-    };
-    if page.main_marked {
-        (first, last) = (0, keep.len());
-    }
-    let mut i = first;
-    while i < last {
-        if keep[i] {
-            i += 1;
-            continue;
-        }
-        let start = i;
-        let mut units = 0u64;
-        while i < keep.len() && !keep[i] {
-            units += page.sentences[i].weight as u64;
-            i += 1;
-        }
-        if units <= max_run {
-            keep[start..i].iter_mut().for_each(|k| *k = true);
-        }
-    }
-    keep
-}
+pub use rule::{apply, checkpoint_epoch, distinct_keys, refresh_time, Filtered, TemplateConfig};
 
 /// The template operator.
 /// Pages with their template sentences removed.
@@ -314,8 +97,8 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
             Some(filter::Part::Template(id, key))
         });
         let pages = self.map(|(id, mut page)| {
-            page.url = crate::page::no_text();
-            page.record_id = crate::page::no_text();
+            page.url = crate::ingest::page::no_text();
+            page.record_id = crate::ingest::page::no_text();
             filter::Part::Page(id.compact(), Box::new((id, page)))
         });
         let filtered = filter::filtered_pages(pages.concat(held), config);
@@ -326,7 +109,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::Sentence;
+    use crate::ingest::page::Sentence;
 
     fn page(keys: &[u64]) -> Page {
         Page::of_keys(keys, |key| Sentence::new(key, 2, key < 100, 0))

@@ -24,7 +24,7 @@ pub struct PageId {
 impl PageId {
     /// Builds the id from a crawl date and the page's URL and record id.
     pub fn new(date: u64, url: &str, record_id: &str) -> Self {
-        let mut hasher = crate::hashing::StableHasher::default();
+        let mut hasher = crate::runtime::hashing::StableHasher::default();
         hasher.write(url.as_bytes());
         hasher.write(&[0]);
         hasher.write(record_id.as_bytes());
@@ -45,7 +45,7 @@ impl PageId {
     /// differ. Two pages meet on it with the odds of a 64-bit hash collision, as sentences do on
     /// their keys.
     pub fn compact(self) -> u64 {
-        crate::hashing::mix64(self.hash ^ crate::hashing::mix64(self.date))
+        crate::runtime::hashing::mix64(self.hash ^ crate::runtime::hashing::mix64(self.date))
     }
 
     /// The id whose `anchor_key` this is.

@@ -19,9 +19,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::{Deserialize, Serialize};
 
-use crate::hashing::stable_hash;
-use crate::sorted::intersection;
-use crate::text::{normalize, Punctuation};
+use crate::ingest::text::{normalize, Punctuation};
+use crate::runtime::hashing::stable_hash;
+use crate::runtime::sorted::intersection;
 
 /// The language of a text, for stemming and stop words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

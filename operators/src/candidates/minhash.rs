@@ -12,9 +12,9 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-use crate::hashing::mix64;
-use crate::page::PageId;
-pub use crate::sorted::intersection;
+use crate::ingest::page::PageId;
+use crate::runtime::hashing::mix64;
+pub use crate::runtime::sorted::intersection;
 
 /// Settings of `fingerprint.type = "minhash"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

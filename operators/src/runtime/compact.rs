@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::hash::Hash;
 
-use crate::hashing::Mixed;
+use crate::runtime::hashing::Mixed;
 
 /// What an entry narrows to when it is put back.
 pub enum Narrow<O> {

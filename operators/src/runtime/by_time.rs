@@ -19,7 +19,7 @@ use timely::dataflow::operators::{Capability, InputCapability};
 use timely::progress::frontier::MutableAntichain;
 use timely::progress::Timestamp;
 
-use crate::hashing::Mixed;
+use crate::runtime::hashing::Mixed;
 
 /// One time's holding.
 pub struct Held<T: Timestamp, D, X> {
@@ -322,11 +322,11 @@ mod tests {
     fn passes_list_any_keys_in_order() {
         type Spread = fn(&mut Rng) -> u64;
         let spreads: [(&str, Spread); 6] = [
-            ("hashes", |rng| crate::hashing::mix64(rng.below(1 << 40))),
+            ("hashes", |rng| crate::runtime::hashing::mix64(rng.below(1 << 40))),
             ("narrow", |rng| (1 << 40) + rng.below(300)),
             ("few", |rng| rng.below(3).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
             ("ends", |rng| if rng.below(2) == 0 { rng.below(5) } else { u64::MAX - rng.below(5) }),
-            ("upper half", |rng| crate::hashing::mix64(rng.below(1 << 40)) | 1 << 63),
+            ("upper half", |rng| crate::runtime::hashing::mix64(rng.below(1 << 40)) | 1 << 63),
             ("small", |rng| rng.below(1 << 20)),
         ];
         for (name, key) in spreads {
@@ -346,8 +346,10 @@ mod tests {
     fn by_worker_splits_keys_as_the_exchange_routes_them() {
         let keys: Vec<u64> = (0..50).map(|k: u64| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
         for peers in [1, 2, 3, 4] {
-            let split = by_worker(keys.iter().copied(), peers, crate::hashing::mix64);
-            assert!(split.iter().all(|(w, keys)| !keys.is_empty() && keys.iter().all(|&k| crate::hashing::mix64(k) % peers as u64 == *w)));
+            let split = by_worker(keys.iter().copied(), peers, crate::runtime::hashing::mix64);
+            assert!(split
+                .iter()
+                .all(|(w, keys)| !keys.is_empty() && keys.iter().all(|&k| crate::runtime::hashing::mix64(k) % peers as u64 == *w)));
             assert!(split.iter().all(|(_, keys)| keys.windows(2).all(|w| w[0] < w[1])), "each worker's keys sorted");
             let mut all: Vec<u64> = split.into_iter().flat_map(|(_, keys)| keys).collect();
             all.sort_unstable();

@@ -35,9 +35,9 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::in_time_order;
-use crate::hashing::Mixed;
-use crate::page::PageId;
+use crate::ingest::page::PageId;
+use crate::runtime::by_time::in_time_order;
+use crate::runtime::hashing::Mixed;
 
 /// An anchor key (`PageId::anchor_key`): a component's label.
 type Label = (u64, u64);
@@ -329,7 +329,7 @@ mod tests {
     fn id(n: u64) -> PageId {
         // Anchor keys in another order than the numbers, so the smallest number is not always
         // the anchor.
-        PageId { date: n, hash: crate::hashing::mix64(n) % 1000 }
+        PageId { date: n, hash: crate::runtime::hashing::mix64(n) % 1000 }
     }
 
     /// From scratch: the labels of the graph of the edges and pages alive.

@@ -14,7 +14,7 @@
 //!    when that budget would cost more than counting the LCS 64 positions at a time, stops
 //!    early and the bit-parallel LCS (Allison–Dix) decides (`bounded_distance`).
 
-use crate::page::{Content, KeyWeight, Sentence, Word};
+use crate::ingest::page::{Content, KeyWeight, Sentence, Word};
 
 /// Outcome of comparing two pages.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1163,7 +1163,7 @@ mod tests {
                 }
             }
             let sorted = |v: &[u16]| { let mut v = v.to_vec(); v.sort_unstable(); v };
-            let common = crate::sorted::intersection(&sorted(&a), &sorted(&b)) as u64;
+            let common = crate::runtime::sorted::intersection(&sorted(&a), &sorted(&b)) as u64;
             prop_assert_eq!(word_intersection(&a, &b), common);
             // With a bound: the intersection when it reaches it (either order), None when not.
             for needed in [0, common / 2, common, common + 1, common + 70, (a.len().max(b.len()) as u64 * 4).div_ceil(5)] {
@@ -1172,7 +1172,7 @@ mod tests {
                 prop_assert_eq!(word_intersection_reaching(&b, &a, needed), expected);
             }
             let bigrams = |w: &[u16]| { let mut v: Vec<u32> = w.windows(2).map(|p| (p[0] as u32) << 16 | p[1] as u32).collect(); v.sort_unstable(); v };
-            prop_assert_eq!(shared_bigrams(&a, &b), crate::sorted::intersection(&bigrams(&a), &bigrams(&b)) as u64);
+            prop_assert_eq!(shared_bigrams(&a, &b), crate::runtime::sorted::intersection(&bigrams(&a), &bigrams(&b)) as u64);
             prop_assert_eq!(shared_bigrams(&b, &a), shared_bigrams(&a, &b));
             let shared = shared_bigrams(&a, &b);
             for needed in [0, shared / 2, shared, shared + 1, shared + 70, a.len().max(b.len()).saturating_sub(1) as u64] {

@@ -16,9 +16,9 @@ use md5::{Digest, Md5};
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-pub use crate::hashing::{mix64, stable_hash, MixHasher, Mixed, StableHasher};
-use crate::page::{Page, PageId, PageMeta, Sentence};
-pub use crate::text::{normalize, normalize_into, Punctuation};
+use crate::ingest::page::{Page, PageId, PageMeta, Sentence};
+pub use crate::ingest::text::{normalize, normalize_into, Punctuation};
+pub use crate::runtime::hashing::{mix64, stable_hash, MixHasher, Mixed, StableHasher};
 
 /// Settings of the sentence stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -294,7 +294,7 @@ pub fn each_sentence<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig, mut f
 }
 
 /// The compact form the dataflow keeps: sentences and their words.
-pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::page::Word>) {
+pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::ingest::page::Word>) {
     let mut words: Vec<u64> = Vec::new();
     let mut all = Vec::new();
     let compact = sentences.iter().map(|s| compact_one(s.key, s.units, &s.normalized, config, &mut words, &mut all)).collect();
@@ -308,22 +308,28 @@ fn compact_one(
     normalized: &str,
     config: &SentenceConfig,
     words: &mut Vec<u64>,
-    all: &mut Vec<crate::page::Word>,
+    all: &mut Vec<crate::ingest::page::Word>,
 ) -> Sentence {
     words.clear();
     word_hashes(normalized, words);
     compact_words(key, units, config, words, all)
 }
 
-fn compact_words(key: u64, units: u32, config: &SentenceConfig, words: &mut Vec<u64>, all: &mut Vec<crate::page::Word>) -> Sentence {
+fn compact_words(
+    key: u64,
+    units: u32,
+    config: &SentenceConfig,
+    words: &mut Vec<u64>,
+    all: &mut Vec<crate::ingest::page::Word>,
+) -> Sentence {
     words.truncate(Sentence::MAX_WORDS as usize);
-    all.extend(words.iter().map(|&w| (w >> 48) as crate::page::Word));
+    all.extend(words.iter().map(|&w| (w >> 48) as crate::ingest::page::Word));
     Sentence::new(key, weight(units), units >= config.min_sentence_units, words.len() as u16)
 }
 
 /// `compact(&split_page(blocks, config).sentences, config)` and whether the cap was hit,
 /// without keeping each sentence's text: what the dataflow's pages are made of.
-pub fn compact_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::page::Word>, bool) {
+pub fn compact_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::ingest::page::Word>, bool) {
     let mut words: Vec<u64> = Vec::new();
     let mut all = Vec::new();
     let mut compact = Vec::new();
@@ -453,8 +459,12 @@ pub enum Shingling {
 
 /// Runs `f` with this thread's canonicalizer for `language` and the synonym file `synonyms`
 /// (built once: stop words, stemmer, synonyms; an unreadable file was refused by validation).
-fn with_canonicalizer<R>(language: crate::cosine::Language, synonyms: &str, f: impl FnOnce(&crate::cosine::Canonicalizer) -> R) -> R {
-    use crate::cosine::{Canonicalizer, Language};
+fn with_canonicalizer<R>(
+    language: crate::verify::cosine::Language,
+    synonyms: &str,
+    f: impl FnOnce(&crate::verify::cosine::Canonicalizer) -> R,
+) -> R {
+    use crate::verify::cosine::{Canonicalizer, Language};
     thread_local! {
         static CANONICALIZERS: std::cell::RefCell<std::collections::HashMap<(Language, String), Canonicalizer>> = Default::default();
     }
@@ -469,7 +479,7 @@ fn with_canonicalizer<R>(language: crate::cosine::Language, synonyms: &str, f: i
 }
 
 /// A page's distinct canonical terms (hashes, sorted) in `language`, with a synonym file.
-pub fn terms_in(blocks: &[String], language: crate::cosine::Language, synonyms: &str) -> Vec<u64> {
+pub fn terms_in(blocks: &[String], language: crate::verify::cosine::Language, synonyms: &str) -> Vec<u64> {
     let text = blocks.join("\n");
     let mut out: Vec<u64> = with_canonicalizer(language, synonyms, |c| c.terms(&text).iter().map(|t| stable_hash(t)).collect());
     out.sort_unstable();
@@ -487,7 +497,7 @@ pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
 /// `page_of` with the page's declared language (its HTML `lang`), used when
 /// `config.language` is "auto".
 pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling, declared: Option<&str>) -> (Page, bool) {
-    use crate::cosine::Language;
+    use crate::verify::cosine::Language;
     let needs_language = config.stem || shingling == Shingling::Terms;
     let language = needs_language.then(|| match config.language.as_str() {
         "auto" => {
@@ -540,7 +550,12 @@ pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shing
 
 /// `page_in` for an HTML page as `html::strip` read it: its blocks, its declared language and
 /// whether its markup marked its main content.
-pub fn page_of_html(meta: PageMeta, stripped: &crate::html::StrippedPage, config: &SentenceConfig, shingling: Shingling) -> (Page, bool) {
+pub fn page_of_html(
+    meta: PageMeta,
+    stripped: &crate::ingest::html::StrippedPage,
+    config: &SentenceConfig,
+    shingling: Shingling,
+) -> (Page, bool) {
     let (mut page, truncated) = page_in(meta, &stripped.blocks, config, shingling, stripped.lang.as_deref());
     page.main_marked = stripped.main_marked;
     (page, truncated)

@@ -10,14 +10,19 @@
 //! record id, so a page joining or leaving a set of n relabels it with probability ~1/n,
 //! whatever order pages come and go in). The set size is bounded later, in verify.
 
+pub mod exact;
+pub mod fingerprint;
+pub mod minhash;
+pub mod simhash;
+
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::components::components;
-use crate::page::PageId;
+use crate::cluster::components::components;
+use crate::ingest::page::PageId;
 
 /// Settings of the candidate stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -43,7 +48,7 @@ impl Default for CandidateConfig {
             max_fingerprint_pages: 1_000,
             max_set_pages: 1_000,
             neighbors: 8,
-            common_sentence_pages: crate::groups::SENTENCE_GROUPS_OVER as u32,
+            common_sentence_pages: crate::verify::groups::SENTENCE_GROUPS_OVER as u32,
         }
     }
 }
@@ -55,7 +60,7 @@ pub fn star_edges(pages: &[PageId], max_fingerprint_pages: u32) -> Vec<(PageId, 
     if pages.len() > max_fingerprint_pages as usize {
         return Vec::new();
     }
-    match crate::page::anchor(pages.iter().copied()) {
+    match crate::ingest::page::anchor(pages.iter().copied()) {
         Some(center) => pages.iter().filter(|&&p| p != center).map(|&p| (center, p)).collect(),
         None => Vec::new(),
     }

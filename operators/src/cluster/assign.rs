@@ -23,11 +23,11 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::in_time_order;
-use crate::compact::{Compact, Narrow};
-use crate::exact::member_assignment;
-use crate::page::PageId;
-use crate::sorted::{consolidated, merge_counts};
+use crate::candidates::exact::member_assignment;
+use crate::ingest::page::PageId;
+use crate::runtime::by_time::in_time_order;
+use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::sorted::{consolidated, merge_counts};
 use crate::verify::Assignment;
 
 /// A verified partner of the longer page of an edge: `(shorter_length, shorter, similarity_ppm)`.
@@ -176,7 +176,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn id(n: u64) -> PageId {
-        PageId { date: n, hash: crate::hashing::mix64(n) % 1000 }
+        PageId { date: n, hash: crate::runtime::hashing::mix64(n) % 1000 }
     }
 
     /// From scratch at `time`: every labelled page with its leader (its smallest partner, or

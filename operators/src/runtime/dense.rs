@@ -23,7 +23,7 @@
 //! without a division. An insertion walks its run once (`seek`, then `place_from` where the
 //! walk stopped); `insert_absent` and `remove_if` let a caller test and change in one walk.
 
-use crate::hashing::mix64;
+use crate::runtime::hashing::mix64;
 
 /// The fill at which a table grows: 4/5.
 const GROW_AT: (usize, usize) = (4, 5);

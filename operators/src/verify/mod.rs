@@ -15,6 +15,14 @@
 //! A set larger than `max_set_pages` is cut, in length order, into chunks of that size, each
 //! clustered on its own (the paper's partial transitivity: no unbounded chain is followed).
 
+pub mod cosine;
+pub mod edges;
+pub mod groups;
+pub mod lcs;
+pub mod member;
+pub mod repeated;
+pub mod siblings;
+
 use std::collections::HashMap;
 
 use differential_dataflow::lattice::Lattice;
@@ -22,9 +30,9 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-use crate::hashing::Mixed;
-use crate::lcs::{self, Verdict};
-use crate::page::{Content, PageId};
+use crate::ingest::page::{Content, PageId};
+use crate::runtime::hashing::Mixed;
+use lcs::Verdict;
 
 /// How verified pairs become clusters inside a candidate set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -227,7 +235,7 @@ where
         let mut cluster_of_root: Vec<PageId> = chunk.iter().map(|&(_, id, _)| id).collect();
         for (j, &(_, id, _)) in chunk.iter().enumerate() {
             let r = find(&mut root, j);
-            cluster_of_root[r] = crate::page::anchor([cluster_of_root[r], id]).expect("two ids");
+            cluster_of_root[r] = crate::ingest::page::anchor([cluster_of_root[r], id]).expect("two ids");
         }
         for (j, assigned) in leader_of.iter().enumerate() {
             let (leader, similarity_ppm) = assigned.expect("every page is assigned");
@@ -290,28 +298,28 @@ impl<V: Copy> VerdictCache<V> {
 /// A 64-bit hash of a page's content (sentences, shingles, words, weights and template keys),
 /// the verdict cache's key.
 pub fn content_hash(c: &Content) -> u64 {
-    let mut h = crate::hashing::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
+    let mut h = crate::runtime::hashing::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
     for (key, weight) in c.sentences.compared() {
-        h = crate::hashing::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        h = crate::runtime::hashing::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
     }
     for &s in &c.shingles {
-        h = crate::hashing::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
+        h = crate::runtime::hashing::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
     }
     // Four words a step (the chain of mixes is the cost: a page has thousands of words), with
     // their count first, so that a last step's padding is no word.
-    h = crate::hashing::mix64(h ^ c.words.len() as u64);
+    h = crate::runtime::hashing::mix64(h ^ c.words.len() as u64);
     for four in c.words.chunks(4) {
         let packed = four.iter().fold(0u64, |p, &w| p << 16 | w as u64);
-        h = crate::hashing::mix64(h ^ packed).wrapping_add(0x2545_f491_4f6c_dd1d);
+        h = crate::runtime::hashing::mix64(h ^ packed).wrapping_add(0x2545_f491_4f6c_dd1d);
     }
     // The cosine's IDF weights change as pages come and go: part of the key.
     for &w in &c.term_weights {
-        h = crate::hashing::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
+        h = crate::runtime::hashing::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
     }
     // So does which of the sentences are template (a group holds a member by its hash: a page
     // whose template changes, its sentences the same, is a new member, not the old one).
     for &k in &c.template_keys {
-        h = crate::hashing::mix64(h ^ k).wrapping_add(0x1d8e_4e27_c47d_124f);
+        h = crate::runtime::hashing::mix64(h ^ k).wrapping_add(0x1d8e_4e27_c47d_124f);
     }
     h
 }
@@ -319,7 +327,7 @@ pub fn content_hash(c: &Content) -> u64 {
 /// Cosine of two contents' term vectors (`shingles` with `term_weights`, binary TF × IDF).
 pub fn weighted_cosine(a: &Content, b: &Content) -> f64 {
     let vector = |c: &Content| -> Vec<(u64, f64)> { c.shingles.iter().zip(&c.term_weights).map(|(&t, &w)| (t, w as f64)).collect() };
-    crate::cosine::cosine(&vector(a), &vector(b))
+    crate::verify::cosine::cosine(&vector(a), &vector(b))
 }
 
 /// Decides a pair by the configured method.
@@ -361,7 +369,7 @@ pub fn compare_keyed_words(
             return (verdict, words_lcs);
         }
         VerifyMethod::Jaccard => {
-            let j = crate::minhash::jaccard(&a.shingles, &b.shingles);
+            let j = crate::candidates::minhash::jaccard(&a.shingles, &b.shingles);
             if j * 1_000_000.0 >= tau_ppm as f64 {
                 Verdict::Similar(j)
             } else {
@@ -389,7 +397,7 @@ pub fn or_by_words(
     a: &Content,
     b: &Content,
     verdict: Verdict,
-    by_words: impl FnOnce(&[crate::page::Word], &[crate::page::Word], u64) -> Verdict,
+    by_words: impl FnOnce(&[crate::ingest::page::Word], &[crate::ingest::page::Word], u64) -> Verdict,
 ) -> Verdict {
     if matches!(verdict, Verdict::Similar(_)) || config.word_threshold <= 0.0 || a.words.is_empty() || b.words.is_empty() {
         return verdict;
@@ -476,8 +484,8 @@ pub fn own_texts_are_different_texts_keyed(
     // word count decide most pairs; the words are gathered only for a pair that needs them.
     // The keys the other lacks come from one merge of the two key lists: a page's sentences
     // are then looked up among its own keys (a few, often none), not among all the other's.
-    let (own_a, own_b) = crate::sorted::differences(ka, kb);
-    let own = |c: &Content, own_keys: &[u64], mut words: Option<&mut Vec<crate::page::Word>>| -> (u64, usize) {
+    let (own_a, own_b) = crate::runtime::sorted::differences(ka, kb);
+    let own = |c: &Content, own_keys: &[u64], mut words: Option<&mut Vec<crate::ingest::page::Word>>| -> (u64, usize) {
         if own_keys.is_empty() {
             return (0, 0);
         }
@@ -685,7 +693,7 @@ pub(crate) mod tests {
 
     /// A page of sentences given as word lists (sentence key: a hash of its words).
     pub(crate) fn of_words(sentences: &[Vec<u16>]) -> Content {
-        let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::hashing::mix64(h ^ x as u64));
+        let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::runtime::hashing::mix64(h ^ x as u64));
         Content {
             sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
             words: sentences.concat().into(),
@@ -716,7 +724,9 @@ pub(crate) mod tests {
         let config = VerifyConfig::default();
         assert_eq!(lcs::compare(&a, &b, lcs::ppm(config.threshold), 1000), Verdict::Dissimilar, "no sentence in common");
         match compare(&config, &a, &b, lcs::ppm(config.threshold)) {
-            Verdict::Similar(s) => assert!((s - 11.0 / 12.0).abs() < 1e-9, "one word in twelve differs: {s}"),
+            Verdict::Similar(s) => {
+                assert!((s - 11.0 / 12.0).abs() < 1e-9, "one word in twelve differs: {s}")
+            }
             other => panic!("{other:?}"),
         }
         let off = VerifyConfig { word_threshold: 0.0, ..config };

@@ -41,12 +41,14 @@ use timely::dataflow::operators::Capability;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
-use crate::dense::DenseMap;
-use crate::edges::{group_blocks, pair_verdict, sample_key, BlocksChange, Edge, KeyTally, Member, PairVerdict, SampleKey, BLOCK_SAMPLE};
-use crate::hashing::Mixed;
-use crate::lcs::{self, Verdict};
-use crate::page::PageId;
+use crate::ingest::page::PageId;
+use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
+use crate::runtime::dense::DenseMap;
+use crate::runtime::hashing::Mixed;
+use crate::verify::lcs::{self, Verdict};
+use crate::verify::member::{
+    group_blocks, pair_verdict, sample_key, BlocksChange, Edge, KeyTally, Member, PairVerdict, SampleKey, BLOCK_SAMPLE,
+};
 use crate::verify::{self, VerifyConfig, VerifyStats};
 
 /// What the groups give, as one collection.
@@ -122,7 +124,7 @@ where
 impl GroupSettings {
     /// Whether the group of `fp`, with `pages` members, prunes its pairs by their sentences.
     pub fn prunes(&self, fp: u64, pages: usize) -> bool {
-        pages > self.sentence_groups_over && crate::fingerprint::is_per_sentence(fp)
+        pages > self.sentence_groups_over && crate::candidates::fingerprint::is_per_sentence(fp)
     }
 
     fn too_long(&self, a: &Member, b: &Member) -> bool {
@@ -997,7 +999,7 @@ where
     let peers = scope.peers();
     // Each page to the workers of its fingerprints: (worker, member, its fingerprints there).
     let routed = pages.flat_map(move |(member, fingerprints)| {
-        by_worker(fingerprints, peers, crate::hashing::mix64).into_iter().map(move |(worker, fps)| (worker, member.clone(), fps))
+        by_worker(fingerprints, peers, crate::runtime::hashing::mix64).into_iter().map(move |(worker, fps)| (worker, member.clone(), fps))
     });
     routed
         .inner
@@ -1122,8 +1124,8 @@ pub const PACE: Pace = Pace { slice: std::time::Duration::from_millis(20), pass_
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edges::group_edges;
-    use crate::page::Content;
+    use crate::ingest::page::Content;
+    use crate::verify::edges::group_edges;
     use crate::verify::VerifyMethod;
     use std::collections::BTreeMap;
 
@@ -1567,7 +1569,7 @@ mod tests {
             (worded(1, &text(0, false)), worded(2, &text(0, true)), worded(3, &text(1000, false)), worded(4, &text(0, false)));
         let pair = |e: &Edge| (e.shorter.date.min(e.longer.date), e.shorter.date.max(e.longer.date));
         // By length then id: a, b, c, d; a scan stops at its first edge.
-        for (fp, expected) in [(5, vec![(1, 2), (2, 4)]), (5 | crate::fingerprint::PER_SENTENCE, vec![(1, 4)])] {
+        for (fp, expected) in [(5, vec![(1, 2), (2, 4)]), (5 | crate::candidates::fingerprint::PER_SENTENCE, vec![(1, 4)])] {
             let mut group = Group::default();
             let mut stats = VerifyStats::default();
             let mut out = Vec::new();
@@ -1589,7 +1591,7 @@ mod tests {
             edges.sort();
             edges.dedup();
             assert_eq!(edges, expected, "fingerprint {fp:#x}");
-            let per_sentence = crate::fingerprint::is_per_sentence(fp);
+            let per_sentence = crate::candidates::fingerprint::is_per_sentence(fp);
             if per_sentence {
                 assert_eq!(compared.iter().copied().collect::<Vec<_>>(), vec![(1, 4)], "only the pair whose sentences reach τ");
                 assert!(stats.pruned >= 5, "the other five pairs pruned: {}", stats.pruned);
@@ -1613,7 +1615,7 @@ mod tests {
         // scratch (the rule is a function of the pair: a scan treats a pruned pair as dissimilar,
         // before and after a change).
         // Pruning over 0 pages (always), over 6 and over 12 (the group grows across them).
-        let per_sentence = 9 | crate::fingerprint::PER_SENTENCE;
+        let per_sentence = 9 | crate::candidates::fingerprint::PER_SENTENCE;
         for (seed, fp, over) in [(1u64, per_sentence, 0), (2, per_sentence, 6), (4, per_sentence, 12), (3, 9, 0)] {
             let s =
                 GroupSettings { config: VerifyConfig::default(), neighbors: 3, max_pages: 1000, min_pages: 0, sentence_groups_over: over };
@@ -1657,7 +1659,11 @@ mod tests {
                 edges_seen += state.keys().filter(|o| matches!(o, GroupOutput::Verdict(..))).count();
             }
             assert!(edges_seen > 50, "seed {seed}: the workload has similar pairs ({edges_seen})");
-            assert_eq!(pruned > 0, crate::fingerprint::is_per_sentence(fp), "seed {seed}: pairs pruned only in a per-sentence group");
+            assert_eq!(
+                pruned > 0,
+                crate::candidates::fingerprint::is_per_sentence(fp),
+                "seed {seed}: pairs pruned only in a per-sentence group"
+            );
         }
     }
 }

@@ -18,8 +18,8 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-use crate::hashing::mix64;
-use crate::page::PageId;
+use crate::ingest::page::PageId;
+use crate::runtime::hashing::mix64;
 
 /// Settings of the fingerprint stage.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -52,14 +52,14 @@ impl Default for FingerprintConfig {
 /// borrows from the next non-empty one, offset by the distance (Shrivastava and Li 2014). Two
 /// pages with Jaccard J agree in a bin with probability about J, as with independent hashes,
 /// at one hash per shingle instead of one per shingle and row.
-pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig) -> Vec<u64> {
+pub fn word_fingerprints(words: &[crate::ingest::page::Word], config: &FingerprintConfig) -> Vec<u64> {
     if config.word_bands == 0 || words.is_empty() {
         return Vec::new();
     }
     let (bands, rows) = (config.word_bands as usize, config.word_rows.max(1) as usize);
     let bins = bands * rows;
     let mut signature = vec![u64::MAX; bins];
-    for shingle in crate::sentence::word_shingles(words, config.word_shingle_words as usize) {
+    for shingle in crate::ingest::sentence::word_shingles(words, config.word_shingle_words as usize) {
         let h = mix64(shingle ^ WORD_TAG);
         let bin = (((h >> 32) * bins as u64) >> 32) as usize;
         signature[bin] = signature[bin].min(h);
@@ -93,7 +93,7 @@ pub fn word_fingerprints(words: &[crate::page::Word], config: &FingerprintConfig
 /// `prefix_ppm`: the LCS threshold τ (parts per million) when the verifier is LCS resemblance,
 /// 0 otherwise. With it, a short page's per-sentence fingerprints are only its prefix's (see
 /// [`short_page_prefix`]); without it, every sentence's.
-pub fn page_fingerprints(content: &crate::page::Content, config: &FingerprintConfig, prefix_ppm: u64) -> Vec<u64> {
+pub fn page_fingerprints(content: &crate::ingest::page::Content, config: &FingerprintConfig, prefix_ppm: u64) -> Vec<u64> {
     let keys = content.fingerprint_keys();
     let mut out = sentence_fingerprints(&keys, config, |keys| short_page_prefix(keys, &content.sentences, prefix_ppm));
     out.extend(word_fingerprints(&content.words, config));
@@ -148,7 +148,7 @@ fn is_short(keys: usize, config: &FingerprintConfig) -> bool {
 /// weigh less than the bound: a page sharing none of the prefix's keys cannot reach τ. And two
 /// such pages meet: the smallest key they share lies in both prefixes, since each prefix holds
 /// a shared key and everything before it. (An identical page always meets: same prefix.)
-pub fn short_page_prefix<'a, S: crate::page::KeyWeight>(keys: &'a [u64], sentences: &[S], tau_ppm: u64) -> &'a [u64] {
+pub fn short_page_prefix<'a, S: crate::ingest::page::KeyWeight>(keys: &'a [u64], sentences: &[S], tau_ppm: u64) -> &'a [u64] {
     if tau_ppm == 0 || keys.is_empty() {
         return keys;
     }
@@ -215,8 +215,8 @@ pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
     /// # Examples
     /// ```
     /// use differential_dataflow::input::Input;
-    /// use dupflow_operators::fingerprint::{Fingerprint, FingerprintConfig};
-    /// use dupflow_operators::page::{Content, Sentence};
+    /// use dupflow_operators::candidates::fingerprint::{Fingerprint, FingerprintConfig};
+    /// use dupflow_operators::ingest::page::{Content, Sentence};
     /// use dupflow_operators::template::Filtered;
     /// use dupflow_operators::PageId;
     /// timely::example(|scope| {
@@ -353,14 +353,14 @@ mod tests {
                 let mut keys: Vec<u64> = sentences.iter().map(|&(k, _)| k).filter(|k| !short_keys.contains(k)).collect();
                 keys.sort_unstable();
                 keys.dedup();
-                let content = crate::page::Content { sentences: sentences.iter().copied().collect(), ..Default::default() };
+                let content = crate::ingest::page::Content { sentences: sentences.iter().copied().collect(), ..Default::default() };
                 (keys, content)
             };
             let ((ka, ca), (kb, cb)) = (filtered(&a), filtered(&b));
             // Pages that share no fingerprinted sentence (only short ones) never met through
             // per-sentence fingerprints: the prefix filter keeps the pairs that did.
             proptest::prop_assume!(ka.iter().any(|k| kb.contains(k)));
-            let resemblance = crate::lcs::dp_resemblance(&ca, &cb);
+            let resemblance = crate::verify::lcs::dp_resemblance(&ca, &cb);
             if resemblance * 1_000_000.0 >= tau as f64 {
                 let (pa, pb) = (short_page_prefix(&ka, &a, tau), short_page_prefix(&kb, &b, tau));
                 proptest::prop_assert!(pa.iter().any(|k| pb.contains(k)), "R = {resemblance}, prefixes {pa:?} and {pb:?}");

@@ -14,8 +14,8 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-use crate::hashing::mix64;
-use crate::page::PageId;
+use crate::ingest::page::PageId;
+use crate::runtime::hashing::mix64;
 
 /// Settings of `fingerprint.type = "simhash"`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

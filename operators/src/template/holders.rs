@@ -34,9 +34,9 @@ use timely::dataflow::operators::generic::Operator;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::{by_worker, ByTime, Held, Keyed, Passes};
-use crate::dense::DenseMap;
-use crate::hashing::{mix64, Mixed};
+use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
+use crate::runtime::dense::DenseMap;
+use crate::runtime::hashing::{mix64, Mixed};
 
 /// A page (its compact id) holding a sentence of a host: `(host, key, page)`.
 pub type Holding = (u64, u64, u64);
@@ -167,7 +167,7 @@ impl Holders {
             } else if many.emitted {
                 out.extend(delta.iter().map(|&(page, d)| (HolderChange::Holder(sentence, page), d)));
             }
-            crate::sorted::merge_counts(&mut many.holders, &delta);
+            crate::runtime::sorted::merge_counts(&mut many.holders, &delta);
             if emitted && !many.emitted {
                 out.extend(many.holders.iter().map(|&(page, n)| (HolderChange::Holder(sentence, page), n)));
             }
@@ -457,7 +457,7 @@ mod tests {
                 let (mut out_a, mut recheck_a, mut out_b, mut recheck_b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
                 by_slot.apply(&mut sorted, refresh, &mut out_a, &mut recheck_a);
                 any.apply(&mut shuffled, refresh, &mut out_b, &mut recheck_b);
-                let consolidated = |v: Vec<(HolderChange, isize)>| crate::sorted::consolidated(v.into_iter());
+                let consolidated = |v: Vec<(HolderChange, isize)>| crate::runtime::sorted::consolidated(v.into_iter());
                 assert_eq!(consolidated(out_a), consolidated(out_b), "seed {seed}, time {time}");
                 assert_eq!(recheck_a, recheck_b, "seed {seed}, time {time}");
                 assert_eq!(held(&by_slot), held(&any), "seed {seed}, time {time}");

@@ -12,7 +12,7 @@ use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
 
-use crate::page::PageId;
+use crate::ingest::page::PageId;
 use crate::template::Filtered;
 
 /// A run of duplicated sentences `[from, to)` (offsets in the page's own sentences,
@@ -34,7 +34,7 @@ pub struct Shared {
 }
 
 /// The kernel: a page's sentences and, for the keys held by an earlier page, that page.
-pub fn shared<S: crate::page::KeyWeight>(sentences: &[S], earlier: impl Fn(u64) -> Option<PageId>) -> Shared {
+pub fn shared<S: crate::ingest::page::KeyWeight>(sentences: &[S], earlier: impl Fn(u64) -> Option<PageId>) -> Shared {
     let total: u64 = sentences.iter().map(|s| s.compared().1 as u64).sum();
     let mut dup = 0u64;
     let mut spans: Vec<SharedSpan> = Vec::new();

@@ -18,10 +18,10 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::in_time_order;
-use crate::compact::{Compact, Narrow};
-use crate::page::PageId;
-use crate::sorted::{consolidated, merge_counts};
+use crate::ingest::page::PageId;
+use crate::runtime::by_time::in_time_order;
+use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::sorted::{consolidated, merge_counts};
 
 /// One input update of the join: a value of either side, at its page.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -129,7 +129,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn page(n: u64) -> PageId {
-        PageId { date: n, hash: crate::hashing::mix64(n) }
+        PageId { date: n, hash: crate::runtime::hashing::mix64(n) }
     }
 
     /// From scratch at `time`: the join of the two sides' values alive then.

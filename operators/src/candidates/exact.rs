@@ -24,10 +24,10 @@ use differential_dataflow::VecCollection;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::in_time_order;
-use crate::compact::{Compact, Narrow};
-use crate::hashing::mix64;
-use crate::page::{Page, PageId};
+use crate::ingest::page::{Page, PageId};
+use crate::runtime::by_time::in_time_order;
+use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::hashing::mix64;
 use crate::verify::Assignment;
 
 /// The key of a page's whole content (its sentences' keys, in order); `None` without sentences.
@@ -185,7 +185,7 @@ pub fn expand_families<'scope, T: Timestamp + Lattice + Ord>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::Sentence;
+    use crate::ingest::page::Sentence;
     use crate::testing::{assert_incremental, input_at, Rng};
     use std::collections::BTreeMap;
 

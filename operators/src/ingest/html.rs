@@ -24,7 +24,7 @@ use ego_tree::iter::Edge;
 use scraper::{Html, Node};
 use timely::progress::Timestamp;
 
-use crate::page::PageMeta;
+use crate::ingest::page::PageMeta;
 
 mod names;
 mod scan;
@@ -510,9 +510,9 @@ fn verbatim_end(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
 }
 
 /// Rewrites markup the text extraction never reads, keeping the token stream the tree builder
-/// sees: attributes are dropped from every tag but those in [`KEEP_ATTRIBUTES`]. The HTML tokenizer walks attributes character by character, and they are half
+/// sees: attributes are dropped from every tag but those in `KEEP_ATTRIBUTES`. The HTML tokenizer walks attributes character by character, and they are half
 /// the bytes of generated documentation (class names, links, titles). In the body, a
-/// [`PHRASING`] element with only text (and such elements) inside loses its two tags: links
+/// `PHRASING` element with only text (and such elements) inside loses its two tags: links
 /// and highlighted code, most of the tags of generated documentation. Text, tag names, their
 /// order and self-closing flags are unchanged, and so is the content of raw-text elements
 /// (`title`, `textarea`, unterminated `script`, …), copied verbatim, as are comments, doctypes
@@ -836,7 +836,7 @@ pub trait StripHtml<'scope, T: Timestamp + Lattice> {
     /// # Examples
     /// ```
     /// use differential_dataflow::input::Input;
-    /// use dupflow_operators::html::StripHtml;
+    /// use dupflow_operators::ingest::html::StripHtml;
     /// use dupflow_operators::{PageId, PageMeta};
     /// timely::example(|scope| {
     ///     let meta = PageMeta { id: PageId::default(), url: "u".into(), host: 0, record_id: "r".into() };

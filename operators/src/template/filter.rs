@@ -23,10 +23,10 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::in_time_order;
-use crate::compact::{Compact, Narrow};
-use crate::page::{Page, PageId, Sentence, Word};
-use crate::sorted::{consolidated, merge_counts};
+use crate::ingest::page::{Page, PageId, Sentence, Word};
+use crate::runtime::by_time::in_time_order;
+use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::sorted::{consolidated, merge_counts};
 use crate::template::{apply, Filtered, TemplateConfig};
 
 /// One input update of the operator, keyed by the page's compact id (`PageId::compact`): 24
@@ -76,9 +76,9 @@ impl Held {
     fn filtered(&self, keys: &[u64], config: &TemplateConfig) -> (PageId, Filtered) {
         let page = Page {
             id: self.id,
-            url: crate::page::no_text(),
+            url: crate::ingest::page::no_text(),
             host: 0,
-            record_id: crate::page::no_text(),
+            record_id: crate::ingest::page::no_text(),
             sentences: self.sentences.clone(),
             shingles: self.shingles.to_vec(),
             words: self.words.clone(),
@@ -190,12 +190,12 @@ mod tests {
 
     fn page(n: u64, keys: &[u64]) -> Part {
         let mut page = Page::of_keys(keys, |key| Sentence::new(key, 2 + (key % 3) as u16, key % 5 != 0, 0));
-        page.id = PageId { date: n, hash: crate::hashing::mix64(n + 1000) };
+        page.id = PageId { date: n, hash: crate::runtime::hashing::mix64(n + 1000) };
         Part::Page(page.id.compact(), Box::new((page.id, page)))
     }
 
     fn compact(n: u64) -> u64 {
-        PageId { date: n, hash: crate::hashing::mix64(n + 1000) }.compact()
+        PageId { date: n, hash: crate::runtime::hashing::mix64(n + 1000) }.compact()
     }
 
     /// From scratch at `time`: every page filtered with the template keys it holds then (what

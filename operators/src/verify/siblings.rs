@@ -19,11 +19,11 @@ use differential_dataflow::VecCollection;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::by_time::in_time_order;
-use crate::edges::{siblings_by_keys, Edge};
-use crate::hashing::Mixed;
-use crate::repeated::{Half, View};
-use crate::sorted::{consolidated, merge_counts};
+use crate::runtime::by_time::in_time_order;
+use crate::runtime::hashing::Mixed;
+use crate::runtime::sorted::{consolidated, merge_counts};
+use crate::verify::member::{siblings_by_keys, Edge};
+use crate::verify::repeated::{Half, View};
 
 /// A candidate's halves (each sorted, no zero multiplicity) and how many times it is an edge.
 #[derive(Debug, Default)]
@@ -114,17 +114,17 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::edges::Member;
-    use crate::page::{Content, PageId};
-    use crate::repeated::tests::from_scratch;
-    use crate::repeated::{sibling_halves, Keys, Part};
+    use crate::ingest::page::{Content, PageId};
     use crate::testing::{assert_incremental, input_at, Rng};
+    use crate::verify::member::Member;
+    use crate::verify::repeated::tests::from_scratch;
+    use crate::verify::repeated::{sibling_halves, Keys, Part};
     use crate::verify::VerifyMethod;
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
     fn id(page: u64) -> PageId {
-        PageId { date: page, hash: crate::hashing::mix64(page) }
+        PageId { date: page, hash: crate::runtime::hashing::mix64(page) }
     }
 
     fn member(page: u64, keys: &[u64]) -> Arc<Member> {

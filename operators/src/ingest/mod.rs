@@ -1,0 +1,8 @@
+//! Ingest: a page's HTML stripped to its visible text blocks (`html`, the main content where
+//! landmarks mark it), split into normalized, hashed and weighed sentences and words
+//! (`sentence`, `text`), kept as one compact page (`page`).
+
+pub mod html;
+pub mod page;
+pub mod sentence;
+pub mod text;
