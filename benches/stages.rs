@@ -18,7 +18,9 @@ fn input() -> Input {
     if dev.exists() {
         Input::File(dev)
     } else {
-        eprintln!("../shared/bench/docs-dev.warc.gz is absent: benchmarking the embedded default input");
+        eprintln!(
+            "../shared/bench/docs-dev.warc.gz is absent: benchmarking the embedded default input"
+        );
         dupflow::DEFAULT_INPUT
     }
 }
@@ -86,7 +88,12 @@ fn strip_and_split(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(text_bytes));
     let config = SentenceConfig::default();
     group.bench_function(format!("sentence split+normalize+md5 {} pages", docs.len()), |b| {
-        b.iter(|| stripped.iter().map(|blocks| sentence::split_page(blocks, &config).sentences.len()).sum::<usize>())
+        b.iter(|| {
+            stripped
+                .iter()
+                .map(|blocks| sentence::split_page(blocks, &config).sentences.len())
+                .sum::<usize>()
+        })
     });
     group.finish();
 }
@@ -103,7 +110,12 @@ fn verify(c: &mut Criterion) {
     };
     let a = page(1, 300);
     let mut b = a.clone();
-    b.sentences = a.sentences.compared().enumerate().map(|(i, (key, weight))| (if i % 10 == 0 { key ^ 1 } else { key }, weight)).collect();
+    b.sentences = a
+        .sentences
+        .compared()
+        .enumerate()
+        .map(|(i, (key, weight))| (if i % 10 == 0 { key ^ 1 } else { key }, weight))
+        .collect();
     let shuffled = Content {
         sentences: a.sentences.compared().rev().collect(),
         shingles: Vec::new(),
@@ -116,18 +128,25 @@ fn verify(c: &mut Criterion) {
     let other = page(1 << 40, 300);
     let mut group = c.benchmark_group("verify");
     group.bench_function("myers lcs, 300 sentences, 10% changed", |bench| {
-        bench.iter_batched(|| (), |_| lcs::compare(&a, &b, lcs::ppm(0.4), 50_000), BatchSize::SmallInput)
+        bench.iter_batched(
+            || (),
+            |_| lcs::compare(&a, &b, lcs::ppm(0.4), 50_000),
+            BatchSize::SmallInput,
+        )
     });
-    group.bench_function("myers lcs, 300 sentences, unrelated (fragment filter rejects)", |bench| {
-        bench.iter(|| lcs::compare(&a, &other, lcs::ppm(0.4), 50_000))
-    });
-    group.bench_function("myers lcs, 300 sentences, same sentences reversed (worst case)", |bench| {
-        bench.iter(|| lcs::compare(&a, &shuffled, lcs::ppm(0.4), 50_000))
-    });
+    group
+        .bench_function("myers lcs, 300 sentences, unrelated (fragment filter rejects)", |bench| {
+            bench.iter(|| lcs::compare(&a, &other, lcs::ppm(0.4), 50_000))
+        });
+    group.bench_function(
+        "myers lcs, 300 sentences, same sentences reversed (worst case)",
+        |bench| bench.iter(|| lcs::compare(&a, &shuffled, lcs::ppm(0.4), 50_000)),
+    );
     // Word level: 1,200 words, one word in twelve replaced (a name in every sentence), and
     // unrelated words (the bag filter rejects).
     let words: Vec<u16> = (0..1200).map(|i| sentence::mix64(i) as u16).collect();
-    let renamed: Vec<u16> = words.iter().enumerate().map(|(i, &w)| if i % 12 == 3 { 7 } else { w }).collect();
+    let renamed: Vec<u16> =
+        words.iter().enumerate().map(|(i, &w)| if i % 12 == 3 { 7 } else { w }).collect();
     let unrelated: Vec<u16> = (0..1200).map(|i| sentence::mix64(i + (1 << 40)) as u16).collect();
     group.bench_function("myers words, 1,200 words, one in twelve replaced", |bench| {
         bench.iter(|| lcs::compare_words(&words, &renamed, lcs::ppm(0.8), 50_000))
@@ -158,14 +177,20 @@ fn group_blocks(c: &mut Criterion) {
     let members: Vec<&Member> = all.iter().collect();
     let before: Vec<&Member> = members[1..].to_vec();
     let mut group = c.benchmark_group("group blocks");
-    group.bench_function("one page joins 255 and leaves: every member's keys counted (group_blocks)", |bench| {
-        bench.iter(|| (member::group_blocks(&members, 16), member::group_blocks(&before, 16)))
-    });
+    group.bench_function(
+        "one page joins 255 and leaves: every member's keys counted (group_blocks)",
+        |bench| {
+            bench.iter(|| (member::group_blocks(&members, 16), member::group_blocks(&before, 16)))
+        },
+    );
     let (mut blocks, mut tally) = KeyTally::count(&before, 16);
     group.bench_function("one page joins 255 and leaves: the group's tally (KeyTally)", |bench| {
         bench.iter(|| {
-            for (now, ins, rem) in [(&members, &members[..1], &[][..]), (&before, &[][..], &members[..1])] {
-                if let BlocksChange::Now(next) = tally.apply(&blocks, || now.to_vec(), ins, rem, 16) {
+            for (now, ins, rem) in
+                [(&members, &members[..1], &[][..]), (&before, &[][..], &members[..1])]
+            {
+                if let BlocksChange::Now(next) = tally.apply(&blocks, || now.to_vec(), ins, rem, 16)
+                {
                     blocks = next;
                 }
             }
@@ -191,15 +216,18 @@ fn dense_map(c: &mut Criterion) {
     let mut window = |map: &str, op: &mut dyn FnMut(u64, Option<u64>)| {
         (0..WINDOW).for_each(|i| op(key(i), Some(i)));
         let mut next = WINDOW;
-        group.bench_function(format!("a window of 1,000,000: insert one, remove the oldest ({map})"), |bench| {
-            bench.iter(|| {
-                for _ in 0..STEPS {
-                    op(key(next), Some(next));
-                    op(key(next - WINDOW), None);
-                    next += 1;
-                }
-            })
-        });
+        group.bench_function(
+            format!("a window of 1,000,000: insert one, remove the oldest ({map})"),
+            |bench| {
+                bench.iter(|| {
+                    for _ in 0..STEPS {
+                        op(key(next), Some(next));
+                        op(key(next - WINDOW), None);
+                        next += 1;
+                    }
+                })
+            },
+        );
     };
     let mut dense: DenseMap<u64> = DenseMap::default();
     window("DenseMap", &mut |k, v| {

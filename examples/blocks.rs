@@ -5,7 +5,9 @@ fn main() {
     let input = dupflow::source::expand(&args[..1]).expect("input").remove(0);
     dupflow::source::read_records(&input, 64 << 20, |item| {
         let Ok(record) = item else { return };
-        if let Ok((dupflow::source::http::Outcome::Page(doc), _)) = dupflow::source::http::interpret(&record, 2 << 20) {
+        if let Ok((dupflow::source::http::Outcome::Page(doc), _)) =
+            dupflow::source::http::interpret(&record, 2 << 20)
+        {
             if doc.url.contains(&args[1]) {
                 println!("== {}", doc.url);
                 for block in dupflow_operators::ingest::html::strip(&doc.html).blocks {

@@ -118,7 +118,8 @@ impl ShareIndex {
         }
         self.by_url.insert(page.url.to_string(), page.id);
         let sentences = page.sentences.iter().map(|s| (s.key, s.weight)).collect();
-        self.pages.insert(page.id, IndexedPage { url: page.url.to_string(), host: page.host, sentences });
+        self.pages
+            .insert(page.id, IndexedPage { url: page.url.to_string(), host: page.host, sentences });
     }
 
     pub fn remove(&mut self, page: &Page) {
@@ -161,27 +162,43 @@ impl ShareIndex {
 
     fn is_template_on(&self, host: u64, key: u64) -> bool {
         let pages = self.host_pages.get(&host).copied().unwrap_or(0);
-        pages > 0 && self.df.get(&(host, key)).copied().unwrap_or(0) >= self.template.threshold(pages)
+        pages > 0
+            && self.df.get(&(host, key)).copied().unwrap_or(0) >= self.template.threshold(pages)
     }
 
     /// The share report of a document's sentences. `host`: the document's host (its template
     /// sentences are left out); `None` leaves out every sentence that is template on the host
     /// of any page holding it. `exclude`: a corpus page not to count (the document itself).
-    pub fn report(&self, sentences: &[(u64, u16)], host: Option<u64>, exclude: Option<PageId>) -> ShareReport {
+    pub fn report(
+        &self,
+        sentences: &[(u64, u16)],
+        host: Option<u64>,
+        exclude: Option<PageId>,
+    ) -> ShareReport {
         let is_template = |key: u64| match host {
             Some(h) => self.is_template_on(h, key),
-            None => self
-                .holders
-                .get(&key)
-                .is_some_and(|holders| holders.iter().filter_map(|p| self.pages.get(p)).any(|p| self.is_template_on(p.host, key))),
+            None => self.holders.get(&key).is_some_and(|holders| {
+                holders
+                    .iter()
+                    .filter_map(|p| self.pages.get(p))
+                    .any(|p| self.is_template_on(p.host, key))
+            }),
         };
-        let kept: Vec<(usize, u64, u16)> =
-            sentences.iter().enumerate().filter(|(_, (k, _))| !is_template(*k)).map(|(i, &(k, w))| (i, k, w)).collect();
+        let kept: Vec<(usize, u64, u16)> = sentences
+            .iter()
+            .enumerate()
+            .filter(|(_, (k, _))| !is_template(*k))
+            .map(|(i, &(k, w))| (i, k, w))
+            .collect();
         let total: u64 = kept.iter().map(|&(_, _, w)| w as u64).sum();
         let holders = |key: u64| -> Vec<PageId> {
-            self.holders.get(&key).map(|v| v.iter().copied().filter(|&p| Some(p) != exclude).collect()).unwrap_or_default()
+            self.holders
+                .get(&key)
+                .map(|v| v.iter().copied().filter(|&p| Some(p) != exclude).collect())
+                .unwrap_or_default()
         };
-        let dup: Vec<(usize, u16, Vec<PageId>)> = kept.iter().map(|&(i, k, w)| (i, w, holders(k))).filter(|d| !d.2.is_empty()).collect();
+        let dup: Vec<(usize, u16, Vec<PageId>)> =
+            kept.iter().map(|&(i, k, w)| (i, w, holders(k))).filter(|d| !d.2.is_empty()).collect();
         let dup_weight: u64 = dup.iter().map(|d| d.1 as u64).sum();
         let share = if total == 0 { 0.0 } else { dup_weight as f64 / total as f64 };
         let url = |p: &PageId| self.pages[p].url.clone();
@@ -196,7 +213,8 @@ impl ShareIndex {
         }
 
         // Greedy set cover over the duplicated sentences, by weight; ties: the earliest page.
-        let mut uncovered: BTreeMap<usize, (u16, &Vec<PageId>)> = dup.iter().map(|(i, w, p)| (*i, (*w, p))).collect();
+        let mut uncovered: BTreeMap<usize, (u16, &Vec<PageId>)> =
+            dup.iter().map(|(i, w, p)| (*i, (*w, p))).collect();
         let mut cover = Vec::new();
         while !uncovered.is_empty() {
             let mut gain: BTreeMap<PageId, (u64, usize)> = BTreeMap::new();
@@ -207,18 +225,29 @@ impl ShareIndex {
                     g.1 += 1;
                 }
             }
-            let Some((&best, &(weight, count))) = gain.iter().max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(b.0.cmp(a.0))) else {
+            let Some((&best, &(weight, count))) =
+                gain.iter().max_by(|a, b| a.1 .0.cmp(&b.1 .0).then(b.0.cmp(a.0)))
+            else {
                 break;
             };
             uncovered.retain(|_, (_, pages)| !pages.contains(&best));
-            cover.push(CoverPage { url: url(&best), sentences: count, share: if total == 0 { 0.0 } else { weight as f64 / total as f64 } });
+            cover.push(CoverPage {
+                url: url(&best),
+                sentences: count,
+                share: if total == 0 { 0.0 } else { weight as f64 / total as f64 },
+            });
         }
         ShareReport { share, sentences: kept.len(), duplicate_sentences: dup.len(), spans, cover }
     }
 
     /// Every corpus page's share against the other pages (leave-one-out).
     pub fn corpus_shares(&self) -> Vec<(u64, f64)> {
-        self.pages.iter().map(|(id, page)| (page.host, self.report(&page.sentences, Some(page.host), Some(*id)).share)).collect()
+        self.pages
+            .iter()
+            .map(|(id, page)| {
+                (page.host, self.report(&page.sentences, Some(page.host), Some(*id)).share)
+            })
+            .collect()
     }
 }
 
@@ -241,7 +270,8 @@ impl Gate {
 /// A document's sentences (key, weight), split as the pipeline splits pages: HTML is stripped,
 /// plain text taken line by line.
 pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)> {
-    let (blocks, lang): (Vec<String>, Option<String>) = if text.contains('<') && text.contains('>') {
+    let (blocks, lang): (Vec<String>, Option<String>) = if text.contains('<') && text.contains('>')
+    {
         let stripped = dupflow_operators::ingest::html::strip_with(text, config.landmarks);
         (stripped.blocks, stripped.lang)
     } else {
@@ -259,7 +289,13 @@ pub fn document_sentences(text: &str, config: &SentenceConfig) -> Vec<(u64, u16)
 }
 
 /// The JSON of a report against a threshold.
-pub fn answer(document: &str, report: &ShareReport, threshold: f64, rule: &str, corpus_pages: usize) -> serde_json::Value {
+pub fn answer(
+    document: &str,
+    report: &ShareReport,
+    threshold: f64,
+    rule: &str,
+    corpus_pages: usize,
+) -> serde_json::Value {
     serde_json::json!({
         "document": document,
         "share": report.share,
@@ -309,14 +345,21 @@ pub fn otsu(values: &[f64]) -> Option<f64> {
 
 /// Adaptive thresholds: Otsu over all corpus pages, and per host where a host has at least
 /// `min_pages` pages (else the global one).
-pub fn adaptive_thresholds(shares: &[(u64, f64)], min_pages: usize) -> (Option<f64>, HashMap<u64, f64>) {
+pub fn adaptive_thresholds(
+    shares: &[(u64, f64)],
+    min_pages: usize,
+) -> (Option<f64>, HashMap<u64, f64>) {
     let all: Vec<f64> = shares.iter().map(|&(_, s)| s).collect();
     let global = otsu(&all);
     let mut by_host: HashMap<u64, Vec<f64>> = HashMap::new();
     for &(h, s) in shares {
         by_host.entry(h).or_default().push(s);
     }
-    let per_host = by_host.into_iter().filter(|(_, v)| v.len() >= min_pages).filter_map(|(h, v)| otsu(&v).map(|t| (h, t))).collect();
+    let per_host = by_host
+        .into_iter()
+        .filter(|(_, v)| v.len() >= min_pages)
+        .filter_map(|(h, v)| otsu(&v).map(|t| (h, t)))
+        .collect();
     (global, per_host)
 }
 
@@ -331,7 +374,10 @@ mod tests {
             url: format!("u{n}").into(),
             host,
             record_id: "".into(),
-            sentences: keys.iter().map(|&key| Sentence::new(key, (key % 7 + 1) as u16, true, 0)).collect(),
+            sentences: keys
+                .iter()
+                .map(|&key| Sentence::new(key, (key % 7 + 1) as u16, true, 0))
+                .collect(),
             shingles: Vec::new(),
             words: Default::default(),
             main_marked: false,
@@ -348,7 +394,10 @@ mod tests {
 
     #[test]
     fn share_and_spans_are_exact() {
-        let index = ShareIndex::new(vec![page(1, 1, &[10, 11, 12]), page(2, 1, &[20, 21]), page(3, 1, &[11, 30])], &no_templates());
+        let index = ShareIndex::new(
+            vec![page(1, 1, &[10, 11, 12]), page(2, 1, &[20, 21]), page(3, 1, &[11, 30])],
+            &no_templates(),
+        );
         // Weights: 10→4, 11→5, 12→6, 20→7, 21→1, 99→2, 30→3.
         let report = index.report(&sentences(&[10, 11, 99, 20, 21, 30]), None, None);
         assert_eq!(report.sentences, 6);
@@ -385,7 +434,10 @@ mod tests {
     #[test]
     fn template_sentences_do_not_count() {
         let template = TemplateConfig { min_pages: 2, page_fraction: 0.5, ..Default::default() };
-        let index = ShareIndex::new(vec![page(1, 1, &[1, 2]), page(2, 1, &[1, 3]), page(3, 1, &[1, 4])], &template);
+        let index = ShareIndex::new(
+            vec![page(1, 1, &[1, 2]), page(2, 1, &[1, 3]), page(3, 1, &[1, 4])],
+            &template,
+        );
         let report = index.report(&sentences(&[1, 2, 5]), Some(1), None);
         assert_eq!(report.sentences, 2, "key 1 is the host's template");
         assert_eq!(report.duplicate_sentences, 1);
@@ -396,11 +448,17 @@ mod tests {
 
     #[test]
     fn removing_pages_equals_building_without_them() {
-        let pages = vec![page(1, 1, &[1, 2, 3]), page(2, 1, &[2, 3, 4]), page(3, 2, &[3, 4, 5]), page(4, 2, &[1, 5])];
+        let pages = vec![
+            page(1, 1, &[1, 2, 3]),
+            page(2, 1, &[2, 3, 4]),
+            page(3, 2, &[3, 4, 5]),
+            page(4, 2, &[1, 5]),
+        ];
         let template = TemplateConfig { min_pages: 2, page_fraction: 0.5, ..Default::default() };
         let mut live = ShareIndex::new(pages.clone(), &template);
         live.remove(&pages[1]);
-        let rebuilt = ShareIndex::new(vec![pages[0].clone(), pages[2].clone(), pages[3].clone()], &template);
+        let rebuilt =
+            ShareIndex::new(vec![pages[0].clone(), pages[2].clone(), pages[3].clone()], &template);
         let doc = sentences(&[1, 2, 3, 4, 5, 9]);
         for host in [None, Some(1), Some(2)] {
             assert_eq!(live.report(&doc, host, None), rebuilt.report(&doc, host, None));

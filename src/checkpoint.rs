@@ -148,7 +148,13 @@ impl Manifest {
     /// it), its cluster ids and its method (`method`: `method_key` of the resuming run): the
     /// restored epochs' clusters are applied, not written, so a dataflow forming other clusters
     /// would retract rows the stream never held and leave others standing.
-    pub fn check_shape(&self, processes: usize, readers: usize, method: u64, path: &Path) -> Result<(), RunError> {
+    pub fn check_shape(
+        &self,
+        processes: usize,
+        readers: usize,
+        method: u64,
+        path: &Path,
+    ) -> Result<(), RunError> {
         if self.cluster_ids != CLUSTER_IDS {
             return Err(RunError::Checkpoint {
                 path: path.to_path_buf(),
@@ -244,7 +250,8 @@ pub fn progress_path(dir: &Path, epoch: u64) -> PathBuf {
 /// `crc32` at 0.
 pub fn encode_manifest(manifest: &Manifest) -> Vec<u8> {
     let mut manifest = Manifest { crc32: 0, ..manifest.clone() };
-    manifest.crc32 = crc32fast::hash(&serde_json::to_vec_pretty(&manifest).expect("manifest serializes"));
+    manifest.crc32 =
+        crc32fast::hash(&serde_json::to_vec_pretty(&manifest).expect("manifest serializes"));
     serde_json::to_vec_pretty(&manifest).expect("manifest serializes")
 }
 
@@ -252,7 +259,8 @@ pub fn encode_manifest(manifest: &Manifest) -> Vec<u8> {
 /// (so a changed byte anywhere, value or layout, is caught) and of this format.
 pub fn decode_manifest(bytes: &[u8], path: &Path) -> Result<Manifest, RunError> {
     let damaged = |message: String| RunError::Checkpoint { path: path.to_path_buf(), message };
-    let manifest: Manifest = serde_json::from_slice(bytes).map_err(|e| damaged(format!("damaged: not a manifest ({e})")))?;
+    let manifest: Manifest = serde_json::from_slice(bytes)
+        .map_err(|e| damaged(format!("damaged: not a manifest ({e})")))?;
     if manifest.format != FORMAT {
         return Err(damaged(format!(
             "written in checkpoint format {} (this dupflow reads format {FORMAT}, whose files carry checksums): start the run afresh with an empty checkpoint directory",
@@ -283,8 +291,13 @@ fn failed(path: PathBuf) -> impl FnOnce(std::io::Error) -> RunError {
 /// manifest says. The first that is not is named.
 pub fn verify(dir: &Path, manifest: &Manifest) -> Result<(), RunError> {
     for worker in 0..manifest.parts {
-        for path in [part_path(dir, manifest.epoch, worker), revisits_path(dir, manifest.epoch, worker)] {
-            let fail = |message: &str| RunError::Checkpoint { path: path.clone(), message: message.to_string() };
+        for path in
+            [part_path(dir, manifest.epoch, worker), revisits_path(dir, manifest.epoch, worker)]
+        {
+            let fail = |message: &str| RunError::Checkpoint {
+                path: path.clone(),
+                message: message.to_string(),
+            };
             let Some(sum) = manifest.files.get(&file_name(&path)) else {
                 return Err(fail("damaged: the manifest holds no checksum for it"));
             };
@@ -294,7 +307,11 @@ pub fn verify(dir: &Path, manifest: &Manifest) -> Result<(), RunError> {
                 Err(e) => return Err(fail(&e.to_string())),
             };
             if bytes.len() as u64 != sum.bytes {
-                return Err(fail(&format!("damaged: {} bytes, the manifest says {}", bytes.len(), sum.bytes)));
+                return Err(fail(&format!(
+                    "damaged: {} bytes, the manifest says {}",
+                    bytes.len(),
+                    sum.bytes
+                )));
             }
             if crc32fast::hash(&bytes) != sum.crc32 {
                 return Err(fail("damaged: its checksum does not match the manifest's"));
@@ -322,11 +339,15 @@ pub fn open(dir: Option<&Path>) -> Result<Option<Manifest>, RunError> {
     };
     let previous_path = dir.join(PREVIOUS);
     let previous = match std::fs::read(&previous_path) {
-        Ok(bytes) => decode_manifest(&bytes, &previous_path).and_then(|m| verify(dir, &m).map(|()| (m, bytes))),
+        Ok(bytes) => decode_manifest(&bytes, &previous_path)
+            .and_then(|m| verify(dir, &m).map(|()| (m, bytes))),
         Err(_) => return Err(damage),
     };
     let Ok((manifest, bytes)) = previous else { return Err(damage) };
-    tracing::warn!("{damage}; resuming from the previous checkpoint (epoch {}) instead", manifest.epoch);
+    tracing::warn!(
+        "{damage}; resuming from the previous checkpoint (epoch {}) instead",
+        manifest.epoch
+    );
     write_atomic(&dir.join(MANIFEST), &bytes).map_err(failed(dir.join(MANIFEST)))?;
     remove_files(dir, |epoch| epoch > manifest.epoch, |_| true);
     Ok(Some(manifest))
@@ -339,8 +360,9 @@ pub(crate) fn remove_files(dir: &Path, old: impl Fn(u64) -> bool, transient: imp
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        let Some((prefix, rest)) =
-            ["part-", "revisits-", "sums-", "reader-", "sink-"].iter().find_map(|p| Some((*p, name.strip_prefix(p)?)))
+        let Some((prefix, rest)) = ["part-", "revisits-", "sums-", "reader-", "sink-"]
+            .iter()
+            .find_map(|p| Some((*p, name.strip_prefix(p)?)))
         else {
             continue;
         };
@@ -357,29 +379,46 @@ pub(crate) fn remove_files(dir: &Path, old: impl Fn(u64) -> bool, transient: imp
 /// One worker's part of the checkpoint of `epoch`: its held pages (an LZ4 frame with block and
 /// content checksums), the revisits it has seen (they are reported, not clustered), and the
 /// digests of both for the manifest.
-pub fn save_part(dir: &Path, epoch: u64, worker: usize, pages: &CurrentPages, revisits: &[Revisit]) -> Result<(), RunError> {
+pub fn save_part(
+    dir: &Path,
+    epoch: u64,
+    worker: usize,
+    pages: &CurrentPages,
+    revisits: &[Revisit],
+) -> Result<(), RunError> {
     let path = part_path(dir, epoch, worker);
     let frame = lz4_flex::frame::FrameInfo::new().block_checksums(true).content_checksum(true);
     let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(frame, Vec::new());
-    let part = pages.save(&mut encoder).and_then(|_| encoder.finish().map_err(std::io::Error::other)).map_err(failed(path.clone()))?;
+    let part = pages
+        .save(&mut encoder)
+        .and_then(|_| encoder.finish().map_err(std::io::Error::other))
+        .map_err(failed(path.clone()))?;
     write_atomic(&path, &part).map_err(failed(path.clone()))?;
     let revisits_file = revisits_path(dir, epoch, worker);
     let revisits = serde_json::to_vec(revisits).expect("revisits serialize");
     write_atomic(&revisits_file, &revisits).map_err(failed(revisits_file.clone()))?;
-    let sums: BTreeMap<String, FileSum> =
-        [(file_name(&path), FileSum::of(&part)), (file_name(&revisits_file), FileSum::of(&revisits))].into_iter().collect();
+    let sums: BTreeMap<String, FileSum> = [
+        (file_name(&path), FileSum::of(&part)),
+        (file_name(&revisits_file), FileSum::of(&revisits)),
+    ]
+    .into_iter()
+    .collect();
     let path = sums_path(dir, epoch, worker);
     write_atomic(&path, &serde_json::to_vec(&sums).expect("sums serialize")).map_err(failed(path))
 }
 
 /// The digests of every worker's files of checkpoint `epoch` (`parts` workers), for its manifest.
-pub fn collect_sums(dir: &Path, epoch: u64, parts: usize) -> Result<BTreeMap<String, FileSum>, RunError> {
+pub fn collect_sums(
+    dir: &Path,
+    epoch: u64,
+    parts: usize,
+) -> Result<BTreeMap<String, FileSum>, RunError> {
     let mut files = BTreeMap::new();
     for worker in 0..parts {
         let path = sums_path(dir, epoch, worker);
         let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
-        let sums: BTreeMap<String, FileSum> =
-            serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path: path.clone(), message: e.to_string() })?;
+        let sums: BTreeMap<String, FileSum> = serde_json::from_slice(&bytes)
+            .map_err(|e| RunError::Checkpoint { path: path.clone(), message: e.to_string() })?;
         files.extend(sums);
     }
     Ok(files)
@@ -425,13 +464,19 @@ pub fn restore_pages(
 
 /// Resume: the revisits worker `index` of `peers` takes back: its own part's when the worker
 /// count is the checkpoint's, else worker 0 takes every part's.
-pub fn restore_revisits(dir: &Path, manifest: &Manifest, peers: usize, index: usize) -> Result<Vec<Revisit>, RunError> {
+pub fn restore_revisits(
+    dir: &Path,
+    manifest: &Manifest,
+    peers: usize,
+    index: usize,
+) -> Result<Vec<Revisit>, RunError> {
     let mut revisits = Vec::new();
     let mine = |part: usize| if peers == manifest.parts { part == index } else { index == 0 };
     for part in (0..manifest.parts).filter(|p| mine(*p)) {
         let path = revisits_path(dir, manifest.epoch, part);
         let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
-        let saved: Vec<Revisit> = serde_json::from_slice(&bytes).map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
+        let saved: Vec<Revisit> = serde_json::from_slice(&bytes)
+            .map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
         revisits.extend(saved);
     }
     Ok(revisits)
@@ -444,7 +489,8 @@ mod tests {
     #[test]
     fn a_checkpoint_from_before_cluster_anchors_is_refused_with_a_reason() {
         let path = Path::new("state");
-        let written = Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: 7, ..Manifest::default() };
+        let written =
+            Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: 7, ..Manifest::default() };
         assert!(written.check_shape(1, 1, 7, path).is_ok());
         // A manifest of an earlier version has no `cluster_ids`.
         let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
@@ -468,7 +514,8 @@ mod tests {
         let mut refreshed = method.clone();
         refreshed.template.refresh_epochs = 8;
         assert_eq!(method_key(&refreshed), key);
-        let written = Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: key, ..Manifest::default() };
+        let written =
+            Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: key, ..Manifest::default() };
         assert!(written.check_shape(1, 1, key, path).is_ok());
         let err = written.check_shape(1, 1, method_key(&other), path).unwrap_err().to_string();
         assert!(err.contains("another method") && err.contains("afresh"), "{err}");

@@ -217,7 +217,11 @@ fn unknown_keys(value: &toml::Value) -> Vec<String> {
             // A tagged section: the defaults of the variant its `type` names.
             ("fingerprint", Some(kind)) => {
                 let tag = toml::Table::from_iter([("type".to_string(), kind.clone())]);
-                match tag.try_into::<Fingerprinting>().ok().and_then(|f| toml::Value::try_from(f).ok()) {
+                match tag
+                    .try_into::<Fingerprinting>()
+                    .ok()
+                    .and_then(|f| toml::Value::try_from(f).ok())
+                {
                     Some(variant) => Some(variant),
                     // An unknown type: the typed read names it.
                     None => continue,
@@ -242,25 +246,37 @@ impl PipelineConfig {
     /// Loads and validates a file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| ConfigError::Read { path: name.clone(), error })?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|error| ConfigError::Read { path: name.clone(), error })?;
         Self::parse(&text, &name)
     }
 
     /// Parses and validates TOML text (`origin` names it in errors). Every problem is named:
     /// each unknown key, a value of the wrong type, each invalid value.
     pub fn parse(text: &str, origin: &str) -> Result<Self, ConfigError> {
-        let value: toml::Value =
-            toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string().trim().to_string() })?;
-        let mut problems: Vec<Problem> = unknown_keys(&value).into_iter().map(Problem::Unknown).collect();
+        let value: toml::Value = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_string(),
+            message: e.to_string().trim().to_string(),
+        })?;
+        let mut problems: Vec<Problem> =
+            unknown_keys(&value).into_iter().map(Problem::Unknown).collect();
         // Without the unknown keys, the rest is read and its values checked.
         let mut known = value;
         if let Some(table) = known.as_table_mut() {
-            for key in problems.iter().filter_map(|p| if let Problem::Unknown(k) = p { Some(k.clone()) } else { None }) {
+            for key in problems.iter().filter_map(|p| {
+                if let Problem::Unknown(k) = p {
+                    Some(k.clone())
+                } else {
+                    None
+                }
+            }) {
                 match key.strip_prefix('[').and_then(|k| k.strip_suffix(']')) {
                     Some(section) => drop(table.remove(section)),
                     None => {
                         let (section, name) = key.split_once('.').expect("section.key");
-                        if let Some(body) = table.get_mut(section).and_then(toml::Value::as_table_mut) {
+                        if let Some(body) =
+                            table.get_mut(section).and_then(toml::Value::as_table_mut)
+                        {
                             body.remove(name);
                         }
                     }
@@ -274,7 +290,10 @@ impl PipelineConfig {
         if !problems.is_empty() {
             return Err(ConfigError::Invalid { path: origin.to_string(), problems });
         }
-        toml::from_str(text).map_err(|e| ConfigError::Parse { path: origin.to_string(), message: e.to_string().trim().to_string() })
+        toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: origin.to_string(),
+            message: e.to_string().trim().to_string(),
+        })
     }
 
     /// Checks values that parse but make no sense: each is named.
@@ -289,10 +308,17 @@ impl PipelineConfig {
     /// Every value that parses but makes no sense.
     pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
-        let mut invalid = |key: &'static str, message: &str| problems.push(Problem::Invalid { key, message: message.to_string() });
+        let mut invalid = |key: &'static str, message: &str| {
+            problems.push(Problem::Invalid { key, message: message.to_string() })
+        };
         let v = &self.verify;
         let m = &self.metrics;
-        if m.max_connections == 0 || m.check_queue == 0 || m.request_timeout_ms == 0 || m.check_timeout_ms == 0 || m.max_body_bytes == 0 {
+        if m.max_connections == 0
+            || m.check_queue == 0
+            || m.request_timeout_ms == 0
+            || m.check_timeout_ms == 0
+            || m.max_body_bytes == 0
+        {
             invalid("metrics", "max_body_bytes, max_connections, request_timeout_ms, check_queue and check_timeout_ms must be at least 1");
         }
         if !(v.threshold > 0.0 && v.threshold <= 1.0) {
@@ -310,7 +336,10 @@ impl PipelineConfig {
                     invalid("fingerprint.hashes_per_bucket", "must be at least 1");
                 }
                 if f.word_bands > 0 && (f.word_rows == 0 || f.word_shingle_words == 0) {
-                    invalid("fingerprint.word_rows", "word_rows and word_shingle_words must be at least 1 (word_bands 0: off)");
+                    invalid(
+                        "fingerprint.word_rows",
+                        "word_rows and word_shingle_words must be at least 1 (word_bands 0: off)",
+                    );
                 }
             }
             Fingerprinting::Minhash(m) => {
@@ -330,10 +359,14 @@ impl PipelineConfig {
                 }
             }
         }
-        if !["auto", "en", "ru", "de", "fr", "es", "none"].contains(&self.sentence.language.as_str()) {
+        if !["auto", "en", "ru", "de", "fr", "es", "none"]
+            .contains(&self.sentence.language.as_str())
+        {
             invalid("sentence.language", "must be auto, en, ru, de, fr, es or none");
         }
-        if !self.sentence.synonyms.is_empty() && std::fs::read_to_string(&self.sentence.synonyms).is_err() {
+        if !self.sentence.synonyms.is_empty()
+            && std::fs::read_to_string(&self.sentence.synonyms).is_err()
+        {
             invalid("sentence.synonyms", "cannot read this file");
         }
         if self.candidates.max_set_pages < 2 {
@@ -401,13 +434,17 @@ mod tests {
 
     #[test]
     fn the_shipped_pipeline_toml_is_valid_and_is_the_default() {
-        let shipped = PipelineConfig::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/pipeline.toml"))).unwrap();
+        let shipped =
+            PipelineConfig::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/pipeline.toml")))
+                .unwrap();
         assert_eq!(shipped, PipelineConfig::default(), "pipeline.toml documents the defaults");
     }
 
     #[test]
     fn unknown_keys_are_named() {
-        let err = PipelineConfig::parse("[verify]\nthreshhold = 0.9\n", "p.toml").unwrap_err().to_string();
+        let err = PipelineConfig::parse("[verify]\nthreshhold = 0.9\n", "p.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("threshhold"), "{err}");
         let err = PipelineConfig::parse("[nope]\n", "p.toml").unwrap_err().to_string();
         assert!(err.contains("nope"), "{err}");
@@ -415,13 +452,22 @@ mod tests {
 
     #[test]
     fn invalid_values_name_their_key() {
-        let err = PipelineConfig::parse("[verify]\nword_threshold = 2\n", "p.toml").unwrap_err().to_string();
+        let err = PipelineConfig::parse("[verify]\nword_threshold = 2\n", "p.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("verify.word_threshold"), "{err}");
-        let err = PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nword_rows = 0\n", "p.toml").unwrap_err().to_string();
+        let err =
+            PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nword_rows = 0\n", "p.toml")
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("fingerprint.word_rows"), "{err}");
-        let err = PipelineConfig::parse("[verify]\nthreshold = 1.5\n", "p.toml").unwrap_err().to_string();
+        let err =
+            PipelineConfig::parse("[verify]\nthreshold = 1.5\n", "p.toml").unwrap_err().to_string();
         assert!(err.contains("verify.threshold"), "{err}");
-        let err = PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nbuckets = 0\n", "p.toml").unwrap_err().to_string();
+        let err =
+            PipelineConfig::parse("[fingerprint]\ntype = \"sentence\"\nbuckets = 0\n", "p.toml")
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("fingerprint.buckets"), "{err}");
     }
 
@@ -429,9 +475,14 @@ mod tests {
     fn every_problem_is_named_at_once() {
         let text = "[verify]\nthreshhold = 0.9\nthreshold = 1.5\nword_threshold = 2\n[run]\nworkers = 0\nepoch_msec = 5\n[nope]\nx = 1\n";
         let err = PipelineConfig::parse(text, "p.toml").unwrap_err().to_string();
-        for named in
-            ["`verify.threshhold`", "`run.epoch_msec`", "`[nope]`", "`verify.threshold`", "`verify.word_threshold`", "`run.workers`"]
-        {
+        for named in [
+            "`verify.threshhold`",
+            "`run.epoch_msec`",
+            "`[nope]`",
+            "`verify.threshold`",
+            "`verify.word_threshold`",
+            "`run.workers`",
+        ] {
             assert!(err.contains(named), "{named} in: {err}");
         }
         assert!(err.contains("6 problems") && err.matches("\n  - ").count() == 6, "{err}");
@@ -439,20 +490,42 @@ mod tests {
         let err = PipelineConfig::parse("[run]\nworkers = 0\n", "p.toml").unwrap_err().to_string();
         assert_eq!(err, "p.toml: invalid value for `run.workers`: must be at least 1");
         // A value of the wrong type is named beside the unknown keys.
-        let err = PipelineConfig::parse("[run]\nworkers = \"two\"\nwrokers = 2\n", "p.toml").unwrap_err().to_string();
-        assert!(err.contains("2 problems") && err.contains("`run.wrokers`") && err.contains("workers"), "{err}");
+        let err = PipelineConfig::parse("[run]\nworkers = \"two\"\nwrokers = 2\n", "p.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("2 problems") && err.contains("`run.wrokers`") && err.contains("workers"),
+            "{err}"
+        );
         // A fingerprint type's keys are that type's.
-        let err = PipelineConfig::parse("[fingerprint]\ntype = \"simhash\"\nbands = 20\nbuckets = 3\n", "p.toml").unwrap_err().to_string();
-        assert!(err.contains("`fingerprint.bands`") && err.contains("`fingerprint.buckets`"), "{err}");
+        let err = PipelineConfig::parse(
+            "[fingerprint]\ntype = \"simhash\"\nbands = 20\nbuckets = 3\n",
+            "p.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("`fingerprint.bands`") && err.contains("`fingerprint.buckets`"),
+            "{err}"
+        );
     }
 
     #[test]
     fn fingerprint_types_take_their_own_keys() {
-        let config = PipelineConfig::parse("[fingerprint]\ntype = \"minhash\"\nbands = 20\n", "p.toml").unwrap();
-        assert!(matches!(config.fingerprint, Fingerprinting::Minhash(ref m) if m.bands == 20 && m.rows == 8));
-        let err = PipelineConfig::parse("[fingerprint]\ntype = \"simhash\"\nbands = 20\n", "p.toml").unwrap_err().to_string();
+        let config =
+            PipelineConfig::parse("[fingerprint]\ntype = \"minhash\"\nbands = 20\n", "p.toml")
+                .unwrap();
+        assert!(
+            matches!(config.fingerprint, Fingerprinting::Minhash(ref m) if m.bands == 20 && m.rows == 8)
+        );
+        let err =
+            PipelineConfig::parse("[fingerprint]\ntype = \"simhash\"\nbands = 20\n", "p.toml")
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("bands"), "{err}");
-        let err = PipelineConfig::parse("[fingerprint]\ntype = \"bloom\"\n", "p.toml").unwrap_err().to_string();
+        let err = PipelineConfig::parse("[fingerprint]\ntype = \"bloom\"\n", "p.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("bloom"), "{err}");
         let config = PipelineConfig::parse("[verify]\ntype = \"jaccard\"\n", "p.toml").unwrap();
         assert_eq!(config.verify.method, dupflow_operators::verify::VerifyMethod::Jaccard);

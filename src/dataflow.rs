@@ -38,5 +38,7 @@ pub use graph::{candidate_sets, clusters, clusters_and_shares, Assignments, Shar
 pub use run::{run, RunOptions};
 
 pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};
-pub use crate::source::reader::{Feed, Followed, InputProgress, ReaderProgress, ReaderReport, ScriptItem};
+pub use crate::source::reader::{
+    Feed, Followed, InputProgress, ReaderProgress, ReaderReport, ScriptItem,
+};
 pub use crate::types::{ClusterRow, RunError, RunOutput};

@@ -68,7 +68,11 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: PipelineConfig) -> Engine {
-        let mut worker = Worker::new(WorkerConfig::default(), Allocator::Thread(Thread::default()), Some(Instant::now()));
+        let mut worker = Worker::new(
+            WorkerConfig::default(),
+            Allocator::Thread(Thread::default()),
+            Some(Instant::now()),
+        );
         let mut method = config.method();
         // A commit gives the clusters of the documents so far: the template in effect is
         // theirs, refreshed at every commit (`template.refresh_epochs` is for feeds).
@@ -77,11 +81,12 @@ impl Engine {
         let sink = captured.clone();
         let (input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
-            let (probe, _) = crate::dataflow::clusters(pages, &method, Arc::new(Registry::default()))
-                .consolidate()
-                .inner
-                .inspect(move |update| sink.borrow_mut().push(*update))
-                .probe();
+            let (probe, _) =
+                crate::dataflow::clusters(pages, &method, Arc::new(Registry::default()))
+                    .consolidate()
+                    .inner
+                    .inspect(move |update| sink.borrow_mut().push(*update))
+                    .probe();
             (input, probe)
         });
         Engine {
@@ -107,23 +112,45 @@ impl Engine {
     /// documents by host for template statistics.
     pub fn add_text(&mut self, id: &str, text: &str, url: Option<&str>) {
         self.ordinal += 1;
-        let doc = TextDoc { id: id.to_string(), text: text.to_string(), url: url.map(str::to_string), ordinal: self.ordinal };
-        let (page, _, _) = text::page_of(&doc, &self.config.sentence, self.shingling, self.config.source.max_page_bytes as usize);
+        let doc = TextDoc {
+            id: id.to_string(),
+            text: text.to_string(),
+            url: url.map(str::to_string),
+            ordinal: self.ordinal,
+        };
+        let (page, _, _) = text::page_of(
+            &doc,
+            &self.config.sentence,
+            self.shingling,
+            self.config.source.max_page_bytes as usize,
+        );
         self.put(page);
     }
 
     /// Adds (or replaces) an HTML page, stripped as WARC responses are.
     pub fn add_html(&mut self, url: &str, html: &str) {
         self.ordinal += 1;
-        let stripped = dupflow_operators::ingest::html::strip_with(html, self.config.sentence.landmarks);
-        let host = TextDoc { id: String::new(), text: String::new(), url: Some(url.to_string()), ordinal: 0 }.host();
+        let stripped =
+            dupflow_operators::ingest::html::strip_with(html, self.config.sentence.landmarks);
+        let host = TextDoc {
+            id: String::new(),
+            text: String::new(),
+            url: Some(url.to_string()),
+            ordinal: 0,
+        }
+        .host();
         let meta = PageMeta {
             id: PageId::new(self.ordinal, url, url),
             url: url.into(),
             host: dupflow_operators::ingest::sentence::stable_hash(&host),
             record_id: url.into(),
         };
-        let (page, _) = dupflow_operators::ingest::sentence::page_of_html(meta, &stripped, &self.config.sentence, self.shingling);
+        let (page, _) = dupflow_operators::ingest::sentence::page_of_html(
+            meta,
+            &stripped,
+            &self.config.sentence,
+            self.shingling,
+        );
         self.put(page);
     }
 
@@ -169,7 +196,12 @@ impl Engine {
         }
         let mut changes = Vec::new();
         for key in touched {
-            let after = self.pages.get(&key).and_then(|p| self.assignments.get(&p.id)).and_then(|a| self.keys.get(&a.cluster)).cloned();
+            let after = self
+                .pages
+                .get(&key)
+                .and_then(|p| self.assignments.get(&p.id))
+                .and_then(|a| self.keys.get(&a.cluster))
+                .cloned();
             let before = match &after {
                 Some(cluster) => self.clusters.insert(key.clone(), cluster.clone()),
                 None => self.clusters.remove(&key),
@@ -214,8 +246,17 @@ mod tests {
     fn doc(seed: u64, changed: Option<usize>) -> String {
         (0..8)
             .map(|l| {
-                let s = if Some(l) == changed { 10_000 + seed * 8 + l as u64 } else { seed * 8 + l as u64 };
-                format!("Line {s} says {} and then {} before it ends with {}.", s * 7 % 101, s * 13 % 97, s * 31 % 89)
+                let s = if Some(l) == changed {
+                    10_000 + seed * 8 + l as u64
+                } else {
+                    seed * 8 + l as u64
+                };
+                format!(
+                    "Line {s} says {} and then {} before it ends with {}.",
+                    s * 7 % 101,
+                    s * 13 % 97,
+                    s * 31 % 89
+                )
             })
             .collect::<Vec<_>>()
             .join("\n")
@@ -230,7 +271,10 @@ mod tests {
     fn adds_removes_and_replacements_change_clusters_as_a_batch_run_would() {
         // The near-copy is added first, but its key hashes above d2's and d4's: each pair it is
         // in is named by the d-document (its anchor), not by the earliest-added member.
-        let near = (0..).map(|i| format!("near{i}")).find(|n| key_hash(n) > key_hash("d2") && key_hash(n) > key_hash("d4")).unwrap();
+        let near = (0..)
+            .map(|i| format!("near{i}"))
+            .find(|n| key_hash(n) > key_hash("d2") && key_hash(n) > key_hash("d4"))
+            .unwrap();
         let near = near.as_str();
         let mut engine = Engine::new(PipelineConfig::default());
         engine.add_text(near, &doc(2, Some(3)), None);
@@ -239,7 +283,11 @@ mod tests {
         }
         let changes = engine.commit();
         assert_eq!(changes.len(), 6, "every new document: {changes:?}");
-        assert_eq!(engine.clusters()[near], "d2", "named by its anchor, not by the earliest-added member");
+        assert_eq!(
+            engine.clusters()[near],
+            "d2",
+            "named by its anchor, not by the earliest-added member"
+        );
         assert_eq!(engine.clusters()["d2"], "d2");
 
         // The anchor leaves: the cluster is named by the other member.
@@ -249,13 +297,24 @@ mod tests {
             changes,
             vec![
                 ClusterChange { key: "d2".into(), before: Some("d2".into()), after: None },
-                ClusterChange { key: near.into(), before: Some("d2".into()), after: Some(near.into()) },
+                ClusterChange {
+                    key: near.into(),
+                    before: Some("d2".into()),
+                    after: Some(near.into())
+                },
             ]
         );
         // A replacement that is no longer similar moves out; one that is joins.
         engine.add_text(near, &doc(4, None), None);
         let changes = engine.commit();
-        assert_eq!(changes, vec![ClusterChange { key: near.into(), before: Some(near.into()), after: Some("d4".into()) }]);
+        assert_eq!(
+            changes,
+            vec![ClusterChange {
+                key: near.into(),
+                before: Some(near.into()),
+                after: Some("d4".into())
+            }]
+        );
         assert!(engine.commit().is_empty(), "nothing changed, nothing reported");
         assert!(!engine.remove("absent"));
         assert_eq!(engine.len(), 5);
@@ -323,7 +382,10 @@ mod tests {
             fresh.commit();
             assert_eq!(partition(&engine), partition(&fresh), "round {round}");
             assert_eq!(engine.clusters().len(), current.len());
-            assert!(partition(&engine).iter().any(|c| c.len() > 1), "round {round}: families are clustered");
+            assert!(
+                partition(&engine).iter().any(|c| c.len() > 1),
+                "round {round}: families are clustered"
+            );
             // Named alike too: by the anchors (the same order of addition).
             assert_eq!(engine.clusters(), fresh.clusters(), "round {round}");
         }

@@ -31,7 +31,8 @@ pub struct Truth {
 }
 
 fn read(path: &Path) -> Result<String, EvalError> {
-    std::fs::read_to_string(path).map_err(|error| EvalError::Read { path: path.display().to_string(), error })
+    std::fs::read_to_string(path)
+        .map_err(|error| EvalError::Read { path: path.display().to_string(), error })
 }
 
 impl Truth {
@@ -41,7 +42,8 @@ impl Truth {
         let name = path.display().to_string();
         let format = |message: String| EvalError::Format { path: name.clone(), message };
         if text.trim_start().starts_with('{') {
-            let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
+            let v: serde_json::Value =
+                serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
             let urls: Vec<String> = v["urls"]
                 .as_array()
                 .ok_or_else(|| format("no `urls` array".into()))?
@@ -100,8 +102,10 @@ pub fn load_clusters(path: &Path) -> Result<HashMap<String, String>, EvalError> 
         if line.is_empty() {
             continue;
         }
-        let v: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| EvalError::Format { path: path.display().to_string(), message: format!("line {}: {e}", n + 1) })?;
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| EvalError::Format {
+            path: path.display().to_string(),
+            message: format!("line {}: {e}", n + 1),
+        })?;
         let cluster = match &v["cluster"] {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -122,7 +126,8 @@ fn f4(x: f64) -> String {
 
 /// Scores `clusters` against `truth`; the text is score.py's, plus a same-/cross-host line.
 pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool) -> String {
-    let idx: HashMap<&str, usize> = truth.urls.iter().enumerate().map(|(i, u)| (u.as_str(), i)).collect();
+    let idx: HashMap<&str, usize> =
+        truth.urls.iter().enumerate().map(|(i, u)| (u.as_str(), i)).collect();
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (url, cluster) in clusters {
         if let Some(&i) = idx.get(url.as_str()) {
@@ -136,7 +141,11 @@ pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool
             "all".to_string()
         }
     };
-    let (mut tp, mut fp, mut fn_): (BTreeMap<String, u64>, BTreeMap<String, u64>, BTreeMap<String, u64>) = Default::default();
+    let (mut tp, mut fp, mut fn_): (
+        BTreeMap<String, u64>,
+        BTreeMap<String, u64>,
+        BTreeMap<String, u64>,
+    ) = Default::default();
     let mut predicted: BTreeSet<(usize, usize)> = BTreeSet::new();
     let (mut same, mut cross) = ([0u64; 2], [0u64; 2]); // [tp, fp]
     for members in groups.values_mut() {
@@ -150,7 +159,11 @@ pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool
                     None if truth.judged_only => continue,
                     None => 0.0,
                 };
-                let counter = if host(&truth.urls[a]) == host(&truth.urls[b]) { &mut same } else { &mut cross };
+                let counter = if host(&truth.urls[a]) == host(&truth.urls[b]) {
+                    &mut same
+                } else {
+                    &mut cross
+                };
                 if s >= truth.dup {
                     *tp.entry(section(a)).or_default() += 1;
                     counter[0] += 1;
@@ -202,13 +215,24 @@ pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool
     let _ = writeln!(out, "page-averaged: precision {} recall {} f1 {}", f4(pp), f4(pr), f4(pf));
     let keys: BTreeSet<&String> = tp.keys().chain(fp.keys()).chain(fn_.keys()).collect();
     for k in keys {
-        let (t, f, n) = (tp.get(k).copied().unwrap_or(0), fp.get(k).copied().unwrap_or(0), fn_.get(k).copied().unwrap_or(0));
+        let (t, f, n) = (
+            tp.get(k).copied().unwrap_or(0),
+            fp.get(k).copied().unwrap_or(0),
+            fn_.get(k).copied().unwrap_or(0),
+        );
         let p = if t + f > 0 { t as f64 / (t + f) as f64 } else { 1.0 };
         let r = if t + n > 0 { t as f64 / (t + n) as f64 } else { 1.0 };
         let f1 = if p + r > 0.0 { 2.0 * p * r / (p + r) } else { 0.0 };
-        let _ = writeln!(out, "{k}: precision {} recall {} f1 {} (tp {t} fp {f} fn {n})", f4(p), f4(r), f4(f1));
+        let _ = writeln!(
+            out,
+            "{k}: precision {} recall {} f1 {} (tp {t} fp {f} fn {n})",
+            f4(p),
+            f4(r),
+            f4(f1)
+        );
     }
-    let precision = |c: [u64; 2]| if c[0] + c[1] > 0 { c[0] as f64 / (c[0] + c[1]) as f64 } else { 1.0 };
+    let precision =
+        |c: [u64; 2]| if c[0] + c[1] > 0 { c[0] as f64 / (c[0] + c[1]) as f64 } else { 1.0 };
     let _ = writeln!(
         out,
         "pairwise precision by host: same-host {} (tp {} fp {}), cross-host {} (tp {} fp {})",

@@ -85,9 +85,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Writes `path` through a temporary file in the same directory (`.NAME.tmp-PID`), filled by
 /// `fill`, synced and renamed into place; the temporary file is removed on any error.
-pub fn write_with(path: &Path, fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) -> std::io::Result<()> {
+pub fn write_with(
+    path: &Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let name =
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let tmp = Scratch::new(dir.join(format!(".{name}.tmp-{}", std::process::id())));
     let mut file = std::io::BufWriter::new(std::fs::File::create(tmp.path())?);
     fill(&mut file)?;
@@ -116,9 +120,17 @@ pub fn prepare_dir(dir: &Path, what: &'static str) -> Result<(), DirError> {
     if let Some(file) = dir.ancestors().find(|p| blocked(p)) {
         return Err(DirError::NotADirectory { what, path: file.to_path_buf() });
     }
-    std::fs::create_dir_all(dir).map_err(|error| DirError::Create { what, path: dir.to_path_buf(), error })?;
+    std::fs::create_dir_all(dir).map_err(|error| DirError::Create {
+        what,
+        path: dir.to_path_buf(),
+        error,
+    })?;
     let probe = Scratch::new(dir.join(format!(".dupflow-probe-{}", std::process::id())));
-    std::fs::write(probe.path(), b"probe").map_err(|error| DirError::Write { what, path: dir.to_path_buf(), error })?;
+    std::fs::write(probe.path(), b"probe").map_err(|error| DirError::Write {
+        what,
+        path: dir.to_path_buf(),
+        error,
+    })?;
     Ok(())
 }
 
@@ -134,7 +146,10 @@ mod tests {
     }
 
     fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into())
+            .collect();
         names.sort();
         names
     }
@@ -142,7 +157,8 @@ mod tests {
     #[test]
     fn a_failed_write_leaves_no_temporary_file() {
         let dir = temp("failed");
-        let err = write_with(&dir.join("out.jsonl"), |_| Err(std::io::Error::other("disk full"))).unwrap_err();
+        let err = write_with(&dir.join("out.jsonl"), |_| Err(std::io::Error::other("disk full")))
+            .unwrap_err();
         assert_eq!(err.to_string(), "disk full");
         assert!(names(&dir).is_empty(), "{:?}", names(&dir));
         write_atomic(&dir.join("out.jsonl"), b"x\n").unwrap();

@@ -17,5 +17,7 @@ pub mod source;
 pub mod types;
 
 /// The WARC compiled into the binary: `dupflow run` with no input reads it.
-pub const DEFAULT_INPUT: source::Input =
-    source::Input::Embedded { name: "fixtures/default.warc.gz", bytes: include_bytes!("../fixtures/default.warc.gz") };
+pub const DEFAULT_INPUT: source::Input = source::Input::Embedded {
+    name: "fixtures/default.warc.gz",
+    bytes: include_bytes!("../fixtures/default.warc.gz"),
+};

@@ -18,7 +18,11 @@ use clap::{CommandFactory, Parser, Subcommand};
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser)]
-#[command(name = "dupflow", version, about = "Streaming near-duplicate detection for web-crawl WARC output")]
+#[command(
+    name = "dupflow",
+    version,
+    about = "Streaming near-duplicate detection for web-crawl WARC output"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -97,7 +101,11 @@ fn main() -> ExitCode {
     match dispatch(Cli::parse().command) {
         Ok(code) => code,
         // `dupflow man | head`: the reader left; nothing is wrong.
-        Err(error) if error.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) => {
+        Err(error)
+            if error
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -139,7 +147,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Eval(args) => cmd::eval::execute(args),
         Command::Dedup(args) => cmd::dedup::execute(args),
         Command::Merge { dir } => {
-            let merged = dupflow::sink::shards::merge(&dir).with_context(|| format!("merging the shards in {}", dir.display()))?;
+            let merged = dupflow::sink::shards::merge(&dir)
+                .with_context(|| format!("merging the shards in {}", dir.display()))?;
             for (path, lines) in &merged.files {
                 println!("{}: {lines} lines from {} shards", path.display(), merged.shards);
             }
@@ -154,7 +163,8 @@ fn dispatch(command: Command) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Man { dir: Some(dir) } => {
-            std::fs::create_dir_all(&dir).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", dir.display()))?;
             clap_mangen::generate_to(Cli::command(), &dir)
                 .map_err(|e| anyhow::anyhow!("cannot write man pages to {}: {e}", dir.display()))?;
             Ok(ExitCode::SUCCESS)

@@ -16,7 +16,10 @@ fn clusters(dir: &Path) -> BTreeMap<String, (String, u64)> {
         .lines()
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).unwrap();
-            (v["url"].as_str().unwrap().to_string(), (v["cluster"].as_str().unwrap().to_string(), v["size"].as_u64().unwrap()))
+            (
+                v["url"].as_str().unwrap().to_string(),
+                (v["cluster"].as_str().unwrap().to_string(), v["size"].as_u64().unwrap()),
+            )
         })
         .collect()
 }
@@ -34,7 +37,10 @@ fn default_input_gives_the_documented_clusters() {
     assert!(stdout.contains("pages:     8"), "{stdout}");
     let got = clusters(&out);
     let expected: BTreeMap<String, Vec<String>> = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.expected.json")).unwrap(),
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.expected.json"),
+        )
+        .unwrap(),
     )
     .unwrap();
     // Same grouping (ids are anchors, chosen by hash: the grouping is what is documented).
@@ -49,7 +55,10 @@ fn default_input_gives_the_documented_clusters() {
     expected_groups.sort();
     assert_eq!(got_groups, expected_groups);
     // No temporary files are left behind; revisits are written.
-    let names: Vec<String> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
     assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
     assert_eq!(std::fs::read_to_string(out.join("revisits.jsonl")).unwrap().lines().count(), 1);
     let changes = std::fs::read_to_string(out.join("changes.jsonl")).unwrap();
@@ -82,7 +91,9 @@ fn two_processes_give_the_same_clusters_as_one() {
     run(&["--workers", "1"], &single);
     let dir = temp_dir("cluster");
     // Free ports: bind, read the port, release.
-    let ports: Vec<u16> = (0..2).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
+    let ports: Vec<u16> = (0..2)
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
+        .collect();
     let hostfile = dir.join("hosts");
     std::fs::write(&hostfile, format!("127.0.0.1:{}\n127.0.0.1:{}\n", ports[0], ports[1])).unwrap();
     let out = dir.join("out");
@@ -102,14 +113,21 @@ fn two_processes_give_the_same_clusters_as_one() {
         .collect();
     for child in children {
         let output = child.wait_with_output().unwrap();
-        assert!(output.status.success(), "process failed: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "process failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     }
     // Each process wrote its shard; merged, they are the one-process file line for line.
     assert!(!out.join("clusters.jsonl").exists());
     let merged = dupflow().arg("merge").arg(&out).output().unwrap();
     assert!(merged.status.success(), "{}", String::from_utf8_lossy(&merged.stderr));
     assert_eq!(clusters(&out), clusters(&single));
-    assert_eq!(std::fs::read(out.join("clusters.jsonl")).unwrap(), std::fs::read(single.join("clusters.jsonl")).unwrap());
+    assert_eq!(
+        std::fs::read(out.join("clusters.jsonl")).unwrap(),
+        std::fs::read(single.join("clusters.jsonl")).unwrap()
+    );
 }
 
 #[test]
@@ -136,7 +154,8 @@ fn a_missing_input_is_a_clear_error() {
 
 #[test]
 fn damaged_records_are_counted_and_the_rest_clustered() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/malformed/bad-content-length.warc");
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/malformed/bad-content-length.warc");
     let out = temp_dir("damaged");
     let stdout = run(&[file.to_str().unwrap()], &out);
     assert!(stdout.contains("bad_content_length 2"), "{stdout}");
@@ -176,7 +195,10 @@ fn every_fingerprint_type_runs_end_to_end() {
 /// fixture made for it.
 #[test]
 fn eval_agrees_with_score_py() {
-    let Some(score_py) = [Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/score.py")].into_iter().find(|p| p.exists()) else {
+    let Some(score_py) = [Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/score.py")]
+        .into_iter()
+        .find(|p| p.exists())
+    else {
         eprintln!("SKIPPED: ../shared/bench/score.py is absent (the shared folder is not beside the checkout)");
         return;
     };
@@ -197,7 +219,8 @@ fn eval_agrees_with_score_py() {
                 return;
             }
         };
-        let ours_common: Vec<&str> = ours.lines().filter(|l| !l.starts_with("pairwise precision by host")).collect();
+        let ours_common: Vec<&str> =
+            ours.lines().filter(|l| !l.starts_with("pairwise precision by host")).collect();
         assert_eq!(ours_common, theirs.lines().collect::<Vec<_>>(), "by_section {by_section}");
         assert!(ours.contains("same-host"), "{ours}");
     }
@@ -206,8 +229,13 @@ fn eval_agrees_with_score_py() {
 #[test]
 fn eval_reads_pair_files() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
-    let output =
-        dupflow().arg("eval").arg("--truth").arg(fixtures.join("pairs.txt")).arg(fixtures.join("clusters.jsonl")).output().unwrap();
+    let output = dupflow()
+        .arg("eval")
+        .arg("--truth")
+        .arg(fixtures.join("pairs.txt"))
+        .arg(fixtures.join("clusters.jsonl"))
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
     // 3 judged duplicate pairs, 2 predicted; 1 judged non-duplicate pair, predicted together.
@@ -216,7 +244,11 @@ fn eval_reads_pair_files() {
 
 #[test]
 fn sentences_prints_normalized_sentences() {
-    let output = dupflow().args(["sentences", "fixtures/default.warc.gz"]).current_dir(env!("CARGO_MANIFEST_DIR")).output().unwrap();
+    let output = dupflow()
+        .args(["sentences", "fixtures/default.warc.gz"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
     assert!(text.lines().any(|l| l == "the river rose three feet overnight after a week of steady rain in the northern hills"), "{text}");
@@ -230,17 +262,34 @@ fn markup_warnings_stay_off_stderr() {
     let dir = temp_dir("markup-warnings");
     let html = "<html><body><table>stray text<tr><td>a cell of the table</td></tr>more stray</table><p>after the table</p></body></html>";
     let warc = dir.join("tables.warc");
-    std::fs::write(&warc, common::synth::warc_response("http://example.org/t", 1_400_000_000, 1, html)).unwrap();
+    std::fs::write(
+        &warc,
+        common::synth::warc_response("http://example.org/t", 1_400_000_000, 1, html),
+    )
+    .unwrap();
     let output = dupflow().arg("sentences").arg(&warc).env_remove("DUPFLOW_LOG").output().unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let text = String::from_utf8(output.stdout).unwrap();
     // The stray text is moved before the table, as a browser shows it (both pieces, one node).
-    assert_eq!(text.lines().collect::<Vec<_>>(), ["stray textmore stray", "a cell of the table", "after the table"], "{text}");
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        ["stray textmore stray", "a cell of the table", "after the table"],
+        "{text}"
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("foster parenting"), "{stderr}");
     // Asked for, they are there.
-    let output = dupflow().arg("sentences").arg(&warc).env("DUPFLOW_LOG", "info,html5ever=warn").output().unwrap();
-    assert!(String::from_utf8_lossy(&output.stderr).contains("foster parenting"), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = dupflow()
+        .arg("sentences")
+        .arg(&warc)
+        .env("DUPFLOW_LOG", "info,html5ever=warn")
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("foster parenting"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 fn check(args: &[&str], stdin: &str) -> serde_json::Value {
@@ -278,12 +327,17 @@ fn check_reports_share_spans_and_the_pages_a_patchwork_comes_from() {
     assert_eq!(v["duplicate_sentences"], 4);
     assert_eq!(v["verdict"], "new", "a share of about 0.8 is under 0.9");
     assert_eq!(v["patchwork"], true);
-    let cover: Vec<&str> = v["cover"].as_array().unwrap().iter().map(|c| c["url"].as_str().unwrap()).collect();
+    let cover: Vec<&str> =
+        v["cover"].as_array().unwrap().iter().map(|c| c["url"].as_str().unwrap()).collect();
     assert_eq!(cover.len(), 2, "{cover:?}");
-    assert!(cover.iter().any(|u| u.contains("market")) && cover.iter().any(|u| u.contains("library")), "{cover:?}");
+    assert!(
+        cover.iter().any(|u| u.contains("market")) && cover.iter().any(|u| u.contains("library")),
+        "{cover:?}"
+    );
     assert_eq!(v["spans"].as_array().unwrap().len(), 2);
     // The corpus's own distribution.
-    let mut child = dupflow().args(["check", "--corpus", "fixtures/default.warc.gz"]).output().unwrap();
+    let mut child =
+        dupflow().args(["check", "--corpus", "fixtures/default.warc.gz"]).output().unwrap();
     assert!(child.status.success());
     let v: serde_json::Value = serde_json::from_slice(&std::mem::take(&mut child.stdout)).unwrap();
     assert_eq!(v["corpus_pages"], 8);
@@ -300,14 +354,23 @@ fn similar_ranks_pages_by_cosine_to_a_reference() {
         "Farmers from the valley sell honey and cheese. The market returns to the square next month, with a new bakery and forty stalls.",
     )
     .unwrap();
-    let out = dupflow().args(["similar", "fixtures/default.warc.gz", "--reference"]).arg(&reference).args(["--top", "3"]).output().unwrap();
+    let out = dupflow()
+        .args(["similar", "fixtures/default.warc.gz", "--reference"])
+        .arg(&reference)
+        .args(["--top", "3"])
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    let lines: Vec<(f64, &str)> = text.lines().map(|l| l.split_once(' ').map(|(s, u)| (s.parse().unwrap(), u)).unwrap()).collect();
+    let lines: Vec<(f64, &str)> = text
+        .lines()
+        .map(|l| l.split_once(' ').map(|(s, u)| (s.parse().unwrap(), u)).unwrap())
+        .collect();
     assert_eq!(lines.len(), 3);
     let top: Vec<&str> = lines[..2].iter().map(|(_, u)| *u).collect();
     assert!(
-        top.contains(&"http://gazette.example/news/market-returns") && top.contains(&"http://aggregator.example/copy/market"),
+        top.contains(&"http://gazette.example/news/market-returns")
+            && top.contains(&"http://aggregator.example/copy/market"),
         "{text}"
     );
     assert!(lines[0].0 > 0.4 && lines[2].0 < 0.1, "{text}");
@@ -319,9 +382,13 @@ fn spans_name_the_page_that_had_the_sentences_first() {
     let config = out.join("share.toml");
     std::fs::write(&config, "[share]\nenabled = true\n").unwrap();
     run(&["--config", config.to_str().unwrap()], &out);
-    let lines: Vec<serde_json::Value> =
-        std::fs::read_to_string(out.join("spans.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let by_url: BTreeMap<&str, &serde_json::Value> = lines.iter().map(|v| (v["url"].as_str().unwrap(), v)).collect();
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(out.join("spans.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let by_url: BTreeMap<&str, &serde_json::Value> =
+        lines.iter().map(|v| (v["url"].as_str().unwrap(), v)).collect();
     // The copies, not the originals, have shares; their spans point at the originals.
     let copy = by_url["http://aggregator.example/copy/market"];
     assert!(copy["share"].as_f64().unwrap() > 0.9);
@@ -338,7 +405,18 @@ fn spans_name_the_page_that_had_the_sentences_first() {
 /// them, bash accepts the script, and `man --dir` writes one page per command.
 #[test]
 fn completions_and_man_pages_cover_every_command() {
-    let commands = ["run", "validate", "sentences", "normalize", "exact-dedup", "join", "check", "similar", "eval", "dedup"];
+    let commands = [
+        "run",
+        "validate",
+        "sentences",
+        "normalize",
+        "exact-dedup",
+        "join",
+        "check",
+        "similar",
+        "eval",
+        "dedup",
+    ];
     let output = dupflow().args(["completions", "bash"]).output().unwrap();
     assert!(output.status.success());
     let script = String::from_utf8(output.stdout).unwrap();
@@ -349,7 +427,11 @@ fn completions_and_man_pages_cover_every_command() {
     let dir = temp_dir("completions");
     std::fs::write(dir.join("dupflow.bash"), &script).unwrap();
     match Command::new("bash").arg("-n").arg(dir.join("dupflow.bash")).output() {
-        Ok(check) => assert!(check.status.success(), "bash rejects the script: {}", String::from_utf8_lossy(&check.stderr)),
+        Ok(check) => assert!(
+            check.status.success(),
+            "bash rejects the script: {}",
+            String::from_utf8_lossy(&check.stderr)
+        ),
         Err(e) => eprintln!("bash not runnable here ({e}): the script's syntax is not checked"),
     }
     for shell in ["zsh", "fish"] {
@@ -360,16 +442,24 @@ fn completions_and_man_pages_cover_every_command() {
     let output = dupflow().arg("man").output().unwrap();
     assert!(output.status.success());
     let page = String::from_utf8(output.stdout).unwrap();
-    assert!(page.starts_with(".ie") || page.contains(".TH dupflow"), "not a roff man page: {}", &page[..page.len().min(200)]);
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH dupflow"),
+        "not a roff man page: {}",
+        &page[..page.len().min(200)]
+    );
     for command in commands {
         // roff writes a hyphen as `\-`.
-        assert!(page.contains(&format!("dupflow\\-{}(1)", command.replace('-', "\\-"))), "man page lacks {command}");
+        assert!(
+            page.contains(&format!("dupflow\\-{}(1)", command.replace('-', "\\-"))),
+            "man page lacks {command}"
+        );
     }
     let status = dupflow().arg("man").arg("--dir").arg(dir.join("man")).status().unwrap();
     assert!(status.success());
     for command in commands {
         let path = dir.join("man").join(format!("dupflow-{command}.1"));
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert!(text.contains(".TH"), "{} is not a man page", path.display());
     }
 }

@@ -34,7 +34,12 @@ fn feed_files() -> Vec<Vec<u8>> {
                 .flat_map(|i| {
                     let n = f * RECORDS + i;
                     let url = format!("http://soak.example/p{}", rng.below(260));
-                    warc_response(&url, n * 7, n, &corpus.html(rng.below(8) as usize, rng.below(5) as usize))
+                    warc_response(
+                        &url,
+                        n * 7,
+                        n,
+                        &corpus.html(rng.below(8) as usize, rng.below(5) as usize),
+                    )
                 })
                 .collect()
         })
@@ -92,7 +97,10 @@ fn clusters(out: &Path) -> BTreeMap<String, String> {
         .lines()
         .map(|line| {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            (v["url"].as_str().unwrap().to_string(), v["cluster"].to_string().trim_matches('"').to_string())
+            (
+                v["url"].as_str().unwrap().to_string(),
+                v["cluster"].to_string().trim_matches('"').to_string(),
+            )
         })
         .collect()
 }
@@ -103,7 +111,9 @@ fn kill(child: &mut Child, checkpoint: &Path, rng: &mut Rng) -> &'static str {
         0 => {
             // While a checkpoint is written: the reader's position is saved, the manifest not yet.
             let committed = manifest_epoch(checkpoint);
-            let caught = wait_until(Duration::from_secs(3), || newest_progress(checkpoint) > manifest_epoch(checkpoint).max(committed));
+            let caught = wait_until(Duration::from_secs(3), || {
+                newest_progress(checkpoint) > manifest_epoch(checkpoint).max(committed)
+            });
             if caught {
                 "during a checkpoint"
             } else {
@@ -153,7 +163,8 @@ fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
 
         let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let round = dir.join(format!("seed{seed}"));
-        let (feed, out, checkpoint) = (round.join("feed"), round.join("out"), round.join("checkpoint"));
+        let (feed, out, checkpoint) =
+            (round.join("feed"), round.join("out"), round.join("checkpoint"));
         std::fs::create_dir_all(&feed).unwrap();
         let log = round.join("stderr.txt");
         let args = [
@@ -184,8 +195,13 @@ fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
                 child = spawn(&args, &log);
             }
         }
-        let reached = wait_until(Duration::from_secs(120), || manifest_epoch(&checkpoint) >= last_epoch);
-        assert!(reached, "seed {seed}, refreshes every {refresh}: the follower reached the last epoch (see {})", log.display());
+        let reached =
+            wait_until(Duration::from_secs(120), || manifest_epoch(&checkpoint) >= last_epoch);
+        assert!(
+            reached,
+            "seed {seed}, refreshes every {refresh}: the follower reached the last epoch (see {})",
+            log.display()
+        );
         // One more crash and resume at the end, then a clean stop.
         child.kill().unwrap();
         child.wait().unwrap();
@@ -203,8 +219,15 @@ fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
         assert!(status.success(), "seed {seed}, refreshes every {refresh}: exit {status}");
 
         let got = clusters(&out);
-        assert_eq!(got.len(), want.len(), "seed {seed}, refreshes every {refresh}: pages lost or doubled");
-        assert_eq!(got, want, "seed {seed}, refreshes every {refresh}: clusters differ from the batch run's");
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "seed {seed}, refreshes every {refresh}: pages lost or doubled"
+        );
+        assert_eq!(
+            got, want,
+            "seed {seed}, refreshes every {refresh}: clusters differ from the batch run's"
+        );
         assert_eq!(
             net_of_changes(&out),
             want,
@@ -213,9 +236,14 @@ fn a_follower_killed_at_random_many_times_ends_with_the_batch_clusters() {
         let changes = std::fs::read_to_string(out.join("changes.jsonl")).unwrap();
         assert!(changes == want_changes, "seed {seed}, refreshes every {refresh}: changes.jsonl differs from the uninterrupted run's");
         // The positions a checkpoint states never pass the records a file holds.
-        let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(checkpoint.join("checkpoint.json")).unwrap()).unwrap();
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(checkpoint.join("checkpoint.json")).unwrap())
+                .unwrap();
         for input in manifest["reader"]["inputs"].as_array().unwrap() {
-            assert!(input["items"].as_u64().unwrap() <= RECORDS, "seed {seed}, refreshes every {refresh}: position past the end: {input}");
+            assert!(
+                input["items"].as_u64().unwrap() <= RECORDS,
+                "seed {seed}, refreshes every {refresh}: position past the end: {input}"
+            );
         }
     }
     eprintln!("kills survived: {tally:?}");

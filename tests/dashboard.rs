@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"].into_iter().map(PathBuf::from).find(|p| p.exists())
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
 }
 
 fn headless(browser: &Path, profile: &Path) -> Command {
@@ -48,15 +51,22 @@ fn dashboard_shows_the_run_and_the_alarm() {
         .expect("chromium runs");
     let dom = String::from_utf8_lossy(&output.stdout);
     let log = String::from_utf8_lossy(&output.stderr);
-    let console_errors: Vec<&str> =
-        log.lines().filter(|l| l.contains("Uncaught") || (l.contains("CONSOLE") && l.to_lowercase().contains("error"))).collect();
+    let console_errors: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            l.contains("Uncaught") || (l.contains("CONSOLE") && l.to_lowercase().contains("error"))
+        })
+        .collect();
     assert!(console_errors.is_empty(), "console errors: {console_errors:?}");
     assert!(dom.contains(">finished<"), "the page loaded the run's state");
     assert!(dom.contains("Alarm: cluster"), "the alarm is shown");
     assert!(dom.contains("holds 3 pages (over 2)"), "the alarm names the oversized cluster");
     assert!(dom.contains("class=\"cluster\""), "the cluster table has rows");
     assert!(dom.contains("gazette.example/archive/2026/river"), "sample URLs from the run");
-    assert!(dom.contains("<span class=\"muted\">pages</span><b>8</b>"), "the pages tile shows the run's 8 pages");
+    assert!(
+        dom.contains("<span class=\"muted\">pages</span><b>8</b>"),
+        "the pages tile shows the run's 8 pages"
+    );
 
     let screenshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard.png");
     let status = headless(&browser, &dir.join("profile-shot"))
@@ -67,5 +77,8 @@ fn dashboard_shows_the_run_and_the_alarm() {
         .expect("chromium runs")
         .status;
     assert!(status.success());
-    assert!(std::fs::metadata(&screenshot).map(|m| m.len() > 10_000).unwrap_or(false), "screenshot saved");
+    assert!(
+        std::fs::metadata(&screenshot).map(|m| m.len() > 10_000).unwrap_or(false),
+        "screenshot saved"
+    );
 }

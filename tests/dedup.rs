@@ -23,11 +23,17 @@ fn records(input: &Input) -> Records {
     while let Some(item) = framer.next_record() {
         let r = item.expect("no damaged record");
         let header = |n: &str| r.header(n).unwrap_or("").to_string();
-        let concurrent = r.headers.iter().filter(|(n, _)| n == "WARC-Concurrent-To").map(|(_, v)| v.clone()).collect();
+        let concurrent = r
+            .headers
+            .iter()
+            .filter(|(n, _)| n == "WARC-Concurrent-To")
+            .map(|(_, v)| v.clone())
+            .collect();
         let mut bytes = r.raw_header.clone().unwrap();
         bytes.extend_from_slice(&r.block);
         // Some tools write the URI in angle brackets; the clusters name it without.
-        let uri = header("WARC-Target-URI").trim_start_matches('<').trim_end_matches('>').to_string();
+        let uri =
+            header("WARC-Target-URI").trim_start_matches('<').trim_end_matches('>').to_string();
         out.push((header("WARC-Record-ID"), header("WARC-Type"), uri, concurrent, bytes));
     }
     out
@@ -52,7 +58,11 @@ fn clusters(dir: &Path) -> BTreeMap<String, String> {
 }
 
 fn removed(dir: &Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(dir.join("removed.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+    std::fs::read_to_string(dir.join("removed.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 /// Checks a dedup of `input_args` (its records `input`) against a run of the same inputs:
@@ -63,8 +73,11 @@ fn check_dedup(name: &str, input_args: &[&str], input: &Records) -> Records {
     let before = clusters(&run_dir);
     let out = temp_dir(&format!("{name}-dedup"));
     run_ok(dupflow().arg("dedup").args(input_args).args(["--keep", "earliest", "--out"]).arg(&out));
-    let files: Vec<PathBuf> =
-        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".warc.gz")).collect();
+    let files: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
     assert_eq!(files.len(), 1, "one output per input");
     let output = records(&Input::File(files[0].clone()));
 
@@ -76,38 +89,68 @@ fn check_dedup(name: &str, input_args: &[&str], input: &Records) -> Records {
     // One response per cluster: every page is kept or names the page kept in its place (in the
     // output); the pages of a cluster share one kept page. Later rounds may merge clusters of
     // the first (pages that meet once their copies are gone), never split one.
-    let responses: BTreeSet<&str> =
-        output.iter().filter(|r| r.1 == "response" && before.contains_key(&r.2)).map(|r| r.2.as_str()).collect();
+    let responses: BTreeSet<&str> = output
+        .iter()
+        .filter(|r| r.1 == "response" && before.contains_key(&r.2))
+        .map(|r| r.2.as_str())
+        .collect();
     let removed = removed(&out);
-    let kept_for: HashMap<&str, &str> = removed.iter().map(|r| (r["url"].as_str().unwrap(), r["kept_url"].as_str().unwrap())).collect();
+    let kept_for: HashMap<&str, &str> = removed
+        .iter()
+        .map(|r| (r["url"].as_str().unwrap(), r["kept_url"].as_str().unwrap()))
+        .collect();
     assert_eq!(removed.len() + responses.len(), before.len(), "every page kept or left out");
     for (url, kept) in &kept_for {
-        assert!(responses.contains(kept), "{url} is left out for {kept}, which is not in the output");
+        assert!(
+            responses.contains(kept),
+            "{url} is left out for {kept}, which is not in the output"
+        );
     }
     let mut per_cluster: HashMap<&String, BTreeSet<&str>> = HashMap::new();
     for url in before.keys() {
-        per_cluster.entry(&before[url]).or_default().insert(kept_for.get(url.as_str()).copied().unwrap_or(url.as_str()));
+        per_cluster
+            .entry(&before[url])
+            .or_default()
+            .insert(kept_for.get(url.as_str()).copied().unwrap_or(url.as_str()));
     }
     assert!(per_cluster.values().all(|kept| kept.len() == 1), "a cluster of the run was split");
     let kept_clusters: BTreeSet<&String> = responses.iter().map(|u| &before[*u]).collect();
     assert_eq!(kept_clusters.len(), responses.len(), "two pages of one cluster kept");
     // Run again on the output: nothing left to cluster.
     let again = temp_dir(&format!("{name}-again"));
-    let files_out: Vec<PathBuf> =
-        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".warc.gz")).collect();
+    let files_out: Vec<PathBuf> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
     run_ok(dupflow().arg("run").args(&files_out).args(["--quiet", "--out"]).arg(&again));
     let after = clusters(&again);
     assert_eq!(after.len(), responses.len());
-    assert_eq!(after.values().collect::<BTreeSet<_>>().len(), after.len(), "dupflow run on the output finds a cluster of two pages");
+    assert_eq!(
+        after.values().collect::<BTreeSet<_>>().len(),
+        after.len(),
+        "dupflow run on the output finds a cluster of two pages"
+    );
     let gone: BTreeSet<&str> = removed.iter().map(|r| r["record_id"].as_str().unwrap()).collect();
-    let dropped_with: BTreeSet<&str> =
-        input.iter().filter(|r| gone.contains(r.0.as_str())).flat_map(|r| r.3.iter().map(String::as_str)).collect();
+    let dropped_with: BTreeSet<&str> = input
+        .iter()
+        .filter(|r| gone.contains(r.0.as_str()))
+        .flat_map(|r| r.3.iter().map(String::as_str))
+        .collect();
     let expected: Vec<&str> = input
         .iter()
-        .filter(|r| !gone.contains(r.0.as_str()) && !dropped_with.contains(r.0.as_str()) && !r.3.iter().any(|c| gone.contains(c.as_str())))
+        .filter(|r| {
+            !gone.contains(r.0.as_str())
+                && !dropped_with.contains(r.0.as_str())
+                && !r.3.iter().any(|c| gone.contains(c.as_str()))
+        })
         .map(|r| r.0.as_str())
         .collect();
-    assert_eq!(output.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(), expected, "records kept, in input order");
+    assert_eq!(
+        output.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        expected,
+        "records kept, in input order"
+    );
     warcio_reads(&files[0], output.len());
     output
 }
@@ -120,12 +163,20 @@ fn warcio_reads(path: &Path, expected: usize) {
                   n = 0\nwith open(sys.argv[1], 'rb') as f:\n    for r in ArchiveIterator(f):\n        r.content_stream().read()\n        n += 1\nprint(n)";
     match Command::new(&python).args(["-c", script]).arg(path).output() {
         Ok(out) if out.status.success() => {
-            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), expected.to_string(), "warcio counts the records")
+            assert_eq!(
+                String::from_utf8_lossy(&out.stdout).trim(),
+                expected.to_string(),
+                "warcio counts the records"
+            )
         }
         Ok(out) if String::from_utf8_lossy(&out.stderr).contains("No module named 'warcio'") => {
             eprintln!("SKIPPED warcio read-back: {python} has no warcio (.ci/run installs it; or set DUPFLOW_TEST_PYTHON)")
         }
-        Ok(out) => panic!("warcio could not read {}: {}", path.display(), String::from_utf8_lossy(&out.stderr)),
+        Ok(out) => panic!(
+            "warcio could not read {}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ),
         Err(e) => eprintln!("SKIPPED warcio read-back: {python} not runnable ({e})"),
     }
 }
@@ -146,8 +197,16 @@ fn annotating_keeps_every_record_and_marks_each_near_duplicate() {
     let removed = removed(&out);
     assert!(!removed.is_empty());
     assert_eq!(output.len(), input.len() + removed.len());
-    let originals: Vec<&Vec<u8>> = output.iter().filter(|r| r.1 != "metadata" || input.iter().any(|i| i.0 == r.0)).map(|r| &r.4).collect();
-    assert_eq!(originals, input.iter().map(|r| &r.4).collect::<Vec<_>>(), "the input's records, in order, unchanged");
+    let originals: Vec<&Vec<u8>> = output
+        .iter()
+        .filter(|r| r.1 != "metadata" || input.iter().any(|i| i.0 == r.0))
+        .map(|r| &r.4)
+        .collect();
+    assert_eq!(
+        originals,
+        input.iter().map(|r| &r.4).collect::<Vec<_>>(),
+        "the input's records, in order, unchanged"
+    );
     for r in &removed {
         let url = r["url"].as_str().unwrap();
         let note = output
@@ -155,7 +214,13 @@ fn annotating_keeps_every_record_and_marks_each_near_duplicate() {
             .find(|o| o.1 == "metadata" && o.2 == url && !input.iter().any(|i| i.0 == o.0))
             .unwrap_or_else(|| panic!("no annotation for {url}"));
         let text = String::from_utf8_lossy(&note.4);
-        assert!(text.contains(&format!("WARC-Refers-To-Target-URI: {}\r\n", r["kept_url"].as_str().unwrap())), "{text}");
+        assert!(
+            text.contains(&format!(
+                "WARC-Refers-To-Target-URI: {}\r\n",
+                r["kept_url"].as_str().unwrap()
+            )),
+            "{text}"
+        );
         assert!(text.contains("WARC-Refers-To-Date: "), "{text}");
     }
     warcio_reads(&out.join("default.warc.gz"), output.len());

@@ -62,39 +62,70 @@ fn command_of(line: &str) -> String {
 }
 
 fn has(tool: &str) -> bool {
-    Command::new("sh").arg("-c").arg(format!("command -v {tool}")).stdout(Stdio::null()).status().is_ok_and(|s| s.success())
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 #[test]
 fn the_readme_quick_start_runs_as_written() {
     let dir = temp_dir("quick-start");
     std::fs::create_dir_all(dir.join("crawl")).unwrap();
-    std::fs::copy(root().join("fixtures/default.warc.gz"), dir.join("crawl/sample.warc.gz")).unwrap();
+    std::fs::copy(root().join("fixtures/default.warc.gz"), dir.join("crawl/sample.warc.gz"))
+        .unwrap();
     let lines = code_lines(&read(&root().join("README.md")), Some("Quick start"));
-    assert!(lines.iter().any(|l| l.starts_with("dupflow run")), "the quick start runs dupflow: {lines:?}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("dupflow run")),
+        "the quick start runs dupflow: {lines:?}"
+    );
     let bin = env!("CARGO_BIN_EXE_dupflow");
     let mut ran = 0;
     // A URL of the sample in a cluster of several pages, for the line that asks for one.
     let mut sample_url = None;
-    for line in lines.iter().map(|l| command_of(l)).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+    for line in lines.iter().map(|l| command_of(l)).filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
         if line.starts_with("dupflow run --follow") {
             // A crawl being written: runs until stopped; Ctrl-C (SIGINT) stops it cleanly.
             let args: Vec<&str> = line.split_whitespace().skip(1).collect();
-            let mut child = Command::new(bin).args(&args).current_dir(&dir).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+            let mut child = Command::new(bin)
+                .args(&args)
+                .current_dir(&dir)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
             let started = Instant::now();
-            while !dir.join("out/changes.jsonl").exists() && started.elapsed() < Duration::from_secs(30) {
+            while !dir.join("out/changes.jsonl").exists()
+                && started.elapsed() < Duration::from_secs(30)
+            {
                 std::thread::sleep(Duration::from_millis(50));
             }
             std::thread::sleep(Duration::from_millis(1500));
-            assert!(Command::new("kill").arg("-INT").arg(child.id().to_string()).status().unwrap().success());
+            assert!(Command::new("kill")
+                .arg("-INT")
+                .arg(child.id().to_string())
+                .status()
+                .unwrap()
+                .success());
             let status = child.wait().unwrap();
             assert!(status.success(), "{line}: a stopped follower exits 0, got {status}");
-            assert!(dir.join("state/checkpoint.json").exists(), "{line}: the checkpoint is written");
+            assert!(
+                dir.join("state/checkpoint.json").exists(),
+                "{line}: the checkpoint is written"
+            );
             ran += 1;
             continue;
         }
         if let Some(rest) = line.strip_prefix("dupflow ") {
-            let out = Command::new("sh").arg("-c").arg(format!("'{bin}' {rest}")).current_dir(&dir).output().unwrap();
+            let out = Command::new("sh")
+                .arg("-c")
+                .arg(format!("'{bin}' {rest}"))
+                .current_dir(&dir)
+                .output()
+                .unwrap();
             assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
             ran += 1;
             continue;
@@ -119,7 +150,12 @@ fn the_readme_quick_start_runs_as_written() {
             } else {
                 format!("c=$(jq -r 'select(.url == \"{url}\") | .cluster' out/clusters.jsonl); {script}")
             };
-            let out = Command::new("bash").arg("-c").arg(format!("set -o pipefail; {script}")).current_dir(&dir).output().unwrap();
+            let out = Command::new("bash")
+                .arg("-c")
+                .arg(format!("set -o pipefail; {script}"))
+                .current_dir(&dir)
+                .output()
+                .unwrap();
             assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
             if !line.starts_with("c=") {
                 assert!(!out.stdout.is_empty(), "{line}: prints something on the sample");
@@ -130,14 +166,20 @@ fn the_readme_quick_start_runs_as_written() {
         panic!("a quick-start line this test does not know how to run: {line}");
     }
     assert!(ran >= 3, "ran {ran} lines");
-    for file in ["out/clusters.jsonl", "out/changes.jsonl", "deduped/removed.jsonl", "deduped/sample.warc.gz"] {
+    for file in [
+        "out/clusters.jsonl",
+        "out/changes.jsonl",
+        "deduped/removed.jsonl",
+        "deduped/sample.warc.gz",
+    ] {
         assert!(dir.join(file).exists(), "{file} is written");
     }
 }
 
 /// Every long flag of each dupflow command, from its `--help`.
 fn cli_flags() -> BTreeMap<String, BTreeSet<String>> {
-    let help = |args: &[&str]| String::from_utf8(dupflow().args(args).output().unwrap().stdout).unwrap();
+    let help =
+        |args: &[&str]| String::from_utf8(dupflow().args(args).output().unwrap().stdout).unwrap();
     let flags_of = |text: &str| -> BTreeSet<String> {
         text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
             .filter(|w| w.starts_with("--") && w.len() > 2)
@@ -173,10 +215,16 @@ fn every_flag_the_docs_give_a_dupflow_command_exists() {
     let mut wrong = Vec::new();
     for (name, text) in docs() {
         // Code lines and inline code that run dupflow: each flag must be its command's.
-        let inline = text.split('`').skip(1).step_by(2).filter(|s| s.starts_with("dupflow ")).map(str::to_string);
+        let inline = text
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .filter(|s| s.starts_with("dupflow "))
+            .map(str::to_string);
         for line in code_lines(&text, None).into_iter().chain(inline) {
             let words: Vec<&str> = line.split_whitespace().collect();
-            let Some(at) = words.iter().position(|w| *w == "dupflow" || w.ends_with("/dupflow")) else {
+            let Some(at) = words.iter().position(|w| *w == "dupflow" || w.ends_with("/dupflow"))
+            else {
                 continue;
             };
             let Some(command) = words.get(at + 1).filter(|c| commands.contains_key(**c)) else {
@@ -236,7 +284,11 @@ fn every_flag_the_docs_give_a_dupflow_command_exists() {
             }
         }
     }
-    assert!(wrong.is_empty(), "flags the docs name that the CLI does not have:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "flags the docs name that the CLI does not have:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -271,7 +323,8 @@ fn has_word(line: &str, word: &str) -> bool {
     lower.match_indices(word).any(|(at, _)| {
         let before = lower[..at].chars().next_back();
         let after = lower[at + word.len()..].chars().next();
-        !before.is_some_and(|c| c.is_alphanumeric() || c == '_') && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
     })
 }
 
@@ -280,10 +333,15 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().to_string();
         if path.is_dir() {
-            if !["target", "node_modules", "__pycache__", "proptest-regressions"].contains(&name.as_str()) {
+            if !["target", "node_modules", "__pycache__", "proptest-regressions"]
+                .contains(&name.as_str())
+            {
                 walk(&path, out);
             }
-        } else if ["rs", "md", "py", "sh", "toml", "pyi", "html", "cc"].iter().any(|e| name.ends_with(&format!(".{e}"))) {
+        } else if ["rs", "md", "py", "sh", "toml", "pyi", "html", "cc"]
+            .iter()
+            .any(|e| name.ends_with(&format!(".{e}")))
+        {
             out.push(path);
         }
     }
@@ -292,7 +350,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn the_project_speaks_in_the_present_tense() {
     let mut files = vec![root().join("README.md")];
-    for dir in ["docs", "src", "operators/src", "benches", "tests", "python", "examples", "fixtures"] {
+    for dir in
+        ["docs", "src", "operators/src", "benches", "tests", "python", "examples", "fixtures"]
+    {
         walk(&root().join(dir), &mut files);
     }
     let mut found = Vec::new();
@@ -300,17 +360,29 @@ fn the_project_speaks_in_the_present_tense() {
         let Ok(text) = std::fs::read_to_string(file) else { continue };
         for (n, line) in text.lines().enumerate() {
             // timely's API names (`output.session(..)`, an `InputSession`) are not history.
-            let plain =
-                line.replace(".session(", "").replace("session.give", "").replace("let mut session", "").replace("drop(session)", "");
+            let plain = line
+                .replace(".session(", "")
+                .replace("session.give", "")
+                .replace("let mut session", "")
+                .replace("drop(session)", "");
             let issue = plain
                 .to_lowercase()
                 .match_indices(["iss", "ue "].concat().as_str())
                 .any(|(at, w)| plain[at + w.len()..].starts_with(|c: char| c.is_ascii_digit()));
             let (one, many) = (["ses", "sion"].concat(), ["ses", "sions"].concat());
             if has_word(&plain, &one) || has_word(&plain, &many) || issue {
-                found.push(format!("{}:{}: {}", file.strip_prefix(root()).unwrap().display(), n + 1, line.trim()));
+                found.push(format!(
+                    "{}:{}: {}",
+                    file.strip_prefix(root()).unwrap().display(),
+                    n + 1,
+                    line.trim()
+                ));
             }
         }
     }
-    assert!(found.is_empty(), "history in the project's text (it belongs in CHANGELOG.md or git log):\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "history in the project's text (it belongs in CHANGELOG.md or git log):\n{}",
+        found.join("\n")
+    );
 }

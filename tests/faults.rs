@@ -34,12 +34,18 @@ impl Row {
         let lost = self.lost.map_or("-".to_string(), |n| n.to_string());
         let left = if self.left.is_empty() { "none".to_string() } else { self.left.join(" ") };
         let exit = self.exit.map_or("signal".to_string(), |c| c.to_string());
-        eprintln!("| {:<28} | {:>4} | {:>6.2} | {:<12} | {:>4} | {}", self.fault, exit, self.seconds, left, lost, self.line);
+        eprintln!(
+            "| {:<28} | {:>4} | {:>6.2} | {:<12} | {:>4} | {}",
+            self.fault, exit, self.seconds, left, lost, self.line
+        );
     }
 }
 
 fn header() {
-    eprintln!("| {:<28} | {:>4} | {:>6} | {:<12} | {:>4} | stderr's error line", "fault", "exit", "s", "left behind", "lost");
+    eprintln!(
+        "| {:<28} | {:>4} | {:>6} | {:<12} | {:>4} | stderr's error line",
+        "fault", "exit", "s", "left behind", "lost"
+    );
 }
 
 /// Runs dupflow to its end: the output, and the seconds it took.
@@ -56,7 +62,11 @@ fn run(args: &[&str], env: &[(&str, &str)]) -> (Output, f64) {
 
 /// The `error:` lines of stderr (a failure has exactly one).
 fn error_lines(output: &Output) -> Vec<String> {
-    String::from_utf8_lossy(&output.stderr).lines().filter(|l| l.starts_with("error:")).map(str::to_string).collect()
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|l| l.starts_with("error:"))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Temporary files anywhere under `dirs`.
@@ -66,7 +76,10 @@ fn leftovers(dirs: &[&Path]) -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(dir) else { continue };
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().to_string();
-            if name.contains(".tmp") || name.starts_with(".dedup-rounds") || name.starts_with(".dupflow-probe") {
+            if name.contains(".tmp")
+                || name.starts_with(".dedup-rounds")
+                || name.starts_with(".dupflow-probe")
+            {
                 left.push(name);
             } else if entry.path().is_dir() {
                 left.extend(leftovers(&[&entry.path()]));
@@ -79,10 +92,27 @@ fn leftovers(dirs: &[&Path]) -> Vec<String> {
 /// Asserts a failing row: one error line naming `names`, exit 2 within the limit, nothing left.
 fn failed(fault: &'static str, output: &Output, seconds: f64, dirs: &[&Path], names: &str) -> Row {
     let lines = error_lines(output);
-    let row = Row { fault, exit: output.status.code(), seconds, left: leftovers(dirs), lost: None, line: lines.join(" / ") };
+    let row = Row {
+        fault,
+        exit: output.status.code(),
+        seconds,
+        left: leftovers(dirs),
+        lost: None,
+        line: lines.join(" / "),
+    };
     row.print();
-    assert_eq!(row.exit, Some(2), "{fault}: exit code; stderr: {}", String::from_utf8_lossy(&output.stderr));
-    assert_eq!(lines.len(), 1, "{fault}: one error line; stderr: {}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(
+        row.exit,
+        Some(2),
+        "{fault}: exit code; stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        lines.len(),
+        1,
+        "{fault}: one error line; stderr: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     assert!(row.line.contains(names), "{fault}: the error names {names:?}: {}", row.line);
     assert!(row.left.is_empty(), "{fault}: temporary files left: {:?}", row.left);
     let os_errors = row.line.matches("(os error").count();
@@ -105,10 +135,15 @@ struct Tmpfs(PathBuf);
 impl Tmpfs {
     fn mount(dir: &Path, size_kib: u64, free_kib: u64) -> Option<Tmpfs> {
         std::fs::create_dir_all(dir).unwrap();
-        let mounted =
-            Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size_kib}k"), "tmpfs", s(dir)]).stderr(Stdio::null()).status();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size_kib}k"), "tmpfs", s(dir)])
+            .stderr(Stdio::null())
+            .status();
         if !mounted.is_ok_and(|s| s.success()) {
-            eprintln!("SKIPPED: cannot mount a tmpfs at {} (the disk-full rows need root)", dir.display());
+            eprintln!(
+                "SKIPPED: cannot mount a tmpfs at {} (the disk-full rows need root)",
+                dir.display()
+            );
             return None;
         }
         let fill = vec![0u8; ((size_kib - free_kib) * 1024) as usize];
@@ -128,7 +163,10 @@ fn partition(out: &Path) -> BTreeSet<BTreeSet<String>> {
     let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for line in std::fs::read_to_string(out.join("clusters.jsonl")).unwrap_or_default().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        groups.entry(v["cluster"].as_str().unwrap().into()).or_default().insert(v["url"].as_str().unwrap().into());
+        groups
+            .entry(v["cluster"].as_str().unwrap().into())
+            .or_default()
+            .insert(v["url"].as_str().unwrap().into());
     }
     groups.into_values().collect()
 }
@@ -153,7 +191,12 @@ fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
 }
 
 fn signal(child: &Child, name: &str) {
-    assert!(Command::new("kill").arg(format!("-{name}")).arg(child.id().to_string()).status().unwrap().success());
+    assert!(Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap()
+        .success());
 }
 
 fn wait_exit(child: &mut Child, limit: Duration) -> (Option<std::process::ExitStatus>, f64) {
@@ -179,10 +222,19 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
     let file = dir.join("a-file");
     std::fs::write(&file, b"").unwrap();
     let (output, secs) = run(&["run", s(&input), "--out", s(&file), "--quiet"], &[]);
-    rows.push(failed("--out is a file", &output, secs, &[&dir], "a file of that name is in the way"));
+    rows.push(failed(
+        "--out is a file",
+        &output,
+        secs,
+        &[&dir],
+        "a file of that name is in the way",
+    ));
     let (output, secs) = run(&["run", s(&input), "--out", s(&file.join("sub")), "--quiet"], &[]);
     rows.push(failed("--out under a file", &output, secs, &[&dir], "--out"));
-    let (output, secs) = run(&["run", s(&input), "--out", s(&dir.join("out")), "--checkpoint", s(&file), "--quiet"], &[]);
+    let (output, secs) = run(
+        &["run", s(&input), "--out", s(&dir.join("out")), "--checkpoint", s(&file), "--quiet"],
+        &[],
+    );
     rows.push(failed("--checkpoint is a file", &output, secs, &[&dir], "--checkpoint"));
 
     // The output disk fills while the run writes its change stream; then the checkpoint disk.
@@ -192,17 +244,37 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
         assert!(secs < 2.0 + 1.0, "the run stops at once: {secs} s");
     }
     if let Some(full) = Tmpfs::mount(&dir.join("full-checkpoint"), 256, 32) {
-        let (output, secs) =
-            run(&["run", s(&input), "--out", s(&dir.join("out-c")), "--checkpoint", s(&full.0.join("state")), "--quiet"], &[]);
-        rows.push(failed("checkpoint disk full", &output, secs, &[&full.0, &dir.join("out-c")], "No space left"));
+        let (output, secs) = run(
+            &[
+                "run",
+                s(&input),
+                "--out",
+                s(&dir.join("out-c")),
+                "--checkpoint",
+                s(&full.0.join("state")),
+                "--quiet",
+            ],
+            &[],
+        );
+        rows.push(failed(
+            "checkpoint disk full",
+            &output,
+            secs,
+            &[&full.0, &dir.join("out-c")],
+            "No space left",
+        ));
     }
 
     // An input that cannot be read (an I/O error, not a damaged record).
-    let (output, secs) = run(&["run", "/proc/self/mem", "--out", s(&dir.join("out-io")), "--quiet"], &[]);
+    let (output, secs) =
+        run(&["run", "/proc/self/mem", "--out", s(&dir.join("out-io")), "--quiet"], &[]);
     rows.push(failed("reader I/O error", &output, secs, &[&dir.join("out-io")], "/proc/self/mem"));
 
     // A worker panics mid-run: the others and the reader leave, the error has the panic's place.
-    let (output, secs) = run(&["run", s(&input), "--out", s(&dir.join("out-p")), "--quiet"], &[("DUPFLOW_FAULT", "panic-after-pages:3")]);
+    let (output, secs) = run(
+        &["run", s(&input), "--out", s(&dir.join("out-p")), "--quiet"],
+        &[("DUPFLOW_FAULT", "panic-after-pages:3")],
+    );
     rows.push(failed("worker panic", &output, secs, &[&dir.join("out-p")], "panicked"));
     assert!(secs < EXIT_LIMIT.as_secs_f64(), "the run stops at once: {secs} s");
 
@@ -237,16 +309,27 @@ fn a_stopped_or_killed_run_resumes_without_losing_a_page() {
     for (fault, name) in [("SIGTERM mid-run", "TERM"), ("SIGKILL mid-checkpoint", "KILL")] {
         let (out, state) = (dir.join(format!("out-{name}")), dir.join(format!("state-{name}")));
         let args = [&base[..], &["--out", s(&out), "--checkpoint", s(&state)]].concat();
-        let mut child = dupflow().args(&args).env("DUPFLOW_LOG", "warn").stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = dupflow()
+            .args(&args)
+            .env("DUPFLOW_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         // Mid-run: after the first checkpoint; for SIGKILL, while the next one is being written
         // (its parts on disk, its manifest not yet).
-        assert!(wait_for(Duration::from_secs(60), || manifest_epoch(&state).is_some()), "{fault}: no checkpoint");
+        assert!(
+            wait_for(Duration::from_secs(60), || manifest_epoch(&state).is_some()),
+            "{fault}: no checkpoint"
+        );
         if name == "KILL" {
             let committed = manifest_epoch(&state).unwrap();
             wait_for(Duration::from_secs(10), || {
                 std::fs::read_dir(&state).unwrap().flatten().any(|e| {
                     let n = e.file_name().to_string_lossy().to_string();
-                    n.strip_prefix("part-").and_then(|r| r.split('-').next()?.parse::<u64>().ok()).is_some_and(|ep| ep > committed)
+                    n.strip_prefix("part-")
+                        .and_then(|r| r.split('-').next()?.parse::<u64>().ok())
+                        .is_some_and(|ep| ep > committed)
                 })
             });
         }
@@ -255,24 +338,42 @@ fn a_stopped_or_killed_run_resumes_without_losing_a_page() {
         let (status, seconds) = wait_exit(&mut child, Duration::from_secs(30));
         let status = status.expect("the process ends after the signal");
         let stderr = child.wait_with_output().unwrap().stderr;
-        let line = String::from_utf8_lossy(&stderr).lines().find(|l| l.starts_with("error:")).unwrap_or("").to_string();
+        let line = String::from_utf8_lossy(&stderr)
+            .lines()
+            .find(|l| l.starts_with("error:"))
+            .unwrap_or("")
+            .to_string();
         if name == "TERM" {
-            assert!(status.success(), "{fault}: a clean stop exits 0: {}", String::from_utf8_lossy(&stderr));
+            assert!(
+                status.success(),
+                "{fault}: a clean stop exits 0: {}",
+                String::from_utf8_lossy(&stderr)
+            );
             assert!(seconds < EXIT_LIMIT.as_secs_f64(), "{fault}: {seconds} s to stop");
             // Complete outputs: the clusters file agrees with the change stream's net.
             let (net, doubled) = common::feed::net_of_changes(&out);
-            let clusters: BTreeMap<String, String> = std::fs::read_to_string(out.join("clusters.jsonl"))
-                .unwrap()
-                .lines()
-                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-                .map(|v| (v["url"].as_str().unwrap().to_string(), v["cluster"].as_str().unwrap().to_string()))
-                .collect();
+            let clusters: BTreeMap<String, String> =
+                std::fs::read_to_string(out.join("clusters.jsonl"))
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                    .map(|v| {
+                        (
+                            v["url"].as_str().unwrap().to_string(),
+                            v["cluster"].as_str().unwrap().to_string(),
+                        )
+                    })
+                    .collect();
             assert!(!doubled && net == clusters, "{fault}: clusters.jsonl and changes.jsonl agree");
         }
         let left = leftovers(&[&out, &state]);
         // Resumed to its end: the same clusters as the uninterrupted run.
         let (output, _) = run(&args, &[]);
-        assert!(output.status.success(), "{fault}: resume: {}", String::from_utf8_lossy(&output.stderr));
+        assert!(
+            output.status.success(),
+            "{fault}: resume: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let got = partition(&out);
         let row = Row {
             fault,
@@ -307,15 +408,22 @@ fn damaged_checkpoints_are_refused_or_fall_back_never_resumed_silently() {
     std::fs::write(&config, "[run]\nepoch_records = 2\ncheckpoint_epochs = 1\n").unwrap();
     let (state, whole) = (dir.join("state"), dir.join("whole"));
     let base = ["run", s(&input), "--config", s(&config), "--quiet"];
-    let (output, _) = run(&[&base[..], &["--out", s(&whole), "--checkpoint", s(&state)]].concat(), &[]);
+    let (output, _) =
+        run(&[&base[..], &["--out", s(&whole), "--checkpoint", s(&state)]].concat(), &[]);
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let want = std::fs::read(whole.join("clusters.jsonl")).unwrap();
     let files: Vec<String> = {
-        let mut names: Vec<String> = std::fs::read_dir(&state).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+        let mut names: Vec<String> = std::fs::read_dir(&state)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into())
+            .collect();
         names.sort();
         names
     };
-    assert!(files.contains(&"checkpoint.previous.json".to_string()), "a previous checkpoint is kept: {files:?}");
+    assert!(
+        files.contains(&"checkpoint.previous.json".to_string()),
+        "a previous checkpoint is kept: {files:?}"
+    );
     let kind = |name: &str| name.split(['-', '.']).next().unwrap().to_string();
     let kinds: BTreeSet<String> = files.iter().map(|f| kind(f)).collect();
     let mut rng = common::synth::Rng(7);
@@ -337,17 +445,29 @@ fn damaged_checkpoints_are_refused_or_fall_back_never_resumed_silently() {
                 let _ = std::fs::remove_file(copy.join("checkpoint.previous.json"));
             }
             let out = dir.join(format!("out-{trial}"));
-            let (output, _) = run(&[&base[..], &["--out", s(&out), "--checkpoint", s(&copy)]].concat(), &[]);
+            let (output, _) =
+                run(&[&base[..], &["--out", s(&out), "--checkpoint", s(&copy)]].concat(), &[]);
             let stderr = String::from_utf8_lossy(&output.stderr).to_string();
             if !output.status.success() {
                 assert_eq!(output.status.code(), Some(2), "{what}: {stderr}");
-                assert!(stderr.contains("checkpoint"), "{what}: the refusal names the checkpoint: {stderr}");
+                assert!(
+                    stderr.contains("checkpoint"),
+                    "{what}: the refusal names the checkpoint: {stderr}"
+                );
                 refused += 1;
             } else if stderr.contains("resuming from the previous checkpoint") {
-                assert_eq!(std::fs::read(out.join("clusters.jsonl")).unwrap(), want, "{what}: after the fallback");
+                assert_eq!(
+                    std::fs::read(out.join("clusters.jsonl")).unwrap(),
+                    want,
+                    "{what}: after the fallback"
+                );
                 fell_back += 1;
             } else {
-                assert_eq!(std::fs::read(out.join("clusters.jsonl")).unwrap(), want, "{what}: resumed without a word");
+                assert_eq!(
+                    std::fs::read(out.join("clusters.jsonl")).unwrap(),
+                    want,
+                    "{what}: resumed without a word"
+                );
                 unused += 1;
             }
             let _ = std::fs::remove_dir_all(&copy);
@@ -374,7 +494,10 @@ fn damaged_checkpoints_are_refused_or_fall_back_never_resumed_silently() {
         }
     }
     for name in &files {
-        check(&|copy: &Path| std::fs::remove_file(copy.join(name)).unwrap(), format!("{name} removed"));
+        check(
+            &|copy: &Path| std::fs::remove_file(copy.join(name)).unwrap(),
+            format!("{name} removed"),
+        );
     }
     eprintln!("{} trials over {kinds:?}: refused {refused}, fell back {fell_back}, resumed without needing the file {unused}", trial);
     assert!(refused > 0 && fell_back > 0, "both the refusal and the fallback are exercised");

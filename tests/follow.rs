@@ -21,7 +21,13 @@ fn spawn(args: &[&str], dir: &Path) -> Child {
     Command::new(env!("CARGO_BIN_EXE_dupflow"))
         .args(args)
         .stdout(Stdio::null())
-        .stderr(std::fs::File::create(dir.join(format!("stderr-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)))).unwrap())
+        .stderr(
+            std::fs::File::create(dir.join(format!(
+                "stderr-{}",
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            )))
+            .unwrap(),
+        )
         .spawn()
         .unwrap()
 }
@@ -33,7 +39,12 @@ fn terminate(mut child: Child) {
 }
 
 fn unsafe_kill(pid: u32, signal: &str) {
-    let ok = Command::new("kill").arg(format!("-{signal}")).arg(pid.to_string()).status().unwrap().success();
+    let ok = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap()
+        .success();
     assert!(ok, "kill -{signal} {pid}");
 }
 
@@ -79,8 +90,9 @@ fn serve(site: Site) -> String {
         for request in server.incoming_requests() {
             let page = site.lock().unwrap().get(request.url()).cloned();
             let response = match page {
-                Some(html) => tiny_http::Response::from_string(html)
-                    .with_header("Content-Type: text/html; charset=utf-8".parse::<tiny_http::Header>().unwrap()),
+                Some(html) => tiny_http::Response::from_string(html).with_header(
+                    "Content-Type: text/html; charset=utf-8".parse::<tiny_http::Header>().unwrap(),
+                ),
                 None => tiny_http::Response::from_string("not found").with_status_code(404),
             };
             let _ = request.respond(response);
@@ -112,12 +124,21 @@ fn a_wget_crawl_into_a_followed_directory_updates_the_clusters() {
     let site: Site = Arc::new(Mutex::new(HashMap::new()));
     {
         let mut s = site.lock().unwrap();
-        let links: String = (1..=6).map(|i| format!("<a href=\"/p{i}.html\">page {i}</a> ")).collect();
-        s.insert("/index.html".into(), format!("<html><body><p>Index of the site.</p>{links}</body></html>"));
+        let links: String =
+            (1..=6).map(|i| format!("<a href=\"/p{i}.html\">page {i}</a> ")).collect();
+        s.insert(
+            "/index.html".into(),
+            format!("<html><body><p>Index of the site.</p>{links}</body></html>"),
+        );
         // p1, p2, p3: one document in three versions; p4, p5: another; p6 on its own.
-        for (path, base, variant) in
-            [("/p1.html", 0, 0), ("/p2.html", 0, 1), ("/p3.html", 0, 2), ("/p4.html", 1, 0), ("/p5.html", 1, 1), ("/p6.html", 2, 0)]
-        {
+        for (path, base, variant) in [
+            ("/p1.html", 0, 0),
+            ("/p2.html", 0, 1),
+            ("/p3.html", 0, 2),
+            ("/p4.html", 1, 0),
+            ("/p5.html", 1, 1),
+            ("/p6.html", 2, 0),
+        ] {
             s.insert(path.into(), page(base, variant));
         }
     }
@@ -203,7 +224,12 @@ fn feed_files() -> Vec<Vec<u8>> {
                 .flat_map(|i| {
                     let n = f * 40 + i;
                     let url = format!("http://site.example/p{}", rng.below(150));
-                    warc_response(&url, n * 10, n, &corpus.html(rng.below(6) as usize, rng.below(4) as usize))
+                    warc_response(
+                        &url,
+                        n * 10,
+                        n,
+                        &corpus.html(rng.below(6) as usize, rng.below(4) as usize),
+                    )
                 })
                 .collect()
         })
@@ -221,9 +247,16 @@ fn template_feed_files() -> Vec<Vec<u8>> {
             (0..40u64)
                 .flat_map(|i| {
                     let n = f * 40 + i;
-                    let text: Vec<String> = own.text(n as usize, 0).into_iter().take(6).chain(blocks.text(n as usize / 5, 0)).collect();
+                    let text: Vec<String> = own
+                        .text(n as usize, 0)
+                        .into_iter()
+                        .take(6)
+                        .chain(blocks.text(n as usize / 5, 0))
+                        .collect();
                     let body: String = text.iter().map(|s| format!("<p>{s}</p>")).collect();
-                    let html = format!("<html><head><title>page {n}</title></head><body>{body}</body></html>");
+                    let html = format!(
+                        "<html><head><title>page {n}</title></head><body>{body}</body></html>"
+                    );
                     warc_response(&format!("http://site.example/p{n}"), n * 10, n, &html)
                 })
                 .collect()
@@ -251,7 +284,8 @@ fn a_run_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run() {
 /// the clusters are those of its pages, so the resumed run's change stream is still the
 /// uninterrupted run's, line for line.
 #[test]
-fn a_run_with_template_refreshes_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run() {
+fn a_run_with_template_refreshes_killed_mid_feed_resumes_with_the_outputs_of_an_uninterrupted_run()
+{
     killed_mid_feed_and_resumed("kill-refresh", 3, template_feed_files());
 }
 
@@ -294,7 +328,10 @@ fn killed_mid_feed_and_resumed(name: &str, refresh_epochs: u32, files: Vec<Vec<u
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let resumed_at = manifest_epoch(&checkpoint);
-    assert!(resumed_at.saturating_sub(1).is_multiple_of(refresh_epochs as u64), "checkpoint {resumed_at} is not just after a refresh");
+    assert!(
+        resumed_at.saturating_sub(1).is_multiple_of(refresh_epochs as u64),
+        "checkpoint {resumed_at} is not just after a refresh"
+    );
     let child = spawn(&args, &dir);
     for (i, bytes) in files.iter().enumerate().skip(2) {
         write_slowly(&feed.join(format!("feed-{i}.warc")), bytes);
@@ -304,7 +341,10 @@ fn killed_mid_feed_and_resumed(name: &str, refresh_epochs: u32, files: Vec<Vec<u
     let read_through = |out: &Path| {
         let text = std::fs::read_to_string(out.join("changes.jsonl")).unwrap_or_default();
         text.lines()
-            .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|v| v["epoch"].as_u64().is_some_and(|e| e < 24)))
+            .filter(|l| {
+                serde_json::from_str::<serde_json::Value>(l)
+                    .is_ok_and(|v| v["epoch"].as_u64().is_some_and(|e| e < 24))
+            })
             .count()
     };
     let expected_through = read_through(&reference);
@@ -317,7 +357,10 @@ fn killed_mid_feed_and_resumed(name: &str, refresh_epochs: u32, files: Vec<Vec<u
     // The stop's own checkpoint is committed: past the last epoch with records (23), just
     // after a refresh.
     let stopped_at = manifest_epoch(&checkpoint);
-    assert!(stopped_at > 24 && (stopped_at - 1).is_multiple_of(refresh_epochs as u64), "the stop's checkpoint: {stopped_at}");
+    assert!(
+        stopped_at > 24 && (stopped_at - 1).is_multiple_of(refresh_epochs as u64),
+        "the stop's checkpoint: {stopped_at}"
+    );
 
     for name in ["changes.jsonl", "clusters.jsonl"] {
         let expected = std::fs::read_to_string(reference.join(name)).unwrap();
@@ -334,7 +377,10 @@ fn killed_mid_feed_and_resumed(name: &str, refresh_epochs: u32, files: Vec<Vec<u
 fn a_paused_feed_reaches_its_template_refresh_and_the_batch_clusters() {
     let dir = temp_dir("refresh");
     let files = feed_files();
-    let config = write_config(&dir, "[run]\nworkers = 2\nepoch_records = 10\nepoch_ms = 100\n[template]\nrefresh_epochs = 8\n");
+    let config = write_config(
+        &dir,
+        "[run]\nworkers = 2\nepoch_records = 10\nepoch_ms = 100\n[template]\nrefresh_epochs = 8\n",
+    );
     let config = config.to_str().unwrap();
     let reference = dir.join("reference");
     common::feed::batch_run(&files, &dir, config, &reference);
@@ -343,19 +389,38 @@ fn a_paused_feed_reaches_its_template_refresh_and_the_batch_clusters() {
 
     let (feed, out) = (dir.join("feed"), dir.join("out"));
     std::fs::create_dir_all(&feed).unwrap();
-    let child = spawn(&["run", "--follow", feed.to_str().unwrap(), "--config", config, "--out", out.to_str().unwrap(), "--quiet"], &dir);
+    let child = spawn(
+        &[
+            "run",
+            "--follow",
+            feed.to_str().unwrap(),
+            "--config",
+            config,
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ],
+        &dir,
+    );
     for (i, bytes) in files.iter().enumerate() {
         write_slowly(&feed.join(format!("feed-{i}.warc")), bytes);
     }
-    wait_for("the batch clusters, with no record after the last", || clusters_from_changes(&out) == want);
+    wait_for("the batch clusters, with no record after the last", || {
+        clusters_from_changes(&out) == want
+    });
     // 240 records, at most 10 an epoch (fewer when one closes by age while the file is being
     // written): the last changes are a refresh's, at a multiple of 8.
     let changes = std::fs::read_to_string(out.join("changes.jsonl")).unwrap();
-    let epochs: Vec<u64> =
-        changes.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["epoch"].as_u64().unwrap()).collect();
+    let epochs: Vec<u64> = changes
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["epoch"].as_u64().unwrap())
+        .collect();
     terminate(child);
     let last = *epochs.iter().max().unwrap();
-    assert!(last >= 24 && last.is_multiple_of(8), "the last changes at epoch {last}, not at a refresh");
+    assert!(
+        last >= 24 && last.is_multiple_of(8),
+        "the last changes at epoch {last}, not at a refresh"
+    );
 }
 
 #[test]
@@ -364,7 +429,15 @@ fn stdin_is_read_as_it_comes() {
     let out = dir.join("out");
     let config = write_config(&dir, "[run]\nepoch_ms = 100\n");
     let mut child = Command::new(env!("CARGO_BIN_EXE_dupflow"))
-        .args(["run", "-", "--config", config.to_str().unwrap(), "--out", out.to_str().unwrap(), "--quiet"])
+        .args([
+            "run",
+            "-",
+            "--config",
+            config.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())

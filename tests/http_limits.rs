@@ -57,17 +57,26 @@ fn request(address: &str, head: &str, body: &[u8]) -> (u16, String, Duration) {
     let started = Instant::now();
     let mut stream = TcpStream::connect(address).expect("connect");
     stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let _ = stream.write_all(format!("{head}\r\nHost: {address}\r\nConnection: close\r\n\r\n").as_bytes());
+    let _ = stream
+        .write_all(format!("{head}\r\nHost: {address}\r\nConnection: close\r\n\r\n").as_bytes());
     let _ = stream.write_all(body);
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response).to_string();
     let status = text.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default(), started.elapsed())
+    (
+        status,
+        text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default(),
+        started.elapsed(),
+    )
 }
 
 fn post_check(address: &str, extra: &str, body: &str) -> (u16, String, Duration) {
-    request(address, &format!("POST /api/check HTTP/1.1\r\nContent-Length: {}{extra}", body.len()), body.as_bytes())
+    request(
+        address,
+        &format!("POST /api/check HTTP/1.1\r\nContent-Length: {}{extra}", body.len()),
+        body.as_bytes(),
+    )
 }
 
 /// Opens `n` connections that announce a large body, send a few bytes, and stall.
@@ -75,7 +84,11 @@ fn stall(address: &str, n: usize) -> Vec<TcpStream> {
     (0..n)
         .map(|_| {
             let mut s = TcpStream::connect(address).unwrap();
-            write!(s, "POST /api/check HTTP/1.1\r\nHost: {address}\r\nContent-Length: 1000000\r\n\r\nabc").unwrap();
+            write!(
+                s,
+                "POST /api/check HTTP/1.1\r\nHost: {address}\r\nContent-Length: 1000000\r\n\r\nabc"
+            )
+            .unwrap();
             s
         })
         .collect()
@@ -102,13 +115,22 @@ fn limits_answer_with_their_status_codes() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("share"), "{body}");
     // Malformed queries and unknown methods.
-    assert_eq!(request(a, &format!("POST /api/check?threshold=abc HTTP/1.1\r\nContent-Length: 2{auth}"), b"hi").0, 400);
+    assert_eq!(
+        request(
+            a,
+            &format!("POST /api/check?threshold=abc HTTP/1.1\r\nContent-Length: 2{auth}"),
+            b"hi"
+        )
+        .0,
+        400
+    );
     assert_eq!(request(a, "GET /api/clusters?limit=many HTTP/1.1", b"").0, 400);
     assert_eq!(request(a, "DELETE /metrics HTTP/1.1", b"").0, 405);
     assert_eq!(request(a, "GET /api/check HTTP/1.1", b"").0, 405);
     // A stalled upload holds its connection, not a place in the queue: checks still answer.
     let mut held = TcpStream::connect(a).unwrap();
-    write!(held, "POST /api/check HTTP/1.1\r\nHost: {a}{auth}\r\nContent-Length: 5000\r\n\r\nabc").unwrap();
+    write!(held, "POST /api/check HTTP/1.1\r\nHost: {a}{auth}\r\nContent-Length: 5000\r\n\r\nabc")
+        .unwrap();
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(post_check(a, auth, "Some text.").0, 200);
     // It is dropped at its deadline with 408.
@@ -122,8 +144,10 @@ fn limits_answer_with_their_status_codes() {
     let config = "[metrics]\ncheck = true\nmax_body_bytes = 3000000\ncheck_queue = 1\n";
     let run = start(&input, config, &dir, &[]);
     let a = run.address.clone();
-    let body: String =
-        (0..80_000).map(|i| format!("Sentence number {i} of a long text to check. ")).collect::<String>()[..2_900_000].to_string();
+    let body: String = (0..80_000)
+        .map(|i| format!("Sentence number {i} of a long text to check. "))
+        .collect::<String>()[..2_900_000]
+        .to_string();
     let mut statuses = Vec::new();
     for _ in 0..5 {
         let posts: Vec<_> = (0..6)
@@ -148,9 +172,14 @@ fn limits_answer_with_their_status_codes() {
             break;
         }
     }
-    assert!(statuses.iter().all(|r| r.starts_with("HTTP/1.1 200") || r.starts_with("HTTP/1.1 503")));
+    assert!(statuses
+        .iter()
+        .all(|r| r.starts_with("HTTP/1.1 200") || r.starts_with("HTTP/1.1 503")));
     assert!(statuses.iter().any(|r| r.starts_with("HTTP/1.1 200")));
-    let full = statuses.iter().find(|r| r.starts_with("HTTP/1.1 503")).expect("a check found the queue full");
+    let full = statuses
+        .iter()
+        .find(|r| r.starts_with("HTTP/1.1 503"))
+        .expect("a check found the queue full");
     assert!(full.to_ascii_lowercase().contains("retry-after: 1"), "{full}");
     let a = a.as_str();
     let metrics = request(a, "GET /metrics HTTP/1.1", b"").1;
@@ -164,7 +193,8 @@ fn without_the_check_setting_the_check_answers_404_and_says_how_to_turn_it_on() 
     let dir = temp_dir("check-off");
     let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
     let run = start(&input, "", &dir, &[]);
-    let (status, body, _) = post_check(&run.address, "", "Some text to check against the pages held.");
+    let (status, body, _) =
+        post_check(&run.address, "", "Some text to check against the pages held.");
     assert_eq!(status, 404, "{body}");
     assert!(body.contains("[metrics] check = true"), "{body}");
     // The rest of the endpoint is served as ever.
@@ -211,7 +241,9 @@ fn scrapes_answer_within_a_second_while_clients_stall_and_checks_run() {
     let checkers: Vec<_> = (0..2)
         .map(|_| {
             let (a, body) = (address.clone(), large.clone());
-            std::thread::spawn(move || (0..5).map(|_| post_check(&a, "", &body).0).collect::<Vec<u16>>())
+            std::thread::spawn(move || {
+                (0..5).map(|_| post_check(&a, "", &body).0).collect::<Vec<u16>>()
+            })
         })
         .collect();
     // 200 scrapes, 10 at a time.
@@ -234,7 +266,13 @@ fn scrapes_answer_within_a_second_while_clients_stall_and_checks_run() {
     let mut took: Vec<Duration> = scrapers.into_iter().flat_map(|t| t.join().unwrap()).collect();
     took.sort();
     let worst = *took.last().unwrap();
-    eprintln!("scrapes: {} answered, p50 {:?}, p99 {:?}, worst {:?}", took.len(), took[took.len() / 2], took[took.len() * 99 / 100], worst);
+    eprintln!(
+        "scrapes: {} answered, p50 {:?}, p99 {:?}, worst {:?}",
+        took.len(),
+        took[took.len() / 2],
+        took[took.len() * 99 / 100],
+        worst
+    );
     assert_eq!(took.len(), 200);
     assert!(worst < Duration::from_secs(1), "a scrape took {worst:?}");
     let statuses: Vec<u16> = checkers.into_iter().flat_map(|t| t.join().unwrap()).collect();
@@ -267,7 +305,8 @@ fn a_non_loopback_address_without_a_token_is_warned_about() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let lines: Vec<String> = BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
+    let lines: Vec<String> =
+        BufReader::new(child.stderr.take().unwrap()).lines().map_while(Result::ok).collect();
     assert!(child.wait().unwrap().success());
     assert!(lines.iter().any(|l| l.contains("needs no token")), "{lines:?}");
     let _ = std::fs::remove_dir_all(&dir);

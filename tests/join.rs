@@ -13,8 +13,11 @@ fn keys(pairs: &[Pair]) -> Vec<(u32, u32, String)> {
 fn word_lines() -> impl Strategy<Value = Vec<String>> {
     // Few distinct words, so that pairs near every threshold occur; empty lines, one-word lines
     // and repeated lines come up often.
-    prop::collection::vec(prop::collection::vec(prop::sample::select(vec!["a", "b", "c", "d", "e", "f", "g"]), 0..9), 0..28)
-        .prop_map(|lines| lines.into_iter().map(|w| w.join(" ")).collect())
+    prop::collection::vec(
+        prop::collection::vec(prop::sample::select(vec!["a", "b", "c", "d", "e", "f", "g"]), 0..9),
+        0..28,
+    )
+    .prop_map(|lines| lines.into_iter().map(|w| w.join(" ")).collect())
 }
 
 const ALGORITHMS: [Algorithm; 5] = [
@@ -25,13 +28,26 @@ const ALGORITHMS: [Algorithm; 5] = [
     Algorithm::PpJoinPlus { max_depth: 5 },
 ];
 
-fn check_set(lines: &[String], measure: Measure, threshold: &str, threads: usize) -> Result<(), TestCaseError> {
+fn check_set(
+    lines: &[String],
+    measure: Measure,
+    threshold: &str,
+    threads: usize,
+) -> Result<(), TestCaseError> {
     let records = Records::from_lines(lines.iter().map(String::as_str));
     let t = Threshold::parse(measure, threshold).unwrap();
     let expected = keys(&brute::set_join(&records, t));
     for algorithm in ALGORITHMS {
         let (pairs, stats) = with_threads(threads, || set::join(&records, t, algorithm)).unwrap();
-        prop_assert_eq!(&keys(&pairs), &expected, "{:?} {:?} {} threads {}", algorithm, measure, threshold, threads);
+        prop_assert_eq!(
+            &keys(&pairs),
+            &expected,
+            "{:?} {:?} {} threads {}",
+            algorithm,
+            measure,
+            threshold,
+            threads
+        );
         prop_assert_eq!(stats.results as usize, expected.len());
         prop_assert!(stats.candidates >= stats.results);
     }
@@ -84,11 +100,20 @@ fn boundary_cases() {
     let jaccard = |t| Threshold::parse(Measure::Jaccard, t).unwrap();
     let (pairs, _) = set::join(&records, jaccard("0.6"), Algorithm::PpJoinPlus { max_depth: 2 });
     // (1,3): 3/5 = 0.6 exactly; (1,6) and (4,5) identical.
-    assert_eq!(keys(&pairs), vec![(3, 1, "0.600".into()), (5, 4, "1.000".into()), (6, 1, "1.000".into()), (6, 3, "0.600".into())]);
+    assert_eq!(
+        keys(&pairs),
+        vec![
+            (3, 1, "0.600".into()),
+            (5, 4, "1.000".into()),
+            (6, 1, "1.000".into()),
+            (6, 3, "0.600".into())
+        ]
+    );
     let (pairs, _) = set::join(&records, jaccard("0.61"), Algorithm::PpJoin);
     assert_eq!(keys(&pairs), vec![(5, 4, "1.000".into()), (6, 1, "1.000".into())]);
     // One-token records at cosine 1.
-    let (pairs, _) = set::join(&records, Threshold::parse(Measure::Cosine, "1").unwrap(), Algorithm::AllPairs);
+    let (pairs, _) =
+        set::join(&records, Threshold::parse(Measure::Cosine, "1").unwrap(), Algorithm::AllPairs);
     assert_eq!(keys(&pairs), vec![(5, 4, "1.000".into()), (6, 1, "1.000".into())]);
 }
 
@@ -97,7 +122,10 @@ fn edit_join_skips_short_strings_unless_asked() {
     let lines = ["abcdefgh", "abcdefgx", "ab", "ax", "abcdefg"];
     let p = EdParams::new(1, 3, None, EdAlgorithm::EdJoin).unwrap(); // min length 6
     let (pairs, _) = edit::join(&Strings::from_lines(lines, &p), &p);
-    assert_eq!(keys(&pairs), vec![(2, 1, "1.000".into()), (5, 1, "1.000".into()), (5, 2, "1.000".into())]);
+    assert_eq!(
+        keys(&pairs),
+        vec![(2, 1, "1.000".into()), (5, 1, "1.000".into()), (5, 2, "1.000".into())]
+    );
     let p = EdParams::new(1, 3, Some(0), EdAlgorithm::EdJoin).unwrap();
     let (pairs, _) = edit::join(&Strings::from_lines(lines, &p), &p);
     assert!(keys(&pairs).contains(&(4, 3, "1.000".into())));
@@ -118,7 +146,11 @@ fn dupflow(args: &[&str], stdin: Option<&str>) -> (bool, String, String) {
     input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
     drop(input);
     let out = child.wait_with_output().unwrap();
-    (out.status.success(), String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap())
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
 }
 
 const RECORDS: &str = "The quick brown fox, jumps!\nthe quick brown fox jumps over\n\nA lazy dog\nthe quick brown fox jumps\na lazy dog\n";
@@ -140,31 +172,39 @@ fn normalize_then_dedup_then_join() {
     assert!(stderr.contains("dropped 1"), "{stderr}");
 
     // Lines 2 and 5: 5 of 6 words shared: Jaccard 0.833, cosine 0.913; 4 and 6 identical.
-    let (ok, pairs, stderr) = dupflow(&["join", "--measure", "jaccard", "--threshold", "0.8", "-"], Some(&normalized));
+    let (ok, pairs, stderr) =
+        dupflow(&["join", "--measure", "jaccard", "--threshold", "0.8", "-"], Some(&normalized));
     assert!(ok, "{stderr}");
     assert_eq!(pairs, "5 2 0.833\n6 4 1.000\n");
     assert!(stderr.contains("candidates") && stderr.contains("results 2"), "{stderr}");
     for algorithm in ["allpairs", "ppjoin", "ppjoinplus"] {
-        let (_, cosine, _) =
-            dupflow(&["join", "--measure", "cosine", "--threshold", "0.9", "--algorithm", algorithm, "-"], Some(&normalized));
+        let (_, cosine, _) = dupflow(
+            &["join", "--measure", "cosine", "--threshold", "0.9", "--algorithm", algorithm, "-"],
+            Some(&normalized),
+        );
         assert_eq!(cosine, "5 2 0.913\n6 4 1.000\n");
     }
-    let (_, overlap, _) = dupflow(&["join", "--measure", "overlap", "--threshold", "3", "-"], Some(&normalized));
+    let (_, overlap, _) =
+        dupflow(&["join", "--measure", "overlap", "--threshold", "3", "-"], Some(&normalized));
     assert_eq!(overlap, "2 1 3.000\n5 1 3.000\n5 2 5.000\n6 4 3.000\n");
     // Edit distance: "the quick brown fox jumps" vs "... jumps over" is 5 edits; vs "fox_ jumps_" 2.
-    let (_, edit, _) = dupflow(&["join", "--edit-distance", "2", "--q", "2", "-"], Some(&normalized));
+    let (_, edit, _) =
+        dupflow(&["join", "--edit-distance", "2", "--q", "2", "-"], Some(&normalized));
     assert_eq!(edit, "5 1 2\n6 4 0\n");
 }
 
 #[test]
 fn join_arguments_are_checked() {
-    let (ok, _, stderr) = dupflow(&["join", "--measure", "jaccard", "--threshold", "1.5", "-"], Some("a\n"));
+    let (ok, _, stderr) =
+        dupflow(&["join", "--measure", "jaccard", "--threshold", "1.5", "-"], Some("a\n"));
     assert!(!ok);
     assert!(stderr.contains("out of range for jaccard"), "{stderr}");
-    let (ok, _, stderr) = dupflow(&["join", "--threshold", "0.8", "--algorithm", "edjoin", "-"], Some("a\n"));
+    let (ok, _, stderr) =
+        dupflow(&["join", "--threshold", "0.8", "--algorithm", "edjoin", "-"], Some("a\n"));
     assert!(!ok);
     assert!(stderr.contains("expected one of: allpairs, ppjoin, ppjoinplus"), "{stderr}");
-    let (ok, _, stderr) = dupflow(&["join", "--measure", "overlap", "--threshold", "0.5", "-"], Some("a\n"));
+    let (ok, _, stderr) =
+        dupflow(&["join", "--measure", "overlap", "--threshold", "0.5", "-"], Some("a\n"));
     assert!(!ok);
     assert!(stderr.contains("whole number"), "{stderr}");
 }

@@ -59,7 +59,8 @@ fn scenario(seed: u64, corpus: &Corpus) -> Scenario {
             1 | 2 => script.push(ScriptItem::CloseEpoch),
             _ => {
                 // Mostly newer captures; now and then a late one from the past.
-                let secs = (step * 30).saturating_sub(if rng.below(5) == 0 { rng.below(600) } else { 0 });
+                let secs =
+                    (step * 30).saturating_sub(if rng.below(5) == 0 { rng.below(600) } else { 0 });
                 let c = Capture {
                     url: rng.below(14) as usize,
                     secs,
@@ -99,11 +100,22 @@ fn any_feed_ends_with_the_batch_clusters_of_its_survivors() {
         let scenario = scenario(seed, &corpus);
         let batch: Vec<u8> = scenario.survivors.iter().flat_map(|c| record(c, &corpus)).collect();
         let expected = run(Feed::Script(vec![ScriptItem::Warc(batch)]), 1, 0);
-        assert_eq!(expected.len(), scenario.survivors.len(), "seed {seed}: every survivor is a page");
-        assert!(expected.iter().any(|r| r.assignment.cluster != r.page), "seed {seed}: some pages cluster");
+        assert_eq!(
+            expected.len(),
+            scenario.survivors.len(),
+            "seed {seed}: every survivor is a page"
+        );
+        assert!(
+            expected.iter().any(|r| r.assignment.cluster != r.page),
+            "seed {seed}: some pages cluster"
+        );
         for workers in [1, 2, 4] {
             let live = run(Feed::Script(scenario.script.clone()), workers, scenario.retention);
-            assert_eq!(live, expected, "seed {seed}, {workers} workers, retention {}", scenario.retention);
+            assert_eq!(
+                live, expected,
+                "seed {seed}, {workers} workers, retention {}",
+                scenario.retention
+            );
         }
     }
 }
@@ -121,7 +133,10 @@ fn a_recrawl_that_no_longer_matches_splits_its_cluster() {
     ];
     let rows = run(Feed::Script(script.clone()), 2, 0);
     assert_eq!(rows.len(), 2);
-    assert_ne!(rows[0].assignment.cluster, rows[1].assignment.cluster, "split after the re-crawl: {rows:?}");
+    assert_ne!(
+        rows[0].assignment.cluster, rows[1].assignment.cluster,
+        "split after the re-crawl: {rows:?}"
+    );
     // Before the re-crawl they were one cluster.
     let rows = run(Feed::Script(script[..1].to_vec()), 2, 0);
     assert_eq!(rows[0].assignment.cluster, rows[1].assignment.cluster);
@@ -137,7 +152,13 @@ fn same_second_recaptures_in_one_epoch_keep_the_one_read_last_whichever_worker_p
     let mut last = BTreeMap::new();
     for u in 0..40usize {
         for k in 0..3u64 {
-            let c = Capture { url: u, secs: 50, record: 100 * u as u64 + k, base: (u + k as usize) % 7, variant: k as usize };
+            let c = Capture {
+                url: u,
+                secs: 50,
+                record: 100 * u as u64 + k,
+                base: (u + k as usize) % 7,
+                variant: k as usize,
+            };
             feed.extend(record(&c, &corpus));
             last.insert(url(u), format!("<urn:uuid:00000000-0000-0000-0000-{:012}>", c.record));
         }

@@ -20,13 +20,25 @@ fn good_records_around_each_kind_of_damage_come_through() {
         if name.ends_with(".expected.json") {
             continue;
         }
-        let expected: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap()).unwrap();
+        let expected: Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.join(format!("{name}.expected.json"))).unwrap(),
+        )
+        .unwrap();
         let max = expected["max_record_bytes"].as_u64().unwrap();
         let result = common::read_all(&Input::File(path.clone()), max);
-        let pages: Vec<String> = expected["pages"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        let pages: Vec<String> = expected["pages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect();
         assert_eq!(result.page_urls, pages, "{name}: pages");
-        let errors: BTreeMap<&str, usize> =
-            expected["errors"].as_object().unwrap().iter().map(|(k, v)| (k.as_str(), v.as_u64().unwrap() as usize)).collect();
+        let errors: BTreeMap<&str, usize> = expected["errors"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_u64().unwrap() as usize))
+            .collect();
         let got: BTreeMap<&str, usize> = result.errors.iter().map(|(k, v)| (*k, *v)).collect();
         assert_eq!(got, errors, "{name}: errors");
         cases += 1;
@@ -38,7 +50,9 @@ fn good_records_around_each_kind_of_damage_come_through() {
 fn arbitrary_bytes_never_panic_the_reader() {
     // A cheap stand-in for the fuzz target, run on every test run.
     let mut state = 0x1234_5678_u64;
-    let sample = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz")).unwrap();
+    let sample =
+        std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz"))
+            .unwrap();
     let plain = {
         let mut out = Vec::new();
         use std::io::Read;

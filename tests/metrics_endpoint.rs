@@ -30,23 +30,40 @@ fn metrics_agree_with_the_run() {
     let out = common::temp_dir("metrics");
     let served = common::serve::serve(&[bad.to_str().unwrap(), garbage.to_str().unwrap()], &out);
     let text = common::serve::get(&served.address, "/metrics");
-    let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).expect("valid exposition format");
+    let scrape =
+        Scrape::parse(text.lines().map(|l| Ok(l.to_string()))).expect("valid exposition format");
 
     // 3 good records in each file; 2 bad lengths and 2 stretches of garbage planted.
     assert_eq!(value(&scrape, "dupflow_records_total", None), 6.0);
     assert_eq!(value(&scrape, "dupflow_records_total", Some(("type", "response"))), 6.0);
-    assert_eq!(value(&scrape, "dupflow_record_errors_total", Some(("kind", "bad_content_length"))), 2.0);
-    assert_eq!(value(&scrape, "dupflow_record_errors_total", Some(("kind", "garbage_between_records"))), 2.0);
+    assert_eq!(
+        value(&scrape, "dupflow_record_errors_total", Some(("kind", "bad_content_length"))),
+        2.0
+    );
+    assert_eq!(
+        value(&scrape, "dupflow_record_errors_total", Some(("kind", "garbage_between_records"))),
+        2.0
+    );
     assert_eq!(value(&scrape, "dupflow_pages_total", None), 6.0);
     assert!(value(&scrape, "dupflow_input_read_bytes_total", None) > 2000.0);
 
     let lines = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
-    let clusters: BTreeSet<String> =
-        lines.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["cluster"].as_str().unwrap().to_string()).collect();
+    let clusters: BTreeSet<String> = lines
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["cluster"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
     assert_eq!(value(&scrape, "dupflow_clusters", None), clusters.len() as f64);
     assert_eq!(value(&scrape, "dupflow_pages_held", None), lines.lines().count() as f64);
     // Histograms and help text are there.
-    assert!(scrape.samples.iter().any(|s| s.metric == "dupflow_stage_seconds" && matches!(s.value, Value::Histogram(_))));
+    assert!(scrape
+        .samples
+        .iter()
+        .any(|s| s.metric == "dupflow_stage_seconds" && matches!(s.value, Value::Histogram(_))));
     let docs: HashMap<&String, &String> = scrape.docs.iter().collect();
     assert!(docs.keys().any(|k| k.as_str() == "dupflow_records_total"));
 }
@@ -55,11 +72,15 @@ fn metrics_agree_with_the_run() {
 fn api_lists_clusters_and_members() {
     let out = common::temp_dir("api");
     let served = common::serve::serve(&[], &out);
-    let clusters: serde_json::Value = serde_json::from_str(&common::serve::get(&served.address, "/api/clusters?limit=3")).unwrap();
+    let clusters: serde_json::Value =
+        serde_json::from_str(&common::serve::get(&served.address, "/api/clusters?limit=3"))
+            .unwrap();
     let largest = &clusters["clusters"][0];
     assert_eq!(largest["size"], 3, "{clusters}");
     let id = largest["cluster"].as_str().unwrap();
-    let members: serde_json::Value = serde_json::from_str(&common::serve::get(&served.address, &format!("/api/clusters/{id}"))).unwrap();
+    let members: serde_json::Value =
+        serde_json::from_str(&common::serve::get(&served.address, &format!("/api/clusters/{id}")))
+            .unwrap();
     assert_eq!(members["members"].as_array().unwrap().len(), 3);
     assert!(common::serve::get(&served.address, "/").contains("<title>dupflow</title>"));
 }
@@ -71,7 +92,12 @@ fn post_api_check_answers_against_the_pages_the_run_holds() {
     let body = "The Saturday market returns to the square next month with forty stalls and a new bakery.\n\
                 A grant from the county pays for two more librarians and longer evening hours.\n\
                 Something entirely new that nobody wrote before in this small town newspaper archive.\n";
-    let answer: serde_json::Value = serde_json::from_str(&common::serve::post(&served.address, "/api/check?threshold=0.9", body)).unwrap();
+    let answer: serde_json::Value = serde_json::from_str(&common::serve::post(
+        &served.address,
+        "/api/check?threshold=0.9",
+        body,
+    ))
+    .unwrap();
     assert_eq!(answer["corpus_pages"], 8, "{answer}");
     assert_eq!(answer["sentences"], 3);
     assert_eq!(answer["duplicate_sentences"], 2);

@@ -46,15 +46,21 @@ enum Variant {
 
 fn config(variant: Variant) -> MethodConfig {
     let (fingerprint, method, clustering) = match variant {
-        Variant::SentenceLeader | Variant::SentenceCentral => (sentence(), VerifyMethod::Lcs, Clustering::Leader),
+        Variant::SentenceLeader | Variant::SentenceCentral => {
+            (sentence(), VerifyMethod::Lcs, Clustering::Leader)
+        }
         Variant::SentenceConnected => (sentence(), VerifyMethod::Lcs, Clustering::Connected),
-        Variant::MinhashJaccard => {
-            (Fingerprinting::Minhash(MinhashConfig { shingle_words: 2, bands: 6, rows: 2 }), VerifyMethod::Jaccard, Clustering::Connected)
-        }
+        Variant::MinhashJaccard => (
+            Fingerprinting::Minhash(MinhashConfig { shingle_words: 2, bands: 6, rows: 2 }),
+            VerifyMethod::Jaccard,
+            Clustering::Connected,
+        ),
         Variant::SentenceCosine => (sentence(), VerifyMethod::Cosine, Clustering::Connected),
-        Variant::SimhashNone => {
-            (Fingerprinting::Simhash(SimhashConfig { shingle_words: 2, max_distance: 6 }), VerifyMethod::None, Clustering::Connected)
-        }
+        Variant::SimhashNone => (
+            Fingerprinting::Simhash(SimhashConfig { shingle_words: 2, max_distance: 6 }),
+            VerifyMethod::None,
+            Clustering::Connected,
+        ),
     };
     MethodConfig {
         template: TemplateConfig {
@@ -66,7 +72,12 @@ fn config(variant: Variant) -> MethodConfig {
             refresh_epochs: 1,
         },
         fingerprint,
-        candidates: CandidateConfig { max_fingerprint_pages: 6, max_set_pages: 5, neighbors: 2, common_sentence_pages: 2 },
+        candidates: CandidateConfig {
+            max_fingerprint_pages: 6,
+            max_set_pages: 5,
+            neighbors: 2,
+            common_sentence_pages: 2,
+        },
         verify: VerifyConfig {
             method,
             threshold: 0.6,
@@ -81,7 +92,13 @@ fn config(variant: Variant) -> MethodConfig {
 }
 
 fn sentence() -> Fingerprinting {
-    Fingerprinting::Sentence(FingerprintConfig { buckets: 4, hashes_per_bucket: 2, word_bands: 4, word_rows: 2, word_shingle_words: 2 })
+    Fingerprinting::Sentence(FingerprintConfig {
+        buckets: 4,
+        hashes_per_bucket: 2,
+        word_bands: 4,
+        word_rows: 2,
+        word_shingle_words: 2,
+    })
 }
 
 /// Rounds of updates: `(round, page, diff)`.
@@ -101,7 +118,9 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
     // A sentence's words: 4-8 words made from its key, unless a renaming gave it others.
     let mut words_of: BTreeMap<u64, Vec<u16>> = BTreeMap::new();
     let words = |words_of: &BTreeMap<u64, Vec<u16>>, key: u64| -> Vec<u16> {
-        words_of.get(&key).cloned().unwrap_or_else(|| (0..key % 5 + 4).map(|i| (key.rotate_left(8 * i as u32) >> 48) as u16).collect())
+        words_of.get(&key).cloned().unwrap_or_else(|| {
+            (0..key % 5 + 4).map(|i| (key.rotate_left(8 * i as u32) >> 48) as u16).collect()
+        })
     };
     let mut alive: Vec<Page> = Vec::new();
     let mut updates = Vec::new();
@@ -162,7 +181,14 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
                 record_id: counter.to_string().into(),
                 sentences: keys
                     .iter()
-                    .map(|&key| Sentence::new(key, (key % 5 + 1) as u16, key % 5 != 0, words(&words_of, key).len() as u16))
+                    .map(|&key| {
+                        Sentence::new(
+                            key,
+                            (key % 5 + 1) as u16,
+                            key % 5 != 0,
+                            words(&words_of, key).len() as u16,
+                        )
+                    })
                     .collect(),
                 shingles: Vec::new(),
                 words: keys.iter().flat_map(|&key| words(&words_of, key)).collect(),
@@ -240,16 +266,33 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, config: MethodConfig) -
         let template = config.template;
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
-            let (stage_filtered, _) = pages.clone().remove_templates_refreshed(template, move |&time| template.refresh_time(time));
-            stage_filtered.clone().consolidate().inner.inspect(move |x| f.lock().unwrap().push(x.clone()));
-            stage_filtered.clone().sentence_share().consolidate().inner.inspect(move |x| sh.lock().unwrap().push(x.clone()));
-            let sets = dupflow::dataflow::candidate_sets(pages.clone(), stage_filtered, &config, Arc::new(Registry::default()));
-            sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(*x));
-            let (probe, _) = dupflow::dataflow::clusters(pages, &config, Arc::new(Registry::default()))
+            let (stage_filtered, _) = pages
+                .clone()
+                .remove_templates_refreshed(template, move |&time| template.refresh_time(time));
+            stage_filtered
+                .clone()
                 .consolidate()
                 .inner
-                .inspect(move |x| c.lock().unwrap().push(*x))
-                .probe();
+                .inspect(move |x| f.lock().unwrap().push(x.clone()));
+            stage_filtered
+                .clone()
+                .sentence_share()
+                .consolidate()
+                .inner
+                .inspect(move |x| sh.lock().unwrap().push(x.clone()));
+            let sets = dupflow::dataflow::candidate_sets(
+                pages.clone(),
+                stage_filtered,
+                &config,
+                Arc::new(Registry::default()),
+            );
+            sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(*x));
+            let (probe, _) =
+                dupflow::dataflow::clusters(pages, &config, Arc::new(Registry::default()))
+                    .consolidate()
+                    .inner
+                    .inspect(move |x| c.lock().unwrap().push(*x))
+                    .probe();
             (input, probe)
         });
         for round in 0..rounds {
@@ -295,14 +338,23 @@ fn check_with(seed: u64, workers: usize, variant: Variant) {
 /// `config.template.refresh_epochs` rounds, each round's reference uses the template sentences
 /// of the pages alive at the last refresh.
 fn check_refreshed(seed: u64, workers: usize, config: MethodConfig) {
-    let variant = (&config.fingerprint, config.verify.method, config.verify.clustering, config.template.refresh_epochs);
+    let variant = (
+        &config.fingerprint,
+        config.verify.method,
+        config.verify.clustering,
+        config.template.refresh_epochs,
+    );
     let updates = workload(seed);
     let (filtered, sets, clusters, shares) = run(updates.clone(), workers, config.clone());
     for round in 0..6 {
         let pages = alive_at(&updates, round);
         let as_of = alive_at(&updates, config.template.in_effect_at(round));
         let expected_filtered = reference::filter_templates_as_of(&pages, &as_of, &config.template);
-        assert_eq!(state_at(&filtered, round), expected_filtered, "templates, seed {seed}, round {round}, {workers} workers");
+        assert_eq!(
+            state_at(&filtered, round),
+            expected_filtered,
+            "templates, seed {seed}, round {round}, {workers} workers"
+        );
         assert_eq!(
             state_at(&shares, round),
             reference::shares(&expected_filtered),
@@ -353,7 +405,10 @@ fn incremental_equals_reference_with_template_refreshes() {
             }
         }
     }
-    assert!(stale_rounds > 0, "no round was filtered with stale template sentences: the refreshes went untested");
+    assert!(
+        stale_rounds > 0,
+        "no round was filtered with stale template sentences: the refreshes went untested"
+    );
     eprintln!("{stale_rounds} rounds on stale template sentences");
 }
 
@@ -383,8 +438,13 @@ fn incremental_equals_reference_4_workers() {
 /// their anchors (representatives) are retracted and new ones arrive, at 1, 2 and 4 workers.
 #[test]
 fn identical_families_beyond_every_cap_are_one_cluster() {
-    let variants =
-        [Variant::SentenceLeader, Variant::SentenceConnected, Variant::MinhashJaccard, Variant::SimhashNone, Variant::SentenceCosine];
+    let variants = [
+        Variant::SentenceLeader,
+        Variant::SentenceConnected,
+        Variant::MinhashJaccard,
+        Variant::SimhashNone,
+        Variant::SentenceCosine,
+    ];
     for workers in [1, 2, 4] {
         for seed in [5, 6] {
             let seed = seed * 0x9e37_79b9;
@@ -406,25 +466,37 @@ fn identical_families_beyond_every_cap_are_one_cluster() {
                     let mut families: BTreeMap<(u64, Vec<u64>), BTreeSet<PageId>> = BTreeMap::new();
                     for page in &pages {
                         let keys = page.sentences.iter().map(|s| s.key).collect();
-                        families.entry((page.host, keys)).or_default().insert(got[&page.id].cluster);
+                        families
+                            .entry((page.host, keys))
+                            .or_default()
+                            .insert(got[&page.id].cluster);
                     }
                     for (family, clusters) in &families {
-                        assert_eq!(clusters.len(), 1, "a family split ({variant:?}), seed {seed}, round {round}: {family:?}");
+                        assert_eq!(
+                            clusters.len(),
+                            1,
+                            "a family split ({variant:?}), seed {seed}, round {round}: {family:?}"
+                        );
                     }
-                    let sizes = pages.iter().fold(BTreeMap::<Vec<u64>, usize>::new(), |mut m, p| {
-                        *m.entry(p.sentences.iter().map(|s| s.key).collect()).or_default() += 1;
-                        m
-                    });
+                    let sizes =
+                        pages.iter().fold(BTreeMap::<Vec<u64>, usize>::new(), |mut m, p| {
+                            *m.entry(p.sentences.iter().map(|s| s.key).collect()).or_default() += 1;
+                            m
+                        });
                     largest = largest.max(sizes.values().copied().max().unwrap_or(0));
                     // A family whose anchor (its representative) left while the family stayed.
-                    let anchors = pages.iter().fold(BTreeMap::<Vec<u64>, PageId>::new(), |mut m, p| {
-                        let e = m.entry(p.sentences.iter().map(|s| s.key).collect()).or_insert(p.id);
-                        *e = dupflow_operators::ingest::page::anchor([*e, p.id]).unwrap();
-                        m
+                    let anchors =
+                        pages.iter().fold(BTreeMap::<Vec<u64>, PageId>::new(), |mut m, p| {
+                            let e = m
+                                .entry(p.sentences.iter().map(|s| s.key).collect())
+                                .or_insert(p.id);
+                            *e = dupflow_operators::ingest::page::anchor([*e, p.id]).unwrap();
+                            m
+                        });
+                    representative_left |= anchor_before.iter().any(|(keys, id)| {
+                        anchors.get(keys).is_some_and(|now| now != id)
+                            && !pages.iter().any(|p| p.id == *id)
                     });
-                    representative_left |= anchor_before
-                        .iter()
-                        .any(|(keys, id)| anchors.get(keys).is_some_and(|now| now != id) && !pages.iter().any(|p| p.id == *id));
                     anchor_before = anchors;
                 }
                 assert!(largest > 6, "seed {seed}: no family beyond the caps (largest {largest})");
@@ -437,7 +509,11 @@ fn identical_families_beyond_every_cap_are_one_cluster() {
 /// A page of `texts` (each sentence's words; its key a hash of them, its weight their count)
 /// on a host of its own (no sentence is template).
 fn page_of_words(n: u64, texts: &[Vec<u16>]) -> Page {
-    let key = |w: &[u16]| w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3)) | 1 << 40;
+    let key = |w: &[u16]| {
+        w.iter()
+            .fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3))
+            | 1 << 40
+    };
     Page {
         id: PageId { date: n, hash: n },
         url: format!("http://h{n}/{n}").into(),
@@ -447,7 +523,9 @@ fn page_of_words(n: u64, texts: &[Vec<u16>]) -> Page {
             .iter()
             .enumerate()
             // The quote's key is the smallest, so it is in every page's prefix.
-            .map(|(i, w)| Sentence::new(if i == 0 { 7 } else { key(w) }, w.len() as u16, true, w.len() as u16))
+            .map(|(i, w)| {
+                Sentence::new(if i == 0 { 7 } else { key(w) }, w.len() as u16, true, w.len() as u16)
+            })
             .collect(),
         shingles: Vec::new(),
         words: texts.iter().flatten().copied().collect(),
@@ -475,13 +553,25 @@ fn a_common_sentence_group_compares_by_sentences_only() {
     // Family f: five sentences of six words, and the same with one word of each replaced.
     let text = |f: u16, renamed: bool| -> Vec<Vec<u16>> {
         let mut t = vec![quote.clone()];
-        t.extend(
-            (0..5u16)
-                .map(|i| (0..6u16).map(|w| if renamed && w == i { 9_000 + 10 * f + i } else { 1_000 * (f + 1) + 10 * i + w }).collect()),
-        );
+        t.extend((0..5u16).map(|i| {
+            (0..6u16)
+                .map(|w| {
+                    if renamed && w == i {
+                        9_000 + 10 * f + i
+                    } else {
+                        1_000 * (f + 1) + 10 * i + w
+                    }
+                })
+                .collect()
+        }));
         t
     };
-    let pair = |f: u16| [page_of_words(2 * f as u64, &text(f, false)), page_of_words(2 * f as u64 + 1, &text(f, true))];
+    let pair = |f: u16| {
+        [
+            page_of_words(2 * f as u64, &text(f, false)),
+            page_of_words(2 * f as u64 + 1, &text(f, true)),
+        ]
+    };
     // Round 0: one pair (its group of 2 compares word by word); 1: three more pairs (8 pages:
     // by sentences only); 2: all but the first pair retracted (2 again).
     let mut updates: Vec<(u64, Page, isize)> = pair(0).into_iter().map(|p| (0, p, 1)).collect();
@@ -491,15 +581,28 @@ fn a_common_sentence_group_compares_by_sentences_only() {
         let ids: BTreeSet<PageId> = clusters.values().map(|a| a.cluster).collect();
         clusters.len() - ids.len()
     };
-    let expected: Vec<_> = (0..3).map(|round| reference::clusters(&alive_at(&updates, round), &config)).collect();
-    assert_eq!(expected.iter().map(multi).collect::<Vec<_>>(), vec![1, 0, 1], "an edge at 2 pages, none at 8, one again at 2");
+    let expected: Vec<_> =
+        (0..3).map(|round| reference::clusters(&alive_at(&updates, round), &config)).collect();
+    assert_eq!(
+        expected.iter().map(multi).collect::<Vec<_>>(),
+        vec![1, 0, 1],
+        "an edge at 2 pages, none at 8, one again at 2"
+    );
     let mut unpruned = config.clone();
     unpruned.candidates.common_sentence_pages = 1_000;
-    assert_eq!(multi(&reference::clusters(&alive_at(&updates, 1), &unpruned)), 4, "word by word, the four pairs are alike");
+    assert_eq!(
+        multi(&reference::clusters(&alive_at(&updates, 1), &unpruned)),
+        4,
+        "word by word, the four pairs are alike"
+    );
     for workers in [1, 2, 4] {
         let (_, _, clusters, _) = run(updates.clone(), workers, config.clone());
         for (round, expected) in expected.iter().enumerate() {
-            assert_eq!(&state_at(&clusters, round as u64), expected, "round {round}, {workers} workers");
+            assert_eq!(
+                &state_at(&clusters, round as u64),
+                expected,
+                "round {round}, {workers} workers"
+            );
         }
     }
 }

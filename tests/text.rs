@@ -25,7 +25,13 @@ fn line(seed: u64) -> String {
 
 fn text(doc: u64, changed_line: Option<usize>) -> String {
     (0..10)
-        .map(|l| if Some(l) == changed_line { line(1_000_000 + doc * 10 + l as u64) } else { line(doc * 10 + l as u64) })
+        .map(|l| {
+            if Some(l) == changed_line {
+                line(1_000_000 + doc * 10 + l as u64)
+            } else {
+                line(doc * 10 + l as u64)
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -43,7 +49,9 @@ fn corpus() -> (Vec<String>, BTreeMap<String, Option<String>>) {
         truth.insert(format!("d{d}"), None);
     }
     for c in 0..4 {
-        lines.push(json!({"id": format!("copy{c}"), "text": text(0, None), "extra": [c]}).to_string());
+        lines.push(
+            json!({"id": format!("copy{c}"), "text": text(0, None), "extra": [c]}).to_string(),
+        );
         truth.insert(format!("copy{c}"), Some("d0".to_string()));
     }
     for d in 1..=5u64 {
@@ -87,12 +95,17 @@ fn read_rows(path: &Path) -> Vec<Result<Value, String>> {
         zstd::stream::decode_all(&raw[..]).unwrap()
     } else if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out).unwrap();
+        std::io::Read::read_to_end(&mut flate2::read::MultiGzDecoder::new(&raw[..]), &mut out)
+            .unwrap();
         out
     } else {
         raw
     };
-    String::from_utf8(body).unwrap().lines().map(|l| serde_json::from_str(l).map_err(|_| l.to_string())).collect()
+    String::from_utf8(body)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).map_err(|_| l.to_string()))
+        .collect()
 }
 
 /// id → duplicate_of, over the marked rows of a file.
@@ -118,38 +131,70 @@ fn jsonl_rows_are_marked_kept_or_left_out_in_every_compression() {
         let input = write_corpus(&dir, name);
         // Marked: every row back, in order, each document with its cluster and kept row.
         let marked = dir.join("marked");
-        run_ok(dupflow().args(["dedup", "--annotate", "--workers", "2", "--out"]).arg(&marked).arg(&input));
+        run_ok(
+            dupflow()
+                .args(["dedup", "--annotate", "--workers", "2", "--out"])
+                .arg(&marked)
+                .arg(&input),
+        );
         let rows = read_rows(&marked.join(name));
         let (lines, _) = corpus();
         assert_eq!(rows.len(), lines.len(), "{name}: every row written");
-        assert_eq!(rows[lines.len() - 2], Err("this row is not JSON".to_string()), "{name}: a row that is not JSON is copied as it was");
-        assert_eq!(rows[lines.len() - 1], Ok(json!({"id": "no-text"})), "{name}: a row without text is copied as it was");
+        assert_eq!(
+            rows[lines.len() - 2],
+            Err("this row is not JSON".to_string()),
+            "{name}: a row that is not JSON is copied as it was"
+        );
+        assert_eq!(
+            rows[lines.len() - 1],
+            Ok(json!({"id": "no-text"})),
+            "{name}: a row without text is copied as it was"
+        );
         assert_eq!(marks(&rows), truth, "{name}: duplicate_of");
         let first = rows[0].as_ref().unwrap();
         assert_eq!(first["cluster"], "d0");
         assert_eq!(first["lang"], "xx", "{name}: other fields kept");
-        let copy = rows.iter().filter_map(|r| r.as_ref().ok()).find(|r| r["id"] == "copy2").unwrap();
+        let copy =
+            rows.iter().filter_map(|r| r.as_ref().ok()).find(|r| r["id"] == "copy2").unwrap();
         assert_eq!((copy["cluster"].as_str(), copy["extra"].clone()), (Some("d0"), json!([2])));
         let near = rows.iter().filter_map(|r| r.as_ref().ok()).find(|r| r["id"] == 3000).unwrap();
-        assert_eq!(near["cluster"], "d3", "an integer id: its cluster is named by the kept (earliest) row's id");
+        assert_eq!(
+            near["cluster"], "d3",
+            "an integer id: its cluster is named by the kept (earliest) row's id"
+        );
 
         // Kept only: the duplicates are gone, the rest are the marked rows.
         let kept = dir.join("kept");
         let stdout = run_ok(dupflow().args(["dedup", "--out"]).arg(&kept).arg(&input));
         assert!(stdout.contains("9 near-duplicates left out"), "{stdout}");
         let kept_rows = read_rows(&kept.join(name));
-        let expected: Vec<_> = rows.iter().filter(|r| r.as_ref().map_or(true, |v| v["duplicate_of"].is_null())).cloned().collect();
+        let expected: Vec<_> = rows
+            .iter()
+            .filter(|r| r.as_ref().map_or(true, |v| v["duplicate_of"].is_null()))
+            .cloned()
+            .collect();
         assert_eq!(kept_rows, expected, "{name}: only the kept rows");
-        let removed: Vec<Value> =
-            std::fs::read_to_string(kept.join("removed.jsonl")).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let removed: Vec<Value> = std::fs::read_to_string(kept.join("removed.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
         assert_eq!(removed.len(), 9);
-        assert!(removed.iter().all(|r| r["kept_id"].is_string() && r["similarity"].as_f64().unwrap() >= 0.6), "{removed:?}");
+        assert!(
+            removed
+                .iter()
+                .all(|r| r["kept_id"].is_string() && r["similarity"].as_f64().unwrap() >= 0.6),
+            "{removed:?}"
+        );
 
         // The kept rows hold no near-duplicates any more.
         let again = dir.join("again");
         run_ok(dupflow().args(["run", "--quiet", "--out"]).arg(&again).arg(kept.join(name)));
         let clusters = std::fs::read_to_string(again.join("clusters.jsonl")).unwrap();
-        assert!(clusters.lines().all(|l| serde_json::from_str::<Value>(l).unwrap()["size"] == 1), "{clusters}");
+        assert!(
+            clusters.lines().all(|l| serde_json::from_str::<Value>(l).unwrap()["size"] == 1),
+            "{clusters}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
@@ -161,8 +206,12 @@ fn clusters_of_a_text_corpus_do_not_depend_on_the_worker_count() {
     let mut outputs = Vec::new();
     for workers in ["1", "2", "4"] {
         let out = dir.join(workers);
-        let stdout = run_ok(dupflow().args(["run", "--workers", workers, "--out"]).arg(&out).arg(&input));
-        assert!(stdout.contains("invalid_json 1") && stdout.contains("missing_field 1"), "bad rows are counted by kind: {stdout}");
+        let stdout =
+            run_ok(dupflow().args(["run", "--workers", workers, "--out"]).arg(&out).arg(&input));
+        assert!(
+            stdout.contains("invalid_json 1") && stdout.contains("missing_field 1"),
+            "bad rows are counted by kind: {stdout}"
+        );
         outputs.push(std::fs::read_to_string(out.join("clusters.jsonl")).unwrap());
     }
     assert!(outputs.windows(2).all(|w| w[0] == w[1]), "same clusters at 1, 2 and 4 workers");
@@ -237,13 +286,22 @@ fn parquet_written_by_pyarrow_is_marked_and_read_back_by_pyarrow() {
         run_ok(&mut command);
         let read = "import sys, json\nimport pyarrow.parquet as pq\nt = pq.read_table(sys.argv[1])\n\
                     print(json.dumps({'columns': t.column_names, 'rows': t.num_rows, 'marks': dict(zip(t['id'].to_pylist(), t['duplicate_of'].to_pylist())), 'n': t['n'].to_pylist()[:3]}))";
-        let out = Command::new(&python).args(["-c", read]).arg(out.join("rows.parquet")).output().unwrap();
-        assert!(out.status.success(), "pyarrow reads dupflow's Parquet: {}", String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(&python)
+            .args(["-c", read])
+            .arg(out.join("rows.parquet"))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "pyarrow reads dupflow's Parquet: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let got: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(got["columns"], json!(["id", "text", "n", "cluster", "duplicate_of"]));
         assert_eq!(got["rows"], rows, "annotate={annotate}");
         assert_eq!(got["n"], json!([0, 1, 2]), "the input's columns are kept");
-        let marks: BTreeMap<String, Option<String>> = serde_json::from_value(got["marks"].clone()).unwrap();
+        let marks: BTreeMap<String, Option<String>> =
+            serde_json::from_value(got["marks"].clone()).unwrap();
         let (_, truth) = corpus();
         if annotate {
             assert_eq!(marks, truth);

@@ -19,24 +19,43 @@ const EXPECTED_DIFFERENCES: &[(&str, Option<usize>, &str)] = &[
     // Whole-file gzip: warcio gives up after the first record; fastwarc reads 6, as we do.
     ("pywb/example-bad.warc.gz.bad", Some(6), "whole-file gzip read to the end (fastwarc: 6)"),
     ("warcio/example-bad.warc.gz.bad", Some(6), "whole-file gzip read to the end (fastwarc: 6)"),
-    ("warcio/example-bad-non-chunked.warc.gz", Some(6), "whole-file gzip read to the end (fastwarc: 6)"),
+    (
+        "warcio/example-bad-non-chunked.warc.gz",
+        Some(6),
+        "whole-file gzip read to the end (fastwarc: 6)",
+    ),
     // Broken chunking and gzip members across record boundaries: warcio stops, fastwarc reads 2.
     ("warcio/example-wrong-chunks.warc.gz", Some(2), "read past the broken chunking (fastwarc: 2)"),
     // warcio fails on the uncompressed ARC; we read its 8 responses (the .arc.gz copy has 8).
-    ("webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc", Some(9), "uncompressed ARC read like its .gz twin"),
+    (
+        "webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.arc",
+        Some(9),
+        "uncompressed ARC read like its .gz twin",
+    ),
     // The stream ends inside the last record: warcio returns the partial record, we skip it as
     // truncated_gzip / truncated_record (a cut page is not the page).
-    ("resiliparse/clipped.warc.gz", Some(0), "the only record is cut short: skipped, counted as truncated_gzip"),
-    ("warcio/example-space-in-url.arc", Some(1), "the last record is cut short: skipped, counted as truncated_record"),
+    (
+        "resiliparse/clipped.warc.gz",
+        Some(0),
+        "the only record is cut short: skipped, counted as truncated_gzip",
+    ),
+    (
+        "warcio/example-space-in-url.arc",
+        Some(1),
+        "the last record is cut short: skipped, counted as truncated_record",
+    ),
 ];
 
 #[test]
 fn every_sample_is_read_and_counts_match_warcio() {
     let Some(shared) = common::shared_dir() else { return };
     let dir = shared.join("corpora/warc-samples");
-    let inventory: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("inventory.json")).expect("inventory.json")).expect("json");
-    let by_file: BTreeMap<String, &Value> = inventory.iter().map(|e| (e["file"].as_str().unwrap().to_string(), e)).collect();
+    let inventory: Vec<Value> = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("inventory.json")).expect("inventory.json"),
+    )
+    .expect("json");
+    let by_file: BTreeMap<String, &Value> =
+        inventory.iter().map(|e| (e["file"].as_str().unwrap().to_string(), e)).collect();
     let inputs = dupflow::source::expand(&[dir.display().to_string()]).expect("expand");
     let mut files = 0;
     let mut mismatches = Vec::new();
@@ -52,7 +71,8 @@ fn every_sample_is_read_and_counts_match_warcio() {
             let ours: usize = result.types.values().sum();
             if let Some(total) = total {
                 if ours != *total {
-                    mismatches.push(format!("{rel}: expected {total} records ({reason}), read {ours}"));
+                    mismatches
+                        .push(format!("{rel}: expected {total} records ({reason}), read {ours}"));
                 }
             }
             continue;
@@ -65,7 +85,10 @@ fn every_sample_is_read_and_counts_match_warcio() {
             let theirs = types.get(kind).and_then(Value::as_u64).unwrap_or(0) as usize;
             let ours = result.types.get(kind).copied().unwrap_or(0);
             if theirs != ours {
-                mismatches.push(format!("{rel}: {kind}: warcio {theirs}, dupflow {ours} (errors {:?})", result.errors));
+                mismatches.push(format!(
+                    "{rel}: {kind}: warcio {theirs}, dupflow {ours} (errors {:?})",
+                    result.errors
+                ));
             }
         }
     }
@@ -111,7 +134,12 @@ fn known_quirks_are_read_right() {
     assert_eq!(read("warcio/example.arc.gz").types.get("response"), Some(&1));
 
     // WARC/0.17 and 0.18 are read leniently.
-    assert_eq!(read("webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.warc").types.get("response"), Some(&8));
+    assert_eq!(
+        read("webarchive-discovery/IAH-20080430204825-00000-blackbook-truncated.warc")
+            .types
+            .get("response"),
+        Some(&8)
+    );
     let clueweb = read("resiliparse/clueweb-quirk.warc.gz");
     assert_eq!(clueweb.types.get("response"), Some(&29));
     assert_eq!(clueweb.page_urls.len(), 29, "euc-jp pages with gzip Content-Encoding decode");
@@ -124,7 +152,9 @@ fn known_quirks_are_read_right() {
 #[test]
 fn slimmed_pages_strip_to_the_same_text_as_the_pages_as_they_are() {
     let Some(shared) = common::shared_dir() else { return };
-    let mut inputs = dupflow::source::expand(&[shared.join("corpora/warc-samples").display().to_string()]).expect("expand");
+    let mut inputs =
+        dupflow::source::expand(&[shared.join("corpora/warc-samples").display().to_string()])
+            .expect("expand");
     let dev = shared.join("bench/docs-dev.warc.gz");
     let dev_at = inputs.len();
     if dev.is_file() {
@@ -135,7 +165,9 @@ fn slimmed_pages_strip_to_the_same_text_as_the_pages_as_they_are() {
         let mut seen = 0usize;
         let _ = dupflow::source::read_records(input, 64 << 20, |record| {
             let Ok(record) = record else { return };
-            let Ok((dupflow::source::http::Outcome::Page(doc), _)) = dupflow::source::http::interpret(&record, 8 << 20) else {
+            let Ok((dupflow::source::http::Outcome::Page(doc), _)) =
+                dupflow::source::http::interpret(&record, 8 << 20)
+            else {
                 return;
             };
             seen += 1;
@@ -155,6 +187,10 @@ fn slimmed_pages_strip_to_the_same_text_as_the_pages_as_they_are() {
         });
     }
     assert!(pages > 700, "only {pages} pages read");
-    assert!(differ.is_empty(), "{} of {pages} pages strip differently when slimmed or scanned: {differ:?}", differ.len());
+    assert!(
+        differ.is_empty(),
+        "{} of {pages} pages strip differently when slimmed or scanned: {differ:?}",
+        differ.len()
+    );
     assert!(scanned * 2 > pages, "the scanner read only {scanned} of {pages} pages");
 }

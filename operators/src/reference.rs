@@ -88,7 +88,9 @@ impl MethodConfig {
 }
 
 /// Sentence shares, from scratch: each key's earliest holder by a scan of all pages.
-pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::cluster::share::Shared> {
+pub fn shares(
+    filtered: &BTreeMap<PageId, Filtered>,
+) -> BTreeMap<PageId, crate::cluster::share::Shared> {
     let mut first: HashMap<u64, PageId> = HashMap::new();
     for (id, f) in filtered {
         for &(key, _) in &f.own_sentences() {
@@ -101,7 +103,9 @@ pub fn shares(filtered: &BTreeMap<PageId, Filtered>) -> BTreeMap<PageId, crate::
         .filter_map(|(id, f)| {
             let earlier = |key: u64| first.get(&key).copied().filter(|p| p != id);
             let own = f.own_sentences();
-            own.iter().any(|&(k, _)| earlier(k).is_some()).then(|| (*id, crate::cluster::share::shared(&own, earlier)))
+            own.iter()
+                .any(|&(k, _)| earlier(k).is_some())
+                .then(|| (*id, crate::cluster::share::shared(&own, earlier)))
         })
         .collect()
 }
@@ -113,7 +117,11 @@ pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<Pag
 
 /// `pages` filtered with the template sentences of `template_pages` (the pages as of the last
 /// template refresh), computed from scratch.
-pub fn filter_templates_as_of(pages: &[Page], template_pages: &[Page], config: &TemplateConfig) -> BTreeMap<PageId, Filtered> {
+pub fn filter_templates_as_of(
+    pages: &[Page],
+    template_pages: &[Page],
+    config: &TemplateConfig,
+) -> BTreeMap<PageId, Filtered> {
     let mut host_pages: HashMap<u64, u64> = HashMap::new();
     let mut df: HashMap<(u64, u64), u64> = HashMap::new();
     for page in template_pages {
@@ -131,7 +139,12 @@ pub fn filter_templates_as_of(pages: &[Page], template_pages: &[Page], config: &
     for keys in templates.values_mut() {
         keys.sort_unstable();
     }
-    pages.iter().map(|page| (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config))).collect()
+    pages
+        .iter()
+        .map(|page| {
+            (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config))
+        })
+        .collect()
 }
 
 fn find(parent: &mut BTreeMap<PageId, PageId>, mut x: PageId) -> PageId {
@@ -180,7 +193,11 @@ fn fingerprint_groups(
 }
 
 /// Candidate-set label (the set's anchor, `PageId::anchor_key`) of every page, from scratch.
-pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, PageId> {
+pub fn candidate_sets(
+    pages: &[Page],
+    filtered: &BTreeMap<PageId, Filtered>,
+    config: &MethodConfig,
+) -> BTreeMap<PageId, PageId> {
     let mut edges: Vec<(PageId, PageId)> = Vec::new();
     let max = config.candidates.max_fingerprint_pages;
     match fingerprint_groups(pages, filtered, config) {
@@ -191,7 +208,9 @@ pub fn candidate_sets(pages: &[Page], filtered: &BTreeMap<PageId, Filtered>, con
             }
         }
         None => {
-            let Fingerprinting::Simhash(s) = &config.fingerprint else { unreachable!("only SimHash has no groups") };
+            let Fingerprinting::Simhash(s) = &config.fingerprint else {
+                unreachable!("only SimHash has no groups")
+            };
             let mut blocks: BTreeMap<u64, Vec<(PageId, u64)>> = BTreeMap::new();
             for page in pages {
                 let hash = simhash(&page.shingles);
@@ -237,7 +256,9 @@ fn verdict(config: &MethodConfig, a: &Content, b: &Content) -> Verdict {
                 }
             };
             let verdict = at_least(lcs::dp_resemblance(&a, &b), tau_ppm);
-            crate::verify::or_by_words(&config.verify, &a, &b, verdict, |a, b, tau| at_least(lcs::dp_word_resemblance(a, b), tau))
+            crate::verify::or_by_words(&config.verify, &a, &b, verdict, |a, b, tau| {
+                at_least(lcs::dp_word_resemblance(a, b), tau)
+            })
         }
         _ => crate::verify::compare(&config.verify, a, b, tau_ppm),
     }
@@ -255,11 +276,19 @@ fn bounded_clusters(
     // Each page's repeated keys: its sentences on at least sibling_min_pages pages of a group.
     let mut repeated: BTreeMap<PageId, Vec<u64>> = BTreeMap::new();
     for ids in groups.values().filter(|ids| ids.len() <= max) {
-        let members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
+        let members: Vec<Member> = ids
+            .iter()
+            .map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone()))
+            .collect();
         let refs: Vec<&Member> = members.iter().collect();
-        if let (Some(common), _) = crate::verify::member::group_blocks(&refs, config.verify.sibling_min_pages) {
+        if let (Some(common), _) =
+            crate::verify::member::group_blocks(&refs, config.verify.sibling_min_pages)
+        {
             for m in &members {
-                repeated.entry(m.id).or_default().extend(crate::runtime::sorted::intersect(&m.keys, &common));
+                repeated
+                    .entry(m.id)
+                    .or_default()
+                    .extend(crate::runtime::sorted::intersect(&m.keys, &common));
             }
         }
     }
@@ -272,7 +301,10 @@ fn bounded_clusters(
         if ids.len() < 2 || ids.len() > max {
             continue;
         }
-        let mut members: Vec<Member> = ids.iter().map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone())).collect();
+        let mut members: Vec<Member> = ids
+            .iter()
+            .map(|&id| Member::new(config.verify.method, id, filtered[&id].content.clone()))
+            .collect();
         members.sort();
         let members: Vec<&Member> = members.iter().collect();
         let verdicts = group_edges(
@@ -285,7 +317,11 @@ fn bounded_clusters(
             |a, b| {
                 let v = verdict(config, &a.content, &b.content);
                 let differ = matches!(v, Verdict::Similar(_))
-                    && crate::verify::own_texts_are_different_texts(&config.verify, &a.content, &b.content);
+                    && crate::verify::own_texts_are_different_texts(
+                        &config.verify,
+                        &a.content,
+                        &b.content,
+                    );
                 (v, differ)
             },
         );
@@ -294,12 +330,9 @@ fn bounded_clusters(
         let none = Vec::new();
         let keys = |id: &PageId| repeated.get(id).unwrap_or(&none);
         let content = |id: &PageId| &filtered[id].content;
-        edges.extend(
-            verdicts
-                .candidates
-                .into_iter()
-                .filter(|e| !siblings(content(&e.shorter), keys(&e.shorter), content(&e.longer), keys(&e.longer))),
-        );
+        edges.extend(verdicts.candidates.into_iter().filter(|e| {
+            !siblings(content(&e.shorter), keys(&e.shorter), content(&e.longer), keys(&e.longer))
+        }));
     }
     let mut parent: BTreeMap<PageId, PageId> = filtered.keys().map(|&id| (id, id)).collect();
     let mut leader: BTreeMap<PageId, (u64, PageId, u32)> = BTreeMap::new();
@@ -313,7 +346,8 @@ fn bounded_clusters(
         .keys()
         .map(|&id| {
             let cluster = find(&mut parent, id);
-            let (leader, similarity_ppm) = leader.get(&id).map_or((id, 1_000_000), |&(_, l, s)| (l, s));
+            let (leader, similarity_ppm) =
+                leader.get(&id).map_or((id, 1_000_000), |&(_, l, s)| (l, s));
             (id, Assignment { cluster, leader, similarity_ppm })
         })
         .collect()
@@ -334,7 +368,11 @@ pub fn families(pages: &[Page]) -> BTreeMap<PageId, PageId> {
 
 /// The paper's clustering of whole candidate sets (`clustering = "leader"`, SimHash), from
 /// scratch.
-fn set_clusters(unique: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
+fn set_clusters(
+    unique: &[Page],
+    filtered: &BTreeMap<PageId, Filtered>,
+    config: &MethodConfig,
+) -> BTreeMap<PageId, Assignment> {
     let mut sets: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
     for (id, label) in candidate_sets(unique, filtered, config) {
         sets.entry(label).or_default().push(id);
@@ -351,7 +389,9 @@ fn set_clusters(unique: &[Page], filtered: &BTreeMap<PageId, Filtered>, config: 
             config.verify.method,
             config.verify.clustering,
             &mut VerifyStats::default(),
-            |a, b| crate::verify::unless_siblings(&config.verify, a, b, &common, verdict(config, a, b)),
+            |a, b| {
+                crate::verify::unless_siblings(&config.verify, a, b, &common, verdict(config, a, b))
+            },
         );
         out.extend(assignments);
     }
@@ -365,13 +405,20 @@ pub fn clusters(pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assig
 
 /// Clusters of `pages` with the template sentences of `template_pages` (the pages as of the
 /// last template refresh), from scratch.
-pub fn clusters_as_of(pages: &[Page], template_pages: &[Page], config: &MethodConfig) -> BTreeMap<PageId, Assignment> {
+pub fn clusters_as_of(
+    pages: &[Page],
+    template_pages: &[Page],
+    config: &MethodConfig,
+) -> BTreeMap<PageId, Assignment> {
     let all_filtered = filter_templates_as_of(pages, template_pages, &config.template);
     // Identical pages: the representatives are compared, the members follow them.
     let families = families(pages);
     let unique: Vec<Page> = pages.iter().filter(|p| families[&p.id] == p.id).cloned().collect();
-    let filtered: BTreeMap<PageId, Filtered> =
-        all_filtered.iter().filter(|(id, _)| families[id] == **id).map(|(id, f)| (*id, f.clone())).collect();
+    let filtered: BTreeMap<PageId, Filtered> = all_filtered
+        .iter()
+        .filter(|(id, _)| families[id] == **id)
+        .map(|(id, f)| (*id, f.clone()))
+        .collect();
     let mut filtered = filtered;
     if config.verify.method == VerifyMethod::Cosine {
         // Document frequencies over every filtered page (members too), from scratch.
@@ -383,7 +430,12 @@ pub fn clusters_as_of(pages: &[Page], template_pages: &[Page], config: &MethodCo
         }
         let n = all_filtered.len() as u64;
         for f in filtered.values_mut() {
-            f.content.term_weights = f.content.shingles.iter().map(|t| crate::verify::cosine::idf_weight(n, df[t])).collect();
+            f.content.term_weights = f
+                .content
+                .shingles
+                .iter()
+                .map(|t| crate::verify::cosine::idf_weight(n, df[t]))
+                .collect();
         }
     }
     let groups = match config.verify.clustering {
@@ -396,7 +448,8 @@ pub fn clusters_as_of(pages: &[Page], template_pages: &[Page], config: &MethodCo
     };
     for (&id, &representative) in &families {
         if id != representative {
-            let assignment = crate::candidates::exact::member_assignment(representative, &out[&representative]);
+            let assignment =
+                crate::candidates::exact::member_assignment(representative, &out[&representative]);
             out.insert(id, assignment);
         }
     }
@@ -429,7 +482,10 @@ mod tests {
         near[5] = 999;
         let other: Vec<u64> = (500..530).collect();
         let pages = vec![page(1, 1, &base), page(2, 2, &near), page(3, 3, &other)];
-        let config = MethodConfig { verify: VerifyConfig { threshold: 0.8, ..Default::default() }, ..Default::default() };
+        let config = MethodConfig {
+            verify: VerifyConfig { threshold: 0.8, ..Default::default() },
+            ..Default::default()
+        };
         let out = clusters(&pages, &config);
         assert_eq!(out[&pages[0].id].cluster, pages[0].id);
         assert_eq!(out[&pages[1].id].cluster, pages[0].id);
@@ -439,8 +495,10 @@ mod tests {
     #[test]
     fn a_shared_site_template_does_not_make_pages_similar() {
         let template: Vec<u64> = (1..40).collect();
-        let config =
-            MethodConfig { template: TemplateConfig { min_pages: 3, page_fraction: 0.0, ..Default::default() }, ..Default::default() };
+        let config = MethodConfig {
+            template: TemplateConfig { min_pages: 3, page_fraction: 0.0, ..Default::default() },
+            ..Default::default()
+        };
         let pages: Vec<Page> = (0..4)
             .map(|i| {
                 let mut keys = template.clone();

@@ -9,11 +9,18 @@ use timely::dataflow::operators::{Inspect, Probe};
 
 /// `build`'s output, consolidated, for `steps` (each time's updates, given at worker 0; time
 /// `i` is complete before time `i + 1` is given) on `workers` workers.
-pub fn run_steps<D, O, B>(steps: &[Vec<(D, isize)>], workers: usize, build: B) -> Vec<(O, u64, isize)>
+pub fn run_steps<D, O, B>(
+    steps: &[Vec<(D, isize)>],
+    workers: usize,
+    build: B,
+) -> Vec<(O, u64, isize)>
 where
     D: ExchangeData + Sync,
     O: ExchangeData + Sync,
-    B: Fn(VecCollection<'_, u64, D, isize>) -> VecCollection<'_, u64, O, isize> + Send + Sync + 'static,
+    B: Fn(VecCollection<'_, u64, D, isize>) -> VecCollection<'_, u64, O, isize>
+        + Send
+        + Sync
+        + 'static,
 {
     let steps = steps.to_vec();
     let captured: Arc<Mutex<Vec<(O, u64, isize)>>> = Arc::default();
@@ -22,7 +29,10 @@ where
         let into = into.clone();
         let (mut input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, collection) = scope.new_collection::<D, isize>();
-            let (probe, _) = build(collection).inner.inspect(move |x| into.lock().unwrap().push(x.clone())).probe();
+            let (probe, _) = build(collection)
+                .inner
+                .inspect(move |x| into.lock().unwrap().push(x.clone()))
+                .probe();
             (input, probe)
         });
         for (time, step) in steps.iter().enumerate() {
@@ -70,11 +80,19 @@ pub fn input_at<D: Ord + Clone>(steps: &[Vec<(D, isize)>], time: u64) -> BTreeMa
 
 /// `build` is incremental and deterministic on `steps`: on one worker its output at every time
 /// is `from_scratch` at that time, and on 2 and 4 workers its output is the same.
-pub fn assert_incremental<D, O, B>(steps: &[Vec<(D, isize)>], build: B, from_scratch: impl Fn(u64) -> BTreeMap<O, isize>, what: &str)
-where
+pub fn assert_incremental<D, O, B>(
+    steps: &[Vec<(D, isize)>],
+    build: B,
+    from_scratch: impl Fn(u64) -> BTreeMap<O, isize>,
+    what: &str,
+) where
     D: ExchangeData + Sync,
     O: ExchangeData + Sync + std::fmt::Debug,
-    B: Fn(VecCollection<'_, u64, D, isize>) -> VecCollection<'_, u64, O, isize> + Send + Sync + Clone + 'static,
+    B: Fn(VecCollection<'_, u64, D, isize>) -> VecCollection<'_, u64, O, isize>
+        + Send
+        + Sync
+        + Clone
+        + 'static,
 {
     let one = run_steps(steps, 1, build.clone());
     for time in 0..steps.len() as u64 {

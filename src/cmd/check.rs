@@ -42,8 +42,14 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         let (global, _) = dupflow::check::adaptive_thresholds(&shares, 20);
         let mut values: Vec<f64> = shares.iter().map(|&(_, s)| s).collect();
         values.sort_by(f64::total_cmp);
-        let at = |q: f64| values.get(((values.len().max(1) - 1) as f64 * q).round() as usize).copied().unwrap_or(0.0);
-        let count = |lo: f64, hi: f64| values.iter().filter(|&&v| v >= lo && (v < hi || hi > 1.0)).count();
+        let at = |q: f64| {
+            values
+                .get(((values.len().max(1) - 1) as f64 * q).round() as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        let count =
+            |lo: f64, hi: f64| values.iter().filter(|&&v| v >= lo && (v < hi || hi > 1.0)).count();
         let bands: Vec<serde_json::Value> = (0..10)
             .map(|b| {
                 let (lo, hi) = (b as f64 / 10.0, (b + 1) as f64 / 10.0 + if b == 9 { 1.0 } else { 0.0 });
@@ -62,13 +68,14 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::SUCCESS);
     };
-    let (sentences, host, exclude) = match index.find(&document).and_then(|id| index.page(id).map(|p| (id, p))) {
-        Some((id, page)) => (page.sentences.clone(), Some(page.host), Some(id)),
-        None => {
-            let text = read_text(std::path::Path::new(&document))?;
-            (dupflow::check::document_sentences(&text, &config.sentence), None, None)
-        }
-    };
+    let (sentences, host, exclude) =
+        match index.find(&document).and_then(|id| index.page(id).map(|p| (id, p))) {
+            Some((id, page)) => (page.sentences.clone(), Some(page.host), Some(id)),
+            None => {
+                let text = read_text(std::path::Path::new(&document))?;
+                (dupflow::check::document_sentences(&text, &config.sentence), None, None)
+            }
+        };
     let report = index.report(&sentences, host, exclude);
     let (threshold, rule) = if adaptive {
         let (global, per_host) = dupflow::check::adaptive_thresholds(&index.corpus_shares(), 20);
@@ -76,7 +83,11 @@ pub fn execute(args: Args) -> Result<ExitCode> {
             (true, Some(t)) => (*t, "adaptive (Otsu, this site)"),
             _ => (
                 global.unwrap_or(threshold),
-                if global.is_some() { "adaptive (Otsu, corpus)" } else { "fixed (corpus too uniform for Otsu)" },
+                if global.is_some() {
+                    "adaptive (Otsu, corpus)"
+                } else {
+                    "fixed (corpus too uniform for Otsu)"
+                },
             ),
         }
     } else {

@@ -59,7 +59,11 @@ pub struct Args {
 pub fn execute(args: Args) -> Result<ExitCode> {
     let config = load_config(args.config.as_deref())?;
     dupflow::files::prepare_dir(&args.out, "--out")?;
-    let inputs = if args.inputs.is_empty() { vec![dupflow::DEFAULT_INPUT] } else { source::expand(&args.inputs)? };
+    let inputs = if args.inputs.is_empty() {
+        vec![dupflow::DEFAULT_INPUT]
+    } else {
+        source::expand(&args.inputs)?
+    };
     if inputs.iter().any(|i| matches!(i, Input::Stdin)) {
         bail!("dedup reads its inputs again after clustering: give files, not `-`");
     }
@@ -71,7 +75,13 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     if text > 0 && text < inputs.len() {
         bail!("dedup takes WARC files or text corpora, not both in one run");
     }
-    let corpus = Corpus { args: &args, formats: &formats, config: &config, text: text > 0, census: census(&inputs, &config, text > 0)? };
+    let corpus = Corpus {
+        args: &args,
+        formats: &formats,
+        config: &config,
+        text: text > 0,
+        census: census(&inputs, &config, text > 0)?,
+    };
     let (rows, removed) = corpus.rounds(&inputs)?;
     if corpus.text {
         corpus.write_text(&inputs, &rows, &removed)
@@ -124,7 +134,11 @@ impl Corpus<'_> {
         let mut round = 0;
         while round < self.args.rounds {
             round += 1;
-            let output = dataflow::run(RunOptions::new(Feed::Inputs(current.clone()), self.config.clone(), workers))?;
+            let output = dataflow::run(RunOptions::new(
+                Feed::Inputs(current.clone()),
+                self.config.clone(),
+                workers,
+            ))?;
             let more = dedup::plan(&output.rows, self.args.keep, &self.census);
             first.get_or_insert(output.rows);
             if more.is_empty() {
@@ -133,7 +147,8 @@ impl Corpus<'_> {
             }
             if round < self.args.rounds {
                 let dir = scratch.path().join(format!("round-{round}"));
-                std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("creating {}", dir.display()))?;
                 current = self.write_round(&current, &dir, &more)?;
             }
             removed.extend(more);
@@ -149,7 +164,12 @@ impl Corpus<'_> {
     }
 
     /// One round's kept pages, as the next round's inputs.
-    fn write_round(&self, inputs: &[Input], dir: &std::path::Path, removed: &[dedup::Removed]) -> Result<Vec<Input>> {
+    fn write_round(
+        &self,
+        inputs: &[Input],
+        dir: &std::path::Path,
+        removed: &[dedup::Removed],
+    ) -> Result<Vec<Input>> {
         let mut names = HashSet::new();
         let mut next = Vec::new();
         let marks = Marks::new(&[], removed);
@@ -160,7 +180,14 @@ impl Corpus<'_> {
                 path
             } else {
                 let path = dir.join(dedup::output_name(input, &mut names));
-                dedup::write_warc(input, &path, removed, &self.census, false, self.config.source.max_record_bytes)?;
+                dedup::write_warc(
+                    input,
+                    &path,
+                    removed,
+                    &self.census,
+                    false,
+                    self.config.source.max_record_bytes,
+                )?;
                 path
             };
             next.push(Input::File(path));
@@ -178,23 +205,50 @@ impl Corpus<'_> {
     ) -> Result<text_out::RowsWritten> {
         Ok(match (format, input) {
             #[cfg(feature = "parquet")]
-            (Format::Parquet, Input::File(file)) => text_out::write_parquet(file, path, marks, annotate, &self.config.text)?,
-            (Format::Parquet, _) => bail!("{}: Parquet output needs a Parquet file and the `parquet` feature", input.name()),
-            _ => text_out::write_jsonl(input, path, marks, annotate, &self.config.text, self.config.source.max_record_bytes)?,
+            (Format::Parquet, Input::File(file)) => {
+                text_out::write_parquet(file, path, marks, annotate, &self.config.text)?
+            }
+            (Format::Parquet, _) => bail!(
+                "{}: Parquet output needs a Parquet file and the `parquet` feature",
+                input.name()
+            ),
+            _ => text_out::write_jsonl(
+                input,
+                path,
+                marks,
+                annotate,
+                &self.config.text,
+                self.config.source.max_record_bytes,
+            )?,
         })
     }
 
     /// WARC outputs: every input without its left-out pages (or annotated), and removed.jsonl.
-    fn write_warc(&self, inputs: &[Input], rows: &[ClusterRow], removed: &[dedup::Removed]) -> Result<ExitCode> {
+    fn write_warc(
+        &self,
+        inputs: &[Input],
+        rows: &[ClusterRow],
+        removed: &[dedup::Removed],
+    ) -> Result<ExitCode> {
         let args = self.args;
         let mut names = HashSet::new();
         let mut total = dedup::Written::default();
         for input in inputs {
             let path = args.out.join(dedup::output_name(input, &mut names));
-            let written = dedup::write_warc(input, &path, removed, &self.census, args.annotate, self.config.source.max_record_bytes)
-                .with_context(|| format!("deduplicating {}", input.name()))?;
+            let written = dedup::write_warc(
+                input,
+                &path,
+                removed,
+                &self.census,
+                args.annotate,
+                self.config.source.max_record_bytes,
+            )
+            .with_context(|| format!("deduplicating {}", input.name()))?;
             for (kind, n) in &written.damaged {
-                tracing::warn!("{}: {n} damaged record(s) ({kind}) could not be copied", input.name());
+                tracing::warn!(
+                    "{}: {n} damaged record(s) ({kind}) could not be copied",
+                    input.name()
+                );
                 *total.damaged.entry(kind).or_default() += n;
             }
             total.records_in += written.records_in;
@@ -205,10 +259,15 @@ impl Corpus<'_> {
             println!("wrote {}", path.display());
         }
         let removed_path = args.out.join("removed.jsonl");
-        dupflow::sink::write_jsonl(&removed_path, removed).with_context(|| format!("writing {}", removed_path.display()))?;
+        dupflow::sink::write_jsonl(&removed_path, removed)
+            .with_context(|| format!("writing {}", removed_path.display()))?;
         let pages = rows.len();
         if args.annotate {
-            println!("pages:     {pages}, {} near-duplicates annotated ({} metadata records added)", removed.len(), total.annotations);
+            println!(
+                "pages:     {pages}, {} near-duplicates annotated ({} metadata records added)",
+                removed.len(),
+                total.annotations
+            );
         } else {
             println!(
                 "pages:     kept {} of {pages}; {} near-duplicates left out with {} concurrent request/metadata records",
@@ -217,22 +276,36 @@ impl Corpus<'_> {
                 total.concurrent_dropped
             );
         }
-        println!("records:   {} in, {} out; wrote {}", total.records_in, total.records_out, removed_path.display());
+        println!(
+            "records:   {} in, {} out; wrote {}",
+            total.records_in,
+            total.records_out,
+            removed_path.display()
+        );
         Ok(ExitCode::SUCCESS)
     }
 
     /// Text outputs: each input's rows in its format, marked or only the kept, and removed.jsonl.
-    fn write_text(&self, inputs: &[Input], rows: &[ClusterRow], removed: &[dedup::Removed]) -> Result<ExitCode> {
+    fn write_text(
+        &self,
+        inputs: &[Input],
+        rows: &[ClusterRow],
+        removed: &[dedup::Removed],
+    ) -> Result<ExitCode> {
         let args = self.args;
         let marks = Marks::new(rows, removed);
         let mut names = HashSet::new();
         let mut total = text_out::RowsWritten::default();
         for (input, format) in inputs.iter().zip(self.formats) {
             let path = args.out.join(text_out::output_name(input, &mut names));
-            let written =
-                self.write_rows(input, *format, &path, &marks, args.annotate).with_context(|| format!("deduplicating {}", input.name()))?;
+            let written = self
+                .write_rows(input, *format, &path, &marks, args.annotate)
+                .with_context(|| format!("deduplicating {}", input.name()))?;
             for (kind, n) in &written.damaged {
-                tracing::warn!("{}: {n} damaged stretch(es) ({kind}) could not be copied", input.name());
+                tracing::warn!(
+                    "{}: {n} damaged stretch(es) ({kind}) could not be copied",
+                    input.name()
+                );
             }
             total.rows_in += written.rows_in;
             total.rows_out += written.rows_out;
@@ -242,7 +315,8 @@ impl Corpus<'_> {
         }
         let removed_path = args.out.join("removed.jsonl");
         let lines: Vec<RemovedRow> = removed.iter().map(RemovedRow::from).collect();
-        dupflow::sink::write_jsonl(&removed_path, &lines).with_context(|| format!("writing {}", removed_path.display()))?;
+        dupflow::sink::write_jsonl(&removed_path, &lines)
+            .with_context(|| format!("writing {}", removed_path.display()))?;
         println!(
             "rows:      {} in, {} out; {} near-duplicates {}; {} rows that are not documents copied as they were",
             total.rows_in,

@@ -101,7 +101,18 @@ pub struct Args {
 }
 
 pub fn execute(args: Args) -> Result<ExitCode> {
-    let Args { input, measure, threshold, algorithm, max_depth, edit_distance, q, min_length, threads, output } = args;
+    let Args {
+        input,
+        measure,
+        threshold,
+        algorithm,
+        max_depth,
+        edit_distance,
+        q,
+        min_length,
+        threads,
+        output,
+    } = args;
     use dupflow::join::{edit, set, with_threads};
     let text = read_text(&input)?;
     let started = std::time::Instant::now();
@@ -115,7 +126,17 @@ pub fn execute(args: Args) -> Result<ExitCode> {
             let (pairs, stats) = edit::join(&strings, &params);
             (pairs, stats, prepared, started.elapsed())
         })?;
-        (pairs, stats, prepared, joined, format!("{algorithm} edit distance <= {tau}, q = {q}, min length {}", params.min_length), true)
+        (
+            pairs,
+            stats,
+            prepared,
+            joined,
+            format!(
+                "{algorithm} edit distance <= {tau}, q = {q}, min length {}",
+                params.min_length
+            ),
+            true,
+        )
     } else {
         let measure = match measure {
             Measure::Jaccard => set::Measure::Jaccard,
@@ -125,14 +146,22 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         };
         let text_threshold = threshold.unwrap_or_default();
         let t = set::Threshold::parse(measure, &text_threshold)?;
-        let algorithm = set::Algorithm::parse(algorithm.as_deref().unwrap_or("ppjoinplus"), max_depth)?;
+        let algorithm =
+            set::Algorithm::parse(algorithm.as_deref().unwrap_or("ppjoinplus"), max_depth)?;
         let (pairs, stats, prepared, joined) = with_threads(threads, || {
             let records = set::Records::from_lines(lines(&text));
             let prepared = started.elapsed();
             let (pairs, stats) = set::join(&records, t, algorithm);
             (pairs, stats, prepared, started.elapsed())
         })?;
-        (pairs, stats, prepared, joined, format!("{algorithm} {} >= {text_threshold}", measure.name()), false)
+        (
+            pairs,
+            stats,
+            prepared,
+            joined,
+            format!("{algorithm} {} >= {text_threshold}", measure.name()),
+            false,
+        )
     };
     eprintln!("{label}: {}", stats.line(prepared, joined - prepared));
     let mut out = open_output(output.as_deref())?;

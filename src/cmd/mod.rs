@@ -36,35 +36,47 @@ pub fn validate(file: &Path) -> Result<ExitCode> {
 pub fn read_text(path: &std::path::Path) -> Result<String> {
     if path.as_os_str() == "-" {
         let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text).context("reading stdin")?;
+        std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut text)
+            .context("reading stdin")?;
         Ok(text)
     } else {
         let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
         // Records are text; invalid UTF-8 bytes become U+FFFD rather than an error.
-        Ok(String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+        Ok(String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
     }
 }
 
 pub fn open_output(path: Option<&std::path::Path>) -> Result<Box<dyn Write>> {
     Ok(match path {
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-        Some(p) if p.as_os_str() == "-" => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
-        Some(p) => Box::new(std::io::BufWriter::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)),
+        Some(p) if p.as_os_str() == "-" => {
+            Box::new(std::io::BufWriter::new(std::io::stdout().lock()))
+        }
+        Some(p) => Box::new(std::io::BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        )),
     })
 }
 
 /// The pages of WARC inputs as the pipeline sees them (stripped, split; the newest capture of
 /// each URL, or every capture with `source.recrawls = "keep"`).
-pub fn corpus_pages(inputs: &[source::Input], config: &PipelineConfig) -> Result<Vec<dupflow_operators::Page>> {
+pub fn corpus_pages(
+    inputs: &[source::Input],
+    config: &PipelineConfig,
+) -> Result<Vec<dupflow_operators::Page>> {
     let mut held = source::current::CurrentPages::new(config.source.recrawls);
     for input in inputs {
         source::read_records(input, config.source.max_record_bytes, |item| {
             let Ok(record) = item else { return };
-            let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
+            let Ok((source::http::Outcome::Page(doc), _)) =
+                source::http::interpret(&record, config.source.max_page_bytes as usize)
+            else {
                 return;
             };
             let (meta, html) = doc.into_parts();
-            let stripped = dupflow_operators::ingest::html::strip_with(&html, config.sentence.landmarks);
+            let stripped =
+                dupflow_operators::ingest::html::strip_with(&html, config.sentence.landmarks);
             let (page, _) = dupflow_operators::ingest::sentence::page_of_html(
                 meta,
                 &stripped,

@@ -95,10 +95,14 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     }
     let (feed, mut nothing) = feed(&inputs, follow)?;
     if config.share.enabled && processes > 1 {
-        bail!("share.enabled (spans.jsonl) works in one process: its spans name pages of every shard");
+        bail!(
+            "share.enabled (spans.jsonl) works in one process: its spans name pages of every shard"
+        );
     }
-    source::follow::install_stop_handler(std::time::Duration::from_secs(config.run.stop_timeout_secs))
-        .context("installing the SIGINT/SIGTERM handler")?;
+    source::follow::install_stop_handler(std::time::Duration::from_secs(
+        config.run.stop_timeout_secs,
+    ))
+    .context("installing the SIGINT/SIGTERM handler")?;
     if processes == 0 || process >= processes {
         bail!("--process must be below --processes");
     }
@@ -117,7 +121,8 @@ pub fn execute(args: Args) -> Result<ExitCode> {
                 sentence: config.sentence.clone(),
             });
         }
-        let bound = server::serve(&address, live.clone(), server::Limits::from_config(&config.metrics))?;
+        let bound =
+            server::serve(&address, live.clone(), server::Limits::from_config(&config.metrics))?;
         tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
     }
     let sampler = progress::start(live.clone(), quiet || process != 0);
@@ -146,7 +151,8 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let shard = sink::Shard { index: process, count: processes };
     let rows = output.rows.clone();
     if let Some(dir) = &out {
-        sink::write_outputs(dir, &output, &rows, shard).with_context(|| format!("writing to {}", dir.display()))?;
+        sink::write_outputs(dir, &output, &rows, shard)
+            .with_context(|| format!("writing to {}", dir.display()))?;
     }
     if processes > 1 {
         println!("process {process} of {processes}: the inputs it read, the pages its workers own, the clusters of its shard");
@@ -154,8 +160,17 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     print_summary(&rows, &output, &metrics, &live, &names);
     if let Some(dir) = &out {
         match processes {
-            1 => println!("wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl", dir.display()),
-            _ => println!("wrote {}/{}, {}, {}", dir.display(), shard.file("clusters"), shard.file("changes"), shard.file("revisits")),
+            1 => println!(
+                "wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl",
+                dir.display()
+            ),
+            _ => println!(
+                "wrote {}/{}, {}, {}",
+                dir.display(),
+                shard.file("clusters"),
+                shard.file("changes"),
+                shard.file("revisits")
+            ),
         }
     }
     nothing.extend(output.empty_inputs.iter().map(|input| format!("{input}: no record in it")));
@@ -217,8 +232,15 @@ fn addresses(hostfile: Option<&Path>, processes: usize) -> Result<Vec<String>> {
     Ok(match (hostfile, processes) {
         (_, 1) => Vec::new(),
         (Some(path), n) => {
-            let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-            let addresses: Vec<String> = text.lines().map(str::trim).filter(|l| !l.is_empty()).take(n).map(str::to_string).collect();
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading {}", path.display()))?;
+            let addresses: Vec<String> = text
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .take(n)
+                .map(str::to_string)
+                .collect();
             if addresses.len() < n {
                 bail!("{} lists {} addresses, --processes is {n}", path.display(), addresses.len());
             }
@@ -229,12 +251,24 @@ fn addresses(hostfile: Option<&Path>, processes: usize) -> Result<Vec<String>> {
 }
 
 /// The summary printed at the end of a run.
-fn print_summary(rows: &[dupflow::dataflow::ClusterRow], output: &dataflow::RunOutput, metrics: &Registry, live: &Live, names: &[String]) {
+fn print_summary(
+    rows: &[dupflow::dataflow::ClusterRow],
+    output: &dataflow::RunOutput,
+    metrics: &Registry,
+    live: &Live,
+    names: &[String],
+) {
     let summary = sink::summarize(rows);
     let secs = output.elapsed.as_secs_f64();
     let pages = metrics.get(metrics::PAGES, "");
-    let label = |m| metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
-    tracing::info!("read {} input(s): {}", names.len(), if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) });
+    let label = |m| {
+        metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+    };
+    tracing::info!(
+        "read {} input(s): {}",
+        names.len(),
+        if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) }
+    );
     println!("records:   {} ({})", metrics.total(metrics::RECORDS), label(metrics::RECORDS));
     println!(
         "pages:     {pages} in {secs:.2} s ({:.0} pages/s), {} revisits",
@@ -250,11 +284,18 @@ fn print_summary(rows: &[dupflow::dataflow::ClusterRow], output: &dataflow::RunO
     }
     println!(
         "clusters:  {} ({} with more than one page, holding {} pages; largest {})",
-        summary.clusters, summary.multi_page_clusters, summary.pages_in_multi_page_clusters, summary.largest_cluster
+        summary.clusters,
+        summary.multi_page_clusters,
+        summary.pages_in_multi_page_clusters,
+        summary.largest_cluster
     );
     let errors = metrics.total(metrics::RECORD_ERRORS) + metrics.total(metrics::DOCUMENT_ERRORS);
     if errors > 0 {
-        println!("skipped as damaged: {errors} ({}; {})", label(metrics::RECORD_ERRORS), label(metrics::DOCUMENT_ERRORS));
+        println!(
+            "skipped as damaged: {errors} ({}; {})",
+            label(metrics::RECORD_ERRORS),
+            label(metrics::DOCUMENT_ERRORS)
+        );
     }
     let held = metrics.get(metrics::HELD_BYTES, "");
     if summary.pages > 0 {

@@ -28,11 +28,17 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     for input in source::expand(&inputs)? {
         source::read_records(&input, config.source.max_record_bytes, |item| {
             let Ok(record) = item else { return };
-            let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) else {
+            let Ok((source::http::Outcome::Page(doc), _)) =
+                source::http::interpret(&record, config.source.max_page_bytes as usize)
+            else {
                 return;
             };
-            let blocks = dupflow_operators::ingest::html::strip_with(&doc.html, config.sentence.landmarks).blocks;
-            for sentence in dupflow_operators::ingest::sentence::split_page(&blocks, &config.sentence).sentences {
+            let blocks =
+                dupflow_operators::ingest::html::strip_with(&doc.html, config.sentence.landmarks)
+                    .blocks;
+            for sentence in
+                dupflow_operators::ingest::sentence::split_page(&blocks, &config.sentence).sentences
+            {
                 if failure.is_none() {
                     if let Err(e) = writeln!(stdout, "{}", sentence.normalized) {
                         failure = Some(e);

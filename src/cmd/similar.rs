@@ -44,7 +44,9 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     use dupflow_operators::verify::cosine::{self, Canonicalizer, Idf, Language};
     let config = PipelineConfig::default();
     let synonyms = match &synonyms {
-        Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+        Some(path) => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+        }
         None => String::new(),
     };
     let fixed = match language.as_str() {
@@ -60,11 +62,16 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let mut canonicalizers: HashMap<Language, Canonicalizer> = HashMap::new();
     let mut terms_of = |text: &str| -> Vec<String> {
         let language = fixed.unwrap_or_else(|| Language::detect(text));
-        canonicalizers.entry(language).or_insert_with(|| Canonicalizer::new(language).with_synonyms(&synonyms)).terms(text)
+        canonicalizers
+            .entry(language)
+            .or_insert_with(|| Canonicalizer::new(language).with_synonyms(&synonyms))
+            .terms(text)
     };
     let text_of = |raw: &str| -> String {
         if raw.contains('<') && raw.contains('>') {
-            dupflow_operators::ingest::html::strip_with(raw, config.sentence.landmarks).blocks.join("\n")
+            dupflow_operators::ingest::html::strip_with(raw, config.sentence.landmarks)
+                .blocks
+                .join("\n")
         } else {
             raw.to_string()
         }
@@ -74,7 +81,9 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     for input in source::expand(&inputs)? {
         source::read_records(&input, config.source.max_record_bytes, |item| {
             let Ok(record) = item else { return };
-            if let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, config.source.max_page_bytes as usize) {
+            if let Ok((source::http::Outcome::Page(doc), _)) =
+                source::http::interpret(&record, config.source.max_page_bytes as usize)
+            {
                 let terms = terms_of(&text_of(&doc.html));
                 pages.push((doc.url, terms));
             }
@@ -83,10 +92,15 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let mut scored: Vec<(f64, &str)> = match measure {
         Measure::Cosine => {
             let mut idf = Idf::default();
-            let counts: Vec<Vec<(u64, u32)>> = pages.iter().map(|(_, t)| cosine::term_counts(t)).collect();
+            let counts: Vec<Vec<(u64, u32)>> =
+                pages.iter().map(|(_, t)| cosine::term_counts(t)).collect();
             counts.iter().for_each(|c| idf.update(c, 1));
             let r = idf.vector(&cosine::term_counts(&reference_terms));
-            pages.iter().zip(&counts).map(|((url, _), c)| (cosine::cosine(&r, &idf.vector(c)), url.as_str())).collect()
+            pages
+                .iter()
+                .zip(&counts)
+                .map(|((url, _), c)| (cosine::cosine(&r, &idf.vector(c)), url.as_str()))
+                .collect()
         }
         Measure::Resemblance | Measure::Containment => {
             let r = cosine::w_shingles(&reference_terms, shingle_words);
@@ -94,7 +108,11 @@ pub fn execute(args: Args) -> Result<ExitCode> {
                 .iter()
                 .map(|(url, t)| {
                     let p = cosine::w_shingles(t, shingle_words);
-                    let v = if measure == Measure::Resemblance { cosine::resemblance(&r, &p) } else { cosine::containment(&r, &p) };
+                    let v = if measure == Measure::Resemblance {
+                        cosine::resemblance(&r, &p)
+                    } else {
+                        cosine::containment(&r, &p)
+                    };
                     (v, url.as_str())
                 })
                 .collect()

@@ -13,7 +13,11 @@ const RETRY: Duration = Duration::from_millis(10);
 
 /// One stream per process (`None` for this one), in process order: the form timely's
 /// `initialize_networking_from_sockets` takes. Gives up after `patience` without every peer.
-pub fn sockets(addresses: &[String], me: usize, patience: Duration) -> io::Result<Vec<Option<TcpStream>>> {
+pub fn sockets(
+    addresses: &[String],
+    me: usize,
+    patience: Duration,
+) -> io::Result<Vec<Option<TcpStream>>> {
     let deadline = Instant::now() + patience;
     let listener = TcpListener::bind(&addresses[me])?;
     listener.set_nonblocking(true)?;
@@ -25,7 +29,9 @@ pub fn sockets(addresses: &[String], me: usize, patience: Duration) -> io::Resul
         let mut progressed = false;
         pending_connect.retain(|&peer| match TcpStream::connect(&addresses[peer]) {
             Ok(mut stream) => {
-                let ok = stream.set_nodelay(true).and_then(|_| stream.write_all(&(me as u64).to_be_bytes()));
+                let ok = stream
+                    .set_nodelay(true)
+                    .and_then(|_| stream.write_all(&(me as u64).to_be_bytes()));
                 if ok.is_err() {
                     return true;
                 }
@@ -44,7 +50,10 @@ pub fn sockets(addresses: &[String], me: usize, patience: Duration) -> io::Resul
                     stream.read_exact(&mut index)?;
                     let peer = u64::from_be_bytes(index) as usize;
                     if peer <= me || peer >= addresses.len() {
-                        return Err(io::Error::new(io::ErrorKind::InvalidData, format!("a connection claimed to be process {peer}")));
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!("a connection claimed to be process {peer}"),
+                        ));
                     }
                     streams[peer] = Some(stream);
                     progressed = true;
@@ -54,8 +63,12 @@ pub fn sockets(addresses: &[String], me: usize, patience: Duration) -> io::Resul
             }
         }
         if Instant::now() > deadline {
-            let missing: Vec<usize> = (0..addresses.len()).filter(|&p| p != me && streams[p].is_none()).collect();
-            return Err(io::Error::new(io::ErrorKind::TimedOut, format!("processes {missing:?} did not connect within {patience:?}")));
+            let missing: Vec<usize> =
+                (0..addresses.len()).filter(|&p| p != me && streams[p].is_none()).collect();
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!("processes {missing:?} did not connect within {patience:?}"),
+            ));
         }
         if !progressed {
             std::thread::sleep(RETRY);
@@ -70,7 +83,9 @@ mod tests {
 
     #[test]
     fn three_processes_connect_in_milliseconds_whatever_order_they_start_in() {
-        let ports: Vec<u16> = (0..3).map(|_| TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
+        let ports: Vec<u16> = (0..3)
+            .map(|_| TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port())
+            .collect();
         let addresses: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
         let started = Instant::now();
         // The last process first: it cannot reach the others yet.
@@ -79,10 +94,13 @@ mod tests {
             .map(|me| {
                 let addresses = addresses.clone();
                 std::thread::sleep(Duration::from_millis(30));
-                std::thread::spawn(move || sockets(&addresses, me, Duration::from_secs(10)).unwrap())
+                std::thread::spawn(move || {
+                    sockets(&addresses, me, Duration::from_secs(10)).unwrap()
+                })
             })
             .collect();
-        let all: Vec<Vec<Option<TcpStream>>> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        let all: Vec<Vec<Option<TcpStream>>> =
+            threads.into_iter().map(|t| t.join().unwrap()).collect();
         assert!(started.elapsed() < Duration::from_millis(900), "took {:?}", started.elapsed());
         for (i, streams) in all.iter().rev().enumerate() {
             for (j, s) in streams.iter().enumerate() {

@@ -19,7 +19,9 @@ use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::template::{Filtered, RemoveTemplates};
 use dupflow_operators::verify::edges::{Edges, VerifyEdges};
 use dupflow_operators::verify::member::Member;
-use dupflow_operators::verify::{Assignment, Clustering, VerifyClusters, VerifyMethod, VerifyStats};
+use dupflow_operators::verify::{
+    Assignment, Clustering, VerifyClusters, VerifyMethod, VerifyStats,
+};
 use dupflow_operators::{Content, Page, PageId};
 
 use crate::metrics::{self, Registry};
@@ -49,7 +51,9 @@ pub fn clusters_and_shares<'scope>(
     share: bool,
 ) -> (Assignments<'scope>, Option<Shares<'scope>>) {
     let template = method.template;
-    let (filtered, templates) = pages.clone().remove_templates_refreshed(template, move |&time| template.refresh_time(time));
+    let (filtered, templates) = pages
+        .clone()
+        .remove_templates_refreshed(template, move |&time| template.refresh_time(time));
     let shares = share.then(|| filtered.clone().sentence_share());
     // Pages in from the template stage: a page once, and once more each time it is filtered
     // again (a sentence of it became, or stopped being, its host's template).
@@ -68,17 +72,27 @@ pub fn clusters_and_shares<'scope>(
             *by_host.entry(*host).or_default() += diff;
         }
         for (host, diff) in by_host.into_iter().filter(|&(_, diff)| diff != 0) {
-            template_gauge.add(metrics::TEMPLATE_SENTENCES, &template_gauge.host_name(host), diff as i64)
+            template_gauge.add(
+                metrics::TEMPLATE_SENTENCES,
+                &template_gauge.host_name(host),
+                diff as i64,
+            )
         }
     });
     // Identical pages: one representative each goes on; members take its assignment below.
     let families = pages.clone().exact_families();
-    let representatives = families.clone().filter(|(id, representative)| id == representative).map(|(id, _)| id);
+    let representatives =
+        families.clone().filter(|(id, representative)| id == representative).map(|(id, _)| id);
     let family_gauge = metrics.clone();
-    families
-        .clone()
-        .filter(|(id, representative)| id != representative)
-        .inspect_batch(move |_, updates| family_gauge.add(metrics::EXACT_DUPLICATES, "", updates.iter().map(|u| u.2 as i64).sum()));
+    families.clone().filter(|(id, representative)| id != representative).inspect_batch(
+        move |_, updates| {
+            family_gauge.add(
+                metrics::EXACT_DUPLICATES,
+                "",
+                updates.iter().map(|u| u.2 as i64).sum(),
+            )
+        },
+    );
     // Term weights from every page (a family's members count in document frequencies).
     let weighted = |filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>, contents| {
         if method.verify.method == VerifyMethod::Cosine {
@@ -93,7 +107,8 @@ pub fn clusters_and_shares<'scope>(
         (Clustering::Connected, Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_)) => {
             // Only the representatives' contents go into the groups, each with its
             // fingerprints (computed from it).
-            let contents = weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
+            let contents =
+                weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
             (bounded_clusters(representatives, families, contents, method, metrics), shares)
         }
         _ => {
@@ -108,7 +123,12 @@ pub fn clusters_and_shares<'scope>(
             let unique = filtered.clone().semijoin(representatives);
             let contents = weighted(filtered, unique.clone().map(|(id, page)| (id, page.content)));
             let sets = candidate_sets(pages, unique, method, metrics.clone());
-            let assignments = sets.verify_clusters(contents, method.verify.clone(), method.candidates.max_set_pages, verify_stats(metrics));
+            let assignments = sets.verify_clusters(
+                contents,
+                method.verify.clone(),
+                method.candidates.max_set_pages,
+                verify_stats(metrics),
+            );
             (expand_families(families, assignments), shares)
         }
     }
@@ -123,12 +143,13 @@ fn with_idf_weights<'scope>(
 ) -> VecCollection<'scope, u64, (PageId, Content), isize> {
     let documents = filtered.clone().map(|_| ()).count();
     let terms = filtered.flat_map(|(id, f)| f.content.shingles.into_iter().map(move |t| (t, id)));
-    let weights = terms
-        .clone()
-        .map(|(t, _)| t)
-        .count()
-        .map(|(t, df)| ((), (t, df)))
-        .join_map(documents, |_, &(t, df), &n| (t, dupflow_operators::verify::cosine::idf_weight(n as u64, df as u64)));
+    let weights =
+        terms.clone().map(|(t, _)| t).count().map(|(t, df)| ((), (t, df))).join_map(
+            documents,
+            |_, &(t, df), &n| {
+                (t, dupflow_operators::verify::cosine::idf_weight(n as u64, df as u64))
+            },
+        );
     let by_page = terms.join_map(weights, |&t, &id, &w| (id, (t, w))).reduce(|_id, tw, output| {
         output.push((tw.iter().map(|((t, w), _)| (*t, *w)).collect::<Vec<(u64, u32)>>(), 1isize));
     });
@@ -161,13 +182,21 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static 
             sum.pages += stats.pages;
         }
         if sum.pages > 0 {
-            metrics.observe_all(metrics::STAGE_SECONDS, "verify", compared().map(|stats| stats.nanos as f64 / 1e9));
+            metrics.observe_all(
+                metrics::STAGE_SECONDS,
+                "verify",
+                compared().map(|stats| stats.nanos as f64 / 1e9),
+            );
             metrics.observe_all(metrics::SET_PAGES, "", compared().map(|stats| stats.pages as f64));
             metrics.add(metrics::STAGE_PAGES, "clustered", sum.pages as i64);
         }
         metrics.add(metrics::VERIFICATIONS, "accepted", sum.accepted as i64);
         // The pruned pairs are counted among the rejected by the scans that met them.
-        metrics.add(metrics::VERIFICATIONS, "rejected", sum.rejected.saturating_sub(sum.pruned) as i64);
+        metrics.add(
+            metrics::VERIFICATIONS,
+            "rejected",
+            sum.rejected.saturating_sub(sum.pruned) as i64,
+        );
         if sum.pruned > 0 {
             metrics.add(metrics::VERIFICATIONS, "pruned", sum.pruned as i64);
         }
@@ -209,9 +238,14 @@ fn bounded_clusters<'scope>(
     // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
     // The representatives' only: a hash-map entry a page (`join_by_page`), where a `semijoin`
     // arranged both sides.
-    let members = contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content))));
     let members =
-        join_by_page(members, page_ids.clone().map(|id| (id, ())), "Representatives' members", |id, member, ()| (id, member.clone()));
+        contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content))));
+    let members = join_by_page(
+        members,
+        page_ids.clone().map(|id| (id, ())),
+        "Representatives' members",
+        |id, member, ()| (id, member.clone()),
+    );
     let Edges { edges, oversized_fingerprints } = members.verified_edges(
         content_fingerprints(method),
         method.verify.clone(),
@@ -220,13 +254,19 @@ fn bounded_clusters<'scope>(
         method.candidates.max_fingerprint_pages,
         verify_stats(metrics.clone()),
     );
-    oversized_fingerprints
-        .inspect_batch(move |_, updates| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum()));
+    oversized_fingerprints.inspect_batch(move |_, updates| {
+        metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum())
+    });
     // A page's cluster, its leader (its smallest partner as the longer page of an edge) and
     // its family's other members, met in one operator.
-    let partners = edges.clone().map(|e| Part::Partner(e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)));
-    let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids).map(|(id, cluster)| Part::Label(id, cluster));
-    let members = families.filter(|(id, representative)| id != representative).map(|(id, representative)| Part::Member(representative, id));
+    let partners = edges
+        .clone()
+        .map(|e| Part::Partner(e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)));
+    let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids)
+        .map(|(id, cluster)| Part::Label(id, cluster));
+    let members = families
+        .filter(|(id, representative)| id != representative)
+        .map(|(id, representative)| Part::Member(representative, id));
     assignments(labels.concat(partners).concat(members))
 }
 
@@ -240,11 +280,17 @@ fn content_fingerprints(method: &MethodConfig) -> ContentFingerprints {
     match &method.fingerprint {
         Fingerprinting::Sentence(config) => {
             let (config, prefix_ppm) = (config.clone(), method.short_prefix_ppm());
-            Box::new(move |content| dupflow_operators::candidates::fingerprint::page_fingerprints(content, &config, prefix_ppm))
+            Box::new(move |content| {
+                dupflow_operators::candidates::fingerprint::page_fingerprints(
+                    content, &config, prefix_ppm,
+                )
+            })
         }
         Fingerprinting::Minhash(config) => {
             let config = config.clone();
-            Box::new(move |content| dupflow_operators::candidates::minhash::band_keys(&content.shingles, &config))
+            Box::new(move |content| {
+                dupflow_operators::candidates::minhash::band_keys(&content.shingles, &config)
+            })
         }
         Fingerprinting::Simhash(_) => unreachable!("SimHash's candidates are edges, not groups"),
     }
@@ -259,9 +305,13 @@ pub fn fingerprint_groups<'scope>(
 ) -> Option<VecCollection<'scope, u64, (u64, PageId), isize>> {
     match &method.fingerprint {
         Fingerprinting::Sentence(config) => Some(
-            filtered.fingerprints(config.clone(), method.short_prefix_ppm()).flat_map(|(id, fps)| fps.into_iter().map(move |fp| (fp, id))),
+            filtered
+                .fingerprints(config.clone(), method.short_prefix_ppm())
+                .flat_map(|(id, fps)| fps.into_iter().map(move |fp| (fp, id))),
         ),
-        Fingerprinting::Minhash(config) => Some(pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone())),
+        Fingerprinting::Minhash(config) => {
+            Some(pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone()))
+        }
         Fingerprinting::Simhash(_) => None,
     }
 }
@@ -275,7 +325,9 @@ pub fn candidate_sets<'scope>(
 ) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
     let page_ids = pages.clone().map(|(id, _)| id);
     let Some(fingerprints) = fingerprint_groups(pages.clone(), filtered, method) else {
-        let Fingerprinting::Simhash(config) = &method.fingerprint else { unreachable!("only SimHash has no groups") };
+        let Fingerprinting::Simhash(config) = &method.fingerprint else {
+            unreachable!("only SimHash has no groups")
+        };
         // Edges straight from the block tables: only pairs within the Hamming distance.
         let edges = pages
             .map(|(id, page)| (id, simhash(&page.shingles)))
@@ -283,8 +335,8 @@ pub fn candidate_sets<'scope>(
         return components(edges, page_ids);
     };
     let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
-    candidates
-        .oversized_fingerprints
-        .inspect_batch(move |_, updates| metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum()));
+    candidates.oversized_fingerprints.inspect_batch(move |_, updates| {
+        metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum())
+    });
     candidates.sets
 }

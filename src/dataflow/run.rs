@@ -15,7 +15,9 @@ use crate::checkpoint::{self, Manifest};
 use crate::config::PipelineConfig;
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
-use crate::source::reader::{read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore, ReaderReport};
+use crate::source::reader::{
+    read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore, ReaderReport,
+};
 use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
 
@@ -51,7 +53,8 @@ pub struct RunOptions {
 impl RunOptions {
     /// A run over inputs with the defaults of one process.
     pub fn new(feed: Feed, config: PipelineConfig, workers: usize) -> RunOptions {
-        let live = Arc::new(Live::new(Arc::new(Registry::default()), config.metrics.cluster_alarm_pages));
+        let live =
+            Arc::new(Live::new(Arc::new(Registry::default()), config.metrics.cluster_alarm_pages));
         RunOptions {
             feed,
             config,
@@ -106,10 +109,19 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let registry = options.live.registry.clone();
     let manifest = checkpoint::open(options.checkpoint.as_deref())?;
     if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
-        m.check_shape(options.processes, options.readers().1, checkpoint::method_key(&options.config.method()), dir)?;
+        m.check_shape(
+            options.processes,
+            options.readers().1,
+            checkpoint::method_key(&options.config.method()),
+            dir,
+        )?;
     }
     if let Some(m) = &manifest {
-        tracing::info!("resuming from the checkpoint of epoch {} ({} inputs read so far)", m.epoch, m.reader.inputs.len());
+        tracing::info!(
+            "resuming from the checkpoint of epoch {} ({} inputs read so far)",
+            m.epoch,
+            m.reader.inputs.len()
+        );
     }
     let (readers, receivers) = start_readers(&options, manifest.as_ref())?;
     let (workers, peers) = options.workers();
@@ -132,8 +144,12 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let context = Arc::new(context);
     let shared = context.clone();
     let work = move |timely: &mut timely::worker::Worker| {
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| worker::work(timely, &shared)));
-        let result = result.unwrap_or_else(|panic| Err(RunError::Worker(format!("a worker panicked: {}", panic_message(&*panic)))));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            worker::work(timely, &shared)
+        }));
+        let result = result.unwrap_or_else(|panic| {
+            Err(RunError::Worker(format!("a worker panicked: {}", panic_message(&*panic))))
+        });
         let result = result.map_err(|error| {
             // The first failure of the run is kept; the others follow from it. The dataflow is
             // dropped, not drained: its peers are leaving too.
@@ -148,10 +164,15 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let guards = if options.processes > 1 {
         // A cluster: dupflow connects the processes itself (fast retries, see `connect`) and
         // hands the sockets to timely.
-        let sockets = super::connect::sockets(&options.addresses, options.process, CONNECT_PATIENCE)
-            .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
+        let sockets =
+            super::connect::sockets(&options.addresses, options.process, CONNECT_PATIENCE)
+                .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
         let hooks = timely_communication::Hooks::default();
-        let local = timely_communication::allocator::ProcessBuilder::new_typed_vector(workers, hooks.refill.clone(), hooks.spill.clone());
+        let local = timely_communication::allocator::ProcessBuilder::new_typed_vector(
+            workers,
+            hooks.refill.clone(),
+            hooks.spill.clone(),
+        );
         let (builders, guard) = timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets(
             local,
             sockets,
@@ -160,8 +181,10 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
             hooks,
         )
         .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
-        let builders = builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
-        timely::execute::execute_from(builders, Box::new(guard), worker_config(), work).map_err(RunError::Timely)?
+        let builders =
+            builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
+        timely::execute::execute_from(builders, Box::new(guard), worker_config(), work)
+            .map_err(RunError::Timely)?
     } else {
         timely::execute(options.timely_config(), work).map_err(RunError::Timely)?
     };
@@ -169,12 +192,16 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     // Wait for the workers, or for the run's first failure: then the workers get a moment to
     // leave (they see the failure within a step), and the run returns the error whether or not
     // every thread has (a thread stuck in a system call must not hold the process).
-    while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers && !options.abort.raised() {
+    while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
+        && !options.abort.raised()
+    {
         std::thread::sleep(Duration::from_millis(2));
     }
     if options.abort.raised() {
         let deadline = Instant::now() + FAILURE_GRACE;
-        while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers && Instant::now() < deadline {
+        while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
+            && Instant::now() < deadline
+        {
             std::thread::sleep(Duration::from_millis(2));
         }
         if context.workers_done.load(std::sync::atomic::Ordering::SeqCst) == workers {
@@ -182,14 +209,18 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         } else {
             std::mem::forget(guards);
         }
-        return Err(options.abort.take().unwrap_or_else(|| RunError::Worker("the run failed".into())));
+        return Err(options
+            .abort
+            .take()
+            .unwrap_or_else(|| RunError::Worker("the run failed".into())));
     }
-    let mut output = RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
+    let mut output =
+        RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
     let mut held = 0;
     for result in guards.join() {
-        let finished = result
-            .map_err(RunError::Worker)?
-            .map_err(|()| options.abort.take().unwrap_or_else(|| RunError::Worker("a worker failed".into())))?;
+        let finished = result.map_err(RunError::Worker)?.map_err(|()| {
+            options.abort.take().unwrap_or_else(|| RunError::Worker("a worker failed".into()))
+        })?;
         output.rows.extend(finished.rows);
         output.shares.extend(finished.shares);
         output.revisits.extend(finished.revisits);
@@ -198,7 +229,9 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     }
     registry.set(metrics::HELD_BYTES, "", held as i64);
     for reader in readers {
-        let report = reader.join().map_err(|panic| RunError::Worker(format!("the reader panicked: {}", panic_message(&*panic))))?;
+        let report = reader.join().map_err(|panic| {
+            RunError::Worker(format!("the reader panicked: {}", panic_message(&*panic)))
+        })?;
         output.empty_inputs.extend(report.empty_inputs);
     }
     // A reader's failure after the workers finished (a checkpoint position it could not write).
@@ -209,7 +242,10 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
     output.elapsed = started.elapsed();
-    output.connecting = context.workers_started.get().map_or(Duration::ZERO, |at| at.saturating_duration_since(started));
+    output.connecting = context
+        .workers_started
+        .get()
+        .map_or(Duration::ZERO, |at| at.saturating_duration_since(started));
     Ok(output)
 }
 
@@ -219,15 +255,21 @@ type WorkerChannels = Vec<Vec<Receiver<Message>>>;
 /// Starts this process's reader threads, each resumed from the checkpoint's positions; returns
 /// them and, for each worker of this process, one bounded channel from each reader
 /// (backpressure).
-fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(Vec<JoinHandle<ReaderReport>>, WorkerChannels), RunError> {
+fn start_readers(
+    options: &RunOptions,
+    manifest: Option<&Manifest>,
+) -> Result<(Vec<JoinHandle<ReaderReport>>, WorkerChannels), RunError> {
     let metrics = options.live.registry.clone();
     let (workers, _) = options.workers();
     let (threads, readers) = options.readers();
     let capacity = options.config.source.channel_capacity;
     // channels[reader][worker]
-    let channels: Vec<(Vec<_>, Vec<_>)> = (0..threads).map(|_| (0..workers).map(|_| bounded::<Message>(capacity)).unzip()).collect();
-    let watched: Vec<Receiver<Message>> = channels.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
-    *options.live.channel_depth.lock().expect("live lock") = Some(Box::new(move || watched.iter().map(|r| r.len()).sum()));
+    let channels: Vec<(Vec<_>, Vec<_>)> =
+        (0..threads).map(|_| (0..workers).map(|_| bounded::<Message>(capacity)).unzip()).collect();
+    let watched: Vec<Receiver<Message>> =
+        channels.iter().flat_map(|(_, r)| r.iter().cloned()).collect();
+    *options.live.channel_depth.lock().expect("live lock") =
+        Some(Box::new(move || watched.iter().map(|r| r.len()).sum()));
     metrics.set(metrics::CHANNEL_CAPACITY, "", (capacity * workers * threads) as i64);
     let mut input_bytes = 0;
     let mut handles = Vec::new();
@@ -284,15 +326,23 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
             input_fresh: false,
             empty_inputs: Vec::new(),
         }));
-        let settings = ReadSettings { max_record_bytes: options.config.source.max_record_bytes, text: options.config.text.clone() };
+        let settings = ReadSettings {
+            max_record_bytes: options.config.source.max_record_bytes,
+            text: options.config.text.clone(),
+        };
         let abort = options.abort.clone();
         let handle = std::thread::Builder::new()
             .name(format!("dupflow-reader-{thread}"))
             .spawn(move || {
                 // A reader that panics stops the run (its workers would wait for it for ever).
-                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_feed(feed, core, settings)));
+                let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    read_feed(feed, core, settings)
+                }));
                 read.unwrap_or_else(|panic| {
-                    abort.raise(RunError::Worker(format!("the reader panicked: {}", panic_message(&*panic))));
+                    abort.raise(RunError::Worker(format!(
+                        "the reader panicked: {}",
+                        panic_message(&*panic)
+                    )));
                     ReaderReport::default()
                 })
             })
@@ -307,7 +357,10 @@ fn start_readers(options: &RunOptions, manifest: Option<&Manifest>) -> Result<(V
 /// (differential's idle merge effort), so merges in progress finish and free their inputs.
 fn worker_config() -> WorkerConfig {
     let mut config = WorkerConfig::default();
-    differential_dataflow::configure(&mut config, &differential_dataflow::Config::default().idle_merge_effort(Some(IDLE_MERGE_EFFORT)));
+    differential_dataflow::configure(
+        &mut config,
+        &differential_dataflow::Config::default().idle_merge_effort(Some(IDLE_MERGE_EFFORT)),
+    );
     config
 }
 

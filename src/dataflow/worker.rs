@@ -107,12 +107,23 @@ struct Collected {
 pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunError> {
     let index = worker.index();
     cx.workers_started.get_or_init(std::time::Instant::now);
-    let receivers = cx.receivers.lock().expect("receivers")[index - cx.first_worker].take().expect("receivers for every worker");
+    let receivers = cx.receivers.lock().expect("receivers")[index - cx.first_worker]
+        .take()
+        .expect("receivers for every worker");
     let method = cx.pipeline.method();
     let (mut input, probe, collected, mut transport) = build(worker, cx, &method, receivers.len());
     let sink = if index == cx.first_worker {
-        let checkpoint = cx.checkpoint.clone().map(|dir| (dir, crate::checkpoint::method_key(&method)));
-        Some(Sink::new(cx.out.clone(), cx.restore.as_ref(), checkpoint, cx.peers, cx.live.clone(), cx.shard(), cx.readers)?)
+        let checkpoint =
+            cx.checkpoint.clone().map(|dir| (dir, crate::checkpoint::method_key(&method)));
+        Some(Sink::new(
+            cx.out.clone(),
+            cx.restore.as_ref(),
+            checkpoint,
+            cx.peers,
+            cx.live.clone(),
+            cx.shard(),
+            cx.readers,
+        )?)
     } else {
         None
     };
@@ -123,7 +134,8 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
         handle.advance_to(start);
     }
     cx.live.epochs_done.fetch_max(start, std::sync::atomic::Ordering::Relaxed);
-    let mut progress = Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
+    let mut progress =
+        Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
     loop {
         if cx.abort.raised() {
             return Err(RunError::Worker("stopped by the run's failure".into()));
@@ -131,7 +143,13 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
         let mut taken = 0;
         for (reader, receiver) in receivers.iter().enumerate() {
             if transport.inputs[reader].is_some() {
-                taken += receive(receiver, reader, &mut ingest, &mut transport, index == cx.first_worker)?;
+                taken += receive(
+                    receiver,
+                    reader,
+                    &mut ingest,
+                    &mut transport,
+                    index == cx.first_worker,
+                )?;
             }
         }
         if taken == 0 {
@@ -168,7 +186,9 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     progress.note(&probe)?;
     // Process 0 of a cluster commits the last checkpoint once the others' shares are on disk.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while progress.sink.as_ref().is_some_and(|s| s.uncommitted() > 0) && std::time::Instant::now() < deadline {
+    while progress.sink.as_ref().is_some_and(|s| s.uncommitted() > 0)
+        && std::time::Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(20));
         progress.note(&probe)?;
     }
@@ -251,11 +271,20 @@ impl Transport {
 
 /// The dataflow of one worker: the exchange of input items, the graph on the input pages, its
 /// rows gathered at their shard's sink (by cluster) and shares at process 0's.
-fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usize) -> (Pages, Handle<u64>, Collected, Transport) {
+fn build(
+    worker: &mut Worker,
+    cx: &Context,
+    method: &MethodConfig,
+    readers: usize,
+) -> (Pages, Handle<u64>, Collected, Transport) {
     let collected = Collected { rows: Rc::default(), shares: Rc::default(), sizes: Rc::default() };
-    let (rows_sink, shares_sink, sizes_sink) = (collected.rows.clone(), collected.shares.clone(), collected.sizes.clone());
+    let (rows_sink, shares_sink, sizes_sink) =
+        (collected.rows.clone(), collected.shares.clone(), collected.sizes.clone());
     let (metrics, share) = (cx.metrics.clone(), cx.pipeline.share.enabled);
-    let (received, frontier) = (Rc::<RefCell<BTreeMap<u64, Vec<Envelope>>>>::default(), Rc::new(RefCell::new(Antichain::from_elem(0))));
+    let (received, frontier) = (
+        Rc::<RefCell<BTreeMap<u64, Vec<Envelope>>>>::default(),
+        Rc::new(RefCell::new(Antichain::from_elem(0))),
+    );
     let (into, seen) = (received.clone(), frontier.clone());
     let per_process = (cx.peers / cx.processes.max(1)).max(1) as u64;
     let shards = cx.processes.max(1) as u64;
@@ -263,16 +292,21 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usiz
     let (handles, input, probe) = worker.dataflow::<u64, _, _>(|scope| {
         // Input items to their owners; taken whole (no copy) and applied by the worker loop once
         // their epoch is complete. One input per reader thread: each follows its reader's epochs.
-        let (handles, streams): (Vec<_>, Vec<_>) = (0..readers.max(1)).map(|_| scope.new_input::<Vec<Envelope>>()).unzip();
-        scope.concatenate(streams).exchange(|envelope: &Envelope| envelope.0).sink(Pipeline, "Owners", move |(input, frontier)| {
-            let mut received = into.borrow_mut();
-            input.for_each(|stamp, data| {
-                if let Some(time) = stamp.least() {
-                    received.entry(*time).or_default().append(data);
-                }
-            });
-            *seen.borrow_mut() = frontier.frontier().to_owned();
-        });
+        let (handles, streams): (Vec<_>, Vec<_>) =
+            (0..readers.max(1)).map(|_| scope.new_input::<Vec<Envelope>>()).unzip();
+        scope.concatenate(streams).exchange(|envelope: &Envelope| envelope.0).sink(
+            Pipeline,
+            "Owners",
+            move |(input, frontier)| {
+                let mut received = into.borrow_mut();
+                input.for_each(|stamp, data| {
+                    if let Some(time) = stamp.least() {
+                        received.entry(*time).or_default().append(data);
+                    }
+                });
+                *seen.borrow_mut() = frontier.frontier().to_owned();
+            },
+        );
         // Pages enter compact (stripped and split in the worker loop): the worker keeps them to
         // retract on re-crawl, deletion or retention.
         let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
@@ -280,19 +314,29 @@ fn build(worker: &mut Worker, cx: &Context, method: &MethodConfig, readers: usiz
         // Each page's row: its URL and record id beside its assignment (a hash-map entry a page,
         // not a join's two arrangements).
         let urls = pages.map(|(id, page)| (id, (page.url, page.record_id)));
-        let rows = join_by_page(urls, assignments, "Rows", |page, (url, record_id), assignment| ClusterRow {
-            page,
-            url: url.clone(),
-            record_id: record_id.clone(),
-            assignment: *assignment,
+        let rows = join_by_page(urls, assignments, "Rows", |page, (url, record_id), assignment| {
+            ClusterRow {
+                page,
+                url: url.clone(),
+                record_id: record_id.clone(),
+                assignment: *assignment,
+            }
         });
         // A cluster's totals for process 0: clusters by size, a collection as small as the
         // number of distinct sizes (each shard's sink sees only its own clusters).
-        let sizes = (shards > 1).then(|| rows.clone().map(|row| row.assignment.cluster).count().map(|(_, size)| size as i64).count());
+        let sizes = (shards > 1).then(|| {
+            rows.clone()
+                .map(|row| row.assignment.cluster)
+                .count()
+                .map(|(_, size)| size as i64)
+                .count()
+        });
         let (probe, _) = rows
             .consolidate()
             .inner
-            .exchange(move |(row, _, _): &(ClusterRow, u64, isize)| (row.assignment.cluster.hash % shards) * per_process)
+            .exchange(move |(row, _, _): &(ClusterRow, u64, isize)| {
+                (row.assignment.cluster.hash % shards) * per_process
+            })
             .inspect_core(move |event: Result<(_, &Updates<ClusterRow>), _>| {
                 if let Ok((_, updates)) = event {
                     rows_sink.borrow_mut().extend_from_slice(updates);
@@ -430,9 +474,9 @@ impl<'a> Ingest<'a> {
             revisits: Vec::new(),
             expire_before: 0,
             saved: cx.restore.as_ref().map_or(0, |m| m.epoch),
-            panic_after: std::env::var("DUPFLOW_FAULT")
-                .ok()
-                .and_then(|fault| fault.strip_prefix("panic-after-pages:").and_then(|n| n.parse().ok())),
+            panic_after: std::env::var("DUPFLOW_FAULT").ok().and_then(|fault| {
+                fault.strip_prefix("panic-after-pages:").and_then(|n| n.parse().ok())
+            }),
             captured: 0,
             marked: Default::default(),
         }
@@ -445,11 +489,18 @@ impl<'a> Ingest<'a> {
             return Ok(());
         };
         let gate = self.cx.live.clone();
-        checkpoint::restore_pages(dir, manifest, self.cx.peers, self.index, &mut self.pages, |pages, page| {
-            if let Ok(changes) = pages.capture(page, 0) {
-                apply(&gate, input, changes);
-            }
-        })?;
+        checkpoint::restore_pages(
+            dir,
+            manifest,
+            self.cx.peers,
+            self.index,
+            &mut self.pages,
+            |pages, page| {
+                if let Ok(changes) = pages.capture(page, 0) {
+                    apply(&gate, input, changes);
+                }
+            },
+        )?;
         input.advance_to(manifest.epoch);
         self.revisits = checkpoint::restore_revisits(dir, manifest, self.cx.peers, self.index)?;
         Ok(())
@@ -466,8 +517,9 @@ impl<'a> Ingest<'a> {
     /// A text corpus row: split (no strip), to be captured like a record's page.
     fn text(&mut self, doc: &TextDoc) -> Page {
         let metrics = &self.cx.metrics;
-        let (page, cut, capped) =
-            metrics.stage("split", || crate::source::text::page_of(doc, &self.sentence, self.shingling, self.max_page_bytes));
+        let (page, cut, capped) = metrics.stage("split", || {
+            crate::source::text::page_of(doc, &self.sentence, self.shingling, self.max_page_bytes)
+        });
         metrics.inc(metrics::PAGES, "");
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if cut {
@@ -490,7 +542,10 @@ impl<'a> Ingest<'a> {
         match self.pages.capture(page, self.expire_before) {
             Ok(changes) => {
                 // A replacement retracts the old page and inserts the new.
-                metrics.inc(metrics::PAGE_UPDATES, if changes.len() > 1 { "replaced" } else { "inserted" });
+                metrics.inc(
+                    metrics::PAGE_UPDATES,
+                    if changes.len() > 1 { "replaced" } else { "inserted" },
+                );
                 apply(&self.cx.live, input, changes);
             }
             Err(current::Ignored::Superseded) => metrics.inc(metrics::PAGE_UPDATES, "superseded"),
@@ -502,9 +557,17 @@ impl<'a> Ingest<'a> {
     /// Strip and split: the first two stages, per record, on a worker of the process that read it.
     fn page_of(&self, meta: PageMeta, html: &str) -> Page {
         let metrics = &self.cx.metrics;
-        let stripped = metrics.stage("strip", || dupflow_operators::ingest::html::strip_with(html, self.sentence.landmarks));
-        let (page, truncated) =
-            metrics.stage("split", || dupflow_operators::ingest::sentence::page_of_html(meta, &stripped, &self.sentence, self.shingling));
+        let stripped = metrics.stage("strip", || {
+            dupflow_operators::ingest::html::strip_with(html, self.sentence.landmarks)
+        });
+        let (page, truncated) = metrics.stage("split", || {
+            dupflow_operators::ingest::sentence::page_of_html(
+                meta,
+                &stripped,
+                &self.sentence,
+                self.shingling,
+            )
+        });
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if truncated {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");
@@ -521,13 +584,19 @@ impl<'a> Ingest<'a> {
 
     /// Applies every epoch the transport has received whole, oldest first, and moves the input
     /// to the transport's frontier. True once every sender is done and all is applied.
-    fn apply_complete(&mut self, transport: &mut Transport, input: &mut Pages, progress: &mut Progress) -> Result<bool, RunError> {
+    fn apply_complete(
+        &mut self,
+        transport: &mut Transport,
+        input: &mut Pages,
+        progress: &mut Progress,
+    ) -> Result<bool, RunError> {
         let bound = transport.frontier.borrow().first().copied();
         let received = transport.received.borrow();
         if let Some(latest) = received.keys().next_back() {
             self.cx.live.epoch_floor.fetch_max(*latest, std::sync::atomic::Ordering::Relaxed);
         }
-        let complete: Vec<u64> = received.keys().copied().take_while(|t| bound.is_none_or(|b| *t < b)).collect();
+        let complete: Vec<u64> =
+            received.keys().copied().take_while(|t| bound.is_none_or(|b| *t < b)).collect();
         drop(received);
         for time in complete {
             // Every epoch before `time` is applied, none after it: the checkpoints up to it
@@ -572,7 +641,11 @@ impl<'a> Ingest<'a> {
     /// at or after it; `None`: every epoch is): this worker's part (held pages, revisits) as of
     /// each, saved once however many readers marked it; the sink commits it when the epoch is
     /// complete. Marks past `applied` wait for the epochs before them.
-    fn save_marked(&mut self, applied: Option<u64>, progress: &mut Progress) -> Result<(), RunError> {
+    fn save_marked(
+        &mut self,
+        applied: Option<u64>,
+        progress: &mut Progress,
+    ) -> Result<(), RunError> {
         while let Some(&next) = self.marked.first() {
             if applied.is_some_and(|applied| next > applied) {
                 break;
@@ -626,13 +699,14 @@ fn to_document<'r>(
     metrics: &Registry,
     revisits: &mut Vec<Revisit>,
 ) -> Option<(PageMeta, std::borrow::Cow<'r, str>)> {
-    let (outcome, quirks) = match metrics.timed("decode", || http::interpret(record, max_page_bytes)) {
-        Ok(interpreted) => interpreted,
-        Err(error) => {
-            metrics.inc(metrics::DOCUMENT_ERRORS, error.code());
-            return None;
-        }
-    };
+    let (outcome, quirks) =
+        match metrics.timed("decode", || http::interpret(record, max_page_bytes)) {
+            Ok(interpreted) => interpreted,
+            Err(error) => {
+                metrics.inc(metrics::DOCUMENT_ERRORS, error.code());
+                return None;
+            }
+        };
     for (seen, quirk) in [
         (quirks.broken_chunking, "broken_chunking"),
         (quirks.content_encoding_mismatch, "content_encoding_mismatch"),
@@ -699,7 +773,10 @@ impl Progress<'_> {
             sink.flush_before(e + 1)?;
             if let Some(closed) = self.cx.live.epoch_closed.lock().expect("epochs").remove(&e) {
                 self.cx.metrics.observe(metrics::EPOCH_SECONDS, "", closed.elapsed().as_secs_f64());
-                tracing::debug!("epoch {e}: changes written {:.1} ms after its close", closed.elapsed().as_secs_f64() * 1e3);
+                tracing::debug!(
+                    "epoch {e}: changes written {:.1} ms after its close",
+                    closed.elapsed().as_secs_f64() * 1e3
+                );
             }
             while let Some(&c) = self.checkpoints.first() {
                 if c > e + 1 {

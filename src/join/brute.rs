@@ -13,7 +13,11 @@ pub fn set_join(records: &Records, threshold: Threshold) -> Vec<Pair> {
             let (x, y) = (&records.tokens[i], &records.tokens[j]);
             let o = overlap(x, y);
             if threshold.passes(o, x.len(), y.len()) {
-                pairs.push(Pair::new(records.lines[i], records.lines[j], threshold.value(o, x.len(), y.len())));
+                pairs.push(Pair::new(
+                    records.lines[i],
+                    records.lines[j],
+                    threshold.value(o, x.len(), y.len()),
+                ));
             }
         }
     }

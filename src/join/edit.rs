@@ -66,7 +66,12 @@ pub struct EdParams {
 }
 
 impl EdParams {
-    pub fn new(tau: usize, q: usize, min_length: Option<usize>, algorithm: EdAlgorithm) -> Result<EdParams, JoinError> {
+    pub fn new(
+        tau: usize,
+        q: usize,
+        min_length: Option<usize>,
+        algorithm: EdAlgorithm,
+    ) -> Result<EdParams, JoinError> {
         if q == 0 {
             return Err(JoinError::BadQ);
         }
@@ -111,7 +116,11 @@ impl Strings {
                 continue;
             }
             seen.clear();
-            let grams: Vec<u64> = if chars.len() >= q { chars.windows(q).map(gram_hash).collect() } else { Vec::new() };
+            let grams: Vec<u64> = if chars.len() >= q {
+                chars.windows(q).map(gram_hash).collect()
+            } else {
+                Vec::new()
+            };
             for &g in &grams {
                 *seen.entry(g).or_insert(0) += 1;
             }
@@ -119,7 +128,11 @@ impl Strings {
             let tokens = grams
                 .iter()
                 .enumerate()
-                .map(|(loc, &g)| Token { rank: vocabulary.token(g), loc: loc as u32, unique: seen[&g] == 1 })
+                .map(|(loc, &g)| Token {
+                    rank: vocabulary.token(g),
+                    loc: loc as u32,
+                    unique: seen[&g] == 1,
+                })
                 .collect();
             items.push(Str { line: n as u32 + 1, chars, tokens, prefix: 0 });
         }
@@ -260,7 +273,9 @@ pub fn edit_distance(a: &[char], b: &[char]) -> usize {
     for i in 1..=a.len() {
         let mut cur = vec![i; b.len() + 1];
         for j in 1..=b.len() {
-            cur[j] = (prev[j - 1] + usize::from(a[i - 1] != b[j - 1])).min(prev[j] + 1).min(cur[j - 1] + 1);
+            cur[j] = (prev[j - 1] + usize::from(a[i - 1] != b[j - 1]))
+                .min(prev[j] + 1)
+                .min(cur[j - 1] + 1);
         }
         prev = cur;
     }
@@ -284,7 +299,8 @@ pub fn join(strings: &Strings, params: &EdParams) -> (Vec<Pair>, Stats) {
 
     // Inverted index of prefixes: token → (string position in the order, location, whether the
     // gram is unique in its string), ascending by position.
-    let universe = items.iter().flat_map(|s| s.tokens.iter()).map(|t| t.rank as usize + 1).max().unwrap_or(0);
+    let universe =
+        items.iter().flat_map(|s| s.tokens.iter()).map(|t| t.rank as usize + 1).max().unwrap_or(0);
     let index = FlatIndex::build(universe, || {
         items.iter().enumerate().flat_map(|(r, s)| {
             let prefix = if s.prefix == usize::MAX { &[][..] } else { &s.tokens[..s.prefix] };
@@ -292,7 +308,11 @@ pub fn join(strings: &Strings, params: &EdParams) -> (Vec<Pair>, Stats) {
         })
     });
     let n = items.len();
-    super::probe_all(n, || Scratch::new(n), |scratch, x| probe(x, &items, &lengths, &index, params, scratch))
+    super::probe_all(
+        n,
+        || Scratch::new(n),
+        |scratch, x| probe(x, &items, &lengths, &index, params, scratch),
+    )
 }
 
 /// A probing thread's state, reused from string to string.
@@ -350,7 +370,9 @@ fn probe(
         let lo = list.partition_point(|&(r, _, _)| (r as usize) < first);
         let hi = list.partition_point(|&(r, _, _)| (r as usize) < x);
         for &(y, loc, unique) in list.get(lo..hi).unwrap_or(&[]) {
-            if scratch.marked[y as usize] || (positional && t.unique && unique && t.loc.abs_diff(loc) as usize > tau) {
+            if scratch.marked[y as usize]
+                || (positional && t.unique && unique && t.loc.abs_diff(loc) as usize > tau)
+            {
                 continue;
             }
             scratch.marked[y as usize] = true;
@@ -371,7 +393,14 @@ fn probe(
     (out, stats)
 }
 
-fn verify(sx: &Str, sy: &Str, params: &EdParams, band: &mut Band, stats: &mut Stats, out: &mut Vec<Pair>) {
+fn verify(
+    sx: &Str,
+    sy: &Str,
+    params: &EdParams,
+    band: &mut Band,
+    stats: &mut Stats,
+    out: &mut Vec<Pair>,
+) {
     stats.verifications += 1;
     if let Some(d) = band.within(&sx.chars, &sy.chars, params.tau) {
         stats.results += 1;
@@ -397,7 +426,8 @@ fn survives_filters(x: &Str, y: &Str, params: &EdParams, scratch: &mut Scratch) 
     if common + params.q * params.tau < x.tokens.len().max(y.tokens.len()) {
         return false;
     }
-    params.algorithm == EdAlgorithm::AllPairsEd || (mismatch_filters(x, y, params, scratch) && mismatch_filters(y, x, params, scratch))
+    params.algorithm == EdAlgorithm::AllPairsEd
+        || (mismatch_filters(x, y, params, scratch) && mismatch_filters(y, x, params, scratch))
 }
 
 /// The location-based (and for Ed-Join, content-based) mismatch filters of `x`'s prefix against
@@ -408,14 +438,24 @@ fn mismatch_filters(x: &Str, y: &Str, params: &EdParams, scratch: &mut Scratch) 
     let mismatched = &mut scratch.mismatched;
     mismatched.clear();
     mismatched.extend(
-        x.tokens[..x.prefix].iter().filter(|t| t.unique && y.tokens.binary_search_by_key(&t.rank, |u| u.rank).is_err()).map(|t| t.loc),
+        x.tokens[..x.prefix]
+            .iter()
+            .filter(|t| t.unique && y.tokens.binary_search_by_key(&t.rank, |u| u.rank).is_err())
+            .map(|t| t.loc),
     );
     mismatched.sort_unstable();
     if min_edits(mismatched, q) > tau {
         return false;
     }
     !(params.algorithm == EdAlgorithm::EdJoin
-        && content_bound(x, y, &scratch.mismatched, q, &mut scratch.window_x, &mut scratch.window_y) > tau)
+        && content_bound(
+            x,
+            y,
+            &scratch.mismatched,
+            q,
+            &mut scratch.window_x,
+            &mut scratch.window_y,
+        ) > tau)
 }
 
 /// Ed-Join's content-based bound: for each run of overlapping unmatched grams (a window of x),
@@ -423,7 +463,14 @@ fn mismatch_filters(x: &Str, y: &Str, params: &EdParams, scratch: &mut Scratch) 
 /// positions in y counts the edits at or left of the window's end (each edit changes the
 /// histograms' distance by at most 2); the unmatched grams right of the window need their own
 /// edits. The largest such sum is a lower bound of the edit distance.
-fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize, window_x: &mut Vec<char>, window_y: &mut Vec<char>) -> usize {
+fn content_bound(
+    x: &Str,
+    y: &Str,
+    mismatched: &[u32],
+    q: usize,
+    window_x: &mut Vec<char>,
+    window_y: &mut Vec<char>,
+) -> usize {
     let mut best = 0;
     let mut start = 0;
     while start < mismatched.len() {
@@ -446,7 +493,12 @@ fn content_bound(x: &Str, y: &Str, mismatched: &[u32], q: usize, window_x: &mut 
 }
 
 /// The L1 distance of the character histograms of two short windows: sorted copies, merged.
-fn histogram_l1(a: &[char], b: &[char], sorted_a: &mut Vec<char>, sorted_b: &mut Vec<char>) -> usize {
+fn histogram_l1(
+    a: &[char],
+    b: &[char],
+    sorted_a: &mut Vec<char>,
+    sorted_b: &mut Vec<char>,
+) -> usize {
     sorted_a.clear();
     sorted_a.extend_from_slice(a);
     sorted_a.sort_unstable();
@@ -466,12 +518,17 @@ mod tests {
 
     #[test]
     fn banded_distance_matches_dp() {
-        let words = ["", "a", "kitten", "sitting", "saturday", "sunday", "abcdef", "azced", "ёжик", "ежик"];
+        let words =
+            ["", "a", "kitten", "sitting", "saturday", "sunday", "abcdef", "azced", "ёжик", "ежик"];
         for a in words {
             for b in words {
                 let d = edit_distance(&chars(a), &chars(b));
                 for tau in 0..5 {
-                    assert_eq!(edit_distance_within(&chars(a), &chars(b), tau), (d <= tau).then_some(d), "{a} {b} {tau}");
+                    assert_eq!(
+                        edit_distance_within(&chars(a), &chars(b), tau),
+                        (d <= tau).then_some(d),
+                        "{a} {b} {tau}"
+                    );
                 }
             }
         }
@@ -488,13 +545,18 @@ mod tests {
     #[test]
     fn a_reused_band_gives_the_same_distances() {
         // Long strings first, then short ones: stale cells of the longer rows must not leak.
-        let words = ["saturday sunday monday", "sunday saturday", "kitten", "sitting", "ab", "ba", ""];
+        let words =
+            ["saturday sunday monday", "sunday saturday", "kitten", "sitting", "ab", "ba", ""];
         let mut band = Band::default();
         for a in words {
             for b in words {
                 let d = edit_distance(&chars(a), &chars(b));
                 for tau in 0..6 {
-                    assert_eq!(band.within(&chars(a), &chars(b), tau), (d <= tau).then_some(d), "{a} {b} {tau}");
+                    assert_eq!(
+                        band.within(&chars(a), &chars(b), tau),
+                        (d <= tau).then_some(d),
+                        "{a} {b} {tau}"
+                    );
                 }
             }
         }

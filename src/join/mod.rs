@@ -106,7 +106,12 @@ struct Vocabulary<E, S> {
 
 impl<E: Hash + Eq + Ord + Copy, S: BuildHasher + Default> Vocabulary<E, S> {
     fn new() -> Self {
-        Vocabulary { ids: HashMap::default(), keys: Vec::new(), df: Vec::new(), occurrence: HashMap::default() }
+        Vocabulary {
+            ids: HashMap::default(),
+            keys: Vec::new(),
+            df: Vec::new(),
+            occurrence: HashMap::default(),
+        }
     }
 
     /// Starts a record: occurrences count from 1 again.
@@ -151,7 +156,10 @@ struct FlatIndex<P> {
 impl<P: Copy + Default> FlatIndex<P> {
     /// Builds the index of tokens `0..universe` from `entries`, which is called twice (to count,
     /// then to fill) and must give the same (token, posting) pairs both times.
-    fn build<I: Iterator<Item = (u32, P)>>(universe: usize, entries: impl Fn() -> I) -> FlatIndex<P> {
+    fn build<I: Iterator<Item = (u32, P)>>(
+        universe: usize,
+        entries: impl Fn() -> I,
+    ) -> FlatIndex<P> {
         let mut starts = vec![0u32; universe + 1];
         for (token, _) in entries() {
             starts[token as usize + 1] += 1;
@@ -169,7 +177,8 @@ impl<P: Copy + Default> FlatIndex<P> {
     }
 
     fn list(&self, token: u32) -> &[P] {
-        &self.postings[self.starts[token as usize] as usize..self.starts[token as usize + 1] as usize]
+        &self.postings
+            [self.starts[token as usize] as usize..self.starts[token as usize + 1] as usize]
     }
 }
 
@@ -210,6 +219,9 @@ where
 
 /// Runs `f` on a rayon pool of `threads` threads (0: one per core).
 pub fn with_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> Result<T, JoinError> {
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().map_err(|e| JoinError::Threads(e.to_string()))?;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| JoinError::Threads(e.to_string()))?;
     Ok(pool.install(f))
 }

@@ -85,7 +85,10 @@ impl Threshold {
         let bad = || JoinError::BadThreshold(text.to_string());
         let t = text.trim();
         let (int, frac) = t.split_once('.').unwrap_or((t, ""));
-        if (int.is_empty() && frac.is_empty()) || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+        if (int.is_empty() && frac.is_empty())
+            || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit())
+            || frac.len() > 9
+        {
             return Err(bad());
         }
         let den = 10u64.pow(frac.len() as u32);
@@ -94,9 +97,15 @@ impl Threshold {
         let num = int.checked_mul(den).and_then(|v| v.checked_add(frac_value)).ok_or_else(bad)?;
         let g = gcd(num.max(1), den);
         let (num, den) = (num / g, den / g);
-        let range = |expected| JoinError::ThresholdRange { value: text.to_string(), measure: measure.name(), expected };
+        let range = |expected| JoinError::ThresholdRange {
+            value: text.to_string(),
+            measure: measure.name(),
+            expected,
+        };
         match measure {
-            Measure::Overlap if den != 1 || num == 0 || num > u32::MAX as u64 => Err(range("a whole number of shared tokens, at least 1")),
+            Measure::Overlap if den != 1 || num == 0 || num > u32::MAX as u64 => {
+                Err(range("a whole number of shared tokens, at least 1"))
+            }
             Measure::Overlap => Ok(Threshold { measure, num, den }),
             _ if num == 0 || num > den => Err(range("above 0 and at most 1")),
             _ => Ok(Threshold { measure, num, den }),
@@ -205,7 +214,8 @@ impl Records {
         let mut raw: Vec<(u32, Vec<u32>)> = Vec::new();
         for (n, line) in lines.into_iter().enumerate() {
             vocabulary.start_record();
-            let record: Vec<u32> = line.split_whitespace().map(|word| vocabulary.token(word)).collect();
+            let record: Vec<u32> =
+                line.split_whitespace().map(|word| vocabulary.token(word)).collect();
             if !record.is_empty() {
                 raw.push((n as u32 + 1, record));
             }
@@ -260,7 +270,8 @@ pub fn suffix_filter(x: &[u32], y: &[u32], hmax: i64, depth: u32, max_depth: u32
     let w = y[mid];
     let (yl, yr) = (&y[..mid], &y[mid + 1..]);
     let p = x.partition_point(|&t| t < w);
-    let (xl, xr, diff) = if p < x.len() && x[p] == w { (&x[..p], &x[p + 1..], 0) } else { (&x[..p], &x[p..], 1) };
+    let (xl, xr, diff) =
+        if p < x.len() && x[p] == w { (&x[..p], &x[p + 1..], 0) } else { (&x[..p], &x[p..], 1) };
     let right = (xr.len() as i64 - yr.len() as i64).abs();
     let h = (xl.len() as i64 - yl.len() as i64).abs() + right + diff;
     if h > hmax {
@@ -294,7 +305,8 @@ pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (V
     if !order.is_sorted_by_key(|&r| key(r)) {
         order.sort_unstable_by_key(|&r| key(r));
     }
-    let tokens: Vec<&[u32]> = order.iter().map(|&r| records.tokens[r as usize].as_slice()).collect();
+    let tokens: Vec<&[u32]> =
+        order.iter().map(|&r| records.tokens[r as usize].as_slice()).collect();
     let lines: Vec<u32> = order.iter().map(|&r| records.lines[r as usize]).collect();
     let sizes: Vec<u32> = tokens.iter().map(|t| t.len() as u32).collect();
     let max_size = sizes.last().map_or(0, |&s| s as usize);
@@ -310,14 +322,17 @@ pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (V
     // ascending by record, hence by size.
     let universe = tokens.iter().flat_map(|t| t.iter()).max().map_or(0, |&m| m as usize + 1);
     let index = FlatIndex::build(universe, || {
-        tokens
-            .iter()
-            .enumerate()
-            .flat_map(|(r, t)| t[..bounds[t.len()].index_prefix].iter().enumerate().map(move |(pos, &tok)| (tok, (r as u32, pos as u32))))
+        tokens.iter().enumerate().flat_map(|(r, t)| {
+            t[..bounds[t.len()].index_prefix]
+                .iter()
+                .enumerate()
+                .map(move |(pos, &tok)| (tok, (r as u32, pos as u32)))
+        })
     });
 
     // first_of_size[s]: the first record (in order) of size s or more.
-    let first_of_size: Vec<u32> = (0..=max_size).map(|s| sizes.partition_point(|&z| (z as usize) < s) as u32).collect();
+    let first_of_size: Vec<u32> =
+        (0..=max_size).map(|s| sizes.partition_point(|&z| (z as usize) < s) as u32).collect();
     let n = tokens.len();
     let join = Join {
         tokens: &tokens,
@@ -331,7 +346,12 @@ pub fn join(records: &Records, threshold: Threshold, algorithm: Algorithm) -> (V
     };
     super::probe_all(
         n,
-        || Scratch { counts: vec![0; n], touched: Vec::new(), alpha: Vec::new(), alpha_size: usize::MAX },
+        || Scratch {
+            counts: vec![0; n],
+            touched: Vec::new(),
+            alpha: Vec::new(),
+            alpha_size: usize::MAX,
+        },
         |scratch, x| join.probe(x, scratch),
     )
 }
@@ -395,10 +415,19 @@ impl Join<'_> {
                         let need = alpha[b - min_size] as usize;
                         let ubound = 1 + (a - px - 1).min(b - py as usize - 1);
                         let mut keep = c as usize + ubound >= need;
-                        if let (true, 0, Algorithm::PpJoinPlus { max_depth }) = (keep, c, self.algorithm) {
+                        if let (true, 0, Algorithm::PpJoinPlus { max_depth }) =
+                            (keep, c, self.algorithm)
+                        {
                             let hmax = (a + b) as i64 - 2 * need as i64 - (px + py as usize) as i64;
                             let ty = self.tokens[y as usize];
-                            keep = hmax >= 0 && suffix_filter(&tx[px + 1..], &ty[py as usize + 1..], hmax, 1, max_depth) <= hmax;
+                            keep = hmax >= 0
+                                && suffix_filter(
+                                    &tx[px + 1..],
+                                    &ty[py as usize + 1..],
+                                    hmax,
+                                    1,
+                                    max_depth,
+                                ) <= hmax;
                         }
                         keep
                     }
@@ -416,7 +445,11 @@ impl Join<'_> {
                 let ty = self.tokens[y as usize];
                 if let Some(o) = overlap_at_least(tx, ty, alpha[ty.len() - min_size] as usize) {
                     stats.results += 1;
-                    out.push(Pair::new(self.lines[x], self.lines[y as usize], self.threshold.value(o, a, ty.len())));
+                    out.push(Pair::new(
+                        self.lines[x],
+                        self.lines[y as usize],
+                        self.threshold.value(o, a, ty.len()),
+                    ));
                 }
             }
             counts[y as usize] = 0;

@@ -62,9 +62,9 @@ pub fn label(name: &str, operator: usize) -> String {
 pub fn held_delta(event: &DifferentialEvent) -> Option<(usize, i64)> {
     match event {
         DifferentialEvent::Batch(batch) => Some((batch.operator, batch.length as i64)),
-        DifferentialEvent::Merge(merge) => {
-            merge.complete.map(|complete| (merge.operator, complete as i64 - merge.length1 as i64 - merge.length2 as i64))
-        }
+        DifferentialEvent::Merge(merge) => merge.complete.map(|complete| {
+            (merge.operator, complete as i64 - merge.length1 as i64 - merge.length2 as i64)
+        }),
         _ => None,
     }
 }
@@ -103,7 +103,8 @@ pub fn enable(worker: &mut Worker, registry: Arc<Registry>) {
 
 /// The largest arrangements of a run: (label, updates), largest first, at most `limit`.
 pub fn largest(registry: &Registry, limit: usize) -> Vec<(String, i64)> {
-    let mut all: Vec<(String, i64)> = registry.by_label(ARRANGED_UPDATES).into_iter().filter(|(_, n)| *n > 0).collect();
+    let mut all: Vec<(String, i64)> =
+        registry.by_label(ARRANGED_UPDATES).into_iter().filter(|(_, n)| *n > 0).collect();
     all.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     all.truncate(limit);
     all
@@ -123,7 +124,8 @@ mod tests {
         let start = MergeEvent { operator: 3, scale: 1, length1: 10, length2: 6, complete: None };
         assert_eq!(held_delta(&start.into()), None);
         // Two batches of 10 and 6 updates consolidate to 12 (4 cancelled).
-        let done = MergeEvent { operator: 3, scale: 1, length1: 10, length2: 6, complete: Some(12) };
+        let done =
+            MergeEvent { operator: 3, scale: 1, length1: 10, length2: 6, complete: Some(12) };
         assert_eq!(held_delta(&done.into()), Some((3, -4)));
     }
 
@@ -143,7 +145,9 @@ mod tests {
                 (input, arranged.stream.probe().0, arranged.trace)
             });
             // Round 1 inserts 1,000 keys, round 2 retracts 100 of them.
-            for (round, (keys, diff)) in [(0..1_000u64, 1isize), (0..100u64, -1)].into_iter().enumerate() {
+            for (round, (keys, diff)) in
+                [(0..1_000u64, 1isize), (0..100u64, -1)].into_iter().enumerate()
+            {
                 if worker.index() == 0 {
                     keys.for_each(|key| input.update(key, diff));
                 }
@@ -154,7 +158,10 @@ mod tests {
         })
         .expect("timely runs");
         let census = largest(&registry, 10);
-        let (name, updates) = census.iter().find(|(name, _)| name.starts_with("census test#")).expect("the arrangement is in the census");
+        let (name, updates) = census
+            .iter()
+            .find(|(name, _)| name.starts_with("census test#"))
+            .expect("the arrangement is in the census");
         assert!((1_000..=1_100).contains(updates), "{name} holds {updates} updates");
     }
 }

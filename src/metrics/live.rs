@@ -18,11 +18,19 @@ type BySize = BTreeSet<(Reverse<usize>, PageId)>;
 
 /// The pages held, and those in clusters of more than one page, from the clusters by size.
 fn page_counts(sizes: &BTreeMap<usize, usize>) -> (usize, usize) {
-    sizes.iter().fold((0, 0), |(pages, duplicates), (&size, &n)| (pages + size * n, duplicates + if size > 1 { size * n } else { 0 }))
+    sizes.iter().fold((0, 0), |(pages, duplicates), (&size, &n)| {
+        (pages + size * n, duplicates + if size > 1 { size * n } else { 0 })
+    })
 }
 
 /// Records that `cluster` went from `before` to `after` pages (0: no cluster).
-fn resized(sizes: &mut BTreeMap<usize, usize>, multi: &mut BySize, cluster: PageId, before: usize, after: usize) {
+fn resized(
+    sizes: &mut BTreeMap<usize, usize>,
+    multi: &mut BySize,
+    cluster: PageId,
+    before: usize,
+    after: usize,
+) {
     if before > 0 {
         if let Some(n) = sizes.get_mut(&before) {
             *n -= 1;
@@ -55,7 +63,12 @@ fn add_to_host(hosts: &mut HashMap<String, (usize, usize)>, url: &str, n: isize,
 }
 
 /// The page of `url` left a cluster of `before` pages; `left` is what remains of it.
-fn host_left(hosts: &mut HashMap<String, (usize, usize)>, url: &str, before: usize, left: Option<&Members>) {
+fn host_left(
+    hosts: &mut HashMap<String, (usize, usize)>,
+    url: &str,
+    before: usize,
+    left: Option<&Members>,
+) {
     add_to_host(hosts, url, -1, if before > 1 { -1 } else { 0 });
     if let (2, Some(Members::One((other, _), _))) = (before, left) {
         // The page left behind is alone now: no longer a duplicate.
@@ -64,7 +77,12 @@ fn host_left(hosts: &mut HashMap<String, (usize, usize)>, url: &str, before: usi
 }
 
 /// The page `page` of `url` joined a cluster, `members` now.
-fn host_joined(hosts: &mut HashMap<String, (usize, usize)>, url: &str, page: PageId, members: &Members) {
+fn host_joined(
+    hosts: &mut HashMap<String, (usize, usize)>,
+    url: &str,
+    page: PageId,
+    members: &Members,
+) {
     let after = members.len();
     add_to_host(hosts, url, 1, if after > 1 { 1 } else { 0 });
     if after == 2 {
@@ -120,7 +138,9 @@ impl Members {
     fn insert(members: Option<Members>, key: MemberKey, value: MemberValue) -> Members {
         match members {
             None => Members::One(key, value),
-            Some(Members::One(k, v)) if k != key => Members::Many(BTreeMap::from([(k, v), (key, value)])),
+            Some(Members::One(k, v)) if k != key => {
+                Members::Many(BTreeMap::from([(k, v), (key, value)]))
+            }
             Some(Members::One(..)) => Members::One(key, value),
             Some(Members::Many(mut m)) => {
                 m.insert(key, value);
@@ -230,8 +250,9 @@ impl Live {
         let inner = &mut *inner;
         let mut touched = BTreeSet::new();
         for (row, _, diff) in updates {
-            let rows =
-                inner.rows_of.entry(row.page).or_insert_with(|| inner.current.get(&row.page).map(|r| (r.clone(), 1)).into_iter().collect());
+            let rows = inner.rows_of.entry(row.page).or_insert_with(|| {
+                inner.current.get(&row.page).map(|r| (r.clone(), 1)).into_iter().collect()
+            });
             match rows.iter().position(|(r, _)| r == row) {
                 Some(i) => {
                     rows[i].1 += diff;
@@ -278,7 +299,8 @@ impl Live {
                 let a = row.assignment;
                 let held = inner.members.remove(&a.cluster);
                 let before = held.as_ref().map_or(0, Members::len);
-                let members = Members::insert(held, (row.url.clone(), page), (a.similarity_ppm, a.leader));
+                let members =
+                    Members::insert(held, (row.url.clone(), page), (a.similarity_ppm, a.leader));
                 let after = members.len();
                 if after > before {
                     host_joined(&mut inner.hosts, &row.url, page, &members);
@@ -314,7 +336,12 @@ impl Live {
             }
         }
         let largest = sizes.keys().next_back().copied().unwrap_or(0);
-        for (of, value) in [("clusters", clusters), ("pages", pages), ("duplicate_pages", duplicates), ("largest", largest)] {
+        for (of, value) in [
+            ("clusters", clusters),
+            ("pages", pages),
+            ("duplicate_pages", duplicates),
+            ("largest", largest),
+        ] {
             self.registry.set(super::CLUSTER_TOTALS, of, value);
         }
     }
@@ -344,7 +371,10 @@ impl Live {
 
     /// Seconds of the run: until now, or until it finished.
     fn run_secs(&self) -> f64 {
-        self.finished_secs.lock().expect("live lock").unwrap_or_else(|| self.started.elapsed().as_secs_f64())
+        self.finished_secs
+            .lock()
+            .expect("live lock")
+            .unwrap_or_else(|| self.started.elapsed().as_secs_f64())
     }
 
     /// Updates the cluster gauges and appends to the time series (called about once a second).
@@ -360,7 +390,11 @@ impl Live {
         r.set_f64(DUPLICATE_RATIO, "", ratio);
         r.set(LARGEST_CLUSTER, "", largest as i64);
         r.set(super::RSS_BYTES, "", super::resident_bytes());
-        r.set(super::EPOCH_LAG, "", (r.get(super::EPOCHS_CLOSED, "") - r.get(super::EPOCHS_DONE, "")).max(0));
+        r.set(
+            super::EPOCH_LAG,
+            "",
+            (r.get(super::EPOCHS_CLOSED, "") - r.get(super::EPOCHS_DONE, "")).max(0),
+        );
         if let Some(depth) = self.channel_depth.lock().expect("live lock").as_ref() {
             r.set(super::CHANNEL_DEPTH, "", depth() as i64);
         }
@@ -385,9 +419,12 @@ impl Live {
         if clusters.len() < limit {
             let wanted = limit - clusters.len();
             // The `wanted` smallest ids of the one-page clusters (a max-heap of them).
-            let mut singles: BinaryHeap<&PageId> = BinaryHeap::with_capacity(wanted.min(inner.members.len()) + 1);
+            let mut singles: BinaryHeap<&PageId> =
+                BinaryHeap::with_capacity(wanted.min(inner.members.len()) + 1);
             for (id, m) in &inner.members {
-                if m.len() == 1 && (singles.len() < wanted || singles.peek().is_some_and(|top| id < *top)) {
+                if m.len() == 1
+                    && (singles.len() < wanted || singles.peek().is_some_and(|top| id < *top))
+                {
                     singles.push(id);
                     if singles.len() > wanted {
                         singles.pop();
@@ -435,7 +472,10 @@ impl Live {
             })
             .collect();
         let largest = Self::largest(&inner, 20);
-        let alarms: Vec<&Value> = largest.iter().filter(|c| c["size"].as_u64().unwrap_or(0) as usize > self.alarm_pages).collect();
+        let alarms: Vec<&Value> = largest
+            .iter()
+            .filter(|c| c["size"].as_u64().unwrap_or(0) as usize > self.alarm_pages)
+            .collect();
         let (page_count, duplicates) = page_counts(&inner.sizes);
         json!({
             "finished": inner.finished,
@@ -490,8 +530,13 @@ impl Live {
     /// written from these (the sink keeps no rows of its own).
     pub fn rows(&self) -> Vec<ClusterRow> {
         let inner = self.inner.lock().expect("live lock");
-        let settled = inner.current.iter().filter(|(page, _)| !inner.rows_of.contains_key(page)).map(|(_, row)| row);
-        let unsettled = inner.rows_of.values().flatten().filter(|(_, count)| *count != 0).map(|(row, _)| row);
+        let settled = inner
+            .current
+            .iter()
+            .filter(|(page, _)| !inner.rows_of.contains_key(page))
+            .map(|(_, row)| row);
+        let unsettled =
+            inner.rows_of.values().flatten().filter(|(_, count)| *count != 0).map(|(row, _)| row);
         let mut rows: Vec<ClusterRow> = settled.chain(unsettled).cloned().collect();
         rows.sort_unstable();
         rows
@@ -515,7 +560,11 @@ mod tests {
             page: id(page),
             url: format!("http://h/{page}").into(),
             record_id: page.to_string().into(),
-            assignment: Assignment { cluster: id(cluster), leader: id(leader), similarity_ppm: 1_000_000 },
+            assignment: Assignment {
+                cluster: id(cluster),
+                leader: id(leader),
+                similarity_ppm: 1_000_000,
+            },
         }
     }
 
@@ -575,7 +624,11 @@ mod tests {
             page: id(page),
             url: format!("http://h{}.example/{page}", page % 3).into(),
             record_id: page.to_string().into(),
-            assignment: Assignment { cluster: id(cluster), leader: id(cluster), similarity_ppm: 1_000_000 },
+            assignment: Assignment {
+                cluster: id(cluster),
+                leader: id(cluster),
+                similarity_ppm: 1_000_000,
+            },
         };
         let live = Live::new(Arc::new(Registry::default()), 10);
         let mut now: BTreeMap<u64, u64> = BTreeMap::new();
@@ -617,13 +670,18 @@ mod tests {
             let (sizes, multi, hosts) = from_scratch(&inner);
             assert_eq!(inner.sizes, sizes, "step {step}");
             assert_eq!(inner.multi, multi, "step {step}");
-            assert_eq!(inner.hosts.iter().map(|(h, c)| (h.clone(), *c)).collect::<BTreeMap<_, _>>(), hosts, "step {step}");
+            assert_eq!(
+                inner.hosts.iter().map(|(h, c)| (h.clone(), *c)).collect::<BTreeMap<_, _>>(),
+                hosts,
+                "step {step}"
+            );
             // And the view follows the assignments.
             let mut expected: BTreeMap<u64, usize> = BTreeMap::new();
             for cluster in now.values() {
                 *expected.entry(*cluster).or_default() += 1;
             }
-            let held: BTreeMap<u64, usize> = inner.members.iter().map(|(c, m)| (c.hash, m.len())).collect();
+            let held: BTreeMap<u64, usize> =
+                inner.members.iter().map(|(c, m)| (c.hash, m.len())).collect();
             assert_eq!(held, expected, "step {step}");
             drop(inner);
             // The largest clusters: by size, then id, as a sort of every cluster gives them.
@@ -634,9 +692,15 @@ mod tests {
                     .as_array()
                     .unwrap()
                     .iter()
-                    .map(|c| (c["size"].as_u64().unwrap() as usize, c["cluster"].as_str().unwrap().to_string()))
+                    .map(|c| {
+                        (
+                            c["size"].as_u64().unwrap() as usize,
+                            c["cluster"].as_str().unwrap().to_string(),
+                        )
+                    })
                     .collect();
-                let wanted: Vec<(usize, String)> = all.iter().take(limit).map(|&(n, c)| (n, id(c).to_string())).collect();
+                let wanted: Vec<(usize, String)> =
+                    all.iter().take(limit).map(|&(n, c)| (n, id(c).to_string())).collect();
                 assert_eq!(listed, wanted, "step {step}, limit {limit}");
             }
         }
@@ -649,10 +713,18 @@ mod tests {
         let live = Live::new(Arc::new(Registry::default()), 10);
         let members = |live: &Live| -> Vec<String> {
             let doc = live.cluster(&PageId { date: 1, hash: 1 }.to_string()).unwrap_or_default();
-            doc["members"].as_array().into_iter().flatten().map(|m| m["url"].as_str().unwrap().to_string()).collect()
+            doc["members"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|m| m["url"].as_str().unwrap().to_string())
+                .collect()
         };
         live.apply(&[(row(1, 1, 1), 0, 1)]);
-        assert!(matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))), "one page, held inline");
+        assert!(
+            matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))),
+            "one page, held inline"
+        );
         live.apply(&[(row(3, 1, 1), 1, 1), (row(2, 1, 1), 1, 1)]);
         assert_eq!(members(&live), ["http://h/1", "http://h/2", "http://h/3"], "in URL order");
         // The same page again (a new leader): still three.
@@ -660,7 +732,10 @@ mod tests {
         assert_eq!(live.cluster(&PageId { date: 1, hash: 1 }.to_string()).unwrap()["size"], 3);
         live.apply(&[(row(3, 1, 2), 3, -1), (row(2, 1, 1), 3, -1)]);
         assert_eq!(members(&live), ["http://h/1"]);
-        assert!(matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))), "inline again");
+        assert!(
+            matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))),
+            "inline again"
+        );
         live.apply(&[(row(1, 1, 1), 4, -1)]);
         assert!(live.sizes().is_empty());
         assert!(members(&live).is_empty());
@@ -675,7 +750,11 @@ mod tests {
         let inner = live.inner.lock().unwrap();
         assert_eq!(inner.current.len(), 1);
         assert!(inner.rows_of.is_empty());
-        assert_eq!(Live::url_of(&inner, &PageId { date: 1, hash: 1 }), "", "no URL kept for a page gone");
+        assert_eq!(
+            Live::url_of(&inner, &PageId { date: 1, hash: 1 }),
+            "",
+            "no URL kept for a page gone"
+        );
         assert_eq!(Live::url_of(&inner, &PageId { date: 2, hash: 2 }), "http://h/2");
         drop(inner);
         // An unsettled page (its retraction first) shows nothing until its row arrives.

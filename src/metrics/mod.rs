@@ -147,7 +147,12 @@ impl Registry {
 
     /// The name of a host hash (its hex when unknown, e.g. seen by another process).
     pub fn host_name(&self, hash: u64) -> String {
-        self.host_names.lock().expect("metrics lock").get(&hash).cloned().unwrap_or_else(|| format!("{hash:016x}"))
+        self.host_names
+            .lock()
+            .expect("metrics lock")
+            .get(&hash)
+            .cloned()
+            .unwrap_or_else(|| format!("{hash:016x}"))
     }
 
     pub fn inc(&self, metric: Metric, label: &str) {
@@ -206,17 +211,27 @@ impl Registry {
 
     /// One value (0 if never set).
     pub fn get(&self, metric: Metric, label: &str) -> i64 {
-        self.values[metric.index].lock().expect("metrics lock").get(label).copied().unwrap_or(0.0) as i64
+        self.values[metric.index].lock().expect("metrics lock").get(label).copied().unwrap_or(0.0)
+            as i64
     }
 
     /// Observations of a histogram: (count, sum).
     pub fn histogram(&self, metric: Metric, label: &str) -> (u64, f64) {
-        self.histograms[metric.index].lock().expect("metrics lock").get(label).map_or((0, 0.0), |h| (h.count, h.sum))
+        self.histograms[metric.index]
+            .lock()
+            .expect("metrics lock")
+            .get(label)
+            .map_or((0, 0.0), |h| (h.count, h.sum))
     }
 
     /// All values of a metric by label.
     pub fn by_label(&self, metric: Metric) -> BTreeMap<String, i64> {
-        self.values[metric.index].lock().expect("metrics lock").iter().map(|(label, v)| (label.clone(), *v as i64)).collect()
+        self.values[metric.index]
+            .lock()
+            .expect("metrics lock")
+            .iter()
+            .map(|(label, v)| (label.clone(), *v as i64))
+            .collect()
     }
 
     /// Sum over labels.
@@ -250,11 +265,22 @@ impl Registry {
             match metric.kind {
                 Kind::Histogram(bounds) => {
                     let name = metric.name;
-                    for (label, h) in self.histograms[metric.index].lock().expect("metrics lock").iter() {
+                    for (label, h) in
+                        self.histograms[metric.index].lock().expect("metrics lock").iter()
+                    {
                         for (bound, count) in bounds.iter().zip(&h.buckets) {
-                            let _ = writeln!(out, "{name}_bucket{} {count}", labels(label, Some(format!("le=\"{bound}\""))));
+                            let _ = writeln!(
+                                out,
+                                "{name}_bucket{} {count}",
+                                labels(label, Some(format!("le=\"{bound}\"")))
+                            );
                         }
-                        let _ = writeln!(out, "{name}_bucket{} {}", labels(label, Some("le=\"+Inf\"".into())), h.count);
+                        let _ = writeln!(
+                            out,
+                            "{name}_bucket{} {}",
+                            labels(label, Some("le=\"+Inf\"".into())),
+                            h.count
+                        );
                         let _ = writeln!(out, "{name}_sum{} {}", labels(label, None), h.sum);
                         let _ = writeln!(out, "{name}_count{} {}", labels(label, None), h.count);
                     }
@@ -262,7 +288,8 @@ impl Registry {
                 _ => {
                     let mut any = false;
                     let name = metric.name;
-                    for (label, v) in self.values[metric.index].lock().expect("metrics lock").iter() {
+                    for (label, v) in self.values[metric.index].lock().expect("metrics lock").iter()
+                    {
                         let _ = writeln!(out, "{name}{} {v}", labels(label, None));
                         any = true;
                     }
@@ -323,7 +350,12 @@ mod tests {
     fn names_follow_the_convention() {
         for metric in ALL {
             assert!(metric.name.starts_with("dupflow_"), "{}", metric.name);
-            assert_eq!(metric.kind == Kind::Counter, metric.name.ends_with("_total"), "{}", metric.name);
+            assert_eq!(
+                metric.kind == Kind::Counter,
+                metric.name.ends_with("_total"),
+                "{}",
+                metric.name
+            );
         }
     }
 }

@@ -53,8 +53,9 @@ pub struct Limits {
 impl Limits {
     /// The limits of `config`; the token from `DUPFLOW_TOKEN` when the file sets none.
     pub fn from_config(config: &MetricsConfig) -> Limits {
-        let token =
-            Some(config.token.clone()).filter(|t| !t.is_empty()).or_else(|| std::env::var("DUPFLOW_TOKEN").ok().filter(|t| !t.is_empty()));
+        let token = Some(config.token.clone())
+            .filter(|t| !t.is_empty())
+            .or_else(|| std::env::var("DUPFLOW_TOKEN").ok().filter(|t| !t.is_empty()));
         Limits {
             max_body_bytes: config.max_body_bytes,
             max_connections: config.max_connections,
@@ -93,7 +94,8 @@ pub fn serve(address: &str, live: Arc<Live>, limits: Limits) -> Result<SocketAdd
         .enable_time()
         .build()
         .map_err(|e| fail(e.to_string()))?;
-    let state = Arc::new(State { checks: Arc::new(Semaphore::new(limits.check_queue)), live, limits });
+    let state =
+        Arc::new(State { checks: Arc::new(Semaphore::new(limits.check_queue)), live, limits });
     let listener = {
         let _entered = runtime.enter();
         tokio::net::TcpListener::from_std(listener).map_err(|e| fail(e.to_string()))?
@@ -121,7 +123,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
         let state = state.clone();
         tokio::spawn(async move {
             let io = hyper_util::rt::TokioIo::new(stream);
-            let (timeout, check_timeout) = (state.limits.request_timeout, state.limits.check_timeout);
+            let (timeout, check_timeout) =
+                (state.limits.request_timeout, state.limits.check_timeout);
             let refused = state.live.registry.clone();
             let service = hyper::service::service_fn(move |request| {
                 let state = state.clone();
@@ -143,7 +146,11 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
     }
 }
 
-fn reply(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+fn reply(
+    status: StatusCode,
+    content_type: &'static str,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
     let mut response = Response::new(Full::new(body.into()));
     *response.status_mut() = status;
     response.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
@@ -161,13 +168,18 @@ async fn respond(request: Request<Incoming>, state: &State) -> Response<Full<Byt
         "/api/check" => ("POST", true),
         _ => ("GET, HEAD", false),
     };
-    let method_ok = if post { request.method() == Method::POST } else { matches!(*request.method(), Method::GET | Method::HEAD) };
+    let method_ok = if post {
+        request.method() == Method::POST
+    } else {
+        matches!(*request.method(), Method::GET | Method::HEAD)
+    };
     if !method_ok {
         let mut response = error(StatusCode::METHOD_NOT_ALLOWED, "method not allowed");
         response.headers_mut().insert(ALLOW, HeaderValue::from_static(allowed));
         return response;
     }
-    let outcome = if post { check(request, &query, state).await } else { route(&path, &query, &state.live) };
+    let outcome =
+        if post { check(request, &query, state).await } else { route(&path, &query, &state.live) };
     let status = outcome.status().as_u16().to_string();
     state.live.registry.inc(super::HTTP_RESPONSES, &status);
     outcome
@@ -177,7 +189,11 @@ async fn respond(request: Request<Incoming>, state: &State) -> Response<Full<Byt
 /// already on the pages the run holds, the verdict, spans and cover (as `dupflow check`).
 async fn check(request: Request<Incoming>, query: &str, state: &State) -> Response<Full<Bytes>> {
     if let Some(token) = &state.limits.token {
-        let given = request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+        let given = request
+            .headers()
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
         if !given.is_some_and(|g| constant_time_eq(g.trim().as_bytes(), token.as_bytes())) {
             let mut response = error(StatusCode::UNAUTHORIZED, "a valid bearer token is required");
             response.headers_mut().insert("WWW-Authenticate", HeaderValue::from_static("Bearer"));
@@ -197,7 +213,11 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
         },
     };
     let limit = state.limits.max_body_bytes;
-    let declared = request.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit) {
         return too_large(limit);
     }
@@ -214,7 +234,8 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
     };
     let Ok(permit) = state.checks.clone().try_acquire_owned() else {
         state.live.registry.inc(super::HTTP_REFUSED, "check_queue");
-        let mut response = error(StatusCode::SERVICE_UNAVAILABLE, "too many checks under way; try again");
+        let mut response =
+            error(StatusCode::SERVICE_UNAVAILABLE, "too many checks under way; try again");
         response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
         return response;
     };
@@ -224,7 +245,11 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
     let live = state.live.clone();
     let job = tokio::task::spawn_blocking(move || {
         let _permit = permit; // the place in the queue is held until the check ends
-        live.gate.lock().expect("gate").as_ref().map(|gate| gate.check(&text, threshold).to_string())
+        live.gate
+            .lock()
+            .expect("gate")
+            .as_ref()
+            .map(|gate| gate.check(&text, threshold).to_string())
     });
     match tokio::time::timeout(state.limits.check_timeout, job).await {
         Err(_) => error(StatusCode::GATEWAY_TIMEOUT, "the check took longer than check_timeout_ms"),
@@ -235,7 +260,10 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
 }
 
 fn too_large(limit: u64) -> Response<Full<Bytes>> {
-    error(StatusCode::PAYLOAD_TOO_LARGE, &format!("the body is larger than max_body_bytes ({limit})"))
+    error(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        &format!("the body is larger than max_body_bytes ({limit})"),
+    )
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -249,14 +277,20 @@ fn param<'a>(query: &'a str, name: &str) -> Option<&'a str> {
 fn route(path: &str, query: &str, live: &Live) -> Response<Full<Bytes>> {
     match path {
         "/" | "/index.html" => reply(StatusCode::OK, "text/html; charset=utf-8", DASHBOARD),
-        "/metrics" => reply(StatusCode::OK, "text/plain; version=0.0.4; charset=utf-8", live.registry.render()),
+        "/metrics" => reply(
+            StatusCode::OK,
+            "text/plain; version=0.0.4; charset=utf-8",
+            live.registry.render(),
+        ),
         "/api/summary" => reply(StatusCode::OK, JSON, live.summary().to_string()),
         "/api/clusters" => {
             let limit = match param(query, "limit") {
                 None => 20,
                 Some(v) => match v.parse::<usize>() {
                     Ok(n) => n.min(10_000),
-                    Err(_) => return error(StatusCode::BAD_REQUEST, "limit must be a whole number"),
+                    Err(_) => {
+                        return error(StatusCode::BAD_REQUEST, "limit must be a whole number")
+                    }
                 },
             };
             reply(StatusCode::OK, JSON, live.clusters(limit).to_string())

@@ -79,7 +79,12 @@ impl Census {
 }
 
 fn concurrent_to(record: &RawRecord) -> Vec<String> {
-    record.headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case("WARC-Concurrent-To")).map(|(_, v)| v.clone()).collect()
+    record
+        .headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("WARC-Concurrent-To"))
+        .map(|(_, v)| v.clone())
+        .collect()
 }
 
 /// A page left out (a line of `removed.jsonl`).
@@ -121,7 +126,9 @@ pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
                 kept_url: kept.url.to_string(),
                 kept_record_id: kept.record_id.to_string(),
                 similarity: row.assignment.similarity_ppm as f64 / 1e6,
-                leader_url: url_of.get(&row.assignment.leader).map_or_else(String::new, |u| u.to_string()),
+                leader_url: url_of
+                    .get(&row.assignment.leader)
+                    .map_or_else(String::new, |u| u.to_string()),
                 kept_date: census.dates.get(&*kept.record_id).cloned().unwrap_or_default(),
             });
         }
@@ -133,7 +140,8 @@ pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
 /// Pages left out over several rounds, each pointing at the page finally kept in its place
 /// (a page kept in one round and left out in a later one passes its place on), sorted.
 pub fn resolve(removed: Vec<Removed>) -> Vec<Removed> {
-    let by_record: HashMap<String, Removed> = removed.iter().map(|r| (r.record_id.clone(), r.clone())).collect();
+    let by_record: HashMap<String, Removed> =
+        removed.iter().map(|r| (r.record_id.clone(), r.clone())).collect();
     let mut out: Vec<Removed> = removed
         .into_iter()
         .map(|mut r| {
@@ -176,7 +184,8 @@ pub fn write_warc(
     annotate: bool,
     max_record_bytes: u64,
 ) -> Result<Written, DedupError> {
-    let by_id: HashMap<&str, &Removed> = removed.iter().map(|r| (r.record_id.as_str(), r)).collect();
+    let by_id: HashMap<&str, &Removed> =
+        removed.iter().map(|r| (r.record_id.as_str(), r)).collect();
     // A removed response takes the records it names as concurrent (wget's request) with it,
     // and the records naming it (metadata written after it) are found as they come.
     let kept: HashSet<&str> = removed.iter().map(|r| r.kept_record_id.as_str()).collect();
@@ -216,7 +225,10 @@ pub fn write_warc(
                 written.pages_dropped += 1;
                 continue;
             }
-            if gone.contains(id) || (concurrent_to(&record).iter().any(|c| by_id.contains_key(c.as_str())) && !kept.contains(id)) {
+            if gone.contains(id)
+                || (concurrent_to(&record).iter().any(|c| by_id.contains_key(c.as_str()))
+                    && !kept.contains(id))
+            {
                 written.concurrent_dropped += 1;
                 continue;
             }
@@ -271,7 +283,10 @@ fn annotation(record: &RawRecord, removed: &Removed) -> Vec<u8> {
     if !removed.kept_date.is_empty() {
         head.push_str(&format!("WARC-Refers-To-Date: {}\r\n", removed.kept_date));
     }
-    head.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n\r\n", body.len()));
+    head.push_str(&format!(
+        "Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    ));
     let mut bytes = head.into_bytes();
     bytes.extend_from_slice(body.as_bytes());
     bytes.extend_from_slice(b"\r\n\r\n");
@@ -281,7 +296,9 @@ fn annotation(record: &RawRecord, removed: &Removed) -> Vec<u8> {
 /// The output file name for an input: its name as a `.warc.gz`, made unique among `taken`.
 pub fn output_name(input: &Input, taken: &mut HashSet<String>) -> String {
     let name = input.name();
-    let base = Path::new(name.trim_start_matches("(embedded) ")).file_name().map_or("stdin".into(), |n| n.to_string_lossy().to_string());
+    let base = Path::new(name.trim_start_matches("(embedded) "))
+        .file_name()
+        .map_or("stdin".into(), |n| n.to_string_lossy().to_string());
     let mut stem = base.as_str();
     for suffix in [".gz", ".lz4", ".warc", ".arc"] {
         stem = stem.strip_suffix(suffix).unwrap_or(stem);
@@ -301,7 +318,8 @@ mod tests {
     use super::*;
 
     fn record(kind: &str, id: &str, concurrent: Option<&str>, body: &str) -> Vec<u8> {
-        let concurrent = concurrent.map_or(String::new(), |c| format!("WARC-Concurrent-To: {c}\r\n"));
+        let concurrent =
+            concurrent.map_or(String::new(), |c| format!("WARC-Concurrent-To: {c}\r\n"));
         format!(
             "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: {id}\r\nWARC-Date: 2026-01-01T00:00:00Z\r\n{concurrent}Content-Length: {}\r\n\r\n{body}\r\n\r\n",
             body.len()
@@ -311,7 +329,9 @@ mod tests {
 
     fn ids(path: &Path) -> Vec<String> {
         let mut framer = Framer::new(Input::File(path.to_path_buf()).open().unwrap(), 1 << 20);
-        std::iter::from_fn(|| framer.next_record()).map(|r| r.unwrap().header("WARC-Record-ID").unwrap().to_string()).collect()
+        std::iter::from_fn(|| framer.next_record())
+            .map(|r| r.unwrap().header("WARC-Record-ID").unwrap().to_string())
+            .collect()
     }
 
     #[test]
@@ -348,7 +368,11 @@ mod tests {
         write_warc(&input, &annotated, &removed, &census, true, 1 << 20).unwrap();
         let all = ids(&annotated);
         assert_eq!(all.len(), 7);
-        assert_eq!(&all[..4], ["<i>", "<k>", "<q>", "<r>"], "every record kept, the annotation after <r>");
+        assert_eq!(
+            &all[..4],
+            ["<i>", "<k>", "<q>", "<r>"],
+            "every record kept, the annotation after <r>"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -152,7 +152,10 @@ pub struct SpanOut {
 }
 
 /// spans.jsonl lines, by URL.
-pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::cluster::share::Shared)]) -> Vec<SpanLine> {
+pub fn span_lines(
+    rows: &[ClusterRow],
+    shares: &[(PageId, dupflow_operators::cluster::share::Shared)],
+) -> Vec<SpanLine> {
     let urls: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let url_of = |id: &PageId| urls.get(id).copied().unwrap_or("").to_string();
     let mut lines: Vec<SpanLine> = shares
@@ -160,7 +163,11 @@ pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::clu
         .map(|(id, shared)| SpanLine {
             url: url_of(id),
             share: shared.share_ppm as f64 / 1e6,
-            spans: shared.spans.iter().map(|s| SpanOut { from: s.from, to: s.to, first_url: url_of(&s.first) }).collect(),
+            spans: shared
+                .spans
+                .iter()
+                .map(|s| SpanOut { from: s.from, to: s.to, first_url: url_of(&s.first) })
+                .collect(),
         })
         .collect();
     lines.sort_by(|a, b| a.url.cmp(&b.url));
@@ -169,7 +176,12 @@ pub fn span_lines(rows: &[ClusterRow], shares: &[(PageId, dupflow_operators::clu
 
 /// Writes this shard's clusters.jsonl (from `rows`, the final state), spans.jsonl (one process
 /// only) and revisits.jsonl into `dir` (changes.jsonl is written by the run, epoch by epoch).
-pub fn write_outputs(dir: &Path, output: &RunOutput, rows: &[ClusterRow], shard: Shard) -> io::Result<()> {
+pub fn write_outputs(
+    dir: &Path,
+    output: &RunOutput,
+    rows: &[ClusterRow],
+    shard: Shard,
+) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
     write_jsonl(&dir.join(shard.file("clusters")), &cluster_lines(rows))?;
     if shard.count <= 1 {

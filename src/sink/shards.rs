@@ -27,7 +27,8 @@ fn shard_count(dir: &Path) -> io::Result<usize> {
     let mut counts = std::collections::BTreeMap::<usize, Vec<usize>>::new();
     for entry in std::fs::read_dir(dir)? {
         let name = entry?.file_name().to_string_lossy().to_string();
-        let Some(rest) = name.strip_prefix("clusters-").and_then(|r| r.strip_suffix(".jsonl")) else {
+        let Some(rest) = name.strip_prefix("clusters-").and_then(|r| r.strip_suffix(".jsonl"))
+        else {
             continue;
         };
         let Some((index, count)) = rest.split_once("-of-") else { continue };
@@ -39,13 +40,22 @@ fn shard_count(dir: &Path) -> io::Result<usize> {
     match counts.len() {
         0 => return Err(invalid(format!("{}: no clusters-I-of-N.jsonl shards", dir.display()))),
         1 => {}
-        _ => return Err(invalid(format!("{}: shards of runs with different process counts: {:?}", dir.display(), counts.keys()))),
+        _ => {
+            return Err(invalid(format!(
+                "{}: shards of runs with different process counts: {:?}",
+                dir.display(),
+                counts.keys()
+            )))
+        }
     }
     let (count, mut found) = counts.into_iter().next().expect("one count");
     found.sort_unstable();
     let missing: Vec<usize> = (0..count).filter(|i| found.binary_search(i).is_err()).collect();
     if !missing.is_empty() {
-        return Err(invalid(format!("{}: shards {missing:?} of {count} are missing", dir.display())));
+        return Err(invalid(format!(
+            "{}: shards {missing:?} of {count} are missing",
+            dir.display()
+        )));
     }
     Ok(count)
 }
@@ -55,7 +65,12 @@ fn key(stem: &str, line: &Value) -> (u64, String, String, String) {
     let text = |field: &str| line[field].as_str().unwrap_or("").to_string();
     match stem {
         "clusters" => (0, text("cluster"), text("url"), String::new()),
-        "changes" => (line["epoch"].as_u64().unwrap_or(0), text("url"), line["diff"].to_string(), text("cluster")),
+        "changes" => (
+            line["epoch"].as_u64().unwrap_or(0),
+            text("url"),
+            line["diff"].to_string(),
+            text("cluster"),
+        ),
         _ => (0, text("url"), text("date"), String::new()),
     }
 }
@@ -77,8 +92,12 @@ pub fn merge(dir: &Path) -> io::Result<Merged> {
             };
             present = true;
             for (n, line) in text.lines().enumerate() {
-                let value: Value = serde_json::from_str(line)
-                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}:{}: {e}", path.display(), n + 1)))?;
+                let value: Value = serde_json::from_str(line).map_err(|e| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("{}:{}: {e}", path.display(), n + 1),
+                    )
+                })?;
                 lines.push((key(stem, &value), line.to_string()));
             }
         }
@@ -88,7 +107,8 @@ pub fn merge(dir: &Path) -> io::Result<Merged> {
         // Stable: lines with equal keys keep their shard's order.
         lines.sort_by(|a, b| a.0.cmp(&b.0));
         let path = dir.join(Shard::WHOLE.file(stem));
-        let raw: Vec<&serde_json::value::RawValue> = lines.iter().map(|(_, l)| serde_json::from_str(l).expect("parsed above")).collect();
+        let raw: Vec<&serde_json::value::RawValue> =
+            lines.iter().map(|(_, l)| serde_json::from_str(l).expect("parsed above")).collect();
         super::write_jsonl(&path, &raw)?;
         merged.files.push((path, lines.len()));
     }

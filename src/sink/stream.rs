@@ -10,7 +10,8 @@ use dupflow_operators::cluster::share::Shared;
 use dupflow_operators::PageId;
 
 use crate::checkpoint::{
-    self, progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, CLUSTER_IDS, FORMAT, MANIFEST, PREVIOUS,
+    self, progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, CLUSTER_IDS,
+    FORMAT, MANIFEST, PREVIOUS,
 };
 use crate::files::write_atomic;
 use crate::metrics::{self, live::Live};
@@ -57,14 +58,20 @@ impl Sink {
         shard: crate::sink::Shard,
         readers: usize,
     ) -> Result<Sink, RunError> {
-        let (checkpoint, method) = checkpoint.map_or((None, 0), |(dir, method)| (Some(dir), method));
+        let (checkpoint, method) =
+            checkpoint.map_or((None, 0), |(dir, method)| (Some(dir), method));
         let mut changes = None;
         let mut changes_bytes = 0;
         if let Some(dir) = &out {
             let fail = |path: PathBuf| move |error| RunError::Output { path, error };
             std::fs::create_dir_all(dir).map_err(fail(dir.clone()))?;
             let path = dir.join(shard.file("changes"));
-            let file = std::fs::OpenOptions::new().create(true).write(true).truncate(false).open(&path).map_err(fail(path.clone()))?;
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .write(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(fail(path.clone()))?;
             // A resumed run continues the change stream where its checkpoint ended it.
             changes_bytes = manifest.map_or(0, |m| m.changes_bytes_of(shard.index));
             file.set_len(changes_bytes).map_err(fail(path.clone()))?;
@@ -112,7 +119,8 @@ impl Sink {
     /// Writes every pending epoch before `frontier`.
     pub(crate) fn flush_before(&mut self, frontier: u64) -> Result<(), RunError> {
         use std::io::Write as _;
-        let share_times: Vec<u64> = self.pending_shares.range(..frontier).map(|(t, _)| *t).collect();
+        let share_times: Vec<u64> =
+            self.pending_shares.range(..frontier).map(|(t, _)| *t).collect();
         for time in share_times {
             for (share, diff) in self.pending_shares.remove(&time).unwrap_or_default() {
                 let count = self.shares.entry(share.clone()).or_insert(0);
@@ -127,7 +135,8 @@ impl Sink {
             let mut updates = self.pending.remove(&time).unwrap_or_default();
             updates.sort();
             differential_dataflow::consolidation::consolidate(&mut updates);
-            let live_updates: Vec<(ClusterRow, u64, isize)> = updates.iter().map(|(r, d)| (r.clone(), time, *d)).collect();
+            let live_updates: Vec<(ClusterRow, u64, isize)> =
+                updates.iter().map(|(r, d)| (r.clone(), time, *d)).collect();
             // The live view holds the clusters now, for the dashboard and for `final_rows`.
             self.live.apply(&live_updates);
             if time < self.restored_below {
@@ -143,13 +152,16 @@ impl Sink {
                         diff: *diff,
                     })
                     .collect();
-                lines.sort_by(|a, b| (&a.url, a.diff, &a.cluster).cmp(&(&b.url, b.diff, &b.cluster)));
+                lines.sort_by(|a, b| {
+                    (&a.url, a.diff, &a.cluster).cmp(&(&b.url, b.diff, &b.cluster))
+                });
                 let mut bytes = Vec::new();
                 for line in &lines {
                     serde_json::to_writer(&mut bytes, line).expect("change serializes");
                     bytes.push(b'\n');
                 }
-                file.write_all(&bytes).map_err(|error| RunError::Output { path: path.clone(), error })?;
+                file.write_all(&bytes)
+                    .map_err(|error| RunError::Output { path: path.clone(), error })?;
                 file.flush().map_err(|error| RunError::Output { path: path.clone(), error })?;
                 self.changes_bytes += bytes.len() as u64;
             }
@@ -157,7 +169,8 @@ impl Sink {
         // Latency of the records of every epoch now complete.
         let now = Instant::now();
         while self.written < frontier {
-            if let Some(reads) = self.live.epoch_reads.lock().expect("reads").remove(&self.written) {
+            if let Some(reads) = self.live.epoch_reads.lock().expect("reads").remove(&self.written)
+            {
                 if let Some(first) = reads.first() {
                     tracing::debug!(
                         "epoch {}: {} records, {:.1} ms from its first record read to its changes written",
@@ -204,17 +217,24 @@ impl Sink {
         }
         if let Some(out) = &self.out {
             let rows = self.final_rows();
-            crate::sink::write_jsonl(&out.join(self.shard.file("clusters")), &crate::sink::cluster_lines(&rows))
-                .map_err(|e| fail(e.to_string()))?;
+            crate::sink::write_jsonl(
+                &out.join(self.shard.file("clusters")),
+                &crate::sink::cluster_lines(&rows),
+            )
+            .map_err(|e| fail(e.to_string()))?;
             if self.shard.count <= 1 {
-                crate::sink::write_jsonl(&out.join("spans.jsonl"), &crate::sink::span_lines(&rows, &self.final_shares()))
-                    .map_err(|e| fail(e.to_string()))?;
+                crate::sink::write_jsonl(
+                    &out.join("spans.jsonl"),
+                    &crate::sink::span_lines(&rows, &self.final_shares()),
+                )
+                .map_err(|e| fail(e.to_string()))?;
             }
         }
         if self.readers <= 1 {
-            let reader: ReaderProgress =
-                serde_json::from_slice(&std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?)
-                    .map_err(|e| fail(e.to_string()))?;
+            let reader: ReaderProgress = serde_json::from_slice(
+                &std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?,
+            )
+            .map_err(|e| fail(e.to_string()))?;
             let manifest = Manifest {
                 epoch,
                 changes_bytes: self.changes_bytes,
@@ -231,7 +251,8 @@ impl Sink {
             return self.write_manifest(&dir, manifest);
         }
         let share = serde_json::to_vec(&self.changes_bytes).expect("a length serializes");
-        write_atomic(&sink_path(&dir, epoch, self.shard.index), &share).map_err(|e| fail(e.to_string()))?;
+        write_atomic(&sink_path(&dir, epoch, self.shard.index), &share)
+            .map_err(|e| fail(e.to_string()))?;
         if self.shard.index == 0 {
             self.uncommitted.push(epoch);
         }
@@ -247,10 +268,15 @@ impl Sink {
         };
         for at in (0..self.uncommitted.len()).rev() {
             let epoch = self.uncommitted[at];
-            let Some(shards) = (0..self.shard.count).map(|p| shard(epoch, p)).collect::<Option<Vec<u64>>>() else {
+            let Some(shards) =
+                (0..self.shard.count).map(|p| shard(epoch, p)).collect::<Option<Vec<u64>>>()
+            else {
                 continue;
             };
-            let Some(readers) = (0..self.readers).map(|r| reader_positions_at(&dir, epoch, r)).collect::<Option<Vec<_>>>() else {
+            let Some(readers) = (0..self.readers)
+                .map(|r| reader_positions_at(&dir, epoch, r))
+                .collect::<Option<Vec<_>>>()
+            else {
                 continue;
             };
             self.uncommitted.drain(..=at);
@@ -280,9 +306,15 @@ impl Sink {
     /// Commits `manifest`: the current manifest becomes the previous one, the new one is
     /// written (the commit point), then the files of checkpoints before the previous one are
     /// removed, and the per-epoch files this commit consumed.
-    fn write_manifest(&mut self, dir: &std::path::Path, manifest: Manifest) -> Result<(), RunError> {
+    fn write_manifest(
+        &mut self,
+        dir: &std::path::Path,
+        manifest: Manifest,
+    ) -> Result<(), RunError> {
         let epoch = manifest.epoch;
-        let fail = |path: PathBuf| move |e: std::io::Error| RunError::Checkpoint { path, message: e.to_string() };
+        let fail = |path: PathBuf| {
+            move |e: std::io::Error| RunError::Checkpoint { path, message: e.to_string() }
+        };
         let (current, previous) = (dir.join(MANIFEST), dir.join(PREVIOUS));
         // The newest whole checkpoint stays on disk until the next is committed: a crash between
         // these two writes leaves both manifests naming the same, whole checkpoint.
@@ -296,7 +328,8 @@ impl Sink {
             },
             Err(_) => None,
         };
-        write_atomic(&current, &checkpoint::encode_manifest(&manifest)).map_err(fail(current.clone()))?;
+        write_atomic(&current, &checkpoint::encode_manifest(&manifest))
+            .map_err(fail(current.clone()))?;
         self.live.registry.inc(metrics::CHECKPOINTS, "");
         let oldest = kept.unwrap_or(epoch).min(epoch);
         checkpoint::remove_files(dir, |e| e < oldest, |e| e <= epoch);

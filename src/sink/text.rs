@@ -58,7 +58,12 @@ pub struct RemovedRow {
 
 impl From<&Removed> for RemovedRow {
     fn from(r: &Removed) -> RemovedRow {
-        RemovedRow { id: r.url.clone(), kept_id: r.kept_url.clone(), similarity: r.similarity, leader_id: r.leader_url.clone() }
+        RemovedRow {
+            id: r.url.clone(),
+            kept_id: r.kept_url.clone(),
+            similarity: r.similarity,
+            leader_id: r.leader_url.clone(),
+        }
     }
 }
 
@@ -77,7 +82,9 @@ pub struct RowsWritten {
 /// The file name of an input's output: its own name (made unique among the outputs).
 pub fn output_name(input: &Input, taken: &mut std::collections::HashSet<String>) -> String {
     let name = input.name();
-    let base = Path::new(name.trim_start_matches("(embedded) ")).file_name().map_or("stdin".into(), |n| n.to_string_lossy().to_string());
+    let base = Path::new(name.trim_start_matches("(embedded) "))
+        .file_name()
+        .map_or("stdin".into(), |n| n.to_string_lossy().to_string());
     let mut candidate = base.clone();
     let mut n = 1;
     while !taken.insert(candidate.clone()) {
@@ -94,22 +101,33 @@ fn encoder(file: File, compression: Compression) -> io::Result<Box<dyn Write>> {
     let out = BufWriter::new(file);
     Ok(match compression {
         Compression::None => Box::new(out),
-        Compression::Gzip => Box::new(flate2::write::GzEncoder::new(out, flate2::Compression::default())),
+        Compression::Gzip => {
+            Box::new(flate2::write::GzEncoder::new(out, flate2::Compression::default()))
+        }
         Compression::Zstd => Box::new(zstd::stream::write::Encoder::new(out, 3)?.auto_finish()),
         Compression::Lz4 => Box::new(lz4_flex::frame::FrameEncoder::new(out).auto_finish()),
     })
 }
 
 /// `line` (a JSON object) with `cluster` and `duplicate_of` set.
-fn marked(line: &[u8], fields: &text::RowFields, cluster: Option<&str>, duplicate_of: Option<&str>) -> Vec<u8> {
+fn marked(
+    line: &[u8],
+    fields: &text::RowFields,
+    cluster: Option<&str>,
+    duplicate_of: Option<&str>,
+) -> Vec<u8> {
     let added = format!(
         "\"cluster\":{},\"duplicate_of\":{}",
         serde_json::to_string(&cluster).expect("strings serialize"),
         serde_json::to_string(&duplicate_of).expect("strings serialize")
     );
     let trimmed = line.trim_ascii_end();
-    if fields.contains_key("cluster") || fields.contains_key("duplicate_of") || trimmed.last() != Some(&b'}') {
-        let mut object: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(line).unwrap_or_default();
+    if fields.contains_key("cluster")
+        || fields.contains_key("duplicate_of")
+        || trimmed.last() != Some(&b'}')
+    {
+        let mut object: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_slice(line).unwrap_or_default();
         object.insert("cluster".into(), cluster.into());
         object.insert("duplicate_of".into(), duplicate_of.into());
         return serde_json::to_vec(&object).expect("values serialize");
@@ -136,7 +154,8 @@ pub fn write_jsonl(
     let fail = |error| DedupError::Write { path: path.to_path_buf(), error };
     let decoder = input.open()?;
     let tmp = tmp_path(path);
-    let mut out = encoder(File::create(tmp.path()).map_err(fail)?, decoder.compression()).map_err(fail)?;
+    let mut out =
+        encoder(File::create(tmp.path()).map_err(fail)?, decoder.compression()).map_err(fail)?;
     let mut lines = Lines::new(decoder, max_record_bytes);
     let mut written = RowsWritten::default();
     while let Some(line) = lines.next_line() {
@@ -208,17 +227,26 @@ mod parquet_out {
     /// Writes a Parquet input's rows to `path` (atomically, snappy-compressed): every column
     /// as read, with `cluster` and `duplicate_of` (strings) after them; unless `annotate`, only
     /// the kept rows.
-    pub fn write_parquet(input: &Path, path: &Path, marks: &Marks, annotate: bool, config: &TextConfig) -> Result<RowsWritten, DedupError> {
-        let open = File::open(input).map_err(|error| DedupError::Write { path: input.to_path_buf(), error })?;
-        let builder = ParquetRecordBatchReaderBuilder::try_new(open).map_err(|e| read_error(input, e))?;
+    pub fn write_parquet(
+        input: &Path,
+        path: &Path,
+        marks: &Marks,
+        annotate: bool,
+        config: &TextConfig,
+    ) -> Result<RowsWritten, DedupError> {
+        let open = File::open(input)
+            .map_err(|error| DedupError::Write { path: input.to_path_buf(), error })?;
+        let builder =
+            ParquetRecordBatchReaderBuilder::try_new(open).map_err(|e| read_error(input, e))?;
         let schema = builder.schema().clone();
         let id_column = schema
             .fields()
             .iter()
             .position(|f| f.name() == &config.id_field)
             .ok_or_else(|| read_error(input, format!("no column `{}`", config.id_field)))?;
-        let kept: Vec<usize> =
-            (0..schema.fields().len()).filter(|&i| !["cluster", "duplicate_of"].contains(&schema.field(i).name().as_str())).collect();
+        let kept: Vec<usize> = (0..schema.fields().len())
+            .filter(|&i| !["cluster", "duplicate_of"].contains(&schema.field(i).name().as_str()))
+            .collect();
         let mut fields: Vec<Field> = kept.iter().map(|&i| schema.field(i).clone()).collect();
         fields.push(Field::new("cluster", DataType::Utf8, true));
         fields.push(Field::new("duplicate_of", DataType::Utf8, true));
@@ -226,9 +254,11 @@ mod parquet_out {
         metadata.remove("ARROW:schema");
         let out_schema = Arc::new(Schema::new_with_metadata(fields, metadata));
         let tmp = tmp_path(path);
-        let file = File::create(tmp.path()).map_err(|error| DedupError::Write { path: path.to_path_buf(), error })?;
+        let file = File::create(tmp.path())
+            .map_err(|error| DedupError::Write { path: path.to_path_buf(), error })?;
         let props = WriterProperties::builder().set_compression(Compression::SNAPPY).build();
-        let mut writer = ArrowWriter::try_new(file, out_schema.clone(), Some(props)).map_err(|e| read_error(path, e))?;
+        let mut writer = ArrowWriter::try_new(file, out_schema.clone(), Some(props))
+            .map_err(|e| read_error(path, e))?;
         let mut written = RowsWritten::default();
         for batch in builder.build().map_err(|e| read_error(input, e))? {
             let batch = batch.map_err(|e| read_error(input, e))?;
@@ -236,29 +266,36 @@ mod parquet_out {
             let mut clusters = Vec::with_capacity(batch.num_rows());
             let mut duplicates = Vec::with_capacity(batch.num_rows());
             for row in 0..batch.num_rows() {
-                let (cluster, duplicate_of) = match crate::source::text::string_at(ids.as_ref(), row) {
-                    Some(id) => marks.get(&id),
-                    None => (None, None),
-                };
+                let (cluster, duplicate_of) =
+                    match crate::source::text::string_at(ids.as_ref(), row) {
+                        Some(id) => marks.get(&id),
+                        None => (None, None),
+                    };
                 clusters.push(cluster.map(str::to_string));
                 duplicates.push(duplicate_of.map(str::to_string));
             }
             let duplicates = StringArray::from(duplicates);
-            let mut columns: Vec<Arc<dyn Array>> = kept.iter().map(|&i| batch.column(i).clone()).collect();
+            let mut columns: Vec<Arc<dyn Array>> =
+                kept.iter().map(|&i| batch.column(i).clone()).collect();
             columns.push(Arc::new(StringArray::from(clusters)));
             columns.push(Arc::new(duplicates.clone()));
-            let mut out = RecordBatch::try_new(out_schema.clone(), columns).map_err(|e| read_error(path, e))?;
+            let mut out = RecordBatch::try_new(out_schema.clone(), columns)
+                .map_err(|e| read_error(path, e))?;
             written.rows_in += batch.num_rows() as u64;
             if !annotate {
-                let keep = BooleanArray::from((0..duplicates.len()).map(|i| duplicates.is_null(i)).collect::<Vec<_>>());
-                out = arrow_select::filter::filter_record_batch(&out, &keep).map_err(|e| read_error(path, e))?;
+                let keep = BooleanArray::from(
+                    (0..duplicates.len()).map(|i| duplicates.is_null(i)).collect::<Vec<_>>(),
+                );
+                out = arrow_select::filter::filter_record_batch(&out, &keep)
+                    .map_err(|e| read_error(path, e))?;
             }
             written.rows_out += out.num_rows() as u64;
             written.dropped += (batch.num_rows() - out.num_rows()) as u64;
             writer.write(&out).map_err(|e| read_error(path, e))?;
         }
         writer.close().map_err(|e| read_error(path, e))?;
-        std::fs::rename(tmp.path(), path).map_err(|error| DedupError::Write { path: path.to_path_buf(), error })?;
+        std::fs::rename(tmp.path(), path)
+            .map_err(|error| DedupError::Write { path: path.to_path_buf(), error })?;
         tmp.keep();
         Ok(written)
     }
@@ -273,10 +310,17 @@ mod tests {
         let line = br#"{"id": "b", "text": "x", "meta": {"a": [1, 2]}}  "#;
         let fields = text::row_fields(line, 0).unwrap().unwrap();
         let out = marked(line, &fields, Some("a"), Some("a"));
-        assert_eq!(String::from_utf8(out).unwrap(), r#"{"id": "b", "text": "x", "meta": {"a": [1, 2]},"cluster":"a","duplicate_of":"a"}"#);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"id": "b", "text": "x", "meta": {"a": [1, 2]},"cluster":"a","duplicate_of":"a"}"#
+        );
         let line = br#"{"id": "c", "text": "x", "cluster": 5}"#;
         let fields = text::row_fields(line, 0).unwrap().unwrap();
-        let out: serde_json::Value = serde_json::from_slice(&marked(line, &fields, Some("c"), None)).unwrap();
-        assert_eq!(out, serde_json::json!({"id": "c", "text": "x", "cluster": "c", "duplicate_of": null}));
+        let out: serde_json::Value =
+            serde_json::from_slice(&marked(line, &fields, Some("c"), None)).unwrap();
+        assert_eq!(
+            out,
+            serde_json::json!({"id": "c", "text": "x", "cluster": "c", "duplicate_of": null})
+        );
     }
 }

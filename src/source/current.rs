@@ -166,7 +166,8 @@ impl CurrentPages {
     /// The retention order, made from the held pages the first time it is needed.
     fn by_date(&mut self) -> &BTreeSet<(u64, u64)> {
         let pages = &self.pages;
-        self.by_date.get_or_insert_with(|| pages.iter().map(|(&key, page)| (page.id.date, key)).collect())
+        self.by_date
+            .get_or_insert_with(|| pages.iter().map(|(&key, page)| (page.id.date, key)).collect())
     }
 
     fn take(&mut self, key: u64) -> Option<Change> {
@@ -235,14 +236,19 @@ impl CurrentPages {
             Recrawls::Keep => self.by_url().get(&url).cloned().unwrap_or_default(),
         };
         let changes: Vec<Change> = keys.into_iter().filter_map(|k| self.take(k)).collect();
-        let newest = changes.iter().map(|c| if let Change::Remove(p) = c { p.id.date } else { 0 }).max().unwrap_or(0);
+        let newest = changes
+            .iter()
+            .map(|c| if let Change::Remove(p) = c { p.id.date } else { 0 })
+            .max()
+            .unwrap_or(0);
         self.bury(url, as_of.max(newest));
         changes
     }
 
     /// Retracts the pages crawled before `date`, and forgets the tombstones before it.
     pub fn expire(&mut self, date: u64) -> Vec<Change> {
-        let buried: Vec<u64> = self.tombstones_by_date.range(..(date, 0)).map(|&(_, u)| u).collect();
+        let buried: Vec<u64> =
+            self.tombstones_by_date.range(..(date, 0)).map(|&(_, u)| u).collect();
         for url in buried {
             self.unbury(url);
         }
@@ -304,7 +310,11 @@ impl CurrentPages {
 
     /// Reads what `save` wrote, calling `each` with every page and `buried` with every
     /// tombstone (URL key, date).
-    pub fn load(input: &mut impl Read, mut each: impl FnMut(Page), mut buried: impl FnMut(u64, u64)) -> io::Result<()> {
+    pub fn load(
+        input: &mut impl Read,
+        mut each: impl FnMut(Page),
+        mut buried: impl FnMut(u64, u64),
+    ) -> io::Result<()> {
         fn array<const N: usize>(input: &mut impl Read) -> io::Result<[u8; N]> {
             let mut b = [0u8; N];
             input.read_exact(&mut b)?;
@@ -315,7 +325,8 @@ impl CurrentPages {
             input.read_exact(&mut b)?;
             Ok(u64::from_le_bytes(b))
         };
-        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("checkpoint: {what}"));
+        let bad =
+            |what: &str| io::Error::new(io::ErrorKind::InvalidData, format!("checkpoint: {what}"));
         let count = u64_of(input)?;
         for _ in 0..count {
             let (date, hash, host) = (u64_of(input)?, u64_of(input)?, u64_of(input)?);
@@ -335,7 +346,9 @@ impl CurrentPages {
                 let words = u16::from_le_bytes(array::<2>(input)?);
                 if words > Sentence::MAX_WORDS {
                     // Only an earlier dupflow kept more (up to 65,535): its page cannot be kept as it was.
-                    return Err(bad("a sentence has more words than a sentence keeps (Sentence::MAX_WORDS)"));
+                    return Err(bad(
+                        "a sentence has more words than a sentence keeps (Sentence::MAX_WORDS)",
+                    ));
                 }
                 sentences.push(Sentence::new(key, weight, fingerprinted, words));
             }
@@ -392,7 +405,10 @@ mod tests {
         let mut pages = CurrentPages::new(Recrawls::Replace);
         assert_eq!(pages.capture(page("u", 10, "a"), 0).unwrap().len(), 1);
         let changes = pages.capture(page("u", 20, "b"), 0).unwrap();
-        assert_eq!(changes, vec![Change::Remove(page("u", 10, "a")), Change::Insert(page("u", 20, "b"))]);
+        assert_eq!(
+            changes,
+            vec![Change::Remove(page("u", 10, "a")), Change::Insert(page("u", 20, "b"))]
+        );
         assert_eq!(pages.capture(page("u", 15, "c"), 0), Err(Ignored::Superseded));
         assert_eq!(pages.capture(page("u", 20, "b"), 0), Err(Ignored::Superseded));
         assert_eq!(pages.len(), 1);
@@ -428,7 +444,10 @@ mod tests {
         pages.delete("x", 30);
         assert_eq!(pages.capture(page("x", 40, "b"), 0), Err(Ignored::Deleted));
         // A re-crawl after the deletion is back, and its tombstone gone.
-        assert_eq!(pages.capture(page("u", 31, "new"), 0).unwrap(), vec![Change::Insert(page("u", 31, "new"))]);
+        assert_eq!(
+            pages.capture(page("u", 31, "new"), 0).unwrap(),
+            vec![Change::Insert(page("u", 31, "new"))]
+        );
         assert_eq!(pages.tombstones(), 2);
         // Retention forgets tombstones before the window (what they stop is expired anyway).
         pages.expire(31);
@@ -461,10 +480,14 @@ mod tests {
         assert_eq!(pages.delete("v", 0).len(), 1);
         pages.capture(page("u", 30, "c"), 0).unwrap();
         pages.capture(page("w", 12, "a"), 0).unwrap();
-        let mut gone: Vec<PageId> =
-            pages.delete("u", 0).into_iter().map(|c| if let Change::Remove(p) = c { p.id } else { panic!("{c:?}") }).collect();
+        let mut gone: Vec<PageId> = pages
+            .delete("u", 0)
+            .into_iter()
+            .map(|c| if let Change::Remove(p) = c { p.id } else { panic!("{c:?}") })
+            .collect();
         gone.sort();
-        let mut expected = vec![page("u", 10, "a").id, page("u", 20, "b").id, page("u", 30, "c").id];
+        let mut expected =
+            vec![page("u", 10, "a").id, page("u", 20, "b").id, page("u", 30, "c").id];
         expected.sort();
         assert_eq!(gone, expected);
         assert_eq!(pages.len(), 1);
@@ -494,7 +517,12 @@ mod tests {
         let mut bytes = Vec::new();
         pages.save(&mut bytes).unwrap();
         let (mut loaded, mut buried) = (Vec::new(), Vec::new());
-        CurrentPages::load(&mut bytes.as_slice(), |p| loaded.push(p), |url, date| buried.push((url, date))).unwrap();
+        CurrentPages::load(
+            &mut bytes.as_slice(),
+            |p| loaded.push(p),
+            |url, date| buried.push((url, date)),
+        )
+        .unwrap();
         loaded.sort();
         let mut expected = vec![page("ü", 10, "a"), page("v", 11, "b")];
         expected.sort();
@@ -503,8 +531,14 @@ mod tests {
         assert!(CurrentPages::load(&mut &bytes[..bytes.len() - 3], |_| {}, |_, _| {}).is_err());
         // A sentence with more words than a sentence keeps (an earlier dupflow kept up to
         // 65,535) is an error, not a page with a wrong count.
-        let sentence = [&10u64.to_le_bytes()[..], &3u16.to_le_bytes(), &[1], &2u16.to_le_bytes()].concat();
-        let at = bytes.windows(sentence.len()).position(|w| w == sentence).expect("the first page's sentence") + sentence.len() - 2;
+        let sentence =
+            [&10u64.to_le_bytes()[..], &3u16.to_le_bytes(), &[1], &2u16.to_le_bytes()].concat();
+        let at = bytes
+            .windows(sentence.len())
+            .position(|w| w == sentence)
+            .expect("the first page's sentence")
+            + sentence.len()
+            - 2;
         bytes[at..at + 2].copy_from_slice(&(Sentence::MAX_WORDS + 1).to_le_bytes());
         let error = CurrentPages::load(&mut bytes.as_slice(), |_| {}, |_, _| {}).unwrap_err();
         assert!(error.to_string().contains("more words than a sentence keeps"), "{error}");

@@ -85,7 +85,10 @@ impl Decoder {
     /// Sniffs the first bytes of `reader` and sets up the matching decoder.
     pub fn new(reader: Box<dyn Read + Send>) -> io::Result<Self> {
         let counter = ByteCounter::default();
-        let mut source = BufReader::with_capacity(READ_CHUNK, Counting { inner: reader, count: counter.clone() });
+        let mut source = BufReader::with_capacity(
+            READ_CHUNK,
+            Counting { inner: reader, count: counter.clone() },
+        );
         let head = source.fill_buf()?;
         let (state, compression) = if head.starts_with(&GZIP_MAGIC[..2]) {
             (State::Gzip(Box::new(GzipMembers::new(source))), Compression::Gzip)
@@ -93,11 +96,21 @@ impl Decoder {
             (State::Lz4(Box::new(lz4_flex::frame::FrameDecoder::new(source))), Compression::Lz4)
         } else if head.starts_with(&ZSTD_MAGIC) {
             // Concatenated frames are read as one stream.
-            (State::Zstd(Box::new(zstd::stream::read::Decoder::with_buffer(source)?)), Compression::Zstd)
+            (
+                State::Zstd(Box::new(zstd::stream::read::Decoder::with_buffer(source)?)),
+                Compression::Zstd,
+            )
         } else {
             (State::Plain(source), Compression::None)
         };
-        Ok(Decoder { state, compression, counter, scratch: vec![0; READ_CHUNK], pending: Vec::new(), pending_end: None })
+        Ok(Decoder {
+            state,
+            compression,
+            counter,
+            scratch: vec![0; READ_CHUNK],
+            pending: Vec::new(),
+            pending_end: None,
+        })
     }
 
     pub fn compression(&self) -> Compression {
@@ -111,7 +124,10 @@ impl Decoder {
     /// What the decoded stream holds (WARC, JSONL or Parquet), from its first bytes. The bytes
     /// read to tell are handed out again by `next_chunk`.
     pub fn sniff(&mut self) -> io::Result<Format> {
-        while self.pending_end.is_none() && self.pending.len() < 4 && self.pending.iter().all(u8::is_ascii_whitespace) {
+        while self.pending_end.is_none()
+            && self.pending.len() < 4
+            && self.pending.iter().all(u8::is_ascii_whitespace)
+        {
             let mut out = std::mem::take(&mut self.pending);
             match self.decode(&mut out)? {
                 Chunk::Data(_) => {}
@@ -146,7 +162,10 @@ impl Decoder {
             State::Lz4(decoder) => match decoder.read(&mut self.scratch) {
                 Ok(0) => {
                     // One frame per record is common: go on with the next frame, if any.
-                    let State::Lz4(decoder) = std::mem::replace(&mut self.state, State::Done) else { unreachable!() };
+                    let State::Lz4(decoder) = std::mem::replace(&mut self.state, State::Done)
+                    else {
+                        unreachable!()
+                    };
                     let mut source = decoder.into_inner();
                     if source.fill_buf()?.is_empty() {
                         return Ok(Chunk::Eof);
@@ -284,9 +303,14 @@ impl GzipMembers {
                         continue;
                     }
                     if self.source_eof {
-                        let garbage = (!avail.is_empty() || std::mem::take(&mut self.skipped)) && !std::mem::take(&mut self.in_damage);
+                        let garbage = (!avail.is_empty() || std::mem::take(&mut self.skipped))
+                            && !std::mem::take(&mut self.in_damage);
                         self.pos = self.cbuf.len();
-                        return Ok(if garbage { Chunk::Break(RecordErrorKind::GarbageBetweenRecords) } else { Chunk::Eof });
+                        return Ok(if garbage {
+                            Chunk::Break(RecordErrorKind::GarbageBetweenRecords)
+                        } else {
+                            Chunk::Eof
+                        });
                     }
                     // Keep two bytes: a magic may straddle the next read.
                     let skip = avail.len().saturating_sub(2);
@@ -312,10 +336,15 @@ impl GzipMembers {
                 },
                 GzState::Body => {
                     // Inflated straight into `out`'s spare room (at least a chunk's): no copy.
-                    let (in_before, out_before) = (self.inflater.total_in(), self.inflater.total_out());
+                    let (in_before, out_before) =
+                        (self.inflater.total_in(), self.inflater.total_out());
                     let len_before = out.len();
                     out.reserve(READ_CHUNK);
-                    let status = self.inflater.decompress_vec(&self.cbuf[self.pos..], out, flate2::FlushDecompress::None);
+                    let status = self.inflater.decompress_vec(
+                        &self.cbuf[self.pos..],
+                        out,
+                        flate2::FlushDecompress::None,
+                    );
                     let consumed = (self.inflater.total_in() - in_before) as usize;
                     let produced = (self.inflater.total_out() - out_before) as usize;
                     self.pos += consumed;
@@ -388,7 +417,13 @@ fn parse_gzip_header(b: &[u8]) -> HeaderParse {
         if flags & flag != 0 {
             match b.get(at..).and_then(|rest| rest.iter().position(|&c| c == 0)) {
                 Some(end) => at += end + 1,
-                None => return if b.len() > 1 << 20 { HeaderParse::Invalid } else { HeaderParse::Incomplete },
+                None => {
+                    return if b.len() > 1 << 20 {
+                        HeaderParse::Invalid
+                    } else {
+                        HeaderParse::Incomplete
+                    }
+                }
             }
         }
     }

@@ -114,7 +114,11 @@ impl Framer {
             let offset = self.offset();
             self.start = at.max(self.start);
             self.damage = None;
-            return Some(RecordError::new(kind, offset, "the compressed stream is damaged here".into()));
+            return Some(RecordError::new(
+                kind,
+                offset,
+                "the compressed stream is damaged here".into(),
+            ));
         }
         None
     }
@@ -128,7 +132,11 @@ impl Framer {
             }
             None => {
                 self.start = self.buf.len();
-                RecordError::new(RecordErrorKind::TruncatedRecord, offset, "the stream ends inside this record".into())
+                RecordError::new(
+                    RecordErrorKind::TruncatedRecord,
+                    offset,
+                    "the stream ends inside this record".into(),
+                )
             }
         }
     }
@@ -171,7 +179,11 @@ impl Framer {
                 }
             }
             if self.format == Format::Unknown {
-                self.format = if self.available().starts_with(b"filedesc://") { Format::Arc } else { Format::Warc };
+                self.format = if self.available().starts_with(b"filedesc://") {
+                    Format::Arc
+                } else {
+                    Format::Warc
+                };
                 if self.available().starts_with(b"PK\x03\x04") {
                     let offset = self.offset();
                     self.start = self.buf.len();
@@ -241,7 +253,11 @@ impl Framer {
             Some(n) => n,
             None if avail.len() > MAX_HEADER_BYTES => {
                 self.skip_to_next_warc(self.start + 1);
-                return Step::Error(RecordError::new(RecordErrorKind::InvalidHeader, offset, "no end of the header block".into()));
+                return Step::Error(RecordError::new(
+                    RecordErrorKind::InvalidHeader,
+                    offset,
+                    "no end of the header block".into(),
+                ));
             }
             None => return Step::NeedMore,
         };
@@ -266,8 +282,13 @@ impl Framer {
         let needed = header_len + content_length;
         // A block followed by its terminator is complete without the look-ahead: a followed
         // file's last record must not wait for the next one.
-        let terminated_here = avail.get(needed..).is_some_and(|a| a.starts_with(b"\r\n\r\n") || a.starts_with(b"\n\n"));
-        if avail.len() < needed + LOOKAHEAD && !terminated_here && !(self.eof || self.damage.is_some()) {
+        let terminated_here = avail
+            .get(needed..)
+            .is_some_and(|a| a.starts_with(b"\r\n\r\n") || a.starts_with(b"\n\n"));
+        if avail.len() < needed + LOOKAHEAD
+            && !terminated_here
+            && !(self.eof || self.damage.is_some())
+        {
             return Step::NeedMore;
         }
         if avail.len() < needed {
@@ -283,12 +304,15 @@ impl Framer {
         // length ran into the next record. A few stray bytes before the next record (a length
         // off by a little, as some old tools wrote) are tolerated and counted.
         let block = &avail[header_len..needed];
-        let ran_into_next = find(block, b"\r\n\r\nWARC/").is_some() || find(block, b"\n\nWARC/").is_some();
+        let ran_into_next =
+            find(block, b"\r\n\r\nWARC/").is_some() || find(block, b"\n\nWARC/").is_some();
         let terminated = after.starts_with(b"\r\n\r\n") || after.starts_with(b"\n\n");
         let near_next = find_version_line(&after[..after.len().min(LOOKAHEAD)]);
         let mut lenient_length = false;
         let consumed;
-        if !ran_into_next && (terminated || rest.starts_with(b"WARC/") || (rest.is_empty() && finished)) {
+        if !ran_into_next
+            && (terminated || rest.starts_with(b"WARC/") || (rest.is_empty() && finished))
+        {
             consumed = needed + ws;
         } else if let (false, Some(next)) = (ran_into_next, near_next) {
             lenient_length = true;
@@ -316,7 +340,11 @@ impl Framer {
         let Some(line_end) = avail.iter().position(|&b| b == b'\n') else {
             if avail.len() > MAX_HEADER_BYTES {
                 self.start = self.buf.len();
-                return Step::Error(RecordError::new(RecordErrorKind::InvalidHeader, offset, "ARC header line too long".into()));
+                return Step::Error(RecordError::new(
+                    RecordErrorKind::InvalidHeader,
+                    offset,
+                    "ARC header line too long".into(),
+                ));
             }
             return Step::NeedMore;
         };
@@ -334,7 +362,11 @@ impl Framer {
         if length > self.max_record_bytes {
             self.start += line_end + 1;
             self.discarding = length;
-            return Step::Error(RecordError::new(RecordErrorKind::RecordTooLarge, offset, "ARC record over max_record_bytes".into()));
+            return Step::Error(RecordError::new(
+                RecordErrorKind::RecordTooLarge,
+                offset,
+                "ARC record over max_record_bytes".into(),
+            ));
         }
         let needed = line_end + 1 + length as usize;
         if avail.len() < needed {
@@ -354,8 +386,16 @@ impl Framer {
         if let Some(iso) = arc_date(date) {
             headers.push(("WARC-Date".to_string(), iso));
         }
-        headers.push(("Content-Type".to_string(), "application/http; msgtype=response".to_string()));
-        Step::Record(RawRecord { version: "ARC".to_string(), headers, block, offset, lenient_length: false, raw_header: None })
+        headers
+            .push(("Content-Type".to_string(), "application/http; msgtype=response".to_string()));
+        Step::Record(RawRecord {
+            version: "ARC".to_string(),
+            headers,
+            block,
+            offset,
+            lenient_length: false,
+            raw_header: None,
+        })
     }
 }
 
@@ -407,8 +447,12 @@ fn parse_headers(block: &[u8]) -> Result<Headers, (RecordErrorKind, String)> {
     } else {
         block
     };
-    let (_, (version, fields, content_length)) = warc::parser::headers(block)
-        .map_err(|e| (RecordErrorKind::InvalidHeader, format!("WARC header block rejected: {e:?}").chars().take(200).collect()))?;
+    let (_, (version, fields, content_length)) = warc::parser::headers(block).map_err(|e| {
+        (
+            RecordErrorKind::InvalidHeader,
+            format!("WARC header block rejected: {e:?}").chars().take(200).collect(),
+        )
+    })?;
     let mut headers = Vec::with_capacity(fields.len());
     let mut has_length = false;
     for (name, value) in fields {
@@ -438,5 +482,13 @@ fn arc_date(date: &str) -> Option<String> {
         return None;
     }
     let d = &date[..14];
-    Some(format!("{}-{}-{}T{}:{}:{}Z", &d[0..4], &d[4..6], &d[6..8], &d[8..10], &d[10..12], &d[12..14]))
+    Some(format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &d[0..4],
+        &d[4..6],
+        &d[6..8],
+        &d[8..10],
+        &d[10..12],
+        &d[12..14]
+    ))
 }

@@ -112,13 +112,19 @@ fn parse_http(block: &[u8]) -> Result<HttpResponse<'_>, DocumentError> {
     let mut parts = status_line.split_whitespace();
     let version = parts.next().unwrap_or("");
     if !version.starts_with("HTTP/") {
-        return Err(DocumentError::InvalidHttp(format!("status line {:?}", status_line.chars().take(60).collect::<String>())));
+        return Err(DocumentError::InvalidHttp(format!(
+            "status line {:?}",
+            status_line.chars().take(60).collect::<String>()
+        )));
     }
     let status = parts
         .next()
         .and_then(|s| s.parse::<u16>().ok())
         .ok_or_else(|| DocumentError::InvalidHttp(format!("no status code in {status_line:?}")))?;
-    let headers = lines.filter_map(|line| line.split_once(':')).map(|(n, v)| (n.trim().to_string(), v.trim().to_string())).collect();
+    let headers = lines
+        .filter_map(|line| line.split_once(':'))
+        .map(|(n, v)| (n.trim().to_string(), v.trim().to_string()))
+        .collect();
     Ok(HttpResponse { status, headers, body })
 }
 
@@ -156,7 +162,9 @@ fn decode_content(body: &[u8], encoding: &str, limit: u64) -> Result<Vec<u8>, Do
     let mut out = Vec::new();
     let result = match encoding.trim().to_ascii_lowercase().as_str() {
         "" | "identity" | "none" => return Ok(body.to_vec()),
-        "gzip" | "x-gzip" => flate2::read::MultiGzDecoder::new(body).take(limit).read_to_end(&mut out),
+        "gzip" | "x-gzip" => {
+            flate2::read::MultiGzDecoder::new(body).take(limit).read_to_end(&mut out)
+        }
         "deflate" => {
             let zlib = flate2::read::ZlibDecoder::new(body).take(limit).read_to_end(&mut out);
             if zlib.is_err() {
@@ -166,8 +174,14 @@ fn decode_content(body: &[u8], encoding: &str, limit: u64) -> Result<Vec<u8>, Do
                 zlib
             }
         }
-        "br" => brotli_decompressor::Decompressor::new(body, 4096).take(limit).read_to_end(&mut out),
-        other => return Err(DocumentError::InvalidContentEncoding(format!("unknown encoding {other:?}"))),
+        "br" => {
+            brotli_decompressor::Decompressor::new(body, 4096).take(limit).read_to_end(&mut out)
+        }
+        other => {
+            return Err(DocumentError::InvalidContentEncoding(format!(
+                "unknown encoding {other:?}"
+            )))
+        }
     };
     match result {
         Ok(_) => Ok(out),
@@ -185,7 +199,9 @@ fn charset_param(content_type: Option<&str>) -> Option<String> {
     let ct = content_type?;
     ct.split(';').skip(1).find_map(|p| {
         let (k, v) = p.split_once('=')?;
-        k.trim().eq_ignore_ascii_case("charset").then(|| v.trim().trim_matches(['"', '\'']).to_string())
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches(['"', '\'']).to_string())
     })
 }
 
@@ -193,7 +209,8 @@ fn charset_param(content_type: Option<&str>) -> Option<String> {
 pub fn sniff_html(body: &[u8]) -> bool {
     let head = &body[..body.len().min(1024)];
     let lower = head.to_ascii_lowercase();
-    super::decode::find(&lower, b"<html").is_some() || super::decode::find(&lower, b"<!doctype html").is_some()
+    super::decode::find(&lower, b"<html").is_some()
+        || super::decode::find(&lower, b"<!doctype html").is_some()
 }
 
 /// The charset declared in `<meta charset>` or `<meta http-equiv content="…charset=…">`.
@@ -203,13 +220,22 @@ pub fn meta_charset(body: &[u8]) -> Option<String> {
     let mut from = 0;
     while let Some(at) = super::decode::find(&lower[from..], b"<meta") {
         let tag_start = from + at;
-        let tag_end = lower[tag_start..].iter().position(|&b| b == b'>').map_or(lower.len(), |e| tag_start + e);
+        let tag_end = lower[tag_start..]
+            .iter()
+            .position(|&b| b == b'>')
+            .map_or(lower.len(), |e| tag_start + e);
         let tag = &lower[tag_start..tag_end];
         if let Some(c) = super::decode::find(tag, b"charset") {
             let rest = &tag[c + 7..];
-            let rest = rest.iter().skip_while(|b| b.is_ascii_whitespace() || **b == b'=' || **b == b'"' || **b == b'\'');
-            let value: Vec<u8> =
-                rest.take_while(|b| !(b.is_ascii_whitespace() || matches!(**b, b'"' | b'\'' | b';' | b'/' | b'>'))).copied().collect();
+            let rest = rest.iter().skip_while(|b| {
+                b.is_ascii_whitespace() || **b == b'=' || **b == b'"' || **b == b'\''
+            });
+            let value: Vec<u8> = rest
+                .take_while(|b| {
+                    !(b.is_ascii_whitespace() || matches!(**b, b'"' | b'\'' | b';' | b'/' | b'>'))
+                })
+                .copied()
+                .collect();
             if !value.is_empty() {
                 return Some(String::from_utf8_lossy(&value).to_string());
             }
@@ -221,7 +247,10 @@ pub fn meta_charset(body: &[u8]) -> Option<String> {
 
 /// Decodes a body to text: header charset, then `<meta>`, then BOM, then UTF-8. The text
 /// borrows the body when the body is UTF-8 (after a BOM, if any) without a malformed sequence.
-pub fn decode_text<'b>(body: &'b [u8], header_charset: Option<&str>) -> (Cow<'b, str>, &'static str) {
+pub fn decode_text<'b>(
+    body: &'b [u8],
+    header_charset: Option<&str>,
+) -> (Cow<'b, str>, &'static str) {
     let declared = header_charset
         .and_then(|c| Encoding::for_label(c.as_bytes()))
         .or_else(|| meta_charset(body).and_then(|c| Encoding::for_label(c.as_bytes())));
@@ -250,7 +279,13 @@ pub fn host_of(url: &str) -> String {
 /// `2014-03-25T12:12:25Z` (or with fractions) to seconds since the epoch.
 pub fn parse_warc_date(date: &str) -> Option<u64> {
     let b = date.as_bytes();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || (b[10] != b'T' && b[10] != b' ') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || (b[10] != b'T' && b[10] != b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
         return None;
     }
     let num = |r: std::ops::Range<usize>| date.get(r)?.parse::<i64>().ok();
@@ -271,7 +306,10 @@ pub fn parse_warc_date(date: &str) -> Option<u64> {
 }
 
 /// Interprets a record. `max_page_bytes` caps the decoded HTML (cut at a character boundary).
-pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome<'_>, Quirks), DocumentError> {
+pub fn interpret(
+    record: &RawRecord,
+    max_page_bytes: usize,
+) -> Result<(Outcome<'_>, Quirks), DocumentError> {
     use warc::RecordType;
     let mut quirks = Quirks::default();
     let url = record.header("WARC-Target-URI").unwrap_or("").trim_matches(['<', '>']).to_string();
@@ -292,25 +330,35 @@ pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome<'
             if !url.starts_with("http") {
                 return Ok((Outcome::Skipped("not_http"), quirks)); // dns:, ftp:, …
             }
-            return Err(DocumentError::InvalidHttp("response block does not start with HTTP/".into()));
+            return Err(DocumentError::InvalidHttp(
+                "response block does not start with HTTP/".into(),
+            ));
         }
         RecordType::Response => {
             let response = parse_http(&record.block)?;
             (response.status, response.headers, response.body)
         }
-        RecordType::Resource => {
-            (200, vec![("Content-Type".to_string(), record.header("Content-Type").unwrap_or("").to_string())], &record.block[..])
-        }
+        RecordType::Resource => (
+            200,
+            vec![(
+                "Content-Type".to_string(),
+                record.header("Content-Type").unwrap_or("").to_string(),
+            )],
+            &record.block[..],
+        ),
         _ => return Ok((Outcome::Skipped("not_a_capture"), quirks)),
     };
     if !(200..300).contains(&status) {
         return Ok((Outcome::Skipped("not_2xx"), quirks));
     }
-    let header = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+    let header = |name: &str| {
+        headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    };
     let content_type = header("Content-Type");
     let mime = mime_of(content_type);
     let html_mime = matches!(mime.as_str(), "text/html" | "application/xhtml+xml");
-    let unknown_mime = matches!(mime.as_str(), "" | "application/octet-stream" | "unk" | "unknown" | "no-type");
+    let unknown_mime =
+        matches!(mime.as_str(), "" | "application/octet-stream" | "unk" | "unknown" | "no-type");
     // Cheap check before any decoding: skip what is declared as something else.
     if !html_mime && !unknown_mime {
         return Ok((Outcome::Skipped("not_html"), quirks));
@@ -348,7 +396,8 @@ pub fn interpret(record: &RawRecord, max_page_bytes: usize) -> Result<(Outcome<'
             };
             let html = match decoded {
                 Some(html) => html,
-                None => String::from_utf8(payload).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+                None => String::from_utf8(payload)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
             };
             (Cow::Owned(html), charset)
         }
@@ -392,7 +441,10 @@ mod tests {
     fn finds_meta_charsets() {
         assert_eq!(meta_charset(b"<head><meta charset=\"euc-jp\">").as_deref(), Some("euc-jp"));
         assert_eq!(
-            meta_charset(b"<META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=windows-1251\">").as_deref(),
+            meta_charset(
+                b"<META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=windows-1251\">"
+            )
+            .as_deref(),
             Some("windows-1251")
         );
         assert_eq!(meta_charset(b"<meta name=x>"), None);
@@ -436,18 +488,26 @@ mod tests {
     fn pages_borrow_the_block_and_are_cut_at_characters() {
         let html = "<p>caf\u{e9} \u{e9}t\u{e9}</p>";
         let record = response("Content-Type: text/html\r\n", html.as_bytes());
-        let (Outcome::Page(doc), quirks) = interpret(&record, 1 << 20).unwrap() else { panic!("a page") };
+        let (Outcome::Page(doc), quirks) = interpret(&record, 1 << 20).unwrap() else {
+            panic!("a page")
+        };
         assert!(matches!(doc.html, Cow::Borrowed(h) if h == html));
         assert!(!quirks.page_truncated);
         // A cap of 7 bytes ends inside the first `é` (bytes 6 and 7): the cut is before it.
         let (Outcome::Page(doc), quirks) = interpret(&record, 7).unwrap() else { panic!("a page") };
         assert!(matches!(doc.html, Cow::Borrowed("<p>caf")), "{:?}", doc.html);
         assert!(quirks.page_truncated);
-        let chunked =
-            response("Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n", b"5\r\n<p>ca\r\n4\r\nf</p\r\n1\r\n>\r\n0\r\n\r\n");
-        let (Outcome::Page(doc), _) = interpret(&chunked, 1 << 20).unwrap() else { panic!("a page") };
+        let chunked = response(
+            "Content-Type: text/html\r\nTransfer-Encoding: chunked\r\n",
+            b"5\r\n<p>ca\r\n4\r\nf</p\r\n1\r\n>\r\n0\r\n\r\n",
+        );
+        let (Outcome::Page(doc), _) = interpret(&chunked, 1 << 20).unwrap() else {
+            panic!("a page")
+        };
         assert!(matches!(doc.html, Cow::Owned(ref h) if h == "<p>caf</p>"), "{:?}", doc.html);
-        let (Outcome::Page(doc), quirks) = interpret(&chunked, 5).unwrap() else { panic!("a page") };
+        let (Outcome::Page(doc), quirks) = interpret(&chunked, 5).unwrap() else {
+            panic!("a page")
+        };
         assert_eq!((doc.html.as_ref(), quirks.page_truncated), ("<p>ca", true));
         // A decoded body's BOM is left out of its page too.
         let bom = response(
@@ -457,7 +517,9 @@ mod tests {
         let (Outcome::Page(doc), _) = interpret(&bom, 1 << 20).unwrap() else { panic!("a page") };
         assert_eq!((doc.html.as_ref(), doc.charset), ("<p>x</p>", "UTF-8"));
         let latin1 = response("Content-Type: text/html; charset=iso-8859-1\r\n", b"<p>caf\xe9</p>");
-        let (Outcome::Page(doc), _) = interpret(&latin1, 1 << 20).unwrap() else { panic!("a page") };
+        let (Outcome::Page(doc), _) = interpret(&latin1, 1 << 20).unwrap() else {
+            panic!("a page")
+        };
         assert!(matches!(doc.html, Cow::Owned(ref h) if h == "<p>caf\u{e9}</p>"));
     }
 

@@ -122,21 +122,29 @@ impl Part {
         let inputs: Vec<Input> = inputs
             .into_iter()
             .flat_map(|input| match (&input, input.size()) {
-                (Input::File(path), Some(size)) if size > 2 * unit => match split::record_ranges(path, size.div_ceil(unit) as usize) {
-                    Ok(ranges) if ranges.len() > 1 => {
-                        ranges.into_iter().map(|(start, end)| Input::Range { path: path.clone(), start, end }).collect()
+                (Input::File(path), Some(size)) if size > 2 * unit => {
+                    match split::record_ranges(path, size.div_ceil(unit) as usize) {
+                        Ok(ranges) if ranges.len() > 1 => ranges
+                            .into_iter()
+                            .map(|(start, end)| Input::Range { path: path.clone(), start, end })
+                            .collect(),
+                        _ => vec![input],
                     }
-                    _ => vec![input],
-                },
+                }
                 _ => vec![input],
             })
             .collect();
-        let mut order: Vec<(usize, u64)> = inputs.iter().enumerate().map(|(i, input)| (i, input.size().unwrap_or(0))).collect();
+        let mut order: Vec<(usize, u64)> =
+            inputs.iter().enumerate().map(|(i, input)| (i, input.size().unwrap_or(0))).collect();
         order.sort_by_key(|&(i, size)| (std::cmp::Reverse(size), i));
         let mut load = vec![0u64; self.processes];
         let mut mine = vec![false; inputs.len()];
         for (i, size) in order {
-            let to = if inputs[i].size().is_none() { 0 } else { (0..self.processes).min_by_key(|&p| (load[p], p)).unwrap_or(0) };
+            let to = if inputs[i].size().is_none() {
+                0
+            } else {
+                (0..self.processes).min_by_key(|&p| (load[p], p)).unwrap_or(0)
+            };
             load[to] += size;
             mine[i] = to == self.process;
         }
@@ -151,8 +159,12 @@ impl Part {
 
     /// Files that appear in a followed directory, by name: the same name, the same process.
     pub fn takes_name(&self, name: &str) -> bool {
-        let file = std::path::Path::new(name).file_name().map_or(name.to_string(), |f| f.to_string_lossy().to_string());
-        self.processes <= 1 || dupflow_operators::runtime::hashing::stable_hash(&file) % self.processes as u64 == self.process as u64
+        let file = std::path::Path::new(name)
+            .file_name()
+            .map_or(name.to_string(), |f| f.to_string_lossy().to_string());
+        self.processes <= 1
+            || dupflow_operators::runtime::hashing::stable_hash(&file) % self.processes as u64
+                == self.process as u64
     }
 }
 
@@ -220,11 +232,16 @@ impl Input {
     /// Opens the input as a decoded stream.
     pub fn open(&self) -> Result<Decoder, SourceError> {
         let reader: Box<dyn Read + Send> = match self {
-            Input::File(path) => Box::new(File::open(path).map_err(|error| SourceError::Open { path: path.clone(), error })?),
+            Input::File(path) => Box::new(
+                File::open(path)
+                    .map_err(|error| SourceError::Open { path: path.clone(), error })?,
+            ),
             Input::Range { path, start, end } => {
-                let mut file = File::open(path).map_err(|error| SourceError::Open { path: path.clone(), error })?;
+                let mut file = File::open(path)
+                    .map_err(|error| SourceError::Open { path: path.clone(), error })?;
                 use std::io::Seek as _;
-                file.seek(io::SeekFrom::Start(*start)).map_err(|error| SourceError::Open { path: path.clone(), error })?;
+                file.seek(io::SeekFrom::Start(*start))
+                    .map_err(|error| SourceError::Open { path: path.clone(), error })?;
                 Box::new(file.take(end - start))
             }
             Input::Stdin => Box::new(io::stdin()),
@@ -252,7 +269,8 @@ impl Input {
 /// text corpus (`*.jsonl*`, `*.ndjson*`, `*.parquet`).
 fn looks_like_input(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
-    !name.starts_with('.') && [".warc", ".arc", ".jsonl", ".ndjson", ".parquet"].iter().any(|ext| name.contains(ext))
+    !name.starts_with('.')
+        && [".warc", ".arc", ".jsonl", ".ndjson", ".parquet"].iter().any(|ext| name.contains(ext))
 }
 
 /// One item of an input: a WARC (or ARC) record, or a text corpus row.
@@ -282,17 +300,29 @@ pub struct Items {
 
 impl Items {
     /// The items of a decoded stream: WARC/ARC records or JSONL rows.
-    pub fn from_decoder(mut decoder: Decoder, max_record_bytes: u64, text: &text::TextConfig) -> Items {
+    pub fn from_decoder(
+        mut decoder: Decoder,
+        max_record_bytes: u64,
+        text: &text::TextConfig,
+    ) -> Items {
         let counter = Some(decoder.counter());
         let reading = match decoder.sniff() {
-            Ok(decode::Format::Warc) => Reading::Warc(Box::new(Framer::new(decoder, max_record_bytes))),
-            Ok(decode::Format::Jsonl) => Reading::Jsonl(Box::new(text::JsonlRows::new(decoder, text.clone(), max_record_bytes))),
+            Ok(decode::Format::Warc) => {
+                Reading::Warc(Box::new(Framer::new(decoder, max_record_bytes)))
+            }
+            Ok(decode::Format::Jsonl) => Reading::Jsonl(Box::new(text::JsonlRows::new(
+                decoder,
+                text.clone(),
+                max_record_bytes,
+            ))),
             Ok(decode::Format::Parquet) => Reading::Failed(Some(RecordError::new(
                 RecordErrorKind::UnsupportedFormat,
                 0,
                 "a Parquet file is read by random access: give it as a file, not a stream".into(),
             ))),
-            Err(e) => Reading::Failed(Some(RecordError::new(RecordErrorKind::Io, 0, e.to_string()))),
+            Err(e) => {
+                Reading::Failed(Some(RecordError::new(RecordErrorKind::Io, 0, e.to_string())))
+            }
         };
         Items { reading, counter, size: 0, done: false }
     }
@@ -301,7 +331,9 @@ impl Items {
     pub fn format(input: &Input) -> Result<decode::Format, SourceError> {
         if let Input::File(path) = input {
             let mut magic = [0u8; 4];
-            if File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"PAR1" {
+            if File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+                && &magic == b"PAR1"
+            {
                 return Ok(decode::Format::Parquet);
             }
         }
@@ -310,7 +342,11 @@ impl Items {
     }
 
     /// Opens an input: a Parquet file by random access, anything else as a decoded stream.
-    pub fn open(input: &Input, max_record_bytes: u64, text: &text::TextConfig) -> Result<Items, SourceError> {
+    pub fn open(
+        input: &Input,
+        max_record_bytes: u64,
+        text: &text::TextConfig,
+    ) -> Result<Items, SourceError> {
         if let (Input::File(path), decode::Format::Parquet) = (input, Items::format(input)?) {
             #[cfg(feature = "parquet")]
             {
@@ -366,7 +402,8 @@ fn walk_files(dir: &Path, out: &mut Vec<PathBuf>) {
 }
 
 fn walk(dir: &Path, out: &mut Vec<Input>) -> Result<(), SourceError> {
-    let entries = std::fs::read_dir(dir).map_err(|error| SourceError::Open { path: dir.to_path_buf(), error })?;
+    let entries = std::fs::read_dir(dir)
+        .map_err(|error| SourceError::Open { path: dir.to_path_buf(), error })?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for path in paths {
@@ -394,8 +431,10 @@ pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
         } else if path.exists() {
             out.push(Input::File(path.to_path_buf()));
         } else if arg.contains(['*', '?', '[']) {
-            let paths = glob::glob(arg).map_err(|e| SourceError::Glob { pattern: arg.clone(), message: e.to_string() })?;
-            let mut matched: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+            let paths = glob::glob(arg)
+                .map_err(|e| SourceError::Glob { pattern: arg.clone(), message: e.to_string() })?;
+            let mut matched: Vec<PathBuf> =
+                paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
             matched.sort();
             out.extend(matched.into_iter().map(Input::File));
         } else {

@@ -196,7 +196,9 @@ impl ReaderCore {
                     let i = operation.index();
                     if operation.send(&self.senders[i], message).is_err() {
                         // That worker has ended: the run is failing, nothing more is delivered.
-                        self.abort.raise(RunError::Worker("a worker ended while records were still being read".into()));
+                        self.abort.raise(RunError::Worker(
+                            "a worker ended while records were still being read".into(),
+                        ));
                     }
                     self.next_sender = (i + 1) % n;
                     return;
@@ -232,7 +234,8 @@ impl ReaderCore {
     fn begin(&mut self, name: &str) -> bool {
         self.input_records = 0;
         self.input_fresh = !self.progress.inputs.iter().any(|p| p.name == name);
-        self.items_before = self.progress.inputs.iter().filter(|p| p.name != name).map(|p| p.items).sum();
+        self.items_before =
+            self.progress.inputs.iter().filter(|p| p.name != name).map(|p| p.items).sum();
         match self.progress.inputs.iter().position(|p| p.name == name) {
             Some(i) => {
                 let p = &self.progress.inputs[i];
@@ -245,7 +248,11 @@ impl ReaderCore {
             }
             None => {
                 self.skip = 0;
-                self.progress.inputs.push(InputProgress { name: name.to_string(), items: 0, done: false });
+                self.progress.inputs.push(InputProgress {
+                    name: name.to_string(),
+                    items: 0,
+                    done: false,
+                });
             }
         }
         true
@@ -341,7 +348,10 @@ impl ReaderCore {
             // The input itself cannot be read (the disk, the network file system): nothing after
             // this point of it can be, and a run that went on would lose it silently.
             Err(error) if error.kind == source::RecordErrorKind::Io => {
-                self.abort.raise(RunError::Input { input: name.to_string(), message: error.message.clone() });
+                self.abort.raise(RunError::Input {
+                    input: name.to_string(),
+                    message: error.message.clone(),
+                });
             }
             Err(error) => {
                 self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
@@ -374,7 +384,12 @@ impl ReaderCore {
         let Some(path) = self.deletions.clone() else { return };
         let Ok(mut file) = std::fs::File::open(&path) else { return };
         use std::io::{Read as _, Seek as _};
-        if file.seek(std::io::SeekFrom::Start(self.progress.deletions_offset + self.pending_deletion.len() as u64)).is_err() {
+        if file
+            .seek(std::io::SeekFrom::Start(
+                self.progress.deletions_offset + self.pending_deletion.len() as u64,
+            ))
+            .is_err()
+        {
             return;
         }
         let mut fresh = Vec::new();
@@ -423,7 +438,8 @@ impl ReaderCore {
     /// own): the cluster's epochs advance in step, no reader holds the others' records back,
     /// and an idle one does not stop the frontier.
     fn age_check(&mut self) {
-        let caught_up = self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed) >= self.epoch;
+        let caught_up =
+            self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed) >= self.epoch;
         let age = self.epoch_started.elapsed();
         let old = self.in_epoch > 0 && age >= self.policy.max_age;
         if old && !caught_up {
@@ -432,7 +448,8 @@ impl ReaderCore {
         let due = old && caught_up && (!self.held || self.waited || age >= 2 * self.held_age);
         let cluster = self.part.processes > 1;
         let floor = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed);
-        let behind = floor > self.epoch || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
+        let behind = floor > self.epoch
+            || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
         if due || (cluster && behind) {
             self.close_epoch();
             return;
@@ -440,9 +457,11 @@ impl ReaderCore {
         // Idle with a template refresh still ahead of the last items (their template changes
         // take effect there): the epochs advance to it, empty, so that a paused feed's clusters
         // do not wait for its next record.
-        let refresh = self.items_epoch.map(|e| template::refresh_time(e, self.policy.refresh_epochs));
+        let refresh =
+            self.items_epoch.map(|e| template::refresh_time(e, self.policy.refresh_epochs));
         if let Some(refresh) = refresh.filter(|&r| r >= self.epoch) {
-            if self.in_epoch == 0 && caught_up && self.epoch_opened.elapsed() >= self.policy.max_age {
+            if self.in_epoch == 0 && caught_up && self.epoch_opened.elapsed() >= self.policy.max_age
+            {
                 self.close_epoch_to(refresh + 1);
             }
         }
@@ -457,12 +476,15 @@ impl ReaderCore {
         if self.in_epoch > 0 {
             self.items_epoch = Some(self.epoch);
         }
-        self.held_age = if self.held && !self.waited { self.epoch_started.elapsed() } else { Duration::ZERO };
+        self.held_age =
+            if self.held && !self.waited { self.epoch_started.elapsed() } else { Duration::ZERO };
         self.held = false;
         self.waited = false;
         self.epoch_opened = Instant::now();
         let previous = self.epoch;
-        self.epoch = (self.epoch + 1).max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed)).max(at);
+        self.epoch = (self.epoch + 1)
+            .max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed))
+            .max(at);
         // Process 0's reader chooses the checkpoint epochs: one is due where a multiple of
         // `every` is reached or passed (epochs may jump, see `age_check`), and taken at the
         // first epoch that follows a template refresh (a resumed run rebuilds the state there
@@ -470,7 +492,9 @@ impl ReaderCore {
         let marks = match &self.checkpoint {
             Some((_, every)) if self.part.process == 0 => {
                 let due = self.checkpoint_due || previous / every < self.epoch / every;
-                let after_refresh = template::checkpoint_epoch(self.epoch, self.policy.refresh_epochs) == self.epoch;
+                let after_refresh =
+                    template::checkpoint_epoch(self.epoch, self.policy.refresh_epochs)
+                        == self.epoch;
                 self.checkpoint_due = due && !after_refresh;
                 due && after_refresh
             }
@@ -481,9 +505,19 @@ impl ReaderCore {
         // Several reader threads close the same epochs: the first close and every read count.
         self.live.epoch_closed.lock().expect("epochs").entry(previous).or_insert(now);
         if !self.reads.is_empty() {
-            self.live.epoch_reads.lock().expect("reads").entry(previous).or_default().append(&mut self.reads);
+            self.live
+                .epoch_reads
+                .lock()
+                .expect("reads")
+                .entry(previous)
+                .or_default()
+                .append(&mut self.reads);
         }
-        let expire_before = if self.retention_secs > 0 { self.progress.max_date.saturating_sub(self.retention_secs) } else { 0 };
+        let expire_before = if self.retention_secs > 0 {
+            self.progress.max_date.saturating_sub(self.retention_secs)
+        } else {
+            0
+        };
         // In a cluster every reader writes its positions at each epoch it closes (a checkpoint
         // of process 0's may fall on any).
         let (part, cluster) = (self.part, self.part.processes > 1);
@@ -567,7 +601,8 @@ fn pump_items(core: &Core, mut items: Items, name: &str) {
 /// would cluster a corpus without it.
 fn open_failed(core: &Core, name: &str, error: impl std::fmt::Display) {
     let message = error.to_string();
-    let message = if message.contains(name) { message } else { format!("cannot open {name}: {message}") };
+    let message =
+        if message.contains(name) { message } else { format!("cannot open {name}: {message}") };
     lock(core).abort.raise(RunError::Open(message));
 }
 
@@ -641,7 +676,8 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
                         .iter()
                         .find(|f| {
                             let name = f.display().to_string();
-                            part.takes_name(&name) && !c.progress.inputs.iter().any(|p| p.name == name && p.done)
+                            part.takes_name(&name)
+                                && !c.progress.inputs.iter().any(|p| p.name == name && p.done)
                         })
                         .cloned()
                 };
@@ -688,9 +724,12 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) -> Reade
                 }
                 let items = match input {
                     Input::Stdin => {
-                        let pump_reader = follow::StdinPump::start(waiter(&core, Box::new(|| false)));
+                        let pump_reader =
+                            follow::StdinPump::start(waiter(&core, Box::new(|| false)));
                         source::Decoder::new(Box::new(pump_reader))
-                            .map(|d| Items::from_decoder(d, settings.max_record_bytes, &settings.text))
+                            .map(|d| {
+                                Items::from_decoder(d, settings.max_record_bytes, &settings.text)
+                            })
                             .map_err(|error| source::SourceError::Open { path: "-".into(), error })
                     }
                     other => Items::open(&other, settings.max_record_bytes, &settings.text),
@@ -760,7 +799,12 @@ mod tests {
             next_sender: 0,
             sequence: 0,
             part: source::Part::WHOLE,
-            policy: EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1, in_flight: u64::MAX },
+            policy: EpochPolicy {
+                records: u64::MAX,
+                max_age: Duration::from_secs(3600),
+                refresh_epochs: 1,
+                in_flight: u64::MAX,
+            },
             epoch: 0,
             in_epoch: 0,
             epoch_started: Instant::now(),
@@ -792,7 +836,11 @@ mod tests {
     /// One run from `progress`: frames the input from its start, as a restarted reader does,
     /// and "crashes" once its position reaches `stop` (or at the end). Returns the position it
     /// would have checkpointed and the URLs it handed to the workers.
-    fn run(bytes: &'static [u8], progress: ReaderProgress, stop: u64) -> (ReaderProgress, Vec<String>) {
+    fn run(
+        bytes: &'static [u8],
+        progress: ReaderProgress,
+        stop: u64,
+    ) -> (ReaderProgress, Vec<String>) {
         let (mut core, receiver) = core(progress);
         if core.begin("in") {
             let decoder = (Input::Embedded { name: "in", bytes }).open().unwrap();
@@ -816,7 +864,10 @@ mod tests {
     }
 
     /// A reader of `bytes` under `policy`, begun, and the framer of its input.
-    fn reading(bytes: &'static [u8], policy: EpochPolicy) -> (ReaderCore, crossbeam_channel::Receiver<Message>, source::Framer) {
+    fn reading(
+        bytes: &'static [u8],
+        policy: EpochPolicy,
+    ) -> (ReaderCore, crossbeam_channel::Receiver<Message>, source::Framer) {
         let (mut core, receiver) = core(ReaderProgress::default());
         core.policy = policy;
         assert!(core.begin("in"));
@@ -826,7 +877,10 @@ mod tests {
 
     /// The epoch marks sent since the last look.
     fn marks(receiver: &crossbeam_channel::Receiver<Message>) -> Vec<u64> {
-        receiver.try_iter().filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None }).collect()
+        receiver
+            .try_iter()
+            .filter_map(|m| if let Message::Epoch { next, .. } = m { Some(next) } else { None })
+            .collect()
     }
 
     /// Records go to the workers in turn, past a full channel (a worker busy with the dataflow
@@ -834,8 +888,15 @@ mod tests {
     /// reader waits for the first to have room.
     #[test]
     fn records_go_to_any_worker_with_room_numbered_in_the_order_read() {
-        let (mut core, _unused, mut framer) =
-            reading(warc(8), EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(3600), refresh_epochs: 1, in_flight: u64::MAX });
+        let (mut core, _unused, mut framer) = reading(
+            warc(8),
+            EpochPolicy {
+                records: u64::MAX,
+                max_age: Duration::from_secs(3600),
+                refresh_epochs: 1,
+                in_flight: u64::MAX,
+            },
+        );
         let (busy_tx, busy) = crossbeam_channel::bounded(1);
         let (free_tx, free) = crossbeam_channel::bounded(8);
         core.senders = vec![busy_tx, free_tx];
@@ -843,7 +904,9 @@ mod tests {
             core.item(framer.next_record().expect("a record"), "in");
         }
         let seqs = |r: &crossbeam_channel::Receiver<Message>| -> Vec<u64> {
-            r.try_iter().filter_map(|m| if let Message::Record(seq, _) = m { Some(seq) } else { None }).collect()
+            r.try_iter()
+                .filter_map(|m| if let Message::Record(seq, _) = m { Some(seq) } else { None })
+                .collect()
         };
         // The first went to the busy worker and filled its channel: the rest to the other.
         assert_eq!((seqs(&busy), seqs(&free)), (vec![0], vec![1, 2, 3]));
@@ -868,14 +931,24 @@ mod tests {
     fn an_idle_reader_advances_the_epochs_to_the_template_refresh_after_its_last_items() {
         // Template changes of an epoch take effect at the next refresh (every 4 epochs here):
         // with no more input, the epochs still advance to it, so that they are applied.
-        let (mut core, receiver, mut framer) =
-            reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 4, in_flight: u64::MAX });
+        let (mut core, receiver, mut framer) = reading(
+            warc(3),
+            EpochPolicy {
+                records: 1,
+                max_age: Duration::ZERO,
+                refresh_epochs: 4,
+                in_flight: u64::MAX,
+            },
+        );
         // An item into epoch 0 (a refresh point itself): nothing is pending once it closes.
         core.item(framer.next_record().expect("a record"), "in");
         assert_eq!(marks(&receiver), vec![1]);
         done(&core, 1);
         core.age_check();
-        assert!(marks(&receiver).is_empty(), "epoch 0's changes took effect at 0: nothing to advance to");
+        assert!(
+            marks(&receiver).is_empty(),
+            "epoch 0's changes took effect at 0: nothing to advance to"
+        );
         // Items into epochs 1 and 2: their changes take effect at 4. While the dataflow is
         // behind, the idle reader waits; once it is done, one empty epoch takes it past 4.
         core.item(framer.next_record().expect("a record"), "in");
@@ -890,8 +963,15 @@ mod tests {
         core.age_check();
         assert!(marks(&receiver).is_empty(), "no refresh ahead: the idle reader rests");
         // Refreshes every epoch: never an empty epoch.
-        let (mut core, receiver, mut framer) =
-            reading(warc(3), EpochPolicy { records: 1, max_age: Duration::ZERO, refresh_epochs: 1, in_flight: u64::MAX });
+        let (mut core, receiver, mut framer) = reading(
+            warc(3),
+            EpochPolicy {
+                records: 1,
+                max_age: Duration::ZERO,
+                refresh_epochs: 1,
+                in_flight: u64::MAX,
+            },
+        );
         core.item(framer.next_record().expect("a record"), "in");
         core.item(framer.next_record().expect("a record"), "in");
         done(&core, 2);
@@ -902,9 +982,20 @@ mod tests {
     /// Reads `records` records an epoch each, with checkpoints due every 2 epochs and template
     /// refreshes every `refresh_epochs`, to the end and a stop: the epochs closed (`next`) and
     /// those that are checkpoints.
-    fn checkpointed(dir: &std::path::Path, records: usize, refresh_epochs: u64) -> (Vec<u64>, Vec<u64>) {
-        let (mut core, receiver, mut framer) =
-            reading(warc(records), EpochPolicy { records: 1, max_age: Duration::from_secs(3600), refresh_epochs, in_flight: u64::MAX });
+    fn checkpointed(
+        dir: &std::path::Path,
+        records: usize,
+        refresh_epochs: u64,
+    ) -> (Vec<u64>, Vec<u64>) {
+        let (mut core, receiver, mut framer) = reading(
+            warc(records),
+            EpochPolicy {
+                records: 1,
+                max_age: Duration::from_secs(3600),
+                refresh_epochs,
+                in_flight: u64::MAX,
+            },
+        );
         core.checkpoint = Some((dir.to_path_buf(), 2));
         while let Some(item) = framer.next_record() {
             core.item(item, "in");
@@ -913,16 +1004,26 @@ mod tests {
         core.finish();
         let epochs: Vec<(u64, bool)> = receiver
             .try_iter()
-            .filter_map(|m| if let Message::Epoch { next, checkpoint, .. } = m { Some((next, checkpoint)) } else { None })
+            .filter_map(|m| {
+                if let Message::Epoch { next, checkpoint, .. } = m {
+                    Some((next, checkpoint))
+                } else {
+                    None
+                }
+            })
             .collect();
-        (epochs.iter().map(|&(next, _)| next).collect(), epochs.iter().filter(|&&(_, c)| c).map(|&(next, _)| next).collect())
+        (
+            epochs.iter().map(|&(next, _)| next).collect(),
+            epochs.iter().filter(|&&(_, c)| c).map(|&(next, _)| next).collect(),
+        )
     }
 
     #[test]
     fn checkpoints_fall_just_after_a_template_refresh_and_the_last_one_too() {
         // Due every 2 epochs, taken at the first epoch after a refresh (every 3): the state a
         // resumed run rebuilds from the pages alone. The epochs themselves do not move.
-        let dir = std::env::temp_dir().join(format!("dupflow-reader-checkpoints-{}", std::process::id()));
+        let dir =
+            std::env::temp_dir().join(format!("dupflow-reader-checkpoints-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let (closed, checkpoints) = checkpointed(&dir, 11, 3);
         // Eleven epochs of one record; at the end, the last is closed to just after the
@@ -940,8 +1041,15 @@ mod tests {
     fn an_old_epoch_waits_for_the_dataflow_and_the_record_cap_does_not() {
         // Epochs grow while the dataflow is behind: an epoch past its age closes only once
         // the epochs before it are complete; `records` closes it whatever the dataflow does.
-        let (mut core, receiver, mut framer) =
-            reading(warc(30), EpochPolicy { records: 20, max_age: Duration::ZERO, refresh_epochs: 1, in_flight: u64::MAX });
+        let (mut core, receiver, mut framer) = reading(
+            warc(30),
+            EpochPolicy {
+                records: 20,
+                max_age: Duration::ZERO,
+                refresh_epochs: 1,
+                in_flight: u64::MAX,
+            },
+        );
         let mut next = |core: &mut ReaderCore| {
             let item = framer.next_record().expect("a record");
             core.item(item, "in");
@@ -972,8 +1080,15 @@ mod tests {
     fn the_reader_waits_while_epochs_in_flight_are_at_the_bound() {
         // Epochs of two records, two in flight at most: epoch 0 and 1 are read with the
         // dataflow at 0; the first record of epoch 2 waits until epoch 0 is complete.
-        let (mut core, receiver, mut framer) =
-            reading(warc(6), EpochPolicy { records: 2, max_age: Duration::from_secs(3600), refresh_epochs: 1, in_flight: 2 });
+        let (mut core, receiver, mut framer) = reading(
+            warc(6),
+            EpochPolicy {
+                records: 2,
+                max_age: Duration::from_secs(3600),
+                refresh_epochs: 1,
+                in_flight: 2,
+            },
+        );
         for _ in 0..4 {
             core.item(framer.next_record().expect("a record"), "in");
         }
@@ -990,7 +1105,10 @@ mod tests {
             let read = Instant::now();
             (dataflow.join().unwrap(), read)
         });
-        assert!(completed.1 >= completed.0, "epoch 2's first record is read only once epoch 0 is complete");
+        assert!(
+            completed.1 >= completed.0,
+            "epoch 2's first record is read only once epoch 0 is complete"
+        );
         let waited = core.metrics.get(metrics::READER_WAIT, "");
         assert!(waited >= 150, "the wait is counted: {waited} ms");
         // Within the bound again: the next record does not wait.
@@ -1004,14 +1122,23 @@ mod tests {
     /// with a framer over four records; its epoch 0 (one record, nothing behind) has closed.
     fn epoch_core() -> (ReaderCore, crossbeam_channel::Receiver<Message>, source::Framer) {
         let (mut core, receiver) = core(ReaderProgress::default());
-        core.policy = EpochPolicy { records: u64::MAX, max_age: Duration::from_secs(1), refresh_epochs: 1, in_flight: u64::MAX };
+        core.policy = EpochPolicy {
+            records: u64::MAX,
+            max_age: Duration::from_secs(1),
+            refresh_epochs: 1,
+            in_flight: u64::MAX,
+        };
         assert!(core.begin("in"));
         let decoder = (Input::Embedded { name: "in", bytes: warc(4) }).open().unwrap();
         let mut framer = source::Framer::new(decoder, 1 << 20);
         core.item(framer.next_record().expect("a record"), "in");
         aged(&mut core, 2);
         core.age_check();
-        assert_eq!((closes(&receiver), core.held_age), (1, Duration::ZERO), "epoch 0 closes at its age");
+        assert_eq!(
+            (closes(&receiver), core.held_age),
+            (1, Duration::ZERO),
+            "epoch 0 closes at its age"
+        );
         (core, receiver, framer)
     }
 
@@ -1032,7 +1159,11 @@ mod tests {
 
     /// Epoch 1 (one record) reaches its age of 2 s while epoch 0 is incomplete: held, it closes
     /// once epoch 0 is done, and its age sets the doubling for the next.
-    fn held_epoch(core: &mut ReaderCore, receiver: &crossbeam_channel::Receiver<Message>, record: &mut impl FnMut(&mut ReaderCore)) {
+    fn held_epoch(
+        core: &mut ReaderCore,
+        receiver: &crossbeam_channel::Receiver<Message>,
+        record: &mut impl FnMut(&mut ReaderCore),
+    ) {
         record(core);
         aged(core, 2);
         core.age_check();
@@ -1046,7 +1177,8 @@ mod tests {
     #[test]
     fn epochs_held_behind_the_dataflow_double_and_the_first_not_held_closes_at_its_age() {
         let (mut core, receiver, mut framer) = epoch_core();
-        let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
+        let mut record =
+            |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
         // Epoch 1 reaches its age with epoch 0 incomplete: held; it closes once epoch 0 is done.
         held_epoch(&mut core, &receiver, &mut record);
         // Epoch 2 is held too: once the dataflow catches up it still waits for twice epoch 1's age.
@@ -1070,7 +1202,8 @@ mod tests {
     #[test]
     fn an_epoch_the_reader_waited_in_closes_once_the_dataflow_is_done_without_doubling() {
         let (mut core, receiver, mut framer) = epoch_core();
-        let mut record = |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
+        let mut record =
+            |core: &mut ReaderCore| core.item(framer.next_record().expect("a record"), "in");
         // Epoch 1 is held behind the dataflow with a backlog in the input (the reader never
         // waited): it sets the doubling for the next.
         held_epoch(&mut core, &receiver, &mut record);
@@ -1086,7 +1219,11 @@ mod tests {
             done(&core, epoch);
             aged(&mut core, 3);
             core.age_check();
-            assert_eq!((closes(&receiver), core.held_age), (1, Duration::ZERO), "epoch {epoch} closes without doubling");
+            assert_eq!(
+                (closes(&receiver), core.held_age),
+                (1, Duration::ZERO),
+                "epoch {epoch} closes without doubling"
+            );
         }
     }
 
@@ -1147,7 +1284,8 @@ mod tests {
             assert_eq!(again.progress.deletions_offset, 40);
             assert_eq!(receiver.try_iter().count(), 0);
         }
-        std::fs::write(&path, "http://t.example/p1\nhttp://t.example/p2\nhttp://t.example/p3\n").unwrap();
+        std::fs::write(&path, "http://t.example/p1\nhttp://t.example/p2\nhttp://t.example/p3\n")
+            .unwrap();
         core.poll_deletions();
         let deleted: Vec<String> = receiver
             .try_iter()

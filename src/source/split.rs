@@ -40,7 +40,9 @@ pub fn record_ranges(path: &Path, parts: usize) -> io::Result<Vec<(u64, u64)>> {
     let mut cuts = vec![0];
     for i in 1..parts.max(1) {
         let nominal = size * i as u64 / parts as u64;
-        if let Some(cut) = next_record(&mut file, nominal.max(*cuts.last().expect("a cut")), size, kind)? {
+        if let Some(cut) =
+            next_record(&mut file, nominal.max(*cuts.last().expect("a cut")), size, kind)?
+        {
             if cut > *cuts.last().expect("a cut") && cut < size {
                 cuts.push(cut);
             }
@@ -109,7 +111,9 @@ fn record_frames(file: &mut File, offset: u64, size: u64) -> io::Result<bool> {
     let header = String::from_utf8_lossy(&head[..end]);
     let length = header.lines().find_map(|line| {
         let (name, value) = line.split_once(':')?;
-        name.trim().eq_ignore_ascii_case("content-length").then(|| value.trim().parse::<u64>().ok())?
+        name.trim()
+            .eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse::<u64>().ok())?
     });
     let Some(length) = length else { return Ok(false) };
     let terminator = offset + end as u64 + 4 + length;
@@ -129,8 +133,13 @@ mod tests {
 
     fn record(i: usize) -> Vec<u8> {
         // A payload that holds what a naive cut would take for a record start.
-        let body = format!("<p>page {i}</p>\r\n\r\nWARC/1.0 inside a page {}", "x".repeat(i * 37 % 500));
-        format!("WARC/1.0\r\nWARC-Type: resource\r\nContent-Length: {}\r\n\r\n{body}\r\n\r\n", body.len()).into_bytes()
+        let body =
+            format!("<p>page {i}</p>\r\n\r\nWARC/1.0 inside a page {}", "x".repeat(i * 37 % 500));
+        format!(
+            "WARC/1.0\r\nWARC-Type: resource\r\nContent-Length: {}\r\n\r\n{body}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes()
     }
 
     fn temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
@@ -170,7 +179,11 @@ mod tests {
                 assert_eq!(ranges.last().unwrap().1, bytes.len() as u64);
                 for w in ranges.windows(2) {
                     assert_eq!(w[0].1, w[1].0, "ranges are contiguous");
-                    assert!(starts.contains(&w[1].0), "gzip {gzip}: cut {} is a record start", w[1].0);
+                    assert!(
+                        starts.contains(&w[1].0),
+                        "gzip {gzip}: cut {} is a record start",
+                        w[1].0
+                    );
                 }
             }
         }

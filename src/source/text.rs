@@ -58,8 +58,11 @@ impl TextDoc {
         let rest = url.split_once("://").map_or(url.as_str(), |(_, r)| r);
         let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
         let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-        let host =
-            if host.starts_with('[') { host.split_inclusive(']').next().unwrap_or(host) } else { host.split(':').next().unwrap_or(host) };
+        let host = if host.starts_with('[') {
+            host.split_inclusive(']').next().unwrap_or(host)
+        } else {
+            host.split(':').next().unwrap_or(host)
+        };
         host.to_ascii_lowercase()
     }
 }
@@ -67,7 +70,12 @@ impl TextDoc {
 /// The page of a row: its identity (the id as URL and record id, the ordinal as date, the host
 /// of its url) and its sentences, the text split line by line (cut at `max_bytes`, at a
 /// character boundary). Also says whether the text was cut and whether the sentence cap was hit.
-pub fn page_of(doc: &TextDoc, config: &SentenceConfig, shingling: Shingling, max_bytes: usize) -> (Page, bool, bool) {
+pub fn page_of(
+    doc: &TextDoc,
+    config: &SentenceConfig,
+    shingling: Shingling,
+    max_bytes: usize,
+) -> (Page, bool, bool) {
     let meta = PageMeta {
         id: PageId::new(doc.ordinal, &doc.id, &doc.id),
         url: doc.id.as_str().into(),
@@ -84,7 +92,8 @@ pub fn page_of(doc: &TextDoc, config: &SentenceConfig, shingling: Shingling, max
         text = &text[..end];
     }
     let blocks: Vec<String> = text.lines().map(str::to_string).collect();
-    let (page, capped) = dupflow_operators::ingest::sentence::page_in(meta, &blocks, config, shingling, None);
+    let (page, capped) =
+        dupflow_operators::ingest::sentence::page_in(meta, &blocks, config, shingling, None);
     (page, cut, capped)
 }
 
@@ -163,12 +172,20 @@ impl Lines {
                     self.offset += (self.buf.len() - self.start) as u64;
                     self.buf.truncate(self.start);
                     self.skipping = false;
-                    return Some(Err(RecordError::new(kind, at, "the compressed stream is damaged here".into())));
+                    return Some(Err(RecordError::new(
+                        kind,
+                        at,
+                        "the compressed stream is damaged here".into(),
+                    )));
                 }
                 Err(e) => {
                     self.eof = true;
                     self.buf.truncate(self.start);
-                    return Some(Err(RecordError::new(RecordErrorKind::Io, self.offset, e.to_string())));
+                    return Some(Err(RecordError::new(
+                        RecordErrorKind::Io,
+                        self.offset,
+                        e.to_string(),
+                    )));
                 }
             }
         }
@@ -183,10 +200,9 @@ pub fn row_fields(line: &[u8], offset: u64) -> Option<Result<RowFields<'_>, Reco
     if line.iter().all(u8::is_ascii_whitespace) {
         return None;
     }
-    Some(
-        serde_json::from_slice::<RowFields>(line)
-            .map_err(|e| RecordError::new(RecordErrorKind::InvalidJson, offset, format!("not a JSON object: {e}"))),
-    )
+    Some(serde_json::from_slice::<RowFields>(line).map_err(|e| {
+        RecordError::new(RecordErrorKind::InvalidJson, offset, format!("not a JSON object: {e}"))
+    }))
 }
 
 /// A row's id as a string: a JSON string, or a number as written.
@@ -202,14 +218,22 @@ pub fn id_of(fields: &RowFields, config: &TextConfig) -> Option<String> {
 }
 
 /// The document of a JSONL row.
-pub fn doc_of(fields: &RowFields, config: &TextConfig, offset: u64) -> Result<TextDoc, RecordError> {
-    let missing = |what: &str, name: &str| RecordError::new(RecordErrorKind::MissingField, offset, format!("no {what} field `{name}`"));
+pub fn doc_of(
+    fields: &RowFields,
+    config: &TextConfig,
+    offset: u64,
+) -> Result<TextDoc, RecordError> {
+    let missing = |what: &str, name: &str| {
+        RecordError::new(RecordErrorKind::MissingField, offset, format!("no {what} field `{name}`"))
+    };
     let id = id_of(fields, config).ok_or_else(|| missing("string or integer", &config.id_field))?;
     let text = fields
         .get(&config.text_field)
         .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok())
         .ok_or_else(|| missing("string", &config.text_field))?;
-    let url = fields.get(&config.url_field).and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
+    let url = fields
+        .get(&config.url_field)
+        .and_then(|raw| serde_json::from_str::<String>(raw.get()).ok());
     Ok(TextDoc { id, text, url, ordinal: 0 })
 }
 
@@ -304,12 +328,17 @@ mod parquet_rows {
     impl ParquetRows {
         pub fn open(path: &Path, config: &TextConfig) -> Result<ParquetRows, ParquetError> {
             let name = path.display().to_string();
-            let file = File::open(path).map_err(|error| ParquetError::Open { path: name.clone(), error })?;
-            let read = |e: parquet::errors::ParquetError| ParquetError::Read { path: name.clone(), message: e.to_string() };
+            let file = File::open(path)
+                .map_err(|error| ParquetError::Open { path: name.clone(), error })?;
+            let read = |e: parquet::errors::ParquetError| ParquetError::Read {
+                path: name.clone(),
+                message: e.to_string(),
+            };
             let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(read)?;
             let schema = builder.schema().clone();
             let position = |column: &str| schema.fields().iter().position(|f| f.name() == column);
-            let columns = || schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ");
+            let columns =
+                || schema.fields().iter().map(|f| f.name().as_str()).collect::<Vec<_>>().join(", ");
             let id = position(&config.id_field).ok_or_else(|| ParquetError::Column {
                 path: name.clone(),
                 column: config.id_field.clone(),
@@ -321,11 +350,13 @@ mod parquet_rows {
                 columns: columns(),
             })?;
             let url = position(&config.url_field);
-            let mut wanted: Vec<usize> = [Some(id), Some(text), url].into_iter().flatten().collect();
+            let mut wanted: Vec<usize> =
+                [Some(id), Some(text), url].into_iter().flatten().collect();
             wanted.sort_unstable();
             let projected = |i: usize| wanted.iter().position(|&w| w == i).expect("projected");
             let mask = ProjectionMask::roots(builder.parquet_schema(), wanted.iter().copied());
-            let reader = builder.with_projection(mask).with_batch_size(1024).build().map_err(read)?;
+            let reader =
+                builder.with_projection(mask).with_batch_size(1024).build().map_err(read)?;
             Ok(ParquetRows {
                 reader,
                 batch: None,
@@ -364,7 +395,11 @@ mod parquet_rows {
                         self.row = 0;
                     }
                     Err(e) => {
-                        return Some(Err(RecordError::new(RecordErrorKind::Io, self.seen, format!("{}: {e}", self.path))));
+                        return Some(Err(RecordError::new(
+                            RecordErrorKind::Io,
+                            self.seen,
+                            format!("{}: {e}", self.path),
+                        )));
                     }
                 }
             }
@@ -409,7 +444,12 @@ mod tests {
                 ok("last", "no newline", None),
             ]
         );
-        let doc = TextDoc { id: "a".into(), text: String::new(), url: Some("https://u@Ex.org:8080/x".into()), ordinal: 0 };
+        let doc = TextDoc {
+            id: "a".into(),
+            text: String::new(),
+            url: Some("https://u@Ex.org:8080/x".into()),
+            ordinal: 0,
+        };
         assert_eq!(doc.host(), "ex.org");
     }
 
@@ -417,9 +457,12 @@ mod tests {
     fn an_overlong_line_is_skipped_and_the_next_is_read() {
         let got = rows(
             Box::leak(
-                format!("{{\"id\":\"big\",\"text\":\"{}\"}}\n{{\"id\":\"small\",\"text\":\"t\"}}\n", "x".repeat(200_000))
-                    .into_bytes()
-                    .into_boxed_slice(),
+                format!(
+                    "{{\"id\":\"big\",\"text\":\"{}\"}}\n{{\"id\":\"small\",\"text\":\"t\"}}\n",
+                    "x".repeat(200_000)
+                )
+                .into_bytes()
+                .into_boxed_slice(),
             ),
             100_000,
         );
@@ -436,15 +479,22 @@ mod tests {
         std::io::Write::write_all(&mut gz, plain).unwrap();
         for bytes in [zst, gz.finish().unwrap()] {
             let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            let ids: Vec<String> = rows(bytes, 1 << 20).into_iter().map(|r| r.unwrap().id).collect();
+            let ids: Vec<String> =
+                rows(bytes, 1 << 20).into_iter().map(|r| r.unwrap().id).collect();
             assert_eq!(ids, ["a", "b"]);
         }
-        let many: String = (0..20_000).map(|i| format!("{{\"id\":\"{i}\",\"text\":\"row {}\"}}\n", i * 7919 % 10_007)).collect();
+        let many: String = (0..20_000)
+            .map(|i| format!("{{\"id\":\"{i}\",\"text\":\"row {}\"}}\n", i * 7919 % 10_007))
+            .collect();
         let mut cut = zstd::stream::encode_all(many.as_bytes(), 3).unwrap();
         cut.truncate(cut.len() / 2);
         let got = rows(Box::leak(cut.into_boxed_slice()), 1 << 20);
         assert!(got.iter().filter(|r| r.is_ok()).count() > 10);
-        assert_eq!(got.last(), Some(&Err(RecordErrorKind::InvalidZstd)), "a cut frame is reported, not a panic");
+        assert_eq!(
+            got.last(),
+            Some(&Err(RecordErrorKind::InvalidZstd)),
+            "a cut frame is reported, not a panic"
+        );
     }
 
     #[test]

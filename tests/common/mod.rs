@@ -130,11 +130,18 @@ pub mod feed {
         let mut rows: BTreeMap<(String, String), i64> = BTreeMap::new();
         for line in std::fs::read_to_string(out.join("changes.jsonl")).unwrap_or_default().lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            *rows.entry((v["url"].as_str().unwrap().into(), v["cluster"].as_str().unwrap().into())).or_default() +=
-                v["diff"].as_i64().unwrap();
+            *rows
+                .entry((v["url"].as_str().unwrap().into(), v["cluster"].as_str().unwrap().into()))
+                .or_default() += v["diff"].as_i64().unwrap();
         }
         let doubled = rows.values().any(|n| *n > 1 || *n < 0);
-        (rows.into_iter().filter(|(_, n)| *n > 0).map(|((url, cluster), _)| (url, cluster)).collect(), doubled)
+        (
+            rows.into_iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|((url, cluster), _)| (url, cluster))
+                .collect(),
+            doubled,
+        )
     }
 
     /// Writes `files` into `dir/all` and runs them once, uninterrupted, into `out`.
@@ -145,7 +152,15 @@ pub mod feed {
             std::fs::write(all.join(format!("feed-{i}.warc")), bytes).unwrap();
         }
         let status = Command::new(env!("CARGO_BIN_EXE_dupflow"))
-            .args(["run", all.to_str().unwrap(), "--config", config, "--out", out.to_str().unwrap(), "--quiet"])
+            .args([
+                "run",
+                all.to_str().unwrap(),
+                "--config",
+                config,
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ])
             .stdout(Stdio::null())
             .status()
             .unwrap();

@@ -65,7 +65,12 @@ pub fn get(address: &str, path: &str) -> String {
 /// POST a body over plain HTTP/1.0; returns the body of the answer.
 pub fn post(address: &str, path: &str, body: &str) -> String {
     let mut stream = TcpStream::connect(address).expect("connect");
-    write!(stream, "POST {path} HTTP/1.0\r\nHost: {address}\r\nContent-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.0\r\nHost: {address}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     response.split_once("\r\n\r\n").map(|(_, body)| body.to_string()).unwrap_or_default()

@@ -16,9 +16,10 @@ impl Rng {
 }
 
 const WORDS: &[&str] = &[
-    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orchard", "engine", "meadow", "copper", "violet",
-    "thunder", "canyon", "pilot", "ribbon", "saddle", "tunnel", "velvet", "walnut", "anchor", "bishop", "candle", "dragon", "falcon",
-    "glacier", "hammer", "island", "jungle", "kettle", "ladder", "mirror", "needle", "oyster", "pepper",
+    "river", "stone", "market", "garden", "winter", "signal", "harbor", "lantern", "orchard",
+    "engine", "meadow", "copper", "violet", "thunder", "canyon", "pilot", "ribbon", "saddle",
+    "tunnel", "velvet", "walnut", "anchor", "bishop", "candle", "dragon", "falcon", "glacier",
+    "hammer", "island", "jungle", "kettle", "ladder", "mirror", "needle", "oyster", "pepper",
 ];
 
 fn sentence(rng: &mut Rng) -> String {
@@ -38,7 +39,10 @@ pub struct Corpus {
 impl Corpus {
     pub fn new(seed: u64, bases: usize) -> Corpus {
         let mut rng = Rng(seed | 1);
-        Corpus { bases: (0..bases).map(|_| (0..12).map(|_| sentence(&mut rng)).collect()).collect(), seed }
+        Corpus {
+            bases: (0..bases).map(|_| (0..12).map(|_| sentence(&mut rng)).collect()).collect(),
+            seed,
+        }
     }
 
     pub fn text(&self, base: usize, variant: usize) -> Vec<String> {
@@ -61,7 +65,13 @@ impl Corpus {
 pub fn warc_response(url: &str, secs: u64, record: u64, html: &str) -> Vec<u8> {
     let http = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n{html}", html.len());
     let (day, rest) = (secs / 86_400, secs % 86_400);
-    let date = format!("2026-01-{:02}T{:02}:{:02}:{:02}Z", 1 + day.min(27), rest / 3600, rest % 3600 / 60, rest % 60);
+    let date = format!(
+        "2026-01-{:02}T{:02}:{:02}:{:02}Z",
+        1 + day.min(27),
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    );
     let head = format!(
         "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: {url}\r\nWARC-Date: {date}\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-{record:012}>\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n",
         http.len()

@@ -35,13 +35,19 @@ pub fn content_key(page: &Page) -> Option<u64> {
     if page.sentences.is_empty() {
         return None;
     }
-    let h = page.sentences.iter().fold(page.sentences.len() as u64, |h, s| mix64(h.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ s.key));
+    let h = page.sentences.iter().fold(page.sentences.len() as u64, |h, s| {
+        mix64(h.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ s.key)
+    });
     Some(h)
 }
 
 /// A member's assignment, from its representative's.
 pub fn member_assignment(representative: PageId, of_representative: &Assignment) -> Assignment {
-    Assignment { cluster: of_representative.cluster, leader: representative, similarity_ppm: 1_000_000 }
+    Assignment {
+        cluster: of_representative.cluster,
+        leader: representative,
+        similarity_ppm: 1_000_000,
+    }
 }
 
 /// A family of more than one page (or of a page held more than once): its members by anchor
@@ -62,7 +68,11 @@ impl Families {
 
     /// Applies one time's updates `((key, page), diff)` and appends the changes of
     /// `(page, representative)` to `out`.
-    pub fn apply(&mut self, updates: &mut [((u64, PageId), isize)], out: &mut Vec<((PageId, PageId), isize)>) {
+    pub fn apply(
+        &mut self,
+        updates: &mut [((u64, PageId), isize)],
+        out: &mut Vec<((PageId, PageId), isize)>,
+    ) {
         updates.sort_unstable_by_key(|&((key, id), _)| (key, id.anchor_key()));
         let mut delta: Vec<((u64, u64), isize)> = Vec::new();
         for these in updates.chunk_by(|a, b| a.0 .0 == b.0 .0) {
@@ -83,7 +93,12 @@ impl Families {
 
     /// The common cases: a page alone in a new family, or the one page of a family leaving.
     /// Whether it applied `delta`.
-    fn one_page(&mut self, key: u64, delta: &[((u64, u64), isize)], out: &mut Vec<((PageId, PageId), isize)>) -> bool {
+    fn one_page(
+        &mut self,
+        key: u64,
+        delta: &[((u64, u64), isize)],
+        out: &mut Vec<((PageId, PageId), isize)>,
+    ) -> bool {
         match *delta {
             [(anchor, 1)] if self.families.insert_new(key, PageId::from_anchor_key(anchor)) => {
                 let id = PageId::from_anchor_key(anchor);
@@ -100,8 +115,14 @@ impl Families {
     }
 
     /// Any other change of a family.
-    fn change(&mut self, key: u64, delta: &[((u64, u64), isize)], out: &mut Vec<((PageId, PageId), isize)>) {
-        let mut members = self.families.take(&key, |id| Members::from([(id.anchor_key(), 1)]), Members::new);
+    fn change(
+        &mut self,
+        key: u64,
+        delta: &[((u64, u64), isize)],
+        out: &mut Vec<((PageId, PageId), isize)>,
+    ) {
+        let mut members =
+            self.families.take(&key, |id| Members::from([(id.anchor_key(), 1)]), Members::new);
         let before = members.first_key_value().map(|(&anchor, _)| PageId::from_anchor_key(anchor));
         for &(anchor, diff) in delta {
             let entry = members.entry(anchor).or_insert(0);
@@ -113,8 +134,13 @@ impl Families {
         let after = members.first_key_value().map(|(&anchor, _)| PageId::from_anchor_key(anchor));
         if before == after {
             // Only the pages that came or went change.
-            let representative = after.expect("a family with changes and the same anchor has members");
-            out.extend(delta.iter().map(|&(anchor, diff)| ((PageId::from_anchor_key(anchor), representative), diff)));
+            let representative =
+                after.expect("a family with changes and the same anchor has members");
+            out.extend(
+                delta.iter().map(|&(anchor, diff)| {
+                    ((PageId::from_anchor_key(anchor), representative), diff)
+                }),
+            );
         } else {
             // A new anchor: every member moves (the ones that left from the old).
             if let Some(old) = before {
@@ -126,15 +152,21 @@ impl Families {
                         was.remove(&anchor);
                     }
                 }
-                out.extend(was.iter().map(|(&anchor, &n)| ((PageId::from_anchor_key(anchor), old), -n)));
+                out.extend(
+                    was.iter().map(|(&anchor, &n)| ((PageId::from_anchor_key(anchor), old), -n)),
+                );
             }
             if let Some(new) = after {
-                out.extend(members.iter().map(|(&anchor, &n)| ((PageId::from_anchor_key(anchor), new), n)));
+                out.extend(
+                    members.iter().map(|(&anchor, &n)| ((PageId::from_anchor_key(anchor), new), n)),
+                );
             }
         }
         self.families.put(key, members, |members| match members.first_key_value() {
             None => Narrow::Gone,
-            Some((&anchor, 1)) if members.len() == 1 => Narrow::One(PageId::from_anchor_key(anchor)),
+            Some((&anchor, 1)) if members.len() == 1 => {
+                Narrow::One(PageId::from_anchor_key(anchor))
+            }
             Some(_) => Narrow::Many,
         });
     }
@@ -163,12 +195,19 @@ where
 /// by key, holds each time's updates until the input frontier passes it and applies times in
 /// order (timestamps are totally ordered), so the same updates give the same output whatever
 /// the worker count or batch boundaries.
-pub fn families<'scope, T>(keyed: VecCollection<'scope, T, (u64, PageId), isize>) -> VecCollection<'scope, T, (PageId, PageId), isize>
+pub fn families<'scope, T>(
+    keyed: VecCollection<'scope, T, (u64, PageId), isize>,
+) -> VecCollection<'scope, T, (PageId, PageId), isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
     let mut families = Families::new();
-    in_time_order(keyed, "Exact families", |(key, _)| *key, move |updates, out| families.apply(updates, out))
+    in_time_order(
+        keyed,
+        "Exact families",
+        |(key, _)| *key,
+        move |updates, out| families.apply(updates, out),
+    )
 }
 
 /// Every member's assignment: representatives keep theirs, members take their representative's.
@@ -176,9 +215,13 @@ pub fn expand_families<'scope, T: Timestamp + Lattice + Ord>(
     families: VecCollection<'scope, T, (PageId, PageId), isize>,
     representatives: VecCollection<'scope, T, (PageId, Assignment), isize>,
 ) -> VecCollection<'scope, T, (PageId, Assignment), isize> {
-    let members = families.filter(|(id, representative)| id != representative).map(|(id, representative)| (representative, id));
+    let members = families
+        .filter(|(id, representative)| id != representative)
+        .map(|(id, representative)| (representative, id));
     members
-        .join_map(representatives.clone(), |&representative, &id, assignment| (id, member_assignment(representative, assignment)))
+        .join_map(representatives.clone(), |&representative, &id, assignment| {
+            (id, member_assignment(representative, assignment))
+        })
         .concat(representatives)
 }
 
@@ -208,7 +251,10 @@ mod tests {
     }
 
     /// From scratch at `time`: every page present then, with its family's anchor.
-    fn from_scratch(steps: &[Vec<((u64, PageId), isize)>], time: u64) -> BTreeMap<(PageId, PageId), isize> {
+    fn from_scratch(
+        steps: &[Vec<((u64, PageId), isize)>],
+        time: u64,
+    ) -> BTreeMap<(PageId, PageId), isize> {
         let alive = input_at(steps, time);
         let mut anchors: BTreeMap<u64, PageId> = BTreeMap::new();
         for &(key, id) in alive.keys() {
@@ -271,7 +317,12 @@ mod tests {
     fn incremental_families_equal_the_families_from_scratch() {
         for seed in 0..8 {
             let steps = workload(seed);
-            assert_incremental(&steps, families, |time| from_scratch(&steps, time), &format!("seed {seed}"));
+            assert_incremental(
+                &steps,
+                families,
+                |time| from_scratch(&steps, time),
+                &format!("seed {seed}"),
+            );
         }
     }
 
@@ -279,7 +330,8 @@ mod tests {
     fn a_page_alone_is_one_small_entry_and_a_new_anchor_moves_the_family() {
         let mut families = Families::new();
         let mut out = Vec::new();
-        let (a, b) = if id(1).anchor_key() < id(2).anchor_key() { (id(1), id(2)) } else { (id(2), id(1)) };
+        let (a, b) =
+            if id(1).anchor_key() < id(2).anchor_key() { (id(1), id(2)) } else { (id(2), id(1)) };
         families.apply(&mut [((7, b), 1), ((8, a), 1)], &mut out);
         assert_eq!(families.families.sizes(), (2, 0));
         out.sort();
@@ -310,7 +362,11 @@ mod tests {
     #[test]
     fn a_member_takes_its_representatives_cluster_at_resemblance_one() {
         let rep = PageId { date: 1, hash: 9 };
-        let of_rep = Assignment { cluster: PageId { date: 0, hash: 3 }, leader: PageId { date: 0, hash: 3 }, similarity_ppm: 850_000 };
+        let of_rep = Assignment {
+            cluster: PageId { date: 0, hash: 3 },
+            leader: PageId { date: 0, hash: 3 },
+            similarity_ppm: 850_000,
+        };
         let a = member_assignment(rep, &of_rep);
         assert_eq!((a.cluster, a.leader, a.similarity_ppm), (of_rep.cluster, rep, 1_000_000));
     }

@@ -40,7 +40,13 @@ pub struct FingerprintConfig {
 
 impl Default for FingerprintConfig {
     fn default() -> Self {
-        FingerprintConfig { buckets: 8, hashes_per_bucket: 3, word_bands: 16, word_rows: 4, word_shingle_words: 3 }
+        FingerprintConfig {
+            buckets: 8,
+            hashes_per_bucket: 3,
+            word_bands: 16,
+            word_rows: 4,
+            word_shingle_words: 3,
+        }
     }
 }
 
@@ -52,14 +58,18 @@ impl Default for FingerprintConfig {
 /// borrows from the next non-empty one, offset by the distance (Shrivastava and Li 2014). Two
 /// pages with Jaccard J agree in a bin with probability about J, as with independent hashes,
 /// at one hash per shingle instead of one per shingle and row.
-pub fn word_fingerprints(words: &[crate::ingest::page::Word], config: &FingerprintConfig) -> Vec<u64> {
+pub fn word_fingerprints(
+    words: &[crate::ingest::page::Word],
+    config: &FingerprintConfig,
+) -> Vec<u64> {
     if config.word_bands == 0 || words.is_empty() {
         return Vec::new();
     }
     let (bands, rows) = (config.word_bands as usize, config.word_rows.max(1) as usize);
     let bins = bands * rows;
     let mut signature = vec![u64::MAX; bins];
-    for shingle in crate::ingest::sentence::word_shingles(words, config.word_shingle_words as usize) {
+    for shingle in crate::ingest::sentence::word_shingles(words, config.word_shingle_words as usize)
+    {
         let h = mix64(shingle ^ WORD_TAG);
         let bin = (((h >> 32) * bins as u64) >> 32) as usize;
         signature[bin] = signature[bin].min(h);
@@ -80,7 +90,10 @@ pub fn word_fingerprints(words: &[crate::ingest::page::Word], config: &Fingerpri
     let mut keys: Vec<u64> = dense
         .chunks(rows)
         .enumerate()
-        .map(|(band, values)| values.iter().fold(mix64(band as u64 ^ WORD_TAG), |acc, &v| mix64(acc ^ v)) & !PER_SENTENCE)
+        .map(|(band, values)| {
+            values.iter().fold(mix64(band as u64 ^ WORD_TAG), |acc, &v| mix64(acc ^ v))
+                & !PER_SENTENCE
+        })
         .collect();
     keys.sort_unstable();
     keys.dedup();
@@ -93,9 +106,15 @@ pub fn word_fingerprints(words: &[crate::ingest::page::Word], config: &Fingerpri
 /// `prefix_ppm`: the LCS threshold τ (parts per million) when the verifier is LCS resemblance,
 /// 0 otherwise. With it, a short page's per-sentence fingerprints are only its prefix's (see
 /// [`short_page_prefix`]); without it, every sentence's.
-pub fn page_fingerprints(content: &crate::ingest::page::Content, config: &FingerprintConfig, prefix_ppm: u64) -> Vec<u64> {
+pub fn page_fingerprints(
+    content: &crate::ingest::page::Content,
+    config: &FingerprintConfig,
+    prefix_ppm: u64,
+) -> Vec<u64> {
     let keys = content.fingerprint_keys();
-    let mut out = sentence_fingerprints(&keys, config, |keys| short_page_prefix(keys, &content.sentences, prefix_ppm));
+    let mut out = sentence_fingerprints(&keys, config, |keys| {
+        short_page_prefix(keys, &content.sentences, prefix_ppm)
+    });
     out.extend(word_fingerprints(&content.words, config));
     out.sort_unstable();
     out.dedup();
@@ -104,7 +123,11 @@ pub fn page_fingerprints(content: &crate::ingest::page::Content, config: &Finger
 
 /// The bucket fingerprints of `sorted` (ascending, distinct) and, for a short page, one per key
 /// of `short(sorted)`; unsorted.
-fn sentence_fingerprints<'a>(sorted: &'a [u64], config: &FingerprintConfig, short: impl FnOnce(&'a [u64]) -> &'a [u64]) -> Vec<u64> {
+fn sentence_fingerprints<'a>(
+    sorted: &'a [u64],
+    config: &FingerprintConfig,
+    short: impl FnOnce(&'a [u64]) -> &'a [u64],
+) -> Vec<u64> {
     let m = config.buckets.max(1) as u64;
     let mut out = level_fingerprints(sorted, m, config.hashes_per_bucket.max(1) as usize, m);
     if is_short(sorted.len(), config) {
@@ -148,7 +171,11 @@ fn is_short(keys: usize, config: &FingerprintConfig) -> bool {
 /// weigh less than the bound: a page sharing none of the prefix's keys cannot reach τ. And two
 /// such pages meet: the smallest key they share lies in both prefixes, since each prefix holds
 /// a shared key and everything before it. (An identical page always meets: same prefix.)
-pub fn short_page_prefix<'a, S: crate::ingest::page::KeyWeight>(keys: &'a [u64], sentences: &[S], tau_ppm: u64) -> &'a [u64] {
+pub fn short_page_prefix<'a, S: crate::ingest::page::KeyWeight>(
+    keys: &'a [u64],
+    sentences: &[S],
+    tau_ppm: u64,
+) -> &'a [u64] {
     if tau_ppm == 0 || keys.is_empty() {
         return keys;
     }
@@ -163,7 +190,8 @@ pub fn short_page_prefix<'a, S: crate::ingest::page::KeyWeight>(keys: &'a [u64],
     let unfingerprinted = total - weights.iter().sum::<u64>();
     let tau = tau_ppm.min(1_000_000) as u128;
     // Below the bound, exactly: (suffix + unfingerprinted) · (2 − τ) < τ · W(a), in ppm.
-    let below = |suffix: u64| (suffix + unfingerprinted) as u128 * (2_000_000 - tau) < tau * total as u128;
+    let below =
+        |suffix: u64| (suffix + unfingerprinted) as u128 * (2_000_000 - tau) < tau * total as u128;
     let mut suffix: u64 = weights.iter().sum();
     for (i, w) in weights.iter().enumerate() {
         if below(suffix) {
@@ -201,7 +229,12 @@ fn level_fingerprints(sorted: &[u64], m: u64, k: usize, configured: u64) -> Vec<
         }
     }
     let tag = if m == configured { 0 } else { m << 32 };
-    buckets.iter().enumerate().filter(|(_, b)| b.len() == k).map(|(i, b)| combine(tag | i as u64, b) & !PER_SENTENCE).collect()
+    buckets
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.len() == k)
+        .map(|(i, b)| combine(tag | i as u64, b) & !PER_SENTENCE)
+        .collect()
 }
 
 fn combine(bucket: u64, keys: &[u64]) -> u64 {
@@ -228,12 +261,24 @@ pub trait Fingerprint<'scope, T: Timestamp + Lattice> {
     ///          .inspect(|x| assert_eq!((x.0).0, PageId { date: 0, hash: 1 }));
     /// });
     /// ```
-    fn fingerprints(self, config: FingerprintConfig, prefix_ppm: u64) -> VecCollection<'scope, T, (PageId, Vec<u64>), isize>;
+    fn fingerprints(
+        self,
+        config: FingerprintConfig,
+        prefix_ppm: u64,
+    ) -> VecCollection<'scope, T, (PageId, Vec<u64>), isize>;
 }
 
-impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T> for VecCollection<'scope, T, (PageId, crate::template::Filtered), isize> {
-    fn fingerprints(self, config: FingerprintConfig, prefix_ppm: u64) -> VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
-        self.map(move |(page, filtered)| (page, page_fingerprints(&filtered.content, &config, prefix_ppm)))
+impl<'scope, T: Timestamp + Lattice> Fingerprint<'scope, T>
+    for VecCollection<'scope, T, (PageId, crate::template::Filtered), isize>
+{
+    fn fingerprints(
+        self,
+        config: FingerprintConfig,
+        prefix_ppm: u64,
+    ) -> VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
+        self.map(move |(page, filtered)| {
+            (page, page_fingerprints(&filtered.content, &config, prefix_ppm))
+        })
     }
 }
 
@@ -250,16 +295,28 @@ mod tests {
         // Twelve sentences of twelve words, one word of each replaced by the page's name: no
         // sentence in common, most word 3-grams in common.
         let page = |name: u16| -> Vec<u16> {
-            (0..12u16).flat_map(|s| (0..12u16).map(move |w| if w == s % 12 { name } else { 1000 * s + w })).collect()
+            (0..12u16)
+                .flat_map(|s| {
+                    (0..12u16).map(move |w| if w == s % 12 { name } else { 1000 * s + w })
+                })
+                .collect()
         };
         let config = FingerprintConfig::default();
         let (a, b) = (word_fingerprints(&page(1), &config), word_fingerprints(&page(2), &config));
         assert!(a.iter().any(|f| b.contains(f)), "members of one pattern meet");
         let other: Vec<u16> = (50_000..50_144).collect();
-        assert!(!word_fingerprints(&other, &config).iter().any(|f| a.contains(f)), "other text does not");
-        assert!(word_fingerprints(&page(1), &FingerprintConfig { word_bands: 0, ..config }).is_empty());
+        assert!(
+            !word_fingerprints(&other, &config).iter().any(|f| a.contains(f)),
+            "other text does not"
+        );
+        assert!(
+            word_fingerprints(&page(1), &FingerprintConfig { word_bands: 0, ..config }).is_empty()
+        );
         let sentence_only = fingerprints(&[1, 2, 3], &config);
-        assert!(!a.iter().any(|f| sentence_only.contains(f)), "tagged apart from sentence fingerprints");
+        assert!(
+            !a.iter().any(|f| sentence_only.contains(f)),
+            "tagged apart from sentence fingerprints"
+        );
     }
 
     #[test]
@@ -267,7 +324,10 @@ mod tests {
         // m = 2, k = 3, 14 keys (not short): bucket 0 gets the evens, bucket 1 only {1, 3}.
         let mut keys: Vec<u64> = (0..12).map(|i| 2 * i).collect();
         keys.extend([1, 3]);
-        assert_eq!(fingerprints(&keys, &config(2, 3)), vec![combine(0, &[0, 2, 4]) & !PER_SENTENCE]);
+        assert_eq!(
+            fingerprints(&keys, &config(2, 3)),
+            vec![combine(0, &[0, 2, 4]) & !PER_SENTENCE]
+        );
     }
 
     #[test]
@@ -285,23 +345,34 @@ mod tests {
 
     #[test]
     fn order_and_duplicates_do_not_matter() {
-        assert_eq!(fingerprints(&[5, 1, 3, 3, 1], &config(1, 3)), fingerprints(&[1, 3, 5], &config(1, 3)));
+        assert_eq!(
+            fingerprints(&[5, 1, 3, 3, 1], &config(1, 3)),
+            fingerprints(&[1, 3, 5], &config(1, 3))
+        );
     }
 
     #[test]
     fn short_pages_get_a_fingerprint_per_sentence() {
         let fps = fingerprints(&[7, 9], &config(4, 3));
-        let mut expected = vec![combine(SHORT_PAGE_TAG, &[7]) | PER_SENTENCE, combine(SHORT_PAGE_TAG, &[9]) | PER_SENTENCE];
+        let mut expected = vec![
+            combine(SHORT_PAGE_TAG, &[7]) | PER_SENTENCE,
+            combine(SHORT_PAGE_TAG, &[9]) | PER_SENTENCE,
+        ];
         expected.sort();
         assert_eq!(fps, expected);
         assert!(fps.iter().all(|&fp| is_per_sentence(fp)), "tagged as per-sentence");
         let long: Vec<u64> = (0..100).collect();
-        let (bucket, words) = (fingerprints(&long, &config(4, 3)), word_fingerprints(&[1, 2, 3, 4], &config(4, 3)));
+        let (bucket, words) =
+            (fingerprints(&long, &config(4, 3)), word_fingerprints(&[1, 2, 3, 4], &config(4, 3)));
         assert!(!bucket.is_empty() && !words.is_empty());
-        assert!(bucket.iter().chain(&words).all(|&fp| !is_per_sentence(fp)), "bucket and word fingerprints are not");
+        assert!(
+            bucket.iter().chain(&words).all(|&fp| !is_per_sentence(fp)),
+            "bucket and word fingerprints are not"
+        );
         assert!(fingerprints(&[], &config(4, 3)).is_empty());
         // Two short pages sharing one sentence meet.
-        let (a, b) = (fingerprints(&[1, 2, 3], &config(8, 3)), fingerprints(&[3, 4, 5], &config(8, 3)));
+        let (a, b) =
+            (fingerprints(&[1, 2, 3], &config(8, 3)), fingerprints(&[3, 4, 5], &config(8, 3)));
         assert_eq!(a.iter().filter(|f| b.contains(f)).count(), 1);
     }
 

@@ -36,7 +36,9 @@ impl Default for MinhashConfig {
 }
 
 fn seeded(shingle: u64, i: u64) -> u64 {
-    mix64(shingle ^ mix64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(0x632b_e59b_d9b4_e019)))
+    mix64(
+        shingle ^ mix64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(0x632b_e59b_d9b4_e019)),
+    )
 }
 
 /// The signature: `n` minimum hashes of the shingle set (u64::MAX each for an empty set).
@@ -63,7 +65,9 @@ pub fn band_keys(shingles: &[u64], config: &MinhashConfig) -> Vec<u64> {
     let mut keys: Vec<u64> = sig
         .chunks(r)
         .enumerate()
-        .map(|(band, rows)| rows.iter().fold(mix64(band as u64 ^ 0xb5ad_4ece_da1c_e2a9), |acc, &h| mix64(acc ^ h)))
+        .map(|(band, rows)| {
+            rows.iter().fold(mix64(band as u64 ^ 0xb5ad_4ece_da1c_e2a9), |acc, &h| mix64(acc ^ h))
+        })
         .collect();
     keys.sort_unstable();
     keys.dedup();
@@ -81,12 +85,20 @@ pub fn jaccard(a: &[u64], b: &[u64]) -> f64 {
 
 /// The MinHash operator: `(page, shingles)` to `(band key, page)`.
 pub trait MinhashBands<'scope, T: Timestamp + Lattice> {
-    fn minhash_bands(self, config: MinhashConfig) -> VecCollection<'scope, T, (u64, PageId), isize>;
+    fn minhash_bands(self, config: MinhashConfig)
+        -> VecCollection<'scope, T, (u64, PageId), isize>;
 }
 
-impl<'scope, T: Timestamp + Lattice> MinhashBands<'scope, T> for VecCollection<'scope, T, (PageId, Vec<u64>), isize> {
-    fn minhash_bands(self, config: MinhashConfig) -> VecCollection<'scope, T, (u64, PageId), isize> {
-        self.flat_map(move |(page, shingles)| band_keys(&shingles, &config).into_iter().map(move |k| (k, page)))
+impl<'scope, T: Timestamp + Lattice> MinhashBands<'scope, T>
+    for VecCollection<'scope, T, (PageId, Vec<u64>), isize>
+{
+    fn minhash_bands(
+        self,
+        config: MinhashConfig,
+    ) -> VecCollection<'scope, T, (u64, PageId), isize> {
+        self.flat_map(move |(page, shingles)| {
+            band_keys(&shingles, &config).into_iter().map(move |k| (k, page))
+        })
     }
 }
 
@@ -118,7 +130,8 @@ mod tests {
             let mut hits = 0;
             for t in 0..trials {
                 let base = t * 1000;
-                let (a, b) = (set(base..base + 100), set(base + 100 - overlap..base + 200 - overlap));
+                let (a, b) =
+                    (set(base..base + 100), set(base + 100 - overlap..base + 200 - overlap));
                 let j = jaccard(&a, &b);
                 let (ka, kb) = (band_keys(&a, &config), band_keys(&b, &config));
                 hits += ka.iter().any(|k| kb.contains(k)) as u64;
@@ -134,7 +147,10 @@ mod tests {
     #[test]
     fn identical_sets_share_every_band_and_empty_pages_none() {
         let a = set(0..50);
-        assert_eq!(band_keys(&a, &MinhashConfig::default()), band_keys(&a.clone(), &MinhashConfig::default()));
+        assert_eq!(
+            band_keys(&a, &MinhashConfig::default()),
+            band_keys(&a.clone(), &MinhashConfig::default())
+        );
         assert_eq!(band_keys(&a, &MinhashConfig::default()).len(), 14);
         assert!(band_keys(&[], &MinhashConfig::default()).is_empty());
     }

@@ -77,14 +77,22 @@ pub struct Candidates<'scope, T: Timestamp> {
 /// The candidate operator.
 pub trait CandidateSets<'scope, T: Timestamp + Lattice + TotalOrder> {
     /// Groups pages by fingerprint and labels each page with its candidate set.
-    fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T>;
+    fn candidate_sets(
+        self,
+        pages: VecCollection<'scope, T, PageId, isize>,
+        config: CandidateConfig,
+    ) -> Candidates<'scope, T>;
 }
 
 impl<'scope, T> CandidateSets<'scope, T> for VecCollection<'scope, T, (u64, PageId), isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord + std::hash::Hash,
 {
-    fn candidate_sets(self, pages: VecCollection<'scope, T, PageId, isize>, config: CandidateConfig) -> Candidates<'scope, T> {
+    fn candidate_sets(
+        self,
+        pages: VecCollection<'scope, T, PageId, isize>,
+        config: CandidateConfig,
+    ) -> Candidates<'scope, T> {
         let max = config.max_fingerprint_pages;
         let oversized_fingerprints = oversized(self.clone(), max);
         let edges = self
@@ -108,7 +116,10 @@ pub fn oversized<'scope, T>(
 where
     T: Timestamp + Lattice + Ord,
 {
-    fingerprints.map(|(fp, _)| fp).count().filter(move |&(_, count)| count > max_fingerprint_pages as isize)
+    fingerprints
+        .map(|(fp, _)| fp)
+        .count()
+        .filter(move |&(_, count)| count > max_fingerprint_pages as isize)
 }
 
 #[cfg(test)]
@@ -123,7 +134,8 @@ mod tests {
     fn star_edges_link_to_the_anchor() {
         assert_eq!(star_edges(&[id(1), id(2), id(3)], 10), vec![(id(1), id(2)), (id(1), id(3))]);
         // The earliest page is not the anchor when its hash is larger.
-        let (a, b, c) = (PageId { date: 1, hash: 9 }, PageId { date: 2, hash: 4 }, PageId { date: 3, hash: 7 });
+        let (a, b, c) =
+            (PageId { date: 1, hash: 9 }, PageId { date: 2, hash: 4 }, PageId { date: 3, hash: 7 });
         assert_eq!(star_edges(&[a, b, c], 10), vec![(b, a), (b, c)]);
         assert!(star_edges(&[id(1)], 10).is_empty());
     }

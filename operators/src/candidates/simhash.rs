@@ -68,26 +68,38 @@ pub fn block_keys(hash: u64, max_distance: u32) -> Vec<u64> {
 
 /// The SimHash operator: `(page, simhash)` to the edges between pages within `max_distance`.
 pub trait SimhashEdges<'scope, T: Timestamp + Lattice> {
-    fn simhash_edges(self, max_distance: u32, max_group_pages: u32) -> VecCollection<'scope, T, (PageId, PageId), isize>;
+    fn simhash_edges(
+        self,
+        max_distance: u32,
+        max_group_pages: u32,
+    ) -> VecCollection<'scope, T, (PageId, PageId), isize>;
 }
 
-impl<'scope, T: Timestamp + Lattice + Ord> SimhashEdges<'scope, T> for VecCollection<'scope, T, (PageId, u64), isize> {
-    fn simhash_edges(self, max_distance: u32, max_group_pages: u32) -> VecCollection<'scope, T, (PageId, PageId), isize> {
-        self.flat_map(move |(page, hash)| block_keys(hash, max_distance).into_iter().map(move |k| (k, (page, hash))))
-            .reduce(move |_block, group, output| {
-                if group.len() > max_group_pages as usize {
-                    return;
-                }
-                for (i, &((a, ha), _)) in group.iter().enumerate() {
-                    for &((b, hb), _) in &group[i + 1..] {
-                        if a != b && hamming(*ha, *hb) <= max_distance {
-                            output.push(((*a.min(b), *a.max(b)), 1isize));
-                        }
+impl<'scope, T: Timestamp + Lattice + Ord> SimhashEdges<'scope, T>
+    for VecCollection<'scope, T, (PageId, u64), isize>
+{
+    fn simhash_edges(
+        self,
+        max_distance: u32,
+        max_group_pages: u32,
+    ) -> VecCollection<'scope, T, (PageId, PageId), isize> {
+        self.flat_map(move |(page, hash)| {
+            block_keys(hash, max_distance).into_iter().map(move |k| (k, (page, hash)))
+        })
+        .reduce(move |_block, group, output| {
+            if group.len() > max_group_pages as usize {
+                return;
+            }
+            for (i, &((a, ha), _)) in group.iter().enumerate() {
+                for &((b, hb), _) in &group[i + 1..] {
+                    if a != b && hamming(*ha, *hb) <= max_distance {
+                        output.push(((*a.min(b), *a.max(b)), 1isize));
                     }
                 }
-            })
-            .map(|(_block, edge)| edge)
-            .distinct()
+            }
+        })
+        .map(|(_block, edge)| edge)
+        .distinct()
     }
 }
 

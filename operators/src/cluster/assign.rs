@@ -69,7 +69,10 @@ impl Entry {
             Some(&((_, shorter, similarity_ppm), _)) => (shorter, similarity_ppm),
             None => (page, 1_000_000),
         };
-        self.labels.iter().map(|&(cluster, n)| (Assignment { cluster, leader, similarity_ppm }, n)).collect()
+        self.labels
+            .iter()
+            .map(|&(cluster, n)| (Assignment { cluster, leader, similarity_ppm }, n))
+            .collect()
     }
 }
 
@@ -85,7 +88,11 @@ impl Assigner {
     }
 
     /// Applies one time's updates and appends the changes of `(page, assignment)` to `out`.
-    pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, Assignment), isize)>) {
+    pub fn apply(
+        &mut self,
+        updates: &mut [(Part, isize)],
+        out: &mut Vec<((PageId, Assignment), isize)>,
+    ) {
         updates.sort_unstable_by_key(|(part, _)| part.page());
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
             let page = these[0].0.page();
@@ -108,16 +115,26 @@ impl Assigner {
             if partners.is_empty() && members.is_empty() {
                 if let [(cluster, d)] = *labels {
                     if d == 1 && self.pages.insert_new(page, cluster) {
-                        out.push(((page, Assignment { cluster, leader: page, similarity_ppm: 1_000_000 }), 1));
+                        out.push((
+                            (page, Assignment { cluster, leader: page, similarity_ppm: 1_000_000 }),
+                            1,
+                        ));
                         continue;
                     }
                     if d == -1 && self.pages.remove_one(&page, &cluster) {
-                        out.push(((page, Assignment { cluster, leader: page, similarity_ppm: 1_000_000 }), -1));
+                        out.push((
+                            (page, Assignment { cluster, leader: page, similarity_ppm: 1_000_000 }),
+                            -1,
+                        ));
                         continue;
                     }
                 }
             }
-            let mut entry = self.pages.take(&page, |cluster| Entry { labels: vec![(cluster, 1)], ..Default::default() }, Entry::default);
+            let mut entry = self.pages.take(
+                &page,
+                |cluster| Entry { labels: vec![(cluster, 1)], ..Default::default() },
+                Entry::default,
+            );
             let before = entry.assignments(page);
             merge_counts(&mut entry.labels, &labels);
             merge_counts(&mut entry.partners, &partners);
@@ -133,10 +150,15 @@ impl Assigner {
                 emit(page, &[(page, 1)], &after, 1, out);
                 emit(page, &entry.members, &after, 1, out);
             }
-            self.pages.put(page, entry, |entry| match (entry.labels.as_slice(), entry.partners.is_empty() && entry.members.is_empty()) {
-                ([], true) => Narrow::Gone,
-                (&[(cluster, 1)], true) => Narrow::One(cluster),
-                _ => Narrow::Many,
+            self.pages.put(page, entry, |entry| {
+                match (
+                    entry.labels.as_slice(),
+                    entry.partners.is_empty() && entry.members.is_empty(),
+                ) {
+                    ([], true) => Narrow::Gone,
+                    (&[(cluster, 1)], true) => Narrow::One(cluster),
+                    _ => Narrow::Many,
+                }
             });
         }
     }
@@ -153,7 +175,8 @@ fn emit(
 ) {
     for &(assignment, n) in assignments {
         for &(id, m) in pages {
-            let assignment = if id == page { assignment } else { member_assignment(page, &assignment) };
+            let assignment =
+                if id == page { assignment } else { member_assignment(page, &assignment) };
             out.push(((id, assignment), sign * n * m));
         }
     }
@@ -161,12 +184,19 @@ fn emit(
 
 /// The assignments operator: `parts` in, `(page, assignment)` out, for every page with a label
 /// and every member of such a page's family.
-pub fn assignments<'scope, T>(parts: VecCollection<'scope, T, Part, isize>) -> VecCollection<'scope, T, (PageId, Assignment), isize>
+pub fn assignments<'scope, T>(
+    parts: VecCollection<'scope, T, Part, isize>,
+) -> VecCollection<'scope, T, (PageId, Assignment), isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
     let mut assigner = Assigner::new();
-    in_time_order(parts, "Assignments", |part| part.page().hash, move |updates, out| assigner.apply(updates, out))
+    in_time_order(
+        parts,
+        "Assignments",
+        |part| part.page().hash,
+        move |updates, out| assigner.apply(updates, out),
+    )
 }
 
 #[cfg(test)]
@@ -181,7 +211,10 @@ mod tests {
 
     /// From scratch at `time`: every labelled page with its leader (its smallest partner, or
     /// itself), and its family's members with it as their leader at resemblance 1.
-    fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<(PageId, Assignment), isize> {
+    fn from_scratch(
+        steps: &[Vec<(Part, isize)>],
+        time: u64,
+    ) -> BTreeMap<(PageId, Assignment), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
@@ -193,13 +226,15 @@ mod tests {
                     _ => None,
                 })
                 .min();
-            let (leader, similarity_ppm) = leader.map_or((page, 1_000_000), |(_, shorter, ppm)| (shorter, ppm));
+            let (leader, similarity_ppm) =
+                leader.map_or((page, 1_000_000), |(_, shorter, ppm)| (shorter, ppm));
             let own = Assignment { cluster, leader, similarity_ppm };
             *state.entry((page, own)).or_insert(0) += n;
             for (member_part, &m) in &alive {
                 if let Part::Member(representative, member) = *member_part {
                     if representative == page {
-                        let of_member = Assignment { cluster, leader: page, similarity_ppm: 1_000_000 };
+                        let of_member =
+                            Assignment { cluster, leader: page, similarity_ppm: 1_000_000 };
                         *state.entry((member, of_member)).or_insert(0) += n * m;
                     }
                 }
@@ -236,10 +271,16 @@ mod tests {
                     1 => {
                         let shorter = 20 + below(6);
                         match partners.remove(&(page, shorter)) {
-                            Some(ppm) => step.push((Part::Partner(id(page), (shorter % 3, id(shorter), ppm)), -1)),
+                            Some(ppm) => step.push((
+                                Part::Partner(id(page), (shorter % 3, id(shorter), ppm)),
+                                -1,
+                            )),
                             None => {
                                 let ppm = 900_000 + below(3) as u32;
-                                step.push((Part::Partner(id(page), (shorter % 3, id(shorter), ppm)), 1));
+                                step.push((
+                                    Part::Partner(id(page), (shorter % 3, id(shorter), ppm)),
+                                    1,
+                                ));
                                 partners.insert((page, shorter), ppm);
                             }
                         }
@@ -265,7 +306,12 @@ mod tests {
     fn incremental_assignments_equal_the_assignments_from_scratch() {
         for seed in 0..10 {
             let steps = workload(seed);
-            assert_incremental(&steps, assignments, |time| from_scratch(&steps, time), &format!("seed {seed}"));
+            assert_incremental(
+                &steps,
+                assignments,
+                |time| from_scratch(&steps, time),
+                &format!("seed {seed}"),
+            );
         }
     }
 
@@ -273,11 +319,15 @@ mod tests {
     fn a_page_alone_is_its_label_only() {
         let mut assigner = Assigner::new();
         let mut out = Vec::new();
-        assigner.apply(&mut [(Part::Label(id(1), id(1)), 1), (Part::Label(id(2), id(1)), 1)], &mut out);
+        assigner
+            .apply(&mut [(Part::Label(id(1), id(1)), 1), (Part::Label(id(2), id(1)), 1)], &mut out);
         assert_eq!(assigner.pages.sizes(), (2, 0));
         // A partner makes page 2 an entry; its family member follows its leader's cluster.
         out.clear();
-        assigner.apply(&mut [(Part::Partner(id(2), (5, id(1), 950_000)), 1), (Part::Member(id(2), id(3)), 1)], &mut out);
+        assigner.apply(
+            &mut [(Part::Partner(id(2), (5, id(1), 950_000)), 1), (Part::Member(id(2), id(3)), 1)],
+            &mut out,
+        );
         out.sort();
         let alone = Assignment { cluster: id(1), leader: id(2), similarity_ppm: 1_000_000 };
         let led = Assignment { cluster: id(1), leader: id(1), similarity_ppm: 950_000 };
@@ -288,7 +338,11 @@ mod tests {
         assert_eq!(assigner.pages.sizes(), (1, 1));
         out.clear();
         assigner.apply(
-            &mut [(Part::Partner(id(2), (5, id(1), 950_000)), -1), (Part::Member(id(2), id(3)), -1), (Part::Label(id(2), id(1)), -1)],
+            &mut [
+                (Part::Partner(id(2), (5, id(1), 950_000)), -1),
+                (Part::Member(id(2), id(3)), -1),
+                (Part::Label(id(2), id(1)), -1),
+            ],
             &mut out,
         );
         assert_eq!(out, vec![((id(2), led), -1), ((id(3), member), -1)]);

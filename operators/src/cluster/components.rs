@@ -114,7 +114,11 @@ impl Components {
 
     /// Applies one time's changes (consolidated or not) and appends the label changes
     /// `((node, label), diff)` to `out`, consolidated.
-    pub fn apply(&mut self, changes: &mut Vec<(Change, isize)>, out: &mut Vec<((PageId, PageId), isize)>) {
+    pub fn apply(
+        &mut self,
+        changes: &mut Vec<(Change, isize)>,
+        out: &mut Vec<((PageId, PageId), isize)>,
+    ) {
         // One direction for an edge, so that a time's changes of it add up to one.
         for (change, _) in changes.iter_mut() {
             if let Change::Edge(a, b) = change {
@@ -194,7 +198,12 @@ impl Components {
         if ca == cb {
             return;
         }
-        let (into, from) = if self.components[&ca].members.len() >= self.components[&cb].members.len() { (ca, cb) } else { (cb, ca) };
+        let (into, from) =
+            if self.components[&ca].members.len() >= self.components[&cb].members.len() {
+                (ca, cb)
+            } else {
+                (cb, ca)
+            };
         let from = self.components.remove(&from).expect("held");
         let into_comp = self.components.get_mut(&into).expect("held");
         let label = match (into_comp.label, from.label) {
@@ -216,7 +225,12 @@ impl Components {
 
     /// Walks each component that lost an edge into the pieces it now is.
     fn split_marked(&mut self) {
-        let mut marked: Vec<u64> = self.split.drain(..).map(|id| self.nodes[&id].component).filter(|&c| c != ALONE).collect();
+        let mut marked: Vec<u64> = self
+            .split
+            .drain(..)
+            .map(|id| self.nodes[&id].component)
+            .filter(|&c| c != ALONE)
+            .collect();
         marked.sort_unstable();
         marked.dedup();
         for component in marked {
@@ -249,7 +263,8 @@ impl Components {
                     continue;
                 }
                 let nodes = &self.nodes;
-                let label = members.iter().filter(|m| nodes[m].present > 0).map(|m| m.anchor_key()).min();
+                let label =
+                    members.iter().filter(|m| nodes[m].present > 0).map(|m| m.anchor_key()).min();
                 self.components.insert(piece, Component { members, label });
             }
         }
@@ -333,7 +348,10 @@ mod tests {
     }
 
     /// From scratch: the labels of the graph of the edges and pages alive.
-    fn from_scratch(pages: &BTreeMap<PageId, isize>, edges: &BTreeMap<(PageId, PageId), isize>) -> BTreeMap<(PageId, PageId), isize> {
+    fn from_scratch(
+        pages: &BTreeMap<PageId, isize>,
+        edges: &BTreeMap<(PageId, PageId), isize>,
+    ) -> BTreeMap<(PageId, PageId), isize> {
         let mut adjacency: BTreeMap<PageId, BTreeSet<PageId>> = BTreeMap::new();
         for (&(a, b), &n) in edges {
             if n > 0 && a != b {
@@ -359,7 +377,10 @@ mod tests {
                 }
                 at += 1;
             }
-            let anchor = component.iter().filter(|p| pages.get(p).is_some_and(|&n| n > 0)).min_by_key(|p| p.anchor_key());
+            let anchor = component
+                .iter()
+                .filter(|p| pages.get(p).is_some_and(|&n| n > 0))
+                .min_by_key(|p| p.anchor_key());
             if let Some(&anchor) = anchor {
                 for &p in &component {
                     labels.insert((p, anchor), 1);
@@ -394,14 +415,21 @@ mod tests {
                     2..=4 => {
                         let a = rng.below(24);
                         // Mostly near neighbours: paths and cycles that can split.
-                        let b = if rng.below(3) == 0 { rng.below(26) } else { (a + 1 + rng.below(2)) % 24 };
+                        let b = if rng.below(3) == 0 {
+                            rng.below(26)
+                        } else {
+                            (a + 1 + rng.below(2)) % 24
+                        };
                         let n = edges.entry((a, b)).or_default();
                         *n += 1;
                         step.push((Change::Edge(id(a), id(b)), 1));
                     }
                     _ => {
-                        let held: Vec<(u64, u64)> = edges.iter().filter(|e| *e.1 > 0).map(|e| *e.0).collect();
-                        if let Some(&(a, b)) = held.get(rng.below(held.len().max(1) as u64) as usize) {
+                        let held: Vec<(u64, u64)> =
+                            edges.iter().filter(|e| *e.1 > 0).map(|e| *e.0).collect();
+                        if let Some(&(a, b)) =
+                            held.get(rng.below(held.len().max(1) as u64) as usize)
+                        {
                             *edges.get_mut(&(a, b)).expect("held") -= 1;
                             // Either direction retracts it.
                             let (a, b) = if rng.below(2) == 0 { (a, b) } else { (b, a) };
@@ -424,7 +452,9 @@ mod tests {
                 for (change, diff) in step {
                     match *change {
                         Change::Page(p) => *pages.entry(p).or_insert(0) += diff,
-                        Change::Edge(a, b) => *edges.entry((a.min(b), a.max(b))).or_insert(0) += diff,
+                        Change::Edge(a, b) => {
+                            *edges.entry((a.min(b), a.max(b))).or_insert(0) += diff
+                        }
                     }
                 }
                 from_scratch(&pages, &edges)
@@ -450,7 +480,11 @@ mod tests {
                     components(edges, pages)
                 });
                 for (time, expected) in expected.iter().enumerate() {
-                    assert_eq!(&state_at(&output, time as u64), expected, "seed {seed}, {workers} workers, time {time}");
+                    assert_eq!(
+                        &state_at(&output, time as u64),
+                        expected,
+                        "seed {seed}, {workers} workers, time {time}"
+                    );
                 }
             }
         }
@@ -478,11 +512,15 @@ mod tests {
                 assert_eq!(state, from_scratch(&pages, &edges), "seed {seed}");
             }
             // Everything gone: nothing held.
-            let mut all: Vec<(Change, isize)> = pages.iter().map(|(&p, &n)| (Change::Page(p), -n)).collect();
+            let mut all: Vec<(Change, isize)> =
+                pages.iter().map(|(&p, &n)| (Change::Page(p), -n)).collect();
             all.extend(edges.iter().map(|(&(a, b), &n)| (Change::Edge(a, b), -n)));
             let mut out = Vec::new();
             components.apply(&mut all, &mut out);
-            assert!(components.is_empty() && components.components() == 0, "seed {seed}: {components:?}");
+            assert!(
+                components.is_empty() && components.components() == 0,
+                "seed {seed}: {components:?}"
+            );
         }
     }
 
@@ -517,12 +555,18 @@ mod tests {
                     }
                 }
                 for list in edges_of.values_mut() {
-                    list.retain(|(c, _)| !matches!(c, Change::Edge(a, b) if *a == id(old) || *b == id(old)));
+                    list.retain(
+                        |(c, _)| !matches!(c, Change::Edge(a, b) if *a == id(old) || *b == id(old)),
+                    );
                 }
                 edges_of.remove(&old);
             }
             components.apply(&mut changes, &mut out);
-            assert!(components.len() <= window as usize, "page {p}: {} nodes held", components.len());
+            assert!(
+                components.len() <= window as usize,
+                "page {p}: {} nodes held",
+                components.len()
+            );
         }
         assert_eq!(components.len(), window as usize);
         assert!(components.components() <= window as usize / 2);

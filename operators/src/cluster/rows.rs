@@ -59,7 +59,11 @@ struct Join<A, B> {
 
 impl<A: Ord + Clone, B: Ord + Clone> Join<A, B> {
     /// Applies one time's updates; `emit` gets each change of the pairs `(page, a, b)`.
-    fn apply(&mut self, updates: &mut [(Side<A, B>, isize)], mut emit: impl FnMut(PageId, &A, &B, isize)) {
+    fn apply(
+        &mut self,
+        updates: &mut [(Side<A, B>, isize)],
+        mut emit: impl FnMut(PageId, &A, &B, isize),
+    ) {
         updates.sort_unstable_by_key(|(side, _)| side.page());
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
             let page = these[0].0.page();
@@ -74,7 +78,11 @@ impl<A: Ord + Clone, B: Ord + Clone> Join<A, B> {
             if left.is_empty() && right.is_empty() {
                 continue;
             }
-            let mut entry = self.pages.take(&page, |(a, b)| Entry { left: vec![(a, 1)], right: vec![(b, 1)] }, Entry::default);
+            let mut entry = self.pages.take(
+                &page,
+                |(a, b)| Entry { left: vec![(a, 1)], right: vec![(b, 1)] },
+                Entry::default,
+            );
             // The pairs before go, the pairs now come (what stays cancels downstream).
             for (a, m) in &entry.left {
                 for (b, n) in &entry.right {
@@ -88,10 +96,12 @@ impl<A: Ord + Clone, B: Ord + Clone> Join<A, B> {
                     emit(page, a, b, m * n);
                 }
             }
-            self.pages.put(page, entry, |entry| match (entry.left.as_slice(), entry.right.as_slice()) {
-                ([], []) => Narrow::Gone,
-                ([(a, 1)], [(b, 1)]) => Narrow::One((a.clone(), b.clone())),
-                _ => Narrow::Many,
+            self.pages.put(page, entry, |entry| {
+                match (entry.left.as_slice(), entry.right.as_slice()) {
+                    ([], []) => Narrow::Gone,
+                    ([(a, 1)], [(b, 1)]) => Narrow::One((a.clone(), b.clone())),
+                    _ => Narrow::Many,
+                }
             });
         }
     }
@@ -112,7 +122,9 @@ where
     B: ExchangeData,
     O: ExchangeData,
 {
-    let sides = left.map(|(page, a)| Side::Left(page, a)).concat(right.map(|(page, b)| Side::Right(page, b)));
+    let sides = left
+        .map(|(page, a)| Side::Left(page, a))
+        .concat(right.map(|(page, b)| Side::Right(page, b)));
     let mut join: Join<A, B> = Join { pages: Compact::default() };
     in_time_order(
         sides,
@@ -133,7 +145,10 @@ mod tests {
     }
 
     /// From scratch at `time`: the join of the two sides' values alive then.
-    fn from_scratch(steps: &[Vec<(Side<u64, u64>, isize)>], time: u64) -> BTreeMap<(PageId, u64, u64), isize> {
+    fn from_scratch(
+        steps: &[Vec<(Side<u64, u64>, isize)>],
+        time: u64,
+    ) -> BTreeMap<(PageId, u64, u64), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (l, m) in &alive {

@@ -34,7 +34,10 @@ pub struct Shared {
 }
 
 /// The kernel: a page's sentences and, for the keys held by an earlier page, that page.
-pub fn shared<S: crate::ingest::page::KeyWeight>(sentences: &[S], earlier: impl Fn(u64) -> Option<PageId>) -> Shared {
+pub fn shared<S: crate::ingest::page::KeyWeight>(
+    sentences: &[S],
+    earlier: impl Fn(u64) -> Option<PageId>,
+) -> Shared {
     let total: u64 = sentences.iter().map(|s| s.compared().1 as u64).sum();
     let mut dup = 0u64;
     let mut spans: Vec<SharedSpan> = Vec::new();
@@ -57,7 +60,9 @@ pub trait SentenceShare<'scope, T: Timestamp + Lattice> {
     fn sentence_share(self) -> VecCollection<'scope, T, (PageId, Shared), isize>;
 }
 
-impl<'scope, T: Timestamp + Lattice + Ord> SentenceShare<'scope, T> for VecCollection<'scope, T, (PageId, Filtered), isize> {
+impl<'scope, T: Timestamp + Lattice + Ord> SentenceShare<'scope, T>
+    for VecCollection<'scope, T, (PageId, Filtered), isize>
+{
     fn sentence_share(self) -> VecCollection<'scope, T, (PageId, Shared), isize> {
         let occurrences = self.clone().flat_map(|(id, filtered)| {
             let mut keys: Vec<u64> = filtered.own_sentences().iter().map(|&(k, _)| k).collect();
@@ -74,10 +79,14 @@ impl<'scope, T: Timestamp + Lattice + Ord> SentenceShare<'scope, T> for VecColle
             .join_map(first, |&key, &page, &first| (page, (key, first)))
             .filter(|(page, (_, first))| first != page)
             .reduce(|_page, pairs, output| {
-                output.push((pairs.iter().map(|(pair, _)| **pair).collect::<Vec<(u64, PageId)>>(), 1isize));
+                output.push((
+                    pairs.iter().map(|(pair, _)| **pair).collect::<Vec<(u64, PageId)>>(),
+                    1isize,
+                ));
             });
         self.join_map(earlier, |&page, filtered, pairs| {
-            let lookup = |key: u64| pairs.binary_search_by_key(&key, |&(k, _)| k).ok().map(|i| pairs[i].1);
+            let lookup =
+                |key: u64| pairs.binary_search_by_key(&key, |&(k, _)| k).ok().map(|i| pairs[i].1);
             (page, shared(&filtered.own_sentences(), lookup))
         })
     }

@@ -68,7 +68,8 @@ struct Landmarks {
 impl Landmarks {
     /// An element opens, with its name's `flags` (`names::flags`) and its `role`.
     fn enter(&mut self, flags: Flags, role: Option<&str>) {
-        let role = role.and_then(|r| r.split_ascii_whitespace().next()).map(str::to_ascii_lowercase);
+        let role =
+            role.and_then(|r| r.split_ascii_whitespace().next()).map(str::to_ascii_lowercase);
         let role = role.as_deref();
         let scoped = self.main > 0 || self.sectioning > 0;
         let main = flags & names::MAIN != 0 || role == Some("main");
@@ -221,7 +222,15 @@ impl BlockBuilder {
         if !self.regions.iter().any(content) {
             return (self.blocks, false);
         }
-        (self.blocks.into_iter().zip(&self.regions).filter(|(_, r)| content(r)).map(|(b, _)| b).collect(), has_main)
+        (
+            self.blocks
+                .into_iter()
+                .zip(&self.regions)
+                .filter(|(_, r)| content(r))
+                .map(|(b, _)| b)
+                .collect(),
+            has_main,
+        )
     }
 }
 
@@ -242,25 +251,32 @@ const _: () = {
 /// multi-pattern search (Teddy). Generated documentation has a tag every few tens of bytes,
 /// most of them `<span>` and `<a>`, so a search for `<` alone stops at every one of them.
 /// `None` where the CPU has no packed search: each `<` is then looked at.
-static RAW_TEXT_STARTS: std::sync::LazyLock<Option<aho_corasick::packed::Searcher>> = std::sync::LazyLock::new(|| {
-    let mut prefixes: Vec<[u8; 3]> = Vec::new();
-    for name in RAW_TEXT_ELEMENTS {
-        for first in [name[0], name[0].to_ascii_uppercase()] {
-            for second in [name[1], name[1].to_ascii_uppercase()] {
-                if !prefixes.contains(&[b'<', first, second]) {
-                    prefixes.push([b'<', first, second]);
+static RAW_TEXT_STARTS: std::sync::LazyLock<Option<aho_corasick::packed::Searcher>> =
+    std::sync::LazyLock::new(|| {
+        let mut prefixes: Vec<[u8; 3]> = Vec::new();
+        for name in RAW_TEXT_ELEMENTS {
+            for first in [name[0], name[0].to_ascii_uppercase()] {
+                for second in [name[1], name[1].to_ascii_uppercase()] {
+                    if !prefixes.contains(&[b'<', first, second]) {
+                        prefixes.push([b'<', first, second]);
+                    }
                 }
             }
         }
-    }
-    aho_corasick::packed::Searcher::new(prefixes)
-});
+        aho_corasick::packed::Searcher::new(prefixes)
+    });
 
 /// The next `<` at or after `at` that may open a raw-text element (see [`RAW_TEXT_STARTS`]);
 /// every `<` when the packed search is not there (`packed` `None`).
-fn next_raw_text_start(bytes: &[u8], at: usize, packed: Option<&aho_corasick::packed::Searcher>) -> Option<usize> {
+fn next_raw_text_start(
+    bytes: &[u8],
+    at: usize,
+    packed: Option<&aho_corasick::packed::Searcher>,
+) -> Option<usize> {
     match packed {
-        Some(searcher) => searcher.find_in(bytes, aho_corasick::Span::from(at..bytes.len())).map(|found| found.start()),
+        Some(searcher) => searcher
+            .find_in(bytes, aho_corasick::Span::from(at..bytes.len()))
+            .map(|found| found.start()),
         None => memchr::memchr(b'<', &bytes[at..]).map(|found| at + found),
     }
 }
@@ -273,7 +289,10 @@ pub fn drop_raw_text_elements(html: &str) -> std::borrow::Cow<'_, str> {
 
 /// [`drop_raw_text_elements`] with the packed search given (`None`: every `<` looked at), so
 /// that the tests hold both ways to the same result.
-fn drop_raw_text_elements_with<'h>(html: &'h str, packed: Option<&aho_corasick::packed::Searcher>) -> std::borrow::Cow<'h, str> {
+fn drop_raw_text_elements_with<'h>(
+    html: &'h str,
+    packed: Option<&aho_corasick::packed::Searcher>,
+) -> std::borrow::Cow<'h, str> {
     let bytes = html.as_bytes();
     let mut out = String::new();
     let mut copied = 0;
@@ -316,7 +335,10 @@ fn find_end_tag(bytes: &[u8], from: usize, name: &[u8]) -> Option<usize> {
     while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
         let open = at + found;
         let end = open + 2 + name.len();
-        if end <= bytes.len() && bytes[open + 1] == b'/' && bytes[open + 2..end].eq_ignore_ascii_case(name) {
+        if end <= bytes.len()
+            && bytes[open + 1] == b'/'
+            && bytes[open + 2..end].eq_ignore_ascii_case(name)
+        {
             return memchr::memchr(b'>', &bytes[end..]).map(|gt| end + gt + 1);
         }
         at = open + 1;
@@ -330,7 +352,17 @@ const MAX_NAME_LOOKED_FOR: usize = 9;
 /// Elements whose content the tokenizer reads as text up to their end tag (RCDATA, RAWTEXT;
 /// `script` and `style` when [`drop_raw_text_elements`] left them, unterminated). The slimming
 /// pass copies their content verbatim.
-const VERBATIM_ELEMENTS: [&[u8]; 9] = [b"script", b"style", b"title", b"textarea", b"xmp", b"iframe", b"noembed", b"noframes", b"noscript"];
+const VERBATIM_ELEMENTS: [&[u8]; 9] = [
+    b"script",
+    b"style",
+    b"title",
+    b"textarea",
+    b"xmp",
+    b"iframe",
+    b"noembed",
+    b"noframes",
+    b"noscript",
+];
 
 /// Start tags whose attributes are kept: `html` (its `lang` is read) and those whose attributes
 /// the tree builder reads (`<input type=hidden>` stays in a table, others are moved before it;
@@ -344,8 +376,9 @@ const KEEP_ATTRIBUTES: [&[u8]; 4] = [b"html", b"input", b"isindex", b"template"]
 /// None of them changes the tree builder's mode or the frameset flag; the formatting elements
 /// among them (`a`, `b`, `code`, …) are moved and cloned by the tree builder, never their text.
 const PHRASING: [&[u8]; 31] = [
-    b"span", b"a", b"b", b"i", b"em", b"strong", b"code", b"tt", b"small", b"big", b"u", b"s", b"strike", b"font", b"nobr", b"abbr",
-    b"cite", b"dfn", b"kbd", b"samp", b"var", b"mark", b"q", b"sub", b"sup", b"time", b"data", b"bdi", b"bdo", b"ins", b"del",
+    b"span", b"a", b"b", b"i", b"em", b"strong", b"code", b"tt", b"small", b"big", b"u", b"s",
+    b"strike", b"font", b"nobr", b"abbr", b"cite", b"dfn", b"kbd", b"samp", b"var", b"mark", b"q",
+    b"sub", b"sup", b"time", b"data", b"bdi", b"bdo", b"ins", b"del",
 ];
 
 /// A phrasing start tag written to the slimmed page, dropped with its end tag if only text and
@@ -446,10 +479,18 @@ fn tag_end_and_names(bytes: &[u8], mut at: usize) -> Option<(usize, bool, bool)>
                 state = State::BeforeName;
                 continue;
             }
-            (State::BeforeName | State::Name | State::AfterName | State::BeforeValue | State::AfterQuoted | State::Unquoted, b'>') => {
-                return Some((at, false, named_r))
+            (
+                State::BeforeName
+                | State::Name
+                | State::AfterName
+                | State::BeforeValue
+                | State::AfterQuoted
+                | State::Unquoted,
+                b'>',
+            ) => return Some((at, false, named_r)),
+            (State::BeforeName | State::AfterQuoted | State::Unquoted, b) if is_tag_space(b) => {
+                State::BeforeName
             }
-            (State::BeforeName | State::AfterQuoted | State::Unquoted, b) if is_tag_space(b) => State::BeforeName,
             (State::Name | State::AfterName, b) if is_tag_space(b) => State::AfterName,
             (State::BeforeValue, b) if is_tag_space(b) => State::BeforeValue,
             (State::Name | State::AfterName, b'=') => State::BeforeValue,
@@ -535,7 +576,10 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
     while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
         let open = at + found;
         let next = bytes.get(open + 1).copied().unwrap_or(0);
-        if next == b'!' || next == b'?' || next == b'/' && !bytes.get(open + 2).is_some_and(u8::is_ascii_alphabetic) {
+        if next == b'!'
+            || next == b'?'
+            || next == b'/' && !bytes.get(open + 2).is_some_and(u8::is_ascii_alphabetic)
+        {
             pairs.keep_open();
         }
         if next == b'!' {
@@ -578,8 +622,11 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
             }
             continue;
         }
-        let name_end =
-            name_at + bytes[name_at..].iter().position(|&b| is_tag_space(b) || b == b'/' || b == b'>').unwrap_or(bytes.len() - name_at);
+        let name_end = name_at
+            + bytes[name_at..]
+                .iter()
+                .position(|&b| is_tag_space(b) || b == b'/' || b == b'>')
+                .unwrap_or(bytes.len() - name_at);
         let name = &bytes[name_at..name_end];
         let Some((gt, self_closing)) = tag_end(bytes, name_end) else { break };
         // The name lowercased once: every name the pass looks for is at most this long, so a
@@ -600,8 +647,10 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
             // (`svg` left unterminated, `math`), framesets, `plaintext`, and raw-text elements
             // that a select ignores (all but `script` and `textarea`, which closes it). The
             // rest of the page is left as it is.
-            let ignored_in_select = in_select && raw.is_some_and(|raw| !matches!(*raw, b"script" | b"textarea"));
-            if is(b"svg") || is(b"math") || is(b"frameset") || is(b"plaintext") || ignored_in_select {
+            let ignored_in_select =
+                in_select && raw.is_some_and(|raw| !matches!(*raw, b"script" | b"textarea"));
+            if is(b"svg") || is(b"math") || is(b"frameset") || is(b"plaintext") || ignored_in_select
+            {
                 break;
             }
             if is(b"select") {
@@ -656,7 +705,9 @@ pub fn slim_tags(html: &str) -> std::borrow::Cow<'_, str> {
         let minimal = gt == name_end || (self_closing && gt == name_end + 1);
         // A tag that may carry an ARIA `role` (a landmark: `role="main"`, `"navigation"`, …)
         // keeps its attributes as they are: the extraction reads it.
-        let keep = !closing && (KEEP_ATTRIBUTES.iter().any(|keep| is(keep)) || mentions(&bytes[name_end..gt], b"role"));
+        let keep = !closing
+            && (KEEP_ATTRIBUTES.iter().any(|keep| is(keep))
+                || mentions(&bytes[name_end..gt], b"role"));
         if !minimal && !keep {
             if out.is_empty() {
                 out.reserve(html.len() / 2);
@@ -724,7 +775,12 @@ pub fn strip_reference(html: &str) -> StrippedPage {
 
 fn extract(document: &Html, landmarks_read: bool) -> StrippedPage {
     let mut extraction = Extraction::default();
-    let lang = document.root_element().value().attr("lang").map(|l| l.trim().to_string()).filter(|l| !l.is_empty());
+    let lang = document
+        .root_element()
+        .value()
+        .attr("lang")
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty());
     for edge in document.tree.root().traverse() {
         match edge {
             Edge::Open(node) => match node.value() {
@@ -824,7 +880,8 @@ impl Extraction {
     fn finish(mut self, lang: Option<String>, landmarks_read: bool) -> StrippedPage {
         self.builder.end_block();
         let title = self.title.split_whitespace().collect::<Vec<_>>().join(" ");
-        let (blocks, main_marked) = if landmarks_read { self.builder.main_content() } else { (self.builder.blocks, false) };
+        let (blocks, main_marked) =
+            if landmarks_read { self.builder.main_content() } else { (self.builder.blocks, false) };
         StrippedPage { title, blocks, lang, main_marked }
     }
 }
@@ -854,7 +911,9 @@ pub trait StripHtml<'scope, T: Timestamp + Lattice> {
     ) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
 }
 
-impl<'scope, T: Timestamp + Lattice> StripHtml<'scope, T> for VecCollection<'scope, T, (PageMeta, String), isize> {
+impl<'scope, T: Timestamp + Lattice> StripHtml<'scope, T>
+    for VecCollection<'scope, T, (PageMeta, String), isize>
+{
     fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
         self.strip_html_timed(|_| {})
     }
@@ -886,7 +945,10 @@ mod tests {
         );
         assert_eq!(page.title, "My Page");
         assert_eq!(page.lang, None);
-        assert_eq!(strip("<html lang=\"ru-RU\"><body><p>Привет</p></body></html>").lang.as_deref(), Some("ru-RU"));
+        assert_eq!(
+            strip("<html lang=\"ru-RU\"><body><p>Привет</p></body></html>").lang.as_deref(),
+            Some("ru-RU")
+        );
         assert_eq!(page.blocks, vec!["Head", "One & two", "three", "four", "a", "b"]);
     }
 
@@ -907,12 +969,18 @@ mod tests {
         // No main landmark: the chrome out, the rest in; a header inside an article is its own.
         let page = strip("<nav>menu</nav><div><p>Text.</p></div><article><header>Title</header><p>Body.</p></article><aside>ad</aside><footer>(c)</footer>");
         assert_eq!(page.blocks, ["Text.", "Title", "Body."]);
-        assert!(!page.main_marked, "chrome left out, but no main landmark said where the content is");
+        assert!(
+            !page.main_marked,
+            "chrome left out, but no main landmark said where the content is"
+        );
         // A page that is all chrome keeps it.
         assert_eq!(strip("<nav><li>a</li><li>b</li></nav>").blocks, ["a", "b"]);
         // Landmarks not read: every block.
         let page = strip_with("<nav>menu</nav><main><p>Text.</p></main>", false);
-        assert_eq!((page.blocks, page.main_marked), (vec!["menu".to_string(), "Text.".to_string()], false));
+        assert_eq!(
+            (page.blocks, page.main_marked),
+            (vec!["menu".to_string(), "Text.".to_string()], false)
+        );
     }
 
     #[test]
@@ -935,7 +1003,8 @@ mod tests {
 
     #[test]
     fn hidden_subtrees_are_dropped_even_with_blocks_inside() {
-        let page = strip("<p>x</p><template><p>hidden</p></template><svg><text>s</text></svg><p>y</p>");
+        let page =
+            strip("<p>x</p><template><p>hidden</p></template><svg><text>s</text></svg><p>y</p>");
         assert_eq!(page.blocks, vec!["x", "y"]);
     }
 
@@ -943,7 +1012,10 @@ mod tests {
     fn raw_text_elements_are_cut_before_parsing() {
         let html = "<p>a</p><SCRIPT type=x>if (a < b) { x = '</p>'; }</script ><p>b</p><style>p{}</style>\
                     <svg viewBox='0'><text>t</text></svg><p>c<scripts>d</scripts></p><script>never closed";
-        assert_eq!(drop_raw_text_elements(html), "<p>a</p><p>b</p><p>c<scripts>d</scripts></p><script>never closed");
+        assert_eq!(
+            drop_raw_text_elements(html),
+            "<p>a</p><p>b</p><p>c<scripts>d</scripts></p><script>never closed"
+        );
         assert_eq!(strip(html).blocks, vec!["a", "b", "cd"]);
         assert!(matches!(drop_raw_text_elements("<p>plain</p>"), std::borrow::Cow::Borrowed(_)));
         assert_eq!(drop_raw_text_elements_with(html, None), drop_raw_text_elements(html));
@@ -1007,14 +1079,30 @@ mod tests {
     /// looks for fits, and a name looked for in any case is found.
     #[test]
     fn every_name_slimming_looks_for_fits_its_buffer() {
-        let literal: [&[u8]; 12] =
-            [b"a", b"body", b"frameset", b"input", b"keygen", b"math", b"nobr", b"plaintext", b"select", b"svg", b"template", b"textarea"];
-        let names = VERBATIM_ELEMENTS.iter().chain(&KEEP_ATTRIBUTES).chain(&PHRASING).chain(&literal);
+        let literal: [&[u8]; 12] = [
+            b"a",
+            b"body",
+            b"frameset",
+            b"input",
+            b"keygen",
+            b"math",
+            b"nobr",
+            b"plaintext",
+            b"select",
+            b"svg",
+            b"template",
+            b"textarea",
+        ];
+        let names =
+            VERBATIM_ELEMENTS.iter().chain(&KEEP_ATTRIBUTES).chain(&PHRASING).chain(&literal);
         assert!(names.clone().all(|name| !name.is_empty() && name.len() <= MAX_NAME_LOOKED_FOR));
         assert_eq!(names.map(|name| name.len()).max(), Some(MAX_NAME_LOOKED_FOR));
         // Upper and mixed case: the attributes go, the text and the title stay.
         let html = "<HTML><HEAD><TITLE class=x>T</TITLE></HEAD><BODY><P CLASS=a>one <SPAN class=b>two</SPAN></P><PlainText class=c>three";
-        assert_eq!(slim_tags(html), "<HTML><HEAD><TITLE>T</TITLE></HEAD><BODY><P>one two</P><PlainText class=c>three");
+        assert_eq!(
+            slim_tags(html),
+            "<HTML><HEAD><TITLE>T</TITLE></HEAD><BODY><P>one two</P><PlainText class=c>three"
+        );
         assert_eq!(strip(html), strip_reference(html));
     }
 
@@ -1040,10 +1128,19 @@ mod tests {
             slim_tags("<span>h</span><body class=b><p>a <span class=k>b<em></em></span><A HREF=x>c</A>&am<b>p;</b>d<<i>e"),
             "<span>h</span><body><p>a bc&am<b>p;</b>d<<i>e"
         );
-        assert_eq!(slim_tags("<body><a role=main href=x>m</a><a>n</a>"), "<body><a role=main href=x>m</a><a>n</a>");
-        assert_eq!(slim_tags("<body><b>x<p>y</b></p><code>z<br></code>"), "<body><b>x<p>y</b></p><code>z<br></code>");
+        assert_eq!(
+            slim_tags("<body><a role=main href=x>m</a><a>n</a>"),
+            "<body><a role=main href=x>m</a><a>n</a>"
+        );
+        assert_eq!(
+            slim_tags("<body><b>x<p>y</b></p><code>z<br></code>"),
+            "<body><b>x<p>y</b></p><code>z<br></code>"
+        );
         // A tag that may carry a landmark role keeps its attributes.
-        assert_eq!(slim_tags("<div class=a ROLE=main>x</div><p class=b>y"), "<div class=a ROLE=main>x</div><p>y");
+        assert_eq!(
+            slim_tags("<div class=a ROLE=main>x</div><p class=b>y"),
+            "<div class=a ROLE=main>x</div><p>y"
+        );
         assert!(matches!(slim_tags("<!DOCTYPE html><p>plain</p>"), std::borrow::Cow::Borrowed(_)));
     }
 
@@ -1209,7 +1306,9 @@ mod tests {
 
     #[test]
     fn garbage_does_not_panic() {
-        for input in ["", "<", "<<<>>>", "</p></div>", "<p", "\u{0}\u{feff}<html>", "<!-- unterminated"] {
+        for input in
+            ["", "<", "<<<>>>", "</p></div>", "<p", "\u{0}\u{feff}<html>", "<!-- unterminated"]
+        {
             let _ = strip(input);
         }
     }

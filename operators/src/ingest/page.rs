@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 /// Stable identity of a page, ordered so that the *earliest* page (by crawl date, then by a
 /// hash of its URL and record id) is the smallest. Cluster ids are a member's id, the anchor
 /// (smallest `anchor_key`), so they depend only on the set of pages, never on scheduling.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub struct PageId {
     /// Crawl date, seconds since the Unix epoch (0 when unknown).
     pub date: u64,
@@ -156,7 +158,12 @@ pub struct Page {
 
 /// What a `Run` of it compares, hashes and serializes as.
 pub trait RunItem: Copy {
-    type Compared: Copy + Ord + std::hash::Hash + std::fmt::Debug + Serialize + for<'de> Deserialize<'de>;
+    type Compared: Copy
+        + Ord
+        + std::hash::Hash
+        + std::fmt::Debug
+        + Serialize
+        + for<'de> Deserialize<'de>;
     fn compared(&self) -> Self::Compared;
     fn from_compared(compared: Self::Compared) -> Self;
     /// Hashes a run as the slice of its items' `compared` values hashes.
@@ -307,7 +314,9 @@ impl FromIterator<Word> for Words {
 
 impl<T: RunItem> Run<T> {
     /// What the run compares as, item by item.
-    pub fn compared(&self) -> impl DoubleEndedIterator<Item = T::Compared> + ExactSizeIterator + '_ {
+    pub fn compared(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = T::Compared> + ExactSizeIterator + '_ {
         self.iter().map(RunItem::compared)
     }
 }
@@ -457,14 +466,27 @@ mod tests {
     #[test]
     fn a_sentence_is_twelve_bytes_and_keeps_its_flag_and_word_count_apart() {
         assert_eq!(std::mem::size_of::<Sentence>(), 12);
-        for (fingerprinted, words) in
-            [(false, 0), (true, 0), (false, 1), (true, 1), (false, Sentence::MAX_WORDS), (true, Sentence::MAX_WORDS), (true, 300)]
-        {
+        for (fingerprinted, words) in [
+            (false, 0),
+            (true, 0),
+            (false, 1),
+            (true, 1),
+            (false, Sentence::MAX_WORDS),
+            (true, Sentence::MAX_WORDS),
+            (true, 300),
+        ] {
             let s = Sentence::new(u64::MAX - 5, 65_535, fingerprinted, words);
             let (key, weight) = (s.key, s.weight);
-            assert_eq!((key, weight, s.fingerprinted(), s.words()), (u64::MAX - 5, 65_535, fingerprinted, words));
+            assert_eq!(
+                (key, weight, s.fingerprinted(), s.words()),
+                (u64::MAX - 5, 65_535, fingerprinted, words)
+            );
             let other = s.with_words(7);
-            assert_eq!((other.fingerprinted(), other.words()), (fingerprinted, 7), "the flag stays");
+            assert_eq!(
+                (other.fingerprinted(), other.words()),
+                (fingerprinted, 7),
+                "the flag stays"
+            );
         }
         // Sentences differ by their flag and by their word count.
         assert_ne!(Sentence::new(1, 2, true, 3), Sentence::new(1, 2, false, 3));
@@ -501,10 +523,15 @@ mod tests {
     fn shared_sentences_compare_and_hash_as_their_keys_and_weights() {
         use std::hash::{BuildHasher, RandomState};
         let sentence = |key, weight, words| Sentence::new(key, weight, key % 2 == 0, words);
-        let all: Arc<[Sentence]> = vec![sentence(1, 3, 4), sentence(2, 1, 1), sentence(3, 5, 9)].into();
+        let all: Arc<[Sentence]> =
+            vec![sentence(1, 3, 4), sentence(2, 1, 1), sentence(3, 5, 9)].into();
         let run = Sentences::shared(&all, 1..3);
         assert!(run.is_shared_with(&all));
-        assert_eq!(run.iter().map(|s| s.words()).collect::<Vec<_>>(), [1, 9], "read as the page's sentences");
+        assert_eq!(
+            run.iter().map(|s| s.words()).collect::<Vec<_>>(),
+            [1, 9],
+            "read as the page's sentences"
+        );
         // Compared as (key, weight) pairs: a page's flags and word counts are not the content.
         let pairs: Sentences = [(2, 1), (3, 5)].into_iter().collect();
         assert!(!pairs.is_shared_with(&all));
@@ -523,8 +550,11 @@ mod tests {
     #[test]
     fn a_content_crossing_processes_keeps_its_sentences_whole() {
         // Timely's exchange serializes with bincode between processes.
-        let sentence = |key, weight, fingerprinted, words| Sentence::new(key, weight, fingerprinted, words);
-        let all: Arc<[Sentence]> = vec![sentence(1, 3, false, 4), sentence(2, 9, true, 7), sentence(3, 5, false, 2)].into();
+        let sentence =
+            |key, weight, fingerprinted, words| Sentence::new(key, weight, fingerprinted, words);
+        let all: Arc<[Sentence]> =
+            vec![sentence(1, 3, false, 4), sentence(2, 9, true, 7), sentence(3, 5, false, 2)]
+                .into();
         let content = Content {
             sentences: Sentences::shared(&all, 0..3),
             words: Words::from(vec![5, 6, 7]),

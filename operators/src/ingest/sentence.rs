@@ -65,9 +65,9 @@ impl Default for SentenceConfig {
 }
 
 const ABBREVIATIONS: &[&str] = &[
-    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "no", "fig", "cf", "al", "approx", "dept", "est", "inc",
-    "ltd", "co", "corp", "vol", "p", "pp", "ch", "sec", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-    "dec",
+    "e.g", "i.e", "etc", "vs", "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "no", "fig",
+    "cf", "al", "approx", "dept", "est", "inc", "ltd", "co", "corp", "vol", "p", "pp", "ch", "sec",
+    "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec",
 ];
 
 /// Whether `c` is a CJK ideograph, kana or hangul syllable (they have no spaces between words).
@@ -107,7 +107,8 @@ pub fn split_into<'a>(block: &'a str, semicolon_split_chars: u32, out: &mut Vec<
             }
             ';' | '；' => {
                 let len = block[start..i].chars().count() as u32;
-                len >= semicolon_split_chars && block[end..].chars().next().is_none_or(|n| n.is_whitespace() || c == '；')
+                len >= semicolon_split_chars
+                    && block[end..].chars().next().is_none_or(|n| n.is_whitespace() || c == '；')
             }
             _ => false,
         };
@@ -141,7 +142,11 @@ impl<'a> Terminators<'a> {
 
     fn search(bytes: &[u8], set: usize, from: usize) -> usize {
         let rest = &bytes[from..];
-        let found = if set == 0 { memchr::memchr3(b'.', b'!', b'?', rest) } else { memchr::memchr3(b';', 0xE3, 0xEF, rest) };
+        let found = if set == 0 {
+            memchr::memchr3(b'.', b'!', b'?', rest)
+        } else {
+            memchr::memchr3(b';', 0xE3, 0xEF, rest)
+        };
         found.map_or(bytes.len(), |k| from + k)
     }
 
@@ -199,7 +204,11 @@ pub fn units(normalized: &str, cjk_char_units: u32) -> u32 {
     if normalized.is_ascii() {
         return normalized.bytes().filter(|b| !matches!(b, b'\t'..=b'\r' | b' ')).count() as u32;
     }
-    normalized.chars().filter(|c| !c.is_whitespace()).map(|c| if is_cjk(c) { cjk_char_units } else { 1 }).sum()
+    normalized
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if is_cjk(c) { cjk_char_units } else { 1 })
+        .sum()
 }
 
 /// Weight of a sentence for LCS resemblance: word-sized units (6 characters each), at least 1.
@@ -250,7 +259,11 @@ pub fn split_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> Split
 
 /// The sentences `split_page` keeps, normalized, each handed to `f` in order (in one buffer
 /// that the next sentence reuses); true when the cap dropped some.
-pub fn each_sentence<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig, mut f: impl FnMut(&str)) -> bool {
+pub fn each_sentence<S: AsRef<str>>(
+    blocks: &[S],
+    config: &SentenceConfig,
+    mut f: impl FnMut(&str),
+) -> bool {
     let mut raw: Vec<&str> = Vec::new();
     for block in blocks {
         split_into(block.as_ref(), config.semicolon_split_chars, &mut raw);
@@ -294,10 +307,16 @@ pub fn each_sentence<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig, mut f
 }
 
 /// The compact form the dataflow keeps: sentences and their words.
-pub fn compact(sentences: &[HashedSentence], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::ingest::page::Word>) {
+pub fn compact(
+    sentences: &[HashedSentence],
+    config: &SentenceConfig,
+) -> (Vec<Sentence>, Vec<crate::ingest::page::Word>) {
     let mut words: Vec<u64> = Vec::new();
     let mut all = Vec::new();
-    let compact = sentences.iter().map(|s| compact_one(s.key, s.units, &s.normalized, config, &mut words, &mut all)).collect();
+    let compact = sentences
+        .iter()
+        .map(|s| compact_one(s.key, s.units, &s.normalized, config, &mut words, &mut all))
+        .collect();
     (compact, all)
 }
 
@@ -329,7 +348,10 @@ fn compact_words(
 
 /// `compact(&split_page(blocks, config).sentences, config)` and whether the cap was hit,
 /// without keeping each sentence's text: what the dataflow's pages are made of.
-pub fn compact_page<S: AsRef<str>>(blocks: &[S], config: &SentenceConfig) -> (Vec<Sentence>, Vec<crate::ingest::page::Word>, bool) {
+pub fn compact_page<S: AsRef<str>>(
+    blocks: &[S],
+    config: &SentenceConfig,
+) -> (Vec<Sentence>, Vec<crate::ingest::page::Word>, bool) {
     let mut words: Vec<u64> = Vec::new();
     let mut all = Vec::new();
     let mut compact = Vec::new();
@@ -471,7 +493,11 @@ fn with_canonicalizer<R>(
     CANONICALIZERS.with(|c| {
         let mut cache = c.borrow_mut();
         let canonicalizer = cache.entry((language, synonyms.to_string())).or_insert_with(|| {
-            let text = if synonyms.is_empty() { String::new() } else { std::fs::read_to_string(synonyms).unwrap_or_default() };
+            let text = if synonyms.is_empty() {
+                String::new()
+            } else {
+                std::fs::read_to_string(synonyms).unwrap_or_default()
+            };
             Canonicalizer::new(language).with_synonyms(&text)
         });
         f(canonicalizer)
@@ -479,9 +505,15 @@ fn with_canonicalizer<R>(
 }
 
 /// A page's distinct canonical terms (hashes, sorted) in `language`, with a synonym file.
-pub fn terms_in(blocks: &[String], language: crate::verify::cosine::Language, synonyms: &str) -> Vec<u64> {
+pub fn terms_in(
+    blocks: &[String],
+    language: crate::verify::cosine::Language,
+    synonyms: &str,
+) -> Vec<u64> {
     let text = blocks.join("\n");
-    let mut out: Vec<u64> = with_canonicalizer(language, synonyms, |c| c.terms(&text).iter().map(|t| stable_hash(t)).collect());
+    let mut out: Vec<u64> = with_canonicalizer(language, synonyms, |c| {
+        c.terms(&text).iter().map(|t| stable_hash(t)).collect()
+    });
     out.sort_unstable();
     out.dedup();
     out
@@ -490,44 +522,57 @@ pub fn terms_in(blocks: &[String], language: crate::verify::cosine::Language, sy
 /// The kernel of the stage: a page's text blocks to its compact page (sentence keys and
 /// weights, shingles of `shingle_words` words when a method needs them), and whether the
 /// sentence cap was hit.
-pub fn page_of(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling) -> (Page, bool) {
+pub fn page_of(
+    meta: PageMeta,
+    blocks: &[String],
+    config: &SentenceConfig,
+    shingling: Shingling,
+) -> (Page, bool) {
     page_in(meta, blocks, config, shingling, None)
 }
 
 /// `page_of` with the page's declared language (its HTML `lang`), used when
 /// `config.language` is "auto".
-pub fn page_in(meta: PageMeta, blocks: &[String], config: &SentenceConfig, shingling: Shingling, declared: Option<&str>) -> (Page, bool) {
+pub fn page_in(
+    meta: PageMeta,
+    blocks: &[String],
+    config: &SentenceConfig,
+    shingling: Shingling,
+    declared: Option<&str>,
+) -> (Page, bool) {
     use crate::verify::cosine::Language;
     let needs_language = config.stem || shingling == Shingling::Terms;
     let language = needs_language.then(|| match config.language.as_str() {
-        "auto" => {
-            declared.map(Language::from_code).filter(|l| *l != Language::Other).unwrap_or_else(|| Language::detect(&blocks.join("\n")))
-        }
+        "auto" => declared
+            .map(Language::from_code)
+            .filter(|l| *l != Language::Other)
+            .unwrap_or_else(|| Language::detect(&blocks.join("\n"))),
         code => Language::from_code(code),
     });
-    let (sentences, words, truncated, word_shingles) = if !config.stem && !matches!(shingling, Shingling::Words(_)) {
-        // Nothing reads the sentences' text after their hashes and words: none is kept.
-        let (sentences, words, truncated) = compact_page(blocks, config);
-        (sentences, words, truncated, Vec::new())
-    } else {
-        let mut split = split_page(blocks, config);
-        if let (true, Some(language)) = (config.stem, language) {
-            with_canonicalizer(language, &config.synonyms, |c| {
-                for s in &mut split.sentences {
-                    let canonical = c.terms(&s.normalized).join(" ");
-                    if !canonical.is_empty() {
-                        (s.md5, s.key) = hash(&canonical);
+    let (sentences, words, truncated, word_shingles) =
+        if !config.stem && !matches!(shingling, Shingling::Words(_)) {
+            // Nothing reads the sentences' text after their hashes and words: none is kept.
+            let (sentences, words, truncated) = compact_page(blocks, config);
+            (sentences, words, truncated, Vec::new())
+        } else {
+            let mut split = split_page(blocks, config);
+            if let (true, Some(language)) = (config.stem, language) {
+                with_canonicalizer(language, &config.synonyms, |c| {
+                    for s in &mut split.sentences {
+                        let canonical = c.terms(&s.normalized).join(" ");
+                        if !canonical.is_empty() {
+                            (s.md5, s.key) = hash(&canonical);
+                        }
                     }
-                }
-            });
-        }
-        let (sentences, words) = compact(&split.sentences, config);
-        let word_shingles = match shingling {
-            Shingling::Words(n) => shingles(&split.sentences, n),
-            _ => Vec::new(),
+                });
+            }
+            let (sentences, words) = compact(&split.sentences, config);
+            let word_shingles = match shingling {
+                Shingling::Words(n) => shingles(&split.sentences, n),
+                _ => Vec::new(),
+            };
+            (sentences, words, split.truncated, word_shingles)
         };
-        (sentences, words, split.truncated, word_shingles)
-    };
     let shingles = match (shingling, language) {
         (Shingling::Words(_), _) => word_shingles,
         (Shingling::Terms, Some(language)) => terms_in(blocks, language, &config.synonyms),
@@ -556,12 +601,15 @@ pub fn page_of_html(
     config: &SentenceConfig,
     shingling: Shingling,
 ) -> (Page, bool) {
-    let (mut page, truncated) = page_in(meta, &stripped.blocks, config, shingling, stripped.lang.as_deref());
+    let (mut page, truncated) =
+        page_in(meta, &stripped.blocks, config, shingling, stripped.lang.as_deref());
     page.main_marked = stripped.main_marked;
     (page, truncated)
 }
 
-impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T> for VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
+impl<'scope, T: Timestamp + Lattice> SplitSentences<'scope, T>
+    for VecCollection<'scope, T, (PageMeta, Vec<String>), isize>
+{
     fn split_sentences<F>(
         self,
         config: SentenceConfig,
@@ -612,13 +660,18 @@ mod tests {
 
     #[test]
     fn a_sentence_keeps_at_most_max_words_of_its_words() {
-        let long = HashedSentence { normalized: "w ".repeat(40_000), md5: 0, key: 9, units: 40_000 };
+        let long =
+            HashedSentence { normalized: "w ".repeat(40_000), md5: 0, key: 9, units: 40_000 };
         let short = HashedSentence { normalized: "a b c".into(), md5: 0, key: 10, units: 3 };
         let (sentences, words) = compact(&[long, short], &SentenceConfig::default());
         assert_eq!(sentences[0].words(), Sentence::MAX_WORDS);
         assert!(sentences[0].fingerprinted(), "the flag is not taken by the count");
         assert_eq!(sentences[1].words(), 3);
-        assert_eq!(words.len(), Sentence::MAX_WORDS as usize + 3, "the words the sentences name, in order");
+        assert_eq!(
+            words.len(),
+            Sentence::MAX_WORDS as usize + 3,
+            "the words the sentences name, in order"
+        );
     }
 
     #[test]
@@ -631,20 +684,29 @@ mod tests {
 
     #[test]
     fn stemmed_sentences_share_keys_across_inflections() {
-        let meta = || PageMeta { id: PageId::default(), url: "".into(), host: 0, record_id: "".into() };
+        let meta =
+            || PageMeta { id: PageId::default(), url: "".into(), host: 0, record_id: "".into() };
         let blocks = |t: &str| vec![t.to_string()];
         let plain = SentenceConfig::default();
         let stem = SentenceConfig { stem: true, language: "en".into(), ..Default::default() };
-        let key = |config: &SentenceConfig, text: &str| page_of(meta(), &blocks(text), config, Shingling::None).0.sentences[0].key;
-        assert_ne!(key(&plain, "The runners were running home."), key(&plain, "A runner runs home."));
+        let key = |config: &SentenceConfig, text: &str| {
+            page_of(meta(), &blocks(text), config, Shingling::None).0.sentences[0].key
+        };
+        assert_ne!(
+            key(&plain, "The runners were running home."),
+            key(&plain, "A runner runs home.")
+        );
         assert_eq!(key(&stem, "The runners were running home."), key(&stem, "A runner runs home."));
         // The declared language wins over detection when "auto".
         let auto = SentenceConfig { stem: true, ..Default::default() };
-        let (page, _) = page_in(meta(), &blocks("Книги в библиотеке."), &auto, Shingling::None, Some("ru"));
-        let (other, _) = page_in(meta(), &blocks("Книгами библиотеки."), &auto, Shingling::None, Some("ru"));
+        let (page, _) =
+            page_in(meta(), &blocks("Книги в библиотеке."), &auto, Shingling::None, Some("ru"));
+        let (other, _) =
+            page_in(meta(), &blocks("Книгами библиотеки."), &auto, Shingling::None, Some("ru"));
         assert_eq!({ page.sentences[0].key }, { other.sentences[0].key });
         // Synonyms map words to one form before stemming.
-        let file = std::env::temp_dir().join(format!("dupflow-synonyms-{}.txt", std::process::id()));
+        let file =
+            std::env::temp_dir().join(format!("dupflow-synonyms-{}.txt", std::process::id()));
         std::fs::write(&file, "car: automobile auto\n").unwrap();
         let synonyms = SentenceConfig { synonyms: file.display().to_string(), ..stem.clone() };
         assert_eq!(key(&synonyms, "The automobile stopped."), key(&synonyms, "A car stopped."));
@@ -663,7 +725,10 @@ mod tests {
     #[test]
     fn splits_russian_and_korean() {
         let s = split("Это первое предложение. Это второе! 이것은 문장입니다. 그리고", 80);
-        assert_eq!(s, vec!["Это первое предложение.", "Это второе!", "이것은 문장입니다.", "그리고"]);
+        assert_eq!(
+            s,
+            vec!["Это первое предложение.", "Это второе!", "이것은 문장입니다.", "그리고"]
+        );
     }
 
     #[test]
@@ -675,7 +740,10 @@ mod tests {
 
     #[test]
     fn closing_quotes_stay_with_their_sentence() {
-        assert_eq!(split("He said \"stop.\" Then left.", 80), vec!["He said \"stop.\"", "Then left."]);
+        assert_eq!(
+            split("He said \"stop.\" Then left.", 80),
+            vec!["He said \"stop.\"", "Then left."]
+        );
     }
 
     #[test]
@@ -683,7 +751,10 @@ mod tests {
         assert_eq!(normalize("  Hello,   WORLD!  ", Punctuation::Remove), "hello world");
         assert_eq!(normalize("Ｆｕｌｌ　ｗｉｄｔｈ", Punctuation::Remove), "full width");
         assert_eq!(normalize("a-b, c!", Punctuation::Underscore), "a_b_ c_");
-        assert_eq!(normalize("org.apache.commons: Vec<T>!", Punctuation::Space), "org apache commons vec t");
+        assert_eq!(
+            normalize("org.apache.commons: Vec<T>!", Punctuation::Space),
+            "org apache commons vec t"
+        );
         assert_eq!(normalize("add_executable(<name>)", Punctuation::Space), "add_executable name");
         assert_eq!(normalize("« Ｆｕｌｌ—ｗｉｄｔｈ »", Punctuation::Space), "full width");
         assert_eq!(normalize("org.apache", Punctuation::Remove), "orgapache");
@@ -722,20 +793,31 @@ mod tests {
             let page = split_page(&blocks, config);
             (page.sentences.into_iter().map(|s| s.normalized).collect(), page.truncated)
         };
-        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 2, ..Default::default() });
+        let (kept, truncated) =
+            texts(&SentenceConfig { max_sentences_per_page: 2, ..Default::default() });
         assert_eq!(kept, ["one here", "five here"]);
         assert!(truncated);
-        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 3, ..Default::default() });
+        let (kept, truncated) =
+            texts(&SentenceConfig { max_sentences_per_page: 3, ..Default::default() });
         assert_eq!(kept, ["one here", "two here", "five here"], "the head takes the odd one");
         assert!(truncated);
-        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 4, ..Default::default() });
-        assert_eq!(kept, ["one here", "two here", "four here", "five here"], "the tail in its order");
+        let (kept, truncated) =
+            texts(&SentenceConfig { max_sentences_per_page: 4, ..Default::default() });
+        assert_eq!(
+            kept,
+            ["one here", "two here", "four here", "five here"],
+            "the tail in its order"
+        );
         assert!(truncated);
-        let (kept, truncated) = texts(&SentenceConfig { max_sentences_per_page: 5, ..Default::default() });
+        let (kept, truncated) =
+            texts(&SentenceConfig { max_sentences_per_page: 5, ..Default::default() });
         assert_eq!(kept.len(), 5);
         assert!(!truncated, "at the cap, nothing is dropped");
         // Sentences that normalize to nothing do not count.
-        let page = split_page(&["One here. ... Two here."], &SentenceConfig { max_sentences_per_page: 2, ..Default::default() });
+        let page = split_page(
+            &["One here. ... Two here."],
+            &SentenceConfig { max_sentences_per_page: 2, ..Default::default() },
+        );
         assert_eq!((page.sentences.len(), page.truncated), (2, false));
     }
 
@@ -750,7 +832,8 @@ mod tests {
             let units = units(&normalized, config.cjk_char_units);
             Some(HashedSentence { normalized, md5, key, units })
         };
-        let raw: Vec<&str> = blocks.iter().flat_map(|block| split(block, config.semicolon_split_chars)).collect();
+        let raw: Vec<&str> =
+            blocks.iter().flat_map(|block| split(block, config.semicolon_split_chars)).collect();
         let cap = config.max_sentences_per_page as usize;
         let mut sentences: Vec<HashedSentence> = Vec::new();
         let mut next = 0;
@@ -775,7 +858,11 @@ mod tests {
         let mut chars = word.chars();
         match chars.next() {
             None => false,
-            Some(first) if chars.next().is_none() && first.is_alphabetic() && first.is_uppercase() => true,
+            Some(first)
+                if chars.next().is_none() && first.is_alphabetic() && first.is_uppercase() =>
+            {
+                true
+            }
             Some(_) => ABBREVIATIONS.contains(&word.to_lowercase().as_str()),
         }
     }
@@ -797,7 +884,8 @@ mod tests {
                 }
                 ';' | '；' => {
                     let len = block[start..i].chars().count() as u32;
-                    len >= semicolon_split_chars && next.is_none_or(|n| n.is_whitespace() || c == '；')
+                    len >= semicolon_split_chars
+                        && next.is_none_or(|n| n.is_whitespace() || c == '；')
                 }
                 _ => false,
             };

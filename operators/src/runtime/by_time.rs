@@ -44,7 +44,12 @@ impl<T: Timestamp, D, X: Default> Default for ByTime<T, D, X> {
 impl<T: Timestamp, D, X: Default> ByTime<T, D, X> {
     /// Holds a batch of the input (`(data, time, diff)` updates, drained), each update as `f`
     /// makes it.
-    pub fn hold<U>(&mut self, capability: &InputCapability<T>, batch: &mut Vec<(U, T, isize)>, mut f: impl FnMut(U, isize) -> D) {
+    pub fn hold<U>(
+        &mut self,
+        capability: &InputCapability<T>,
+        batch: &mut Vec<(U, T, isize)>,
+        mut f: impl FnMut(U, isize) -> D,
+    ) {
         for (data, time, diff) in batch.drain(..) {
             self.held(time, |time| capability.delayed(time, 0)).updates.push(f(data, diff));
         }
@@ -58,7 +63,11 @@ impl<T: Timestamp, D, X: Default> ByTime<T, D, X> {
 
     /// The holding of `time`, made with the capability `delayed` gives for it if there is none.
     fn held(&mut self, time: T, delayed: impl FnOnce(&T) -> Capability<T>) -> &mut Held<T, D, X> {
-        self.times.entry(time).or_insert_with_key(|time| Held { capability: delayed(time), updates: Vec::new(), extra: X::default() })
+        self.times.entry(time).or_insert_with_key(|time| Held {
+            capability: delayed(time),
+            updates: Vec::new(),
+            extra: X::default(),
+        })
     }
 
     /// Whether the earliest time held is complete (the frontier has passed it).
@@ -86,7 +95,11 @@ pub trait Keyed {
 /// Splits `keys` (distinct) by the worker of each (`route(key)` modulo `peers`, as timely's
 /// exchange sends a datum): each worker's keys, sorted (a `Keyed` record's), workers that get
 /// none left out.
-pub fn by_worker(keys: impl IntoIterator<Item = u64>, peers: usize, route: impl Fn(u64) -> u64) -> Vec<(u64, Vec<u64>)> {
+pub fn by_worker(
+    keys: impl IntoIterator<Item = u64>,
+    peers: usize,
+    route: impl Fn(u64) -> u64,
+) -> Vec<(u64, Vec<u64>)> {
     let mut split = vec![Vec::new(); peers];
     for key in keys {
         split[(route(key) % peers as u64) as usize].push(key);
@@ -129,7 +142,8 @@ impl Passes {
         // This pass's keys are `low..bound`: earlier passes took those below `low`.
         let low = (((self.made as u128) << 64) / self.passes as u128) as u64;
         self.made += 1;
-        let bound = (self.made < self.passes).then(|| ((self.made as u128) << 64) / self.passes as u128);
+        let bound =
+            (self.made < self.passes).then(|| ((self.made as u128) << 64) / self.passes as u128);
         let span = bound.unwrap_or(1 << 64) - low as u128;
         fn taken_in<R: Keyed>(record: &R, taken: u32, bound: Option<u128>) -> &[u64] {
             let rest = &record.keys()[taken as usize..];
@@ -138,7 +152,11 @@ impl Passes {
         // Listed by a counting sort on the keys' top bits below `span` (keys are hashes, so the
         // buckets hold a few pairs each), then each bucket sorted: what sorting the whole list
         // gives, without its log n passes over it.
-        let listed: usize = records.iter().zip(&self.taken).map(|(record, &taken)| taken_in(record, taken, bound).len()).sum();
+        let listed: usize = records
+            .iter()
+            .zip(&self.taken)
+            .map(|(record, &taken)| taken_in(record, taken, bound).len())
+            .sum();
         let bucket_bits = (listed / BUCKET_PAIRS).max(1).ilog2().min(MAX_BUCKET_BITS);
         let shift = (u128::BITS - (span - 1).leading_zeros()).saturating_sub(bucket_bits);
         let bucket = |key: u64| ((key - low) as u128 >> shift) as usize;
@@ -202,11 +220,17 @@ where
                 let mut pending: ByTime<T, (D, isize)> = ByTime::default();
                 let mut out = Vec::new();
                 move |(input, frontier), output| {
-                    input.for_each(|capability, data| pending.hold(&capability, data, |data, diff| (data, diff)));
+                    input.for_each(|capability, data| {
+                        pending.hold(&capability, data, |data, diff| (data, diff))
+                    });
                     // Times the frontier has passed are complete: apply them in order.
-                    while let Some((time, Held { capability, mut updates, .. })) = pending.pop_ready(frontier) {
+                    while let Some((time, Held { capability, mut updates, .. })) =
+                        pending.pop_ready(frontier)
+                    {
                         apply(&mut updates, &mut out);
-                        output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
+                        output
+                            .session(&capability)
+                            .give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
                     }
                 }
             },
@@ -260,7 +284,9 @@ mod tests {
     use super::*;
     use crate::testing::{assert_incremental, input_at, Rng};
 
-    fn build(input: VecCollection<'_, u64, (u64, u64), isize>) -> VecCollection<'_, u64, (u64, u64), isize> {
+    fn build(
+        input: VecCollection<'_, u64, (u64, u64), isize>,
+    ) -> VecCollection<'_, u64, (u64, u64), isize> {
         distinct(input, "Distinct", |&(a, b)| a ^ b)
     }
 
@@ -273,7 +299,12 @@ mod tests {
     }
 
     /// `count` records of up to `max_keys` keys each (sorted, distinct) drawn by `key`.
-    fn records(rng: &mut Rng, count: u64, max_keys: u64, key: impl Fn(&mut Rng) -> u64) -> Vec<Record> {
+    fn records(
+        rng: &mut Rng,
+        count: u64,
+        max_keys: u64,
+        key: impl Fn(&mut Rng) -> u64,
+    ) -> Vec<Record> {
         (0..count)
             .map(|_| {
                 let mut keys: Vec<u64> = (0..rng.below(max_keys)).map(|_| key(rng)).collect();
@@ -286,7 +317,11 @@ mod tests {
 
     /// Every `(key, record)` pair sorted whole: what the passes must list.
     fn all_pairs_sorted(records: &[Record]) -> Vec<(u64, u32)> {
-        let mut all: Vec<(u64, u32)> = records.iter().enumerate().flat_map(|(i, r)| r.0.iter().map(move |&key| (key, i as u32))).collect();
+        let mut all: Vec<(u64, u32)> = records
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| r.0.iter().map(move |&key| (key, i as u32)))
+            .collect();
         all.sort_unstable();
         all
     }
@@ -305,7 +340,8 @@ mod tests {
     #[test]
     fn passes_list_every_pair_once_in_key_order() {
         // Records of up to a dozen keys spread over the range of u64, in 1 to 40 passes.
-        let records = records(&mut Rng(7), 20, 12, |rng| rng.below(40).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let records =
+            records(&mut Rng(7), 20, 12, |rng| rng.below(40).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let expected = all_pairs_sorted(&records);
         for pass_updates in [1, 3, 17, 1000] {
             let (listed, made) = listed(&records, pass_updates);
@@ -336,7 +372,10 @@ mod tests {
                 let records = records(&mut rng, count, 40, key);
                 let expected = all_pairs_sorted(&records);
                 for pass_updates in [1 << 20, 5000, 777, 64] {
-                    assert!(listed(&records, pass_updates).0 == expected, "{name}, seed {seed}, {pass_updates} a pass");
+                    assert!(
+                        listed(&records, pass_updates).0 == expected,
+                        "{name}, seed {seed}, {pass_updates} a pass"
+                    );
                 }
             }
         }
@@ -347,10 +386,12 @@ mod tests {
         let keys: Vec<u64> = (0..50).map(|k: u64| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
         for peers in [1, 2, 3, 4] {
             let split = by_worker(keys.iter().copied(), peers, crate::runtime::hashing::mix64);
-            assert!(split
-                .iter()
-                .all(|(w, keys)| !keys.is_empty() && keys.iter().all(|&k| crate::runtime::hashing::mix64(k) % peers as u64 == *w)));
-            assert!(split.iter().all(|(_, keys)| keys.windows(2).all(|w| w[0] < w[1])), "each worker's keys sorted");
+            assert!(split.iter().all(|(w, keys)| !keys.is_empty()
+                && keys.iter().all(|&k| crate::runtime::hashing::mix64(k) % peers as u64 == *w)));
+            assert!(
+                split.iter().all(|(_, keys)| keys.windows(2).all(|w| w[0] < w[1])),
+                "each worker's keys sorted"
+            );
             let mut all: Vec<u64> = split.into_iter().flat_map(|(_, keys)| keys).collect();
             all.sort_unstable();
             let mut sorted = keys.clone();
@@ -364,9 +405,20 @@ mod tests {
         for seed in 0..10 {
             // Records coming and going with multiplicities from -2 to 3, several in one time.
             let mut rng = Rng(seed);
-            let steps: Vec<Vec<((u64, u64), isize)>> =
-                (0..10).map(|_| (0..8).map(|_| ((rng.below(4), rng.below(3)), rng.below(6) as isize - 2)).collect()).collect();
-            let from_scratch = |time| input_at(&steps, time).into_iter().filter(|&(_, n)| n > 0).map(|(data, _)| (data, 1)).collect();
+            let steps: Vec<Vec<((u64, u64), isize)>> = (0..10)
+                .map(|_| {
+                    (0..8)
+                        .map(|_| ((rng.below(4), rng.below(3)), rng.below(6) as isize - 2))
+                        .collect()
+                })
+                .collect();
+            let from_scratch = |time| {
+                input_at(&steps, time)
+                    .into_iter()
+                    .filter(|&(_, n)| n > 0)
+                    .map(|(data, _)| (data, 1))
+                    .collect()
+            };
             assert_incremental(&steps, build, from_scratch, &format!("seed {seed}"));
         }
     }

@@ -87,7 +87,12 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
     }
 
     /// Takes out the entry of `key`: the common case widened, the entry held, or `fresh`.
-    pub fn take(&mut self, key: &K, widen: impl FnOnce(O) -> M, fresh: impl FnOnce() -> M) -> Box<M> {
+    pub fn take(
+        &mut self,
+        key: &K,
+        widen: impl FnOnce(O) -> M,
+        fresh: impl FnOnce() -> M,
+    ) -> Box<M> {
         if let Some(value) = self.one.remove(key) {
             return Box::new(widen(value));
         }

@@ -53,7 +53,10 @@ struct Table<V> {
 
 impl<V: Default> Default for DenseMap<V> {
     fn default() -> Self {
-        DenseMap { tables: (0..TABLES).map(|_| Table { slots: Box::new([]), len: 0 }).collect(), zero: None }
+        DenseMap {
+            tables: (0..TABLES).map(|_| Table { slots: Box::new([]), len: 0 }).collect(),
+            zero: None,
+        }
     }
 }
 
@@ -155,7 +158,10 @@ impl<V: Default> DenseMap<V> {
 
     /// The entries, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (u64, &V)> {
-        let held = self.tables.iter().flat_map(|t| t.slots.iter().filter(|s| s.0 != 0).map(|(m, v)| (unmix64(*m), v)));
+        let held = self
+            .tables
+            .iter()
+            .flat_map(|t| t.slots.iter().filter(|s| s.0 != 0).map(|(m, v)| (unmix64(*m), v)));
         self.zero.iter().map(|v| (0, v)).chain(held)
     }
 }
@@ -166,7 +172,9 @@ pub fn prefetch_read<T>(value: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing and faults on no address; the pointer is a live reference's.
     unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((value as *const T).cast::<i8>());
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (value as *const T).cast::<i8>(),
+        );
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = value;
@@ -326,7 +334,8 @@ impl<V: Default> Table<V> {
 
     /// Moves the entries into a table of `slots` slots.
     fn resize(&mut self, slots: usize) {
-        let old = std::mem::replace(&mut self.slots, (0..slots).map(|_| (0, V::default())).collect());
+        let old =
+            std::mem::replace(&mut self.slots, (0..slots).map(|_| (0, V::default())).collect());
         self.len = 0;
         for (mixed, value) in old.into_vec() {
             if mixed != 0 {
@@ -411,7 +420,12 @@ mod tests {
             map.insert(k, i as u64);
             if map.len() > 1_000 {
                 let fill = map.len() as f64 / map.slots() as f64;
-                assert!((0.63..=0.8).contains(&fill), "{} entries in {} slots", map.len(), map.slots());
+                assert!(
+                    (0.63..=0.8).contains(&fill),
+                    "{} entries in {} slots",
+                    map.len(),
+                    map.slots()
+                );
             }
         }
         assert!(map.table_bytes() <= 200_000 * 16 * 100 / 63, "{} bytes", map.table_bytes());
@@ -427,7 +441,10 @@ mod tests {
 
     #[test]
     fn unmixing_undoes_the_mix() {
-        for k in (0..10_000u64).chain([u64::MAX, 1 << 63, 0xdead_beef]).chain((0..10_000).map(|i| mix64(i) ^ i)) {
+        for k in (0..10_000u64)
+            .chain([u64::MAX, 1 << 63, 0xdead_beef])
+            .chain((0..10_000).map(|i| mix64(i) ^ i))
+        {
             assert_eq!(unmix64(mix64(k)), k);
         }
         assert_eq!(mix64(0), 0);

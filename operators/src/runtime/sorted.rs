@@ -113,7 +113,10 @@ mod count_tests {
             merge_counts(&mut list, delta);
             list
         };
-        assert_eq!(merged(&[(1, 1), (3, 1), (5, 2)], &[(0, 1), (3, -1), (5, -1), (9, 1)]), vec![(0, 1), (1, 1), (5, 1), (9, 1)]);
+        assert_eq!(
+            merged(&[(1, 1), (3, 1), (5, 2)], &[(0, 1), (3, -1), (5, -1), (9, 1)]),
+            vec![(0, 1), (1, 1), (5, 1), (9, 1)]
+        );
         assert_eq!(merged(&[], &[(2, 1)]), vec![(2, 1)]);
         assert_eq!(merged(&[(2, 1)], &[]), vec![(2, 1)]);
     }
@@ -129,6 +132,9 @@ mod count_tests {
 
     #[test]
     fn consolidated_sorts_sums_and_drops_zeros() {
-        assert_eq!(consolidated([(3, 1), (1, 2), (3, -1), (2, 1), (1, -1)].into_iter()), vec![(1, 1), (2, 1)]);
+        assert_eq!(
+            consolidated([(3, 1), (1, 2), (3, -1), (2, 1), (1, -1)].into_iter()),
+            vec![(1, 1), (2, 1)]
+        );
     }
 }

@@ -117,7 +117,11 @@ impl Filter {
     }
 
     /// Applies one time's updates and appends the changes of `(page, filtered)` to `out`.
-    pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, Filtered), isize)>) {
+    pub fn apply(
+        &mut self,
+        updates: &mut [(Part, isize)],
+        out: &mut Vec<((PageId, Filtered), isize)>,
+    ) {
         let config = self.config;
         updates.sort_unstable_by_key(|(part, _)| part.page());
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
@@ -146,7 +150,11 @@ impl Filter {
                     continue;
                 }
             }
-            let mut entry = self.pages.take(&compact, |page| Entry { pages: vec![(page, 1)], templates: Vec::new() }, Entry::default);
+            let mut entry = self.pages.take(
+                &compact,
+                |page| Entry { pages: vec![(page, 1)], templates: Vec::new() },
+                Entry::default,
+            );
             let before = entry.keys();
             merge_counts(&mut entry.templates, &templates);
             let after = entry.keys();
@@ -156,14 +164,20 @@ impl Filter {
                 merge_counts(&mut entry.pages, &pages);
             } else {
                 // Every page filtered again: out as it was, in as it is.
-                out.extend(entry.pages.iter().map(|(page, n)| (page.filtered(&before, &config), -n)));
+                out.extend(
+                    entry.pages.iter().map(|(page, n)| (page.filtered(&before, &config), -n)),
+                );
                 merge_counts(&mut entry.pages, &pages);
-                out.extend(entry.pages.iter().map(|(page, n)| (page.filtered(&after, &config), *n)));
+                out.extend(
+                    entry.pages.iter().map(|(page, n)| (page.filtered(&after, &config), *n)),
+                );
             }
-            self.pages.put(compact, entry, |entry| match (entry.pages.as_slice(), entry.templates.is_empty()) {
-                ([], true) => Narrow::Gone,
-                ([(page, 1)], true) => Narrow::One(page.clone()),
-                _ => Narrow::Many,
+            self.pages.put(compact, entry, |entry| {
+                match (entry.pages.as_slice(), entry.templates.is_empty()) {
+                    ([], true) => Narrow::Gone,
+                    ([(page, 1)], true) => Narrow::One(page.clone()),
+                    _ => Narrow::Many,
+                }
             });
         }
     }
@@ -179,7 +193,9 @@ where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
     let mut filter = Filter::new(config);
-    in_time_order(parts, "Filtered pages", Part::page, move |updates, out| filter.apply(updates, out))
+    in_time_order(parts, "Filtered pages", Part::page, move |updates, out| {
+        filter.apply(updates, out)
+    })
 }
 
 #[cfg(test)]
@@ -189,7 +205,8 @@ mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
     fn page(n: u64, keys: &[u64]) -> Part {
-        let mut page = Page::of_keys(keys, |key| Sentence::new(key, 2 + (key % 3) as u16, key % 5 != 0, 0));
+        let mut page =
+            Page::of_keys(keys, |key| Sentence::new(key, 2 + (key % 3) as u16, key % 5 != 0, 0));
         page.id = PageId { date: n, hash: crate::runtime::hashing::mix64(n + 1000) };
         Part::Page(page.id.compact(), Box::new((page.id, page)))
     }
@@ -200,7 +217,11 @@ mod tests {
 
     /// From scratch at `time`: every page filtered with the template keys it holds then (what
     /// the reduce and the join gave).
-    fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64, config: TemplateConfig) -> BTreeMap<(PageId, Filtered), isize> {
+    fn from_scratch(
+        steps: &[Vec<(Part, isize)>],
+        time: u64,
+        config: TemplateConfig,
+    ) -> BTreeMap<(PageId, Filtered), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
@@ -272,7 +293,9 @@ mod tests {
         TemplateConfig { interior_run_units: 3, ..TemplateConfig::default() }
     }
 
-    fn build(parts: VecCollection<'_, u64, Part, isize>) -> VecCollection<'_, u64, (PageId, Filtered), isize> {
+    fn build(
+        parts: VecCollection<'_, u64, Part, isize>,
+    ) -> VecCollection<'_, u64, (PageId, Filtered), isize> {
         filtered_pages(parts, config())
     }
 
@@ -280,7 +303,12 @@ mod tests {
     fn incremental_filtering_equals_the_filtering_from_scratch() {
         for seed in 0..10 {
             let steps = workload(seed);
-            assert_incremental(&steps, build, |time| from_scratch(&steps, time, config()), &format!("seed {seed}"));
+            assert_incremental(
+                &steps,
+                build,
+                |time| from_scratch(&steps, time, config()),
+                &format!("seed {seed}"),
+            );
         }
     }
 
@@ -300,7 +328,8 @@ mod tests {
         filter.apply(&mut [(Part::Template(compact(1), 2), 1)], &mut out);
         let Part::Page(_, page) = &one else { unreachable!() };
         let (id, p) = &**page;
-        let mut expected = vec![((*id, apply(p, &[], &config)), -1), ((*id, apply(p, &[2], &config)), 1)];
+        let mut expected =
+            vec![((*id, apply(p, &[], &config)), -1), ((*id, apply(p, &[2], &config)), 1)];
         expected.sort();
         out.sort();
         assert_eq!(out, expected);

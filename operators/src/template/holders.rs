@@ -100,7 +100,9 @@ impl Holders {
         if let Some(page) = self.one.remove(slot) {
             return Box::new(Many { host, key, emitted: false, holders: vec![(page, 1)] });
         }
-        self.many.remove(&slot).unwrap_or_else(|| Box::new(Many { host, key, emitted: false, holders: Vec::new() }))
+        self.many
+            .remove(&slot)
+            .unwrap_or_else(|| Box::new(Many { host, key, emitted: false, holders: Vec::new() }))
     }
 
     fn put(&mut self, slot: u64, many: Box<Many>) {
@@ -133,7 +135,13 @@ impl Holders {
     /// Applies one time's updates (`refresh`: the time is a template refresh). The changes go
     /// to `out`; the slots of sentences whose holders stay out though they fell below `least`
     /// go to `recheck`, to be looked at again (`recheck`) at the next refresh.
-    pub fn apply(&mut self, updates: &mut [(Holding, isize)], refresh: bool, out: &mut Vec<(HolderChange, isize)>, recheck: &mut Vec<u64>) {
+    pub fn apply(
+        &mut self,
+        updates: &mut [(Holding, isize)],
+        refresh: bool,
+        out: &mut Vec<(HolderChange, isize)>,
+        recheck: &mut Vec<u64>,
+    ) {
         let slot_of = |&((host, key, _), _): &(Holding, isize)| slot(host, key);
         // The operator's passes list a time's updates by slot already (`Passes`): then only
         // each sentence's run is put in page order, not the whole list sorted again.
@@ -163,13 +171,21 @@ impl Holders {
             let after = before + delta.iter().map(|d| d.1).sum::<isize>();
             let emitted = after >= self.least || (many.emitted && !refresh);
             if many.emitted && !emitted {
-                out.extend(many.holders.iter().map(|&(page, n)| (HolderChange::Holder(sentence, page), -n)));
+                out.extend(
+                    many.holders
+                        .iter()
+                        .map(|&(page, n)| (HolderChange::Holder(sentence, page), -n)),
+                );
             } else if many.emitted {
-                out.extend(delta.iter().map(|&(page, d)| (HolderChange::Holder(sentence, page), d)));
+                out.extend(
+                    delta.iter().map(|&(page, d)| (HolderChange::Holder(sentence, page), d)),
+                );
             }
             crate::runtime::sorted::merge_counts(&mut many.holders, &delta);
             if emitted && !many.emitted {
-                out.extend(many.holders.iter().map(|&(page, n)| (HolderChange::Holder(sentence, page), n)));
+                out.extend(
+                    many.holders.iter().map(|&(page, n)| (HolderChange::Holder(sentence, page), n)),
+                );
             }
             if emitted && after < self.least {
                 recheck.push(at);
@@ -196,7 +212,9 @@ impl Holders {
             }
             let mut many = self.many.remove(&at).expect("held");
             let sentence = (many.host, many.key);
-            out.extend(many.holders.iter().map(|&(page, n)| (HolderChange::Holder(sentence, page), -n)));
+            out.extend(
+                many.holders.iter().map(|&(page, n)| (HolderChange::Holder(sentence, page), -n)),
+            );
             many.emitted = false;
             self.put(at, many);
         }
@@ -242,7 +260,9 @@ where
     let peers = pages.inner.scope().peers();
     let routed = pages.flat_map(move |(host, page, keys)| {
         let slots = keys.into_iter().map(move |key| slot(host, key));
-        by_worker(slots, peers, mix64).into_iter().map(move |(worker, slots)| (worker, host, page, slots))
+        by_worker(slots, peers, mix64)
+            .into_iter()
+            .map(move |(worker, slots)| (worker, host, page, slots))
     });
     routed
         .inner
@@ -307,7 +327,12 @@ mod tests {
 
     /// The operator's output, consolidated, for `steps` (each time's holding updates), on
     /// `workers` workers, with refreshes every `every` times.
-    fn operator_output(steps: &[Vec<(Holding, isize)>], least: isize, every: u64, workers: usize) -> Updates {
+    fn operator_output(
+        steps: &[Vec<(Holding, isize)>],
+        least: isize,
+        every: u64,
+        workers: usize,
+    ) -> Updates {
         // Each step's holdings as pages (a record a host, page and difference, its keys
         // together); on 2 workers, a sentence a record and a pass a sentence as well.
         type Step = Vec<((u64, u64, Vec<u64>), isize)>;
@@ -319,23 +344,36 @@ mod tests {
                     let keys = pages.entry((host, page, diff)).or_default();
                     if workers == 2 || keys.contains(&key) {
                         // Keys of a record are distinct: a second holding of one key, another record.
-                        return step.iter().map(|&((host, key, page), diff)| ((host, page, vec![key]), diff)).collect();
+                        return step
+                            .iter()
+                            .map(|&((host, key, page), diff)| ((host, page, vec![key]), diff))
+                            .collect();
                     }
                     keys.push(key);
                 }
-                pages.into_iter().map(|((host, page, diff), keys)| ((host, page, keys), diff)).collect()
+                pages
+                    .into_iter()
+                    .map(|((host, page, diff), keys)| ((host, page, keys), diff))
+                    .collect()
             })
             .collect();
         let pass_updates = if workers == 2 { 1 } else { PASS_UPDATES };
         crate::testing::run_steps(&steps, workers, move |pages| {
-            sentence_holders(pages, least, pass_updates, move |&t| crate::template::refresh_time(t, every))
+            sentence_holders(pages, least, pass_updates, move |&t| {
+                crate::template::refresh_time(t, every)
+            })
         })
     }
 
     /// From scratch at `time`: the holdings alive then, each sentence's frequency from `least`
     /// pages, and the holders of the sentences on `least` pages at some time since the last
     /// refresh (`[in_effect, time]`).
-    fn from_scratch(steps: &[Vec<(Holding, isize)>], least: isize, every: u64, time: u64) -> BTreeMap<HolderChange, isize> {
+    fn from_scratch(
+        steps: &[Vec<(Holding, isize)>],
+        least: isize,
+        every: u64,
+        time: u64,
+    ) -> BTreeMap<HolderChange, isize> {
         let alive = |t: u64| {
             let mut count: BTreeMap<Holding, isize> = BTreeMap::new();
             for step in &steps[..=t as usize] {
@@ -354,8 +392,9 @@ mod tests {
             by
         };
         let in_effect = time / every * every;
-        let repeated: BTreeSet<(u64, u64)> =
-            (in_effect..=time).flat_map(|t| frequency(t).into_iter().filter(|&(_, n)| n >= least).map(|(s, _)| s)).collect();
+        let repeated: BTreeSet<(u64, u64)> = (in_effect..=time)
+            .flat_map(|t| frequency(t).into_iter().filter(|&(_, n)| n >= least).map(|(s, _)| s))
+            .collect();
         let mut state = BTreeMap::new();
         for (sentence, n) in frequency(time) {
             if n >= least {
@@ -388,7 +427,8 @@ mod tests {
                 }
                 let host = page % 2;
                 // A few common sentences (frequent on the host), a few rare, one of its own.
-                let mut keys: Vec<(u64, u64)> = (0..1 + rng.below(3)).map(|_| (host, rng.below(4))).collect();
+                let mut keys: Vec<(u64, u64)> =
+                    (0..1 + rng.below(3)).map(|_| (host, rng.below(4))).collect();
                 keys.extend((0..rng.below(3)).map(|_| (host, 10 + rng.below(12))));
                 keys.push((host, 1000 + 100 * time + page));
                 if time == 4 && page.is_multiple_of(3) {
@@ -429,9 +469,15 @@ mod tests {
     /// What a worker's holders hold: each one-page sentence's page, and each other sentence's
     /// host, key, whether its holders are out, and its holders' list as it is kept.
     #[allow(clippy::type_complexity)]
-    fn held(holders: &Holders) -> (BTreeMap<u64, u64>, BTreeMap<u64, (u64, u64, bool, Vec<(u64, isize)>)>) {
+    fn held(
+        holders: &Holders,
+    ) -> (BTreeMap<u64, u64>, BTreeMap<u64, (u64, u64, bool, Vec<(u64, isize)>)>) {
         let one = holders.one.iter().map(|(slot, &page)| (slot, page)).collect();
-        let many = holders.many.iter().map(|(&slot, m)| (slot, (m.host, m.key, m.emitted, m.holders.clone()))).collect();
+        let many = holders
+            .many
+            .iter()
+            .map(|(&slot, m)| (slot, (m.host, m.key, m.emitted, m.holders.clone())))
+            .collect();
         (one, many)
     }
 
@@ -451,13 +497,24 @@ mod tests {
                 shuffled.rotate_left(rng.below(step.len().max(1) as u64) as usize);
                 let mut sorted: Vec<(Holding, isize)> = step
                     .iter()
-                    .flat_map(|&(h, d)| if d == 1 && rng.below(4) == 0 { vec![(h, 2), (h, -1)] } else { vec![(h, d)] })
+                    .flat_map(|&(h, d)| {
+                        if d == 1 && rng.below(4) == 0 {
+                            vec![(h, 2), (h, -1)]
+                        } else {
+                            vec![(h, d)]
+                        }
+                    })
                     .collect();
-                sorted.sort_by_key(|&((host, key, page), _)| (slot(host, key), std::cmp::Reverse(page)));
-                let (mut out_a, mut recheck_a, mut out_b, mut recheck_b) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+                sorted.sort_by_key(|&((host, key, page), _)| {
+                    (slot(host, key), std::cmp::Reverse(page))
+                });
+                let (mut out_a, mut recheck_a, mut out_b, mut recheck_b) =
+                    (Vec::new(), Vec::new(), Vec::new(), Vec::new());
                 by_slot.apply(&mut sorted, refresh, &mut out_a, &mut recheck_a);
                 any.apply(&mut shuffled, refresh, &mut out_b, &mut recheck_b);
-                let consolidated = |v: Vec<(HolderChange, isize)>| crate::runtime::sorted::consolidated(v.into_iter());
+                let consolidated = |v: Vec<(HolderChange, isize)>| {
+                    crate::runtime::sorted::consolidated(v.into_iter())
+                };
                 assert_eq!(consolidated(out_a), consolidated(out_b), "seed {seed}, time {time}");
                 assert_eq!(recheck_a, recheck_b, "seed {seed}, time {time}");
                 assert_eq!(held(&by_slot), held(&any), "seed {seed}, time {time}");
@@ -489,12 +546,18 @@ mod tests {
         // Retracted between refreshes, the holders stay out until the refresh looks again.
         out.clear();
         holders.apply(&mut [((7, 5, 3), -1)], false, &mut out, &mut recheck);
-        assert_eq!(out, vec![(HolderChange::Holder((7, 5), 3), -1), (HolderChange::Frequency((7, 5), 3), -1)]);
+        assert_eq!(
+            out,
+            vec![(HolderChange::Holder((7, 5), 3), -1), (HolderChange::Frequency((7, 5), 3), -1)]
+        );
         assert_eq!(recheck, vec![slot(7, 5)]);
         out.clear();
         holders.recheck(&recheck, &mut out);
         out.sort();
-        assert_eq!(out, vec![(HolderChange::Holder((7, 5), 1), -1), (HolderChange::Holder((7, 5), 2), -1)]);
+        assert_eq!(
+            out,
+            vec![(HolderChange::Holder((7, 5), 1), -1), (HolderChange::Holder((7, 5), 2), -1)]
+        );
         // Everything retracted: nothing held.
         let mut all: Vec<(Holding, isize)> = (0..100).map(|k| ((7, k, 1), -1)).collect();
         all.push(((7, 5, 2), -1));

@@ -30,7 +30,10 @@ pub type FilteredPages<'scope, T> = VecCollection<'scope, T, (PageId, Filtered),
 pub trait RemoveTemplates<'scope, T: Timestamp + Lattice + TotalOrder> {
     /// Maintains per-host sentence document frequencies and strips each page's template.
     /// Returns the filtered pages and the `(host, template key)` collection (for metrics).
-    fn remove_templates(self, config: TemplateConfig) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>)
+    fn remove_templates(
+        self,
+        config: TemplateConfig,
+    ) -> (FilteredPages<'scope, T>, VecCollection<'scope, T, (u64, u64), isize>)
     where
         Self: Sized,
     {
@@ -49,12 +52,17 @@ pub trait RemoveTemplates<'scope, T: Timestamp + Lattice + TotalOrder> {
         F: FnMut(&T) -> T + Clone + 'static;
 }
 
-impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, T> for VecCollection<'scope, T, (PageId, Page), isize> {
+impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, T>
+    for VecCollection<'scope, T, (PageId, Page), isize>
+{
     fn remove_templates_refreshed<F>(
         self,
         config: TemplateConfig,
         refresh: F,
-    ) -> (VecCollection<'scope, T, (PageId, Filtered), isize>, VecCollection<'scope, T, (u64, u64), isize>)
+    ) -> (
+        VecCollection<'scope, T, (PageId, Filtered), isize>,
+        VecCollection<'scope, T, (u64, u64), isize>,
+    )
     where
         F: FnMut(&T) -> T + Clone + 'static,
     {
@@ -65,8 +73,10 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
         // operator gives the frequencies of those sentences and their pages only, and keeps the
         // rest (most sentences are on one page) in its own compact maps (`holders`).
         let least = config.threshold(0) as isize;
-        let holdings = self.clone().map(|(id, page)| (page.host, id.compact(), distinct_keys(&page)));
-        let changes = holders::sentence_holders(holdings, least, holders::PASS_UPDATES, refresh.clone());
+        let holdings =
+            self.clone().map(|(id, page)| (page.host, id.compact(), distinct_keys(&page)));
+        let changes =
+            holders::sentence_holders(holdings, least, holders::PASS_UPDATES, refresh.clone());
         let document_frequency = changes.clone().flat_map(|change| match change {
             HolderChange::Frequency(sentence, count) => Some((sentence, count)),
             HolderChange::Holder(..) => None,
@@ -79,11 +89,16 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
             .arrange_by_key_named("Arrange: repeated sentences by host");
         // The threshold, not the page count, meets the frequencies: it changes once in 1/fraction
         // pages, so a page arriving does not re-join every key of its host.
-        let host_thresholds =
-            self.clone().map(|(_, page)| page.host).count().map(move |(host, pages)| (host, config.threshold(pages as u64)));
+        let host_thresholds = self
+            .clone()
+            .map(|(_, page)| page.host)
+            .count()
+            .map(move |(host, pages)| (host, config.threshold(pages as u64)));
         let templates = document_frequency
             .map(|((host, key), count)| (host, (key, count)))
-            .join_map(host_thresholds, move |&host, &(key, count), &threshold| (host, key, count as u64 >= threshold))
+            .join_map(host_thresholds, move |&host, &(key, count), &threshold| {
+                (host, key, count as u64 >= threshold)
+            })
             .filter(|&(_, _, is_template)| is_template)
             .map(|(host, key, _)| (host, key))
             // In effect from the next refresh.
@@ -93,9 +108,10 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
         // not the 16 of a `PageId`). It holds every page for its next filtering, which reads its
         // sentences, words and shingles: not its URL and record id. They are shared with the
         // source's copy in one process, but a page from another process would hold its own.
-        let held = holders.join_core(templates.clone().arrange_by_self_named("Arrange: template sentences"), |&(_, key), &id, &()| {
-            Some(filter::Part::Template(id, key))
-        });
+        let held = holders.join_core(
+            templates.clone().arrange_by_self_named("Arrange: template sentences"),
+            |&(_, key), &id, &()| Some(filter::Part::Template(id, key)),
+        );
         let pages = self.map(|(id, mut page)| {
             page.url = crate::ingest::page::no_text();
             page.record_id = crate::ingest::page::no_text();
@@ -120,7 +136,10 @@ mod tests {
         let config = TemplateConfig { min_pages: 4, page_fraction: 0.5, ..Default::default() };
         assert_eq!(config.threshold(2), 4);
         assert_eq!(config.threshold(20), 10);
-        assert_eq!(TemplateConfig { min_pages: 0, page_fraction: 0.0, ..Default::default() }.threshold(5), 2);
+        assert_eq!(
+            TemplateConfig { min_pages: 0, page_fraction: 0.0, ..Default::default() }.threshold(5),
+            2
+        );
     }
 
     #[test]
@@ -161,7 +180,10 @@ mod tests {
         // By default the template sentence inside the own text stays (not the trailing one),
         // named, and still out of the fingerprints and of the own sentences.
         let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &TemplateConfig::default());
-        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2), (3, 2)]);
+        assert_eq!(
+            filtered.content.sentences.compared().collect::<Vec<_>>(),
+            vec![(1, 2), (2, 2), (3, 2)]
+        );
         assert_eq!(filtered.content.template_keys, vec![2]);
         assert_eq!(filtered.content.fingerprint_keys(), vec![1, 3]);
         assert_eq!(filtered.own_sentences(), vec![(1, 2), (3, 2)]);
@@ -174,7 +196,12 @@ mod tests {
         let mut page = page(&keys);
         let sizes: Vec<u16> = (0..keys.len() as u16).map(|i| i + 1).collect();
         page.sentences = page.sentences.iter().zip(&sizes).map(|(s, &n)| s.with_words(n)).collect();
-        page.words = sizes.iter().enumerate().flat_map(|(i, &n)| std::iter::repeat_n(i as u16, n as usize)).collect::<Vec<_>>().into();
+        page.words = sizes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &n)| std::iter::repeat_n(i as u16, n as usize))
+            .collect::<Vec<_>>()
+            .into();
         let words = |f: &Filtered| f.content.words.to_vec();
         // The edges go, the short run inside stays: one run of the page's words, shared.
         let filtered = apply(&page, &[10, 11], &TemplateConfig::default());
@@ -215,7 +242,10 @@ mod tests {
         // One sentence of five left (20% < 25%): template-dominated, keeps all after the
         // leading template run.
         let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
-        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (7, 2), (8, 2)]);
+        assert_eq!(
+            filtered.content.sentences.compared().collect::<Vec<_>>(),
+            vec![(1, 2), (7, 2), (8, 2)]
+        );
         let filtered = apply(&page(&[1, 2, 6, 7, 8]), &[6, 7, 8], &TemplateConfig::default());
         assert_eq!(filtered.content.sentences.len(), 2);
     }
@@ -228,7 +258,11 @@ mod tests {
         keys.extend(22..37);
         let templates: Vec<u64> = (10..37).collect();
         let stub = TemplateConfig { min_content_units: 7, ..Default::default() };
-        assert_eq!(apply(&page(&keys), &templates, &stub).content.sentences.len(), 18, "a title at most: a stub");
+        assert_eq!(
+            apply(&page(&keys), &templates, &stub).content.sentences.len(),
+            18,
+            "a title at most: a stub"
+        );
         let own = TemplateConfig { min_content_units: 6, ..Default::default() };
         let filtered = apply(&page(&keys), &templates, &own);
         assert_eq!(
@@ -255,13 +289,21 @@ mod tests {
             "short runs inside stay, long runs and the edges go"
         );
         assert_eq!(filtered.content.template_keys, vec![12]);
-        assert_eq!(filtered.content.fingerprint_keys(), vec![1, 2, 3], "template never fingerprints a page with text of its own");
+        assert_eq!(
+            filtered.content.fingerprint_keys(),
+            vec![1, 2, 3],
+            "template never fingerprints a page with text of its own"
+        );
         // The bound is inclusive: a run of exactly interior_run_units stays.
         let exact = TemplateConfig { interior_run_units: 52, ..config };
         assert_eq!(apply(&page(&keys), &templates, &exact).content.sentences.len(), 30);
         let off = TemplateConfig { interior_run_units: 0, ..config };
         let filtered = apply(&page(&keys), &templates, &off);
-        assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2), (3, 2)], "0: the own text alone");
+        assert_eq!(
+            filtered.content.sentences.compared().collect::<Vec<_>>(),
+            vec![(1, 2), (2, 2), (3, 2)],
+            "0: the own text alone"
+        );
         assert!(filtered.content.template_keys.is_empty());
     }
 
@@ -271,7 +313,11 @@ mod tests {
         let templates: Vec<u64> = (10..39).collect();
         let config = TemplateConfig { min_content_units: 4, ..Default::default() };
         let mut marked = page(&[10, 1, 2, 11, 12]);
-        assert_eq!(apply(&marked, &templates, &config).content.sentences.len(), 2, "unmarked: menus may sit at the edges");
+        assert_eq!(
+            apply(&marked, &templates, &config).content.sentences.len(),
+            2,
+            "unmarked: menus may sit at the edges"
+        );
         marked.main_marked = true;
         let filtered = apply(&marked, &templates, &config);
         assert_eq!(
@@ -285,7 +331,10 @@ mod tests {
         keys.extend(13..39);
         let mut long = page(&keys);
         long.main_marked = true;
-        assert_eq!(apply(&long, &templates, &config).content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (2, 2)]);
+        assert_eq!(
+            apply(&long, &templates, &config).content.sentences.compared().collect::<Vec<_>>(),
+            vec![(1, 2), (2, 2)]
+        );
         assert_eq!(filtered.content.fingerprint_keys(), vec![1, 2]);
     }
 
@@ -294,6 +343,10 @@ mod tests {
         let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
         assert_eq!(filtered.content.template_keys, vec![7, 8]);
         assert!(filtered.content.dominated);
-        assert_eq!(filtered.own_sentences(), filtered.content.sentences.compared().collect::<Vec<_>>(), "a stub's sentences are its own");
+        assert_eq!(
+            filtered.own_sentences(),
+            filtered.content.sentences.compared().collect::<Vec<_>>(),
+            "a stub's sentences are its own"
+        );
     }
 }

@@ -137,10 +137,19 @@ pub fn distinct_keys(page: &Page) -> Vec<u64> {
 /// the sibling rule counts as repeated blocks.
 pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtered {
     // Each sentence looked up once: whether it is template.
-    let template: Vec<bool> = page.sentences.iter().map(|s| templates.binary_search(&{ s.key }).is_ok()).collect();
+    let template: Vec<bool> =
+        page.sentences.iter().map(|s| templates.binary_search(&{ s.key }).is_ok()).collect();
     let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
-    let kept: u64 = page.sentences.iter().zip(&template).filter(|(_, &t)| !t).map(|(s, _)| s.weight as u64).sum();
-    let dominated = kept == 0 || ((kept as f64) < config.min_content_share * total as f64 && kept < config.min_content_units as u64);
+    let kept: u64 = page
+        .sentences
+        .iter()
+        .zip(&template)
+        .filter(|(_, &t)| !t)
+        .map(|(s, _)| s.weight as u64)
+        .sum();
+    let dominated = kept == 0
+        || ((kept as f64) < config.min_content_share * total as f64
+            && kept < config.min_content_units as u64);
     let keep = if dominated {
         let head = template.iter().take_while(|&&t| t).count();
         let head = if head == page.sentences.len() { 0 } else { head };
@@ -150,7 +159,8 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     };
     // The kept sentences and their words (`page.words`, each sentence's run in order). Kept
     // sentences in one run (the template removed at the edges, or none) share the page's words.
-    let (mut selected, mut runs, mut word_counts) = (Vec::new(), Vec::<std::ops::Range<usize>>::new(), Vec::new());
+    let (mut selected, mut runs, mut word_counts) =
+        (Vec::new(), Vec::<std::ops::Range<usize>>::new(), Vec::new());
     let mut sentence_runs = Vec::<std::ops::Range<usize>>::new();
     let mut template_keys: Vec<u64> = Vec::new();
     let mut offset = 0usize;
@@ -176,7 +186,9 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     let words = match runs.as_slice() {
         [] => Words::default(),
         [run] => Words::shared(&page.words, run.clone()),
-        runs => Words::from(runs.iter().flat_map(|run| page.words[run.clone()].iter().copied()).collect::<Vec<_>>()),
+        runs => Words::from(
+            runs.iter().flat_map(|run| page.words[run.clone()].iter().copied()).collect::<Vec<_>>(),
+        ),
     };
     if words.is_empty() {
         word_counts.clear();
@@ -192,7 +204,17 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
     let mut shingles = page.shingles.clone();
     shingles.sort_unstable();
     shingles.dedup();
-    Filtered { content: Content { sentences: content, shingles, term_weights: Vec::new(), words, word_counts, template_keys, dominated } }
+    Filtered {
+        content: Content {
+            sentences: content,
+            shingles,
+            term_weights: Vec::new(),
+            words,
+            word_counts,
+            template_keys,
+            dominated,
+        },
+    }
 }
 
 /// Which sentences of a page with text of its own are kept: its own (non-template) sentences,
@@ -203,7 +225,9 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
 /// introduced in …", a licence note) is part of its text.
 fn interior(page: &Page, template: &[bool], max_run: u64) -> Vec<bool> {
     let mut keep: Vec<bool> = template.iter().map(|&t| !t).collect();
-    let (Some(mut first), Some(mut last)) = (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k)) else {
+    let (Some(mut first), Some(mut last)) =
+        (keep.iter().position(|&k| k), keep.iter().rposition(|&k| k))
+    else {
         return keep;
     };
     if page.main_marked {

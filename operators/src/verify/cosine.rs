@@ -99,7 +99,12 @@ impl Canonicalizer {
             .and_then(stop_words::lookup)
             .map(|words| words.iter().map(|w| normalize(w, Punctuation::Remove)).collect())
             .unwrap_or_default();
-        Canonicalizer { language, stemmer: language.algorithm().map(Stemmer::create), stop, synonyms: HashMap::new() }
+        Canonicalizer {
+            language,
+            stemmer: language.algorithm().map(Stemmer::create),
+            stop,
+            synonyms: HashMap::new(),
+        }
     }
 
     /// Maps words to one form before stemming: each line `form: word word …` (or
@@ -107,7 +112,9 @@ impl Canonicalizer {
     pub fn with_synonyms(mut self, text: &str) -> Canonicalizer {
         for line in text.lines() {
             let line = line.split('#').next().unwrap_or("");
-            let mut words = line.split(|c: char| c.is_whitespace() || c == ':' || c == ',').filter(|w| !w.is_empty());
+            let mut words = line
+                .split(|c: char| c.is_whitespace() || c == ':' || c == ',')
+                .filter(|w| !w.is_empty());
             let Some(form) = words.next() else { continue };
             let form = normalize(form, Punctuation::Remove);
             for word in words {
@@ -262,7 +269,10 @@ mod tests {
     #[test]
     fn english_and_russian_stemming() {
         let en = Canonicalizer::new(Language::English);
-        assert_eq!(en.terms("The runners were running quickly to the RUNNING track!"), vec!["runner", "run", "quick", "run", "track"]);
+        assert_eq!(
+            en.terms("The runners were running quickly to the RUNNING track!"),
+            vec!["runner", "run", "quick", "run", "track"]
+        );
         let ru = Canonicalizer::new(Language::Russian);
         // Stop words (и, в) go; inflected forms meet at one stem.
         assert_eq!(ru.terms("Книги и книгами в библиотеке"), vec!["книг", "библиотек"]);
@@ -279,8 +289,14 @@ mod tests {
 
     #[test]
     fn detection_and_codes() {
-        assert_eq!(Language::detect("Это простой текст на русском языке о книгах и библиотеках."), Language::Russian);
-        assert_eq!(Language::detect("This is a plain English sentence about libraries and books."), Language::English);
+        assert_eq!(
+            Language::detect("Это простой текст на русском языке о книгах и библиотеках."),
+            Language::Russian
+        );
+        assert_eq!(
+            Language::detect("This is a plain English sentence about libraries and books."),
+            Language::English
+        );
         assert_eq!(Language::from_code("fr-CA"), Language::French);
         assert_eq!(Language::from_code("ja"), Language::Other);
     }
@@ -289,7 +305,11 @@ mod tests {
     fn cosine_is_symmetric_one_with_itself_and_blind_to_order() {
         let c = Canonicalizer::new(Language::English);
         let mut idf = Idf::default();
-        for text in ["rivers flood the valley towns", "the market opens on saturday", "library hours grow longer"] {
+        for text in [
+            "rivers flood the valley towns",
+            "the market opens on saturday",
+            "library hours grow longer",
+        ] {
             idf.update(&term_counts(&c.terms(text)), 1);
         }
         let a = vector(&idf, &c, "The river floods the valley town each spring");

@@ -118,7 +118,9 @@ pub trait VerifyEdges<'scope, T: Timestamp + Lattice + TotalOrder> {
         S: FnMut(&[VerifyStats]) + 'static;
 }
 
-impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> for VecCollection<'scope, T, (PageId, Arc<Member>), isize> {
+impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
+    for VecCollection<'scope, T, (PageId, Arc<Member>), isize>
+{
     fn verified_edges<F, S>(
         self,
         fingerprints: F,
@@ -161,7 +163,9 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             _ => None,
         });
         let verdicts =
-            crate::runtime::by_time::distinct(verdicts, "Verdicts", |(e, _): &(Edge, bool)| e.longer.hash ^ e.shorter.hash.rotate_left(17));
+            crate::runtime::by_time::distinct(verdicts, "Verdicts", |(e, _): &(Edge, bool)| {
+                e.longer.hash ^ e.shorter.hash.rotate_left(17)
+            });
         let edges = verdicts.clone().flat_map(|(edge, candidate)| (!candidate).then_some(edge));
         let candidates = verdicts.flat_map(|(edge, candidate)| candidate.then_some(edge));
         let blocks = outputs.flat_map(|o| match o {
@@ -175,7 +179,9 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T> f
             let parts = members
                 .map(|(_, member)| repeated::Part::Member(member))
                 .concat(blocks.map(|(id, blocks)| repeated::Part::Blocks(id, blocks)))
-                .concat(candidates.flat_map(|e| [repeated::Part::Candidate((e, true)), repeated::Part::Candidate((e, false))]));
+                .concat(candidates.flat_map(|e| {
+                    [repeated::Part::Candidate((e, true)), repeated::Part::Candidate((e, false))]
+                }));
             edges.concat(crate::verify::siblings::not_siblings(repeated::sibling_halves(parts)))
         } else {
             edges.concat(candidates)
@@ -198,7 +204,8 @@ mod tests {
     }
 
     fn member(n: u64, keys: &[u64]) -> Member {
-        let content = Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
+        let content =
+            Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Member::new(VerifyMethod::Lcs, id(n), content)
     }
 
@@ -207,11 +214,13 @@ mod tests {
         sorted.sort();
         let config = VerifyConfig { threshold: 0.8, word_threshold: 0.0, ..Default::default() };
         let mut stats = VerifyStats::default();
-        group_edges(1, &sorted, &config, usize::MAX, neighbors, &mut stats, |a, b| pair_verdict(&config, a, b))
-            .edges
-            .iter()
-            .map(|e| (e.shorter.date, e.longer.date))
-            .collect()
+        group_edges(1, &sorted, &config, usize::MAX, neighbors, &mut stats, |a, b| {
+            pair_verdict(&config, a, b)
+        })
+        .edges
+        .iter()
+        .map(|e| (e.shorter.date, e.longer.date))
+        .collect()
     }
 
     /// In a group of siblings (a block they all repeat, and sentences of their own), a page
@@ -222,7 +231,8 @@ mod tests {
     fn a_family_is_a_chain_of_nearest_neighbours() {
         // Ten copies of one text, each with its own last sentence: each page's nearest
         // neighbour on each side verifies, so the family is one chain of adjacent pairs.
-        let family: Vec<Member> = (0..10).map(|n| member(n, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 100 + n])).collect();
+        let family: Vec<Member> =
+            (0..10).map(|n| member(n, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 100 + n])).collect();
         let edges = edges_of(&family, 2);
         assert_eq!(edges, (0..9).map(|n| (n, n + 1)).collect::<Vec<_>>());
     }
@@ -231,7 +241,11 @@ mod tests {
     fn an_interloper_is_scanned_past() {
         // Two copies with an unrelated page of the same length between them: the scan goes on
         // past it to the copy two apart.
-        let pages = vec![member(1, &[1, 2, 3, 4, 5]), member(2, &[7, 8, 9, 10, 11]), member(3, &[1, 2, 3, 4, 6])];
+        let pages = vec![
+            member(1, &[1, 2, 3, 4, 5]),
+            member(2, &[7, 8, 9, 10, 11]),
+            member(3, &[1, 2, 3, 4, 6]),
+        ];
         assert_eq!(edges_of(&pages, 8), vec![(1, 3)]);
     }
 
@@ -239,7 +253,11 @@ mod tests {
     fn siblings_meeting_in_a_small_group_are_judged_by_their_repeated_keys() {
         // 20 siblings: a generated block of 30 sentences on each, 3 sentences of each page's own.
         let block: Vec<Vec<u16>> = (0..30).map(sentence).collect();
-        let sibling = |n: u16| of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
+        let sibling = |n: u16| {
+            of_words(
+                &[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat(),
+            )
+        };
         let contents: Vec<Content> = (0..20).map(sibling).collect();
         let config = VerifyConfig::default();
         assert_eq!(config.sibling_min_pages, 16);
@@ -247,25 +265,42 @@ mod tests {
         let refs: Vec<&[u64]> = keys.iter().map(|k| k.as_slice()).collect();
         let repeated = group_repeated_keys(&refs, config.sibling_min_pages).expect("a group of 20");
         assert_eq!(repeated.len(), 30, "the block is repeated, the own sentences are not");
-        assert!(group_repeated_keys(&refs[..2], config.sibling_min_pages).is_none(), "two pages cannot tell a repeated block");
+        assert!(
+            group_repeated_keys(&refs[..2], config.sibling_min_pages).is_none(),
+            "two pages cannot tell a repeated block"
+        );
         // Two of them meet in a group of two (e.g. a word band only they share): a similar pair
         // whose own texts differ, a sibling candidate, not an edge yet.
-        let mut pair: Vec<Member> = (0..2).map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), contents[n].clone())).collect();
+        let mut pair: Vec<Member> = (0..2)
+            .map(|n| Member::new(VerifyMethod::Lcs, id(n as u64), contents[n].clone()))
+            .collect();
         pair.sort();
         let pair: Vec<&Member> = pair.iter().collect();
-        let verdicts = group_edges(1, &pair, &config, usize::MAX, 8, &mut VerifyStats::default(), |a, b| pair_verdict(&config, a, b));
+        let verdicts =
+            group_edges(1, &pair, &config, usize::MAX, 8, &mut VerifyStats::default(), |a, b| {
+                pair_verdict(&config, a, b)
+            });
         assert!(verdicts.edges.is_empty());
-        let [candidate] = verdicts.candidates[..] else { panic!("one candidate: {:?}", verdicts.candidates) };
+        let [candidate] = verdicts.candidates[..] else {
+            panic!("one candidate: {:?}", verdicts.candidates)
+        };
         let (a, b) = (&pair[0].content, &pair[1].content);
         assert_eq!((candidate.shorter, candidate.longer), (pair[0].id, pair[1].id));
         assert!(!siblings(a, &[], b, &[]), "90% shared, nothing known to be repeated: an edge");
-        assert!(siblings(a, &repeated, b, &repeated), "what they share is repeated for both: siblings");
+        assert!(
+            siblings(a, &repeated, b, &repeated),
+            "what they share is repeated for both: siblings"
+        );
         assert!(!siblings(a, &repeated, b, &[]), "repeated for one of them only: an edge");
     }
 
     #[test]
     fn an_unrelated_page_gets_no_edge() {
-        let pages = vec![member(1, &[1, 2, 3, 4, 5]), member(2, &[1, 2, 3, 4, 6]), member(3, &[7, 8, 9, 10, 11])];
+        let pages = vec![
+            member(1, &[1, 2, 3, 4, 5]),
+            member(2, &[1, 2, 3, 4, 6]),
+            member(3, &[7, 8, 9, 10, 11]),
+        ];
         assert_eq!(edges_of(&pages, 8), vec![(1, 2)]);
     }
 }

@@ -47,7 +47,8 @@ use crate::runtime::dense::DenseMap;
 use crate::runtime::hashing::Mixed;
 use crate::verify::lcs::{self, Verdict};
 use crate::verify::member::{
-    group_blocks, pair_verdict, sample_key, BlocksChange, Edge, KeyTally, Member, PairVerdict, SampleKey, BLOCK_SAMPLE,
+    group_blocks, pair_verdict, sample_key, BlocksChange, Edge, KeyTally, Member, PairVerdict,
+    SampleKey, BLOCK_SAMPLE,
 };
 use crate::verify::{self, VerifyConfig, VerifyStats};
 
@@ -113,7 +114,13 @@ where
     let weights = settings.config.method != verify::VerifyMethod::Jaccard;
     let weight = move |m: &Member| if weights { m.length } else { m.content.weight() };
     move |a, b| {
-        if prune.get() && !lcs::sentences_of_weights_may_reach((&a.content, weight(a), &a.keys), (&b.content, weight(b), &b.keys), tau) {
+        if prune.get()
+            && !lcs::sentences_of_weights_may_reach(
+                (&a.content, weight(a), &a.keys),
+                (&b.content, weight(b), &b.keys),
+                tau,
+            )
+        {
             pruned.set(pruned.get() + 1);
             return (Verdict::Dissimilar, false);
         }
@@ -297,7 +304,13 @@ impl std::fmt::Debug for SideScan {
 /// the scan goes on past them. A family of copies costs one comparison a member (its nearest
 /// neighbour on each side is the same pair seen from both ends), an unrelated page at most
 /// `2 · neighbors`.
-pub fn contributions<F>(list: &[Entry], j: usize, settings: &GroupSettings, stats: &mut VerifyStats, verdict: &mut F) -> Vec<(Edge, bool)>
+pub fn contributions<F>(
+    list: &[Entry],
+    j: usize,
+    settings: &GroupSettings,
+    stats: &mut VerifyStats,
+    verdict: &mut F,
+) -> Vec<(Edge, bool)>
 where
     F: FnMut(&Member, &Member) -> PairVerdict,
 {
@@ -431,7 +444,11 @@ where
             }
         }
     }
-    (if available >= settings.neighbors { settings.neighbors as u8 } else { OPEN }, false, out.len() > pushed)
+    (
+        if available >= settings.neighbors { settings.neighbors as u8 } else { OPEN },
+        false,
+        out.len() > pushed,
+    )
 }
 
 /// The neighbours member `j`'s scan on `side` looked at: the first `reach` (all there are when
@@ -439,7 +456,8 @@ where
 fn looked_at(list: &[Entry], j: usize, side: Side, reach: u8) -> Vec<Identity> {
     let available = available(list.len(), j, side);
     let steps = if reach == OPEN { available } else { (reach as usize).min(available) };
-    let mut ids: Vec<Identity> = (1..=steps).map(|step| identity(&list[side.step(j, step)].member)).collect();
+    let mut ids: Vec<Identity> =
+        (1..=steps).map(|step| identity(&list[side.step(j, step)].member)).collect();
     ids.sort_unstable();
     ids
 }
@@ -460,7 +478,9 @@ where
     let prune = std::cell::Cell::new(settings.prunes(fp, members.len()));
     let mut verdict = group_verdict(settings, &prune, &pruned, verdict);
     let list: Vec<Entry> = members.iter().cloned().map(Entry::new).collect();
-    let mut out: Vec<(Edge, bool)> = (0..list.len()).flat_map(|j| contributions(&list, j, settings, stats, &mut verdict)).collect();
+    let mut out: Vec<(Edge, bool)> = (0..list.len())
+        .flat_map(|j| contributions(&list, j, settings, stats, &mut verdict))
+        .collect();
     out.sort_unstable();
     stats.pruned += pruned.get();
     out
@@ -575,7 +595,10 @@ impl Group {
     pub fn from_slot(slot: Option<Slot>) -> Group {
         match slot {
             // A page alone: its scans looked at nothing and found nothing.
-            Some(Slot::One(member)) => Group { members: vec![Entry { member, scans: [SideScan::NOTHING; 2] }], ..Default::default() },
+            Some(Slot::One(member)) => Group {
+                members: vec![Entry { member, scans: [SideScan::NOTHING; 2] }],
+                ..Default::default()
+            },
             Some(Slot::Many(group)) => *group,
             None => Group::default(),
         }
@@ -587,7 +610,11 @@ impl Group {
         if self.is_empty() {
             return None;
         }
-        if self.members.len() == 1 && self.blocks.is_none() && self.sample_bound.is_none() && self.tally.is_none() {
+        if self.members.len() == 1
+            && self.blocks.is_none()
+            && self.sample_bound.is_none()
+            && self.tally.is_none()
+        {
             let entry = &self.members[0];
             debug_assert_eq!(entry.scans, [SideScan::NOTHING; 2], "a page alone scanned nothing");
             return self.members.into_iter().next().map(|e| Slot::One(e.member));
@@ -674,13 +701,15 @@ impl Group {
         if inserted.is_empty() && removed.is_empty() {
             return;
         }
-        let mut changed: Vec<Identity> = inserted.iter().chain(&removed).map(|m| identity(m)).collect();
+        let mut changed: Vec<Identity> =
+            inserted.iter().chain(&removed).map(|m| identity(m)).collect();
         changed.sort_unstable();
         // Sorted, as `net` was.
         let inserted_ids: Vec<Identity> = inserted.iter().map(|m| identity(m)).collect();
         let old_len = self.members.len();
         let new_len = old_len + inserted.len() - removed.len();
-        let (old_active, new_active) = (old_len <= settings.max_pages, new_len <= settings.max_pages);
+        let (old_active, new_active) =
+            (old_len <= settings.max_pages, new_len <= settings.max_pages);
         // A change that crosses `sentence_groups_over` changes every pair's verdict rule: the
         // group's verdicts go and come whole, as when it crosses max_pages.
         let (old_prunes, new_prunes) = (settings.prunes(fp, old_len), settings.prunes(fp, new_len));
@@ -735,11 +764,23 @@ impl Group {
                         if held.edge() {
                             // A short scan (it stopped at an edge): retracted (`held_side`)
                             // and made again whole.
-                            held_side(&self.members, jo, side, settings, stats, &mut verdict, &mut old);
+                            held_side(
+                                &self.members,
+                                jo,
+                                side,
+                                settings,
+                                stats,
+                                &mut verdict,
+                                &mut old,
+                            );
                             redo.push((id, side, None));
                         } else {
                             // What it looked at need not be compared again.
-                            redo.push((id, side, Some((looked_at(&self.members, jo, side, reach), found))));
+                            redo.push((
+                                id,
+                                side,
+                                Some((looked_at(&self.members, jo, side, reach), found)),
+                            ));
                         }
                     }
                 }
@@ -770,14 +811,23 @@ impl Group {
         prune.set(new_prunes);
         if new_active {
             if incremental {
-                redo.extend(inserted_ids.iter().flat_map(|&id| [(id, Side::Before, None), (id, Side::After, None)]));
+                redo.extend(
+                    inserted_ids
+                        .iter()
+                        .flat_map(|&id| [(id, Side::Before, None), (id, Side::After, None)]),
+                );
             } else {
                 // Out of oversize (or across sentence_groups_over): the whole group's verdicts
                 // come, once.
                 redo = self
                     .members
                     .iter()
-                    .flat_map(|e| [(identity(&e.member), Side::Before, None), (identity(&e.member), Side::After, None)])
+                    .flat_map(|e| {
+                        [
+                            (identity(&e.member), Side::Before, None),
+                            (identity(&e.member), Side::After, None),
+                        ]
+                    })
                     .collect();
                 stats.pages += self.members.len() as u64;
             }
@@ -799,12 +849,15 @@ impl Group {
                 // A pair passed over as known may be a sibling candidate: found stays when the
                 // scan passed over any.
                 walked.sort_unstable();
-                let passed_over_found =
-                    known.as_ref().is_some_and(|(known, found)| *found && walked.iter().any(|w| known.binary_search(w).is_ok()));
+                let passed_over_found = known.as_ref().is_some_and(|(known, found)| {
+                    *found && walked.iter().any(|w| known.binary_search(w).is_ok())
+                });
                 // The edge it ended on is all it gave when it pushed that alone and passed over
                 // no sibling candidate.
-                let held_edge = (edge && new.len() == pushed + 1 && !passed_over_found).then(|| new[pushed].0.similarity_ppm);
-                self.members[jn].scans[side as usize] = SideScan::made(reach, edge, found || passed_over_found, held_edge);
+                let held_edge = (edge && new.len() == pushed + 1 && !passed_over_found)
+                    .then(|| new[pushed].0.similarity_ppm);
+                self.members[jn].scans[side as usize] =
+                    SideScan::made(reach, edge, found || passed_over_found, held_edge);
                 // The pairs it looked at before and not now (removed, or out of its reach):
                 // retracted, compared again only if the cache lost them; none when it had
                 // found nothing similar.
@@ -819,7 +872,8 @@ impl Group {
                                 Err(_) => continue,
                             },
                         };
-                        let (a, b) = if side == Side::Before { (&other, &me) } else { (&me, &other) };
+                        let (a, b) =
+                            if side == Side::Before { (&other, &me) } else { (&me, &other) };
                         if settings.too_long(a, b) {
                             continue;
                         }
@@ -916,11 +970,14 @@ impl Group {
                 // The whole group is the sample before and after: the tally takes the changed
                 // pages' keys, and only the keys it cannot settle are counted over the members.
                 let entries = &self.members;
-                let members = || -> Vec<&Member> { entries.iter().map(|e| e.member.as_ref()).collect() };
+                let members =
+                    || -> Vec<&Member> { entries.iter().map(|e| e.member.as_ref()).collect() };
                 let blocks = match self.tally.as_deref_mut() {
                     Some(tally) => {
-                        let (ins, rem): (Vec<&Member>, Vec<&Member>) =
-                            (inserted.iter().map(|m| &**m).collect(), removed.iter().map(|m| &**m).collect());
+                        let (ins, rem): (Vec<&Member>, Vec<&Member>) = (
+                            inserted.iter().map(|m| &**m).collect(),
+                            removed.iter().map(|m| &**m).collect(),
+                        );
                         let before = self.blocks.as_deref().map_or(&[][..], |b| b.as_slice());
                         match tally.apply(before, members, &ins, &rem, settings.min_pages) {
                             BlocksChange::Same => {
@@ -957,12 +1014,20 @@ impl Group {
         }
         if let Some(blocks) = &old {
             // The members before the change: those now present but not inserted, and the removed.
-            let stayed = self.members.iter().map(|e| &e.member).filter(|m| inserted.binary_search(m).is_err());
-            out.extend(stayed.chain(removed).map(|m| (GroupOutput::Blocks(m.id, blocks.clone()), -1)));
+            let stayed = self
+                .members
+                .iter()
+                .map(|e| &e.member)
+                .filter(|m| inserted.binary_search(m).is_err());
+            out.extend(
+                stayed.chain(removed).map(|m| (GroupOutput::Blocks(m.id, blocks.clone()), -1)),
+            );
         }
         let new = new.map(Arc::new);
         if let Some(blocks) = &new {
-            out.extend(self.members.iter().map(|e| (GroupOutput::Blocks(e.member.id, blocks.clone()), 1)));
+            out.extend(
+                self.members.iter().map(|e| (GroupOutput::Blocks(e.member.id, blocks.clone()), 1)),
+            );
         }
         self.blocks = new;
     }
@@ -999,7 +1064,9 @@ where
     let peers = scope.peers();
     // Each page to the workers of its fingerprints: (worker, member, its fingerprints there).
     let routed = pages.flat_map(move |(member, fingerprints)| {
-        by_worker(fingerprints, peers, crate::runtime::hashing::mix64).into_iter().map(move |(worker, fps)| (worker, member.clone(), fps))
+        by_worker(fingerprints, peers, crate::runtime::hashing::mix64)
+            .into_iter()
+            .map(move |(worker, fps)| (worker, member.clone(), fps))
     });
     routed
         .inner
@@ -1134,7 +1201,8 @@ mod tests {
     }
 
     fn member(n: u64, keys: &[u64]) -> Arc<Member> {
-        let content = Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
+        let content =
+            Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Arc::new(Member::new(VerifyMethod::Lcs, id(n), content))
     }
 
@@ -1147,9 +1215,17 @@ mod tests {
     /// diff)` updates of each time), on `workers` workers at `pace`.
     fn operator_output(steps: &[PageStep], workers: usize, pace: Pace) -> Updates {
         type Step = Vec<((Arc<Member>, Vec<u64>), isize)>;
-        let steps: Vec<Step> =
-            steps.iter().map(|step| step.iter().map(|(member, fps, diff)| ((member.clone(), fps.clone()), *diff)).collect()).collect();
-        crate::testing::run_steps(&steps, workers, move |pages| verify_groups(pages, settings(2, 12, 3), pace, |_| {}))
+        let steps: Vec<Step> = steps
+            .iter()
+            .map(|step| {
+                step.iter()
+                    .map(|(member, fps, diff)| ((member.clone(), fps.clone()), *diff))
+                    .collect()
+            })
+            .collect();
+        crate::testing::run_steps(&steps, workers, move |pages| {
+            verify_groups(pages, settings(2, 12, 3), pace, |_| {})
+        })
     }
 
     #[test]
@@ -1160,14 +1236,21 @@ mod tests {
         // are spread over the range of u64, so that passes split them.
         let page = |n: u64, version: u64| {
             let family = (n + version) % 4;
-            member(n + 1000 * version, &[10 * family + 1, 10 * family + 2, 10 * family + 3, 10 * family + 4, 500 + n])
+            member(
+                n + 1000 * version,
+                &[10 * family + 1, 10 * family + 2, 10 * family + 3, 10 * family + 4, 500 + n],
+            )
         };
         let fps = |n: u64| {
-            let mut fps = [n % 6, 6 + n % 3, 9 + n % 2].map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).to_vec();
+            let mut fps = [n % 6, 6 + n % 3, 9 + n % 2]
+                .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                .to_vec();
             fps.sort_unstable();
             fps
         };
-        let of = |pages: &[(u64, u64)], diff: isize| -> PageStep { pages.iter().map(|&(n, v)| (page(n, v), fps(n), diff)).collect() };
+        let of = |pages: &[(u64, u64)], diff: isize| -> PageStep {
+            pages.iter().map(|&(n, v)| (page(n, v), fps(n), diff)).collect()
+        };
         let first: Vec<(u64, u64)> = (0..30).map(|n| (n, 0)).collect();
         let leaving: Vec<(u64, u64)> = (0..10).map(|n| (n, 0)).collect();
         let arriving: Vec<(u64, u64)> = (30..34).map(|n| (n, 0)).collect();
@@ -1175,17 +1258,25 @@ mod tests {
         let steps = vec![
             of(&first, 1),
             [of(&leaving, -1), of(&arriving, 1)].concat(),
-            [of(&changed.iter().map(|&(n, _)| (n, 0)).collect::<Vec<_>>(), -1), of(&changed, 1)].concat(),
+            [of(&changed.iter().map(|&(n, _)| (n, 0)).collect::<Vec<_>>(), -1), of(&changed, 1)]
+                .concat(),
         ];
         let hour = std::time::Duration::from_secs(3600);
         let whole = operator_output(&steps, 1, Pace { slice: hour, pass_updates: usize::MAX });
         assert!(whole.iter().any(|(o, _, _)| matches!(o, GroupOutput::Verdict(..))), "{whole:?}");
         assert!(whole.iter().any(|(o, _, _)| matches!(o, GroupOutput::Blocks(..))));
-        assert!(whole.iter().any(|(o, _, d)| matches!(o, GroupOutput::Oversized(..)) && *d < 0), "a group drops back");
+        assert!(
+            whole.iter().any(|(o, _, d)| matches!(o, GroupOutput::Oversized(..)) && *d < 0),
+            "a group drops back"
+        );
         // The same updates with a page's fingerprints one a record.
         let one_each: Vec<PageStep> = steps
             .iter()
-            .map(|step| step.iter().flat_map(|(m, fps, d)| fps.iter().map(|&fp| (m.clone(), vec![fp], *d))).collect())
+            .map(|step| {
+                step.iter()
+                    .flat_map(|(m, fps, d)| fps.iter().map(|&fp| (m.clone(), vec![fp], *d)))
+                    .collect()
+            })
             .collect();
         for workers in [1, 2, 4] {
             for pace in [
@@ -1194,14 +1285,27 @@ mod tests {
                 Pace { slice: hour, pass_updates: 1 },
                 Pace { slice: std::time::Duration::ZERO, pass_updates: 7 },
             ] {
-                assert_eq!(operator_output(&steps, workers, pace), whole, "{pace:?}, {workers} workers");
+                assert_eq!(
+                    operator_output(&steps, workers, pace),
+                    whole,
+                    "{pace:?}, {workers} workers"
+                );
             }
-            assert_eq!(operator_output(&one_each, workers, PACE), whole, "a fingerprint a record, {workers} workers");
+            assert_eq!(
+                operator_output(&one_each, workers, PACE),
+                whole,
+                "a fingerprint a record, {workers} workers"
+            );
         }
         // From scratch: the final pages in one time give what the three times add up to.
-        let mut last: Vec<(u64, u64)> = (10..34).map(|n| (n, if (12..18).contains(&n) { 1 } else { 0 })).collect();
+        let mut last: Vec<(u64, u64)> =
+            (10..34).map(|n| (n, if (12..18).contains(&n) { 1 } else { 0 })).collect();
         last.sort();
-        let rebuilt = operator_output(&[of(&last, 1)], 2, Pace { slice: std::time::Duration::ZERO, pass_updates: 5 });
+        let rebuilt = operator_output(
+            &[of(&last, 1)],
+            2,
+            Pace { slice: std::time::Duration::ZERO, pass_updates: 5 },
+        );
         let mut total: Updates = whole.iter().map(|(o, _, d)| (o.clone(), 0, *d)).collect();
         differential_dataflow::consolidation::consolidate_updates(&mut total);
         assert_eq!(total, rebuilt);
@@ -1220,7 +1324,11 @@ mod tests {
     /// A page of sentences made of the given words (a sentence's key is a hash of its words,
     /// its weight their count), for the word-level second chance.
     fn worded(n: u64, sentences: &[Vec<u16>]) -> Arc<Member> {
-        let key = |w: &[u16]| w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| (h ^ x as u64).wrapping_mul(0x100_0000_01b3));
+        let key = |w: &[u16]| {
+            w.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &x| {
+                (h ^ x as u64).wrapping_mul(0x100_0000_01b3)
+            })
+        };
         let content = Content {
             sentences: sentences.iter().map(|s| (key(s), s.len() as u16)).collect(),
             words: sentences.iter().flatten().copied().collect(),
@@ -1232,7 +1340,11 @@ mod tests {
 
     /// The group's whole output from scratch, as a bag: `group_contributions`, the oversized
     /// mark and the blocks.
-    fn from_scratch(fp: u64, members: &[Arc<Member>], s: &GroupSettings) -> BTreeMap<GroupOutput, isize> {
+    fn from_scratch(
+        fp: u64,
+        members: &[Arc<Member>],
+        s: &GroupSettings,
+    ) -> BTreeMap<GroupOutput, isize> {
         let mut sorted: Vec<Arc<Member>> = members.to_vec();
         sorted.sort();
         let mut out = BTreeMap::new();
@@ -1240,7 +1352,9 @@ mod tests {
             out.insert(GroupOutput::Oversized(fp, sorted.len() as isize), 1);
             return out;
         }
-        let bag = group_contributions(fp, &sorted, s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b));
+        let bag = group_contributions(fp, &sorted, s, &mut VerifyStats::default(), |a, b| {
+            pair_verdict(&s.config, a, b)
+        });
         for (e, c) in bag {
             *out.entry(GroupOutput::Verdict(e, c)).or_default() += 1;
         }
@@ -1251,14 +1365,26 @@ mod tests {
         }
         // The reference's view (`edges::group_edges`): the same pairs, each once.
         let refs: Vec<&Member> = sorted.iter().map(|m| m.as_ref()).collect();
-        let v = group_edges(fp, &refs, &s.config, s.sentence_groups_over, s.neighbors, &mut VerifyStats::default(), |a, b| {
-            pair_verdict(&s.config, a, b)
-        });
-        let mut pairs: Vec<(Edge, bool)> =
-            v.edges.into_iter().map(|e| (e, false)).chain(v.candidates.into_iter().map(|e| (e, true))).collect();
+        let v = group_edges(
+            fp,
+            &refs,
+            &s.config,
+            s.sentence_groups_over,
+            s.neighbors,
+            &mut VerifyStats::default(),
+            |a, b| pair_verdict(&s.config, a, b),
+        );
+        let mut pairs: Vec<(Edge, bool)> = v
+            .edges
+            .into_iter()
+            .map(|e| (e, false))
+            .chain(v.candidates.into_iter().map(|e| (e, true)))
+            .collect();
         pairs.sort();
-        let from_bag: Vec<(Edge, bool)> =
-            out.keys().filter_map(|o| if let GroupOutput::Verdict(e, c) = o { Some((*e, *c)) } else { None }).collect();
+        let from_bag: Vec<(Edge, bool)> = out
+            .keys()
+            .filter_map(|o| if let GroupOutput::Verdict(e, c) = o { Some((*e, *c)) } else { None })
+            .collect();
         assert_eq!(pairs, from_bag);
         out
     }
@@ -1286,8 +1412,14 @@ mod tests {
     #[test]
     fn a_cached_verdict_gives_the_same_edge() {
         for differ in [false, true] {
-            assert_eq!(CachedVerdict::of((Verdict::Dissimilar, differ)).verdict(), (Verdict::Dissimilar, differ));
-            assert_eq!(CachedVerdict::of((Verdict::CostCapped, differ)).verdict(), (Verdict::CostCapped, differ));
+            assert_eq!(
+                CachedVerdict::of((Verdict::Dissimilar, differ)).verdict(),
+                (Verdict::Dissimilar, differ)
+            );
+            assert_eq!(
+                CachedVerdict::of((Verdict::CostCapped, differ)).verdict(),
+                (Verdict::CostCapped, differ)
+            );
             for s in [0.8, 0.812_345_678_9, 0.999_999_5, 1.0, 0.5] {
                 let (verdict, d) = CachedVerdict::of((Verdict::Similar(s), differ)).verdict();
                 let Verdict::Similar(cached) = verdict else { panic!("{s}: {verdict:?}") };
@@ -1326,13 +1458,25 @@ mod tests {
                 // In no particular order.
                 changes.sort_by_key(|(m, _)| m.hash.rotate_left(17) ^ m.id.date);
                 let mut out = Vec::new();
-                group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
+                group.apply(
+                    3,
+                    changes,
+                    &s,
+                    &mut VerifyStats::default(),
+                    |a, b| pair_verdict(&s.config, a, b),
+                    &mut out,
+                );
                 accumulate(&mut state, out);
                 let mut expected: Vec<Identity> = alive.iter().map(|m| identity(m)).collect();
                 expected.sort_unstable();
-                let held: Vec<Identity> = group.members.iter().map(|e| identity(&e.member)).collect();
+                let held: Vec<Identity> =
+                    group.members.iter().map(|e| identity(&e.member)).collect();
                 assert_eq!(held, expected, "max_pages {max_pages}, round {round}");
-                assert_eq!(state, from_scratch(3, &alive, &s), "max_pages {max_pages}, round {round}");
+                assert_eq!(
+                    state,
+                    from_scratch(3, &alive, &s),
+                    "max_pages {max_pages}, round {round}"
+                );
             }
         }
     }
@@ -1342,14 +1486,21 @@ mod tests {
         // Families of near-copies (shared sentences, a few of their own) and unrelated pages,
         // inserted and retracted in random batches; after each batch, the accumulated output
         // is the group's output from scratch. Small caps make the group cross max_pages.
-        for (seed, neighbors, max_pages, min_pages) in
-            [(1, 2, 1000, 4), (2, 8, 1000, 16), (3, 3, 12, 3), (4, 1, 1000, 0), (5, 4, 1000, 8), (6, 2, 30, 5), (7, 8, 1000, 0)]
-        {
+        for (seed, neighbors, max_pages, min_pages) in [
+            (1, 2, 1000, 4),
+            (2, 8, 1000, 16),
+            (3, 3, 12, 3),
+            (4, 1, 1000, 0),
+            (5, 4, 1000, 8),
+            (6, 2, 30, 5),
+            (7, 8, 1000, 0),
+        ] {
             let s = settings(neighbors, max_pages, min_pages);
             let mut rng = Rng(seed);
             let page = |n: u64, rng: &mut Rng| {
                 let family = rng.below(3);
-                let mut keys: Vec<u64> = (0..12).map(|k| family * 1000 + k).filter(|_| rng.below(8) > 0).collect();
+                let mut keys: Vec<u64> =
+                    (0..12).map(|k| family * 1000 + k).filter(|_| rng.below(8) > 0).collect();
                 keys.extend((0..1 + rng.below(3)).map(|k| 100_000 + n * 10 + k));
                 member(n, &keys)
             };
@@ -1376,15 +1527,28 @@ mod tests {
                 changes.push((transient.clone(), 1));
                 changes.push((transient, -1));
                 let mut out = Vec::new();
-                group.apply(7, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
+                group.apply(
+                    7,
+                    changes,
+                    &s,
+                    &mut VerifyStats::default(),
+                    |a, b| pair_verdict(&s.config, a, b),
+                    &mut out,
+                );
                 // Held as the operator holds it: a page alone as a pointer.
                 group = Group::from_slot(group.into_slot());
                 accumulate(&mut state, out);
                 let expected = from_scratch(7, &alive, &s);
                 assert_eq!(state, expected, "seed {seed}, round {round}, {} members", alive.len());
-                verdicts_seen += state.keys().filter(|o| matches!(o, GroupOutput::Verdict(..) | GroupOutput::Oversized(..))).count();
+                verdicts_seen += state
+                    .keys()
+                    .filter(|o| matches!(o, GroupOutput::Verdict(..) | GroupOutput::Oversized(..)))
+                    .count();
             }
-            assert!(verdicts_seen > 50, "seed {seed}: the workload has similar pairs or crosses the cap ({verdicts_seen})");
+            assert!(
+                verdicts_seen > 50,
+                "seed {seed}: the workload has similar pairs or crosses the cap ({verdicts_seen})"
+            );
         }
     }
 
@@ -1433,7 +1597,10 @@ mod tests {
         // it (`SideScan`: no comparison) and scan again (2), and it scans its two sides (2):
         // four comparisons, whatever the group's size (six when a retraction scanned again).
         assert_eq!(compared, 4, "comparisons for one page in a group of 500");
-        assert!(gained > 0 && gained <= 16, "the new page verified against its neighbours: {gained}");
+        assert!(
+            gained > 0 && gained <= 16,
+            "the new page verified against its neighbours: {gained}"
+        );
         // It leaves: its edges and its two neighbours' go as they were held, and the neighbours
         // scan again, now toward each other (2); the group's output is the group's from
         // scratch.
@@ -1441,7 +1608,11 @@ mod tests {
         assert_eq!(compared, 2, "comparisons for one page leaving a group of 501");
         assert_eq!(lost, gained, "every pair it had gained goes");
         let alive: Vec<Arc<Member>> = (0..500).map(copy).collect();
-        assert_eq!(state, from_scratch(1, &alive, &s), "the group after it left is the group from scratch");
+        assert_eq!(
+            state,
+            from_scratch(1, &alive, &s),
+            "the group after it left is the group from scratch"
+        );
     }
 
     #[test]
@@ -1452,11 +1623,19 @@ mod tests {
                 for ppm in [None, Some(0), Some(812_345), Some(1_000_000)] {
                     let held = SideScan::made(reach, edge, found, ppm);
                     assert_eq!((held.reach(), held.edge(), held.found()), (reach, edge, found));
-                    assert_eq!(held.held_edge(), ppm.filter(|_| edge), "an edge is held only where the scan ended on one");
+                    assert_eq!(
+                        held.held_edge(),
+                        ppm.filter(|_| edge),
+                        "an edge is held only where the scan ended on one"
+                    );
                 }
             }
         }
-        assert_eq!(SideScan::made(3, true, true, Some(SideScan::PPM_MAX + 1)).held_edge(), None, "out of range: made again");
+        assert_eq!(
+            SideScan::made(3, true, true, Some(SideScan::PPM_MAX + 1)).held_edge(),
+            None,
+            "out of range: made again"
+        );
     }
 
     #[test]
@@ -1544,11 +1723,21 @@ mod tests {
                 }
             }
             let mut out = Vec::new();
-            group.apply(3, changes, &s, &mut VerifyStats::default(), |a, b| pair_verdict(&s.config, a, b), &mut out);
+            group.apply(
+                3,
+                changes,
+                &s,
+                &mut VerifyStats::default(),
+                |a, b| pair_verdict(&s.config, a, b),
+                &mut out,
+            );
             accumulate(&mut state, out);
             assert_eq!(state, from_scratch(3, &alive, &s), "round {round}");
         }
-        assert!(state.keys().any(|o| matches!(o, GroupOutput::Blocks(..))), "the group repeats blocks");
+        assert!(
+            state.keys().any(|o| matches!(o, GroupOutput::Blocks(..))),
+            "the group repeats blocks"
+        );
     }
 
     #[test]
@@ -1558,18 +1747,36 @@ mod tests {
         // quoting it, `d` a copy of `a`. Where the fingerprint is a bucket's (or a word band's),
         // a–b is an edge by the word-level second chance; in the quote's per-sentence group, of
         // more pages than `sentence_groups_over` (3), only a–d is compared.
-        let s = GroupSettings { config: VerifyConfig::default(), neighbors: 8, max_pages: 1000, min_pages: 0, sentence_groups_over: 3 };
+        let s = GroupSettings {
+            config: VerifyConfig::default(),
+            neighbors: 8,
+            max_pages: 1000,
+            min_pages: 0,
+            sentence_groups_over: 3,
+        };
         let quote: Vec<u16> = (500..510).collect();
         let text = |base: u16, changed: bool| -> Vec<Vec<u16>> {
             let mut t = vec![quote.clone()];
-            t.extend((0..10u16).map(|i| (0..10u16).map(|w| if changed && w == i { 9000 + i } else { base + 10 * i + w }).collect()));
+            t.extend((0..10u16).map(|i| {
+                (0..10u16)
+                    .map(|w| if changed && w == i { 9000 + i } else { base + 10 * i + w })
+                    .collect()
+            }));
             t
         };
-        let (a, b, c, d) =
-            (worded(1, &text(0, false)), worded(2, &text(0, true)), worded(3, &text(1000, false)), worded(4, &text(0, false)));
-        let pair = |e: &Edge| (e.shorter.date.min(e.longer.date), e.shorter.date.max(e.longer.date));
+        let (a, b, c, d) = (
+            worded(1, &text(0, false)),
+            worded(2, &text(0, true)),
+            worded(3, &text(1000, false)),
+            worded(4, &text(0, false)),
+        );
+        let pair =
+            |e: &Edge| (e.shorter.date.min(e.longer.date), e.shorter.date.max(e.longer.date));
         // By length then id: a, b, c, d; a scan stops at its first edge.
-        for (fp, expected) in [(5, vec![(1, 2), (2, 4)]), (5 | crate::candidates::fingerprint::PER_SENTENCE, vec![(1, 4)])] {
+        for (fp, expected) in [
+            (5, vec![(1, 2), (2, 4)]),
+            (5 | crate::candidates::fingerprint::PER_SENTENCE, vec![(1, 4)]),
+        ] {
             let mut group = Group::default();
             let mut stats = VerifyStats::default();
             let mut out = Vec::new();
@@ -1586,24 +1793,39 @@ mod tests {
                 },
                 &mut out,
             );
-            let mut edges: Vec<(u64, u64)> =
-                out.iter().filter_map(|(o, _)| if let GroupOutput::Verdict(e, _) = o { Some(pair(e)) } else { None }).collect();
+            let mut edges: Vec<(u64, u64)> = out
+                .iter()
+                .filter_map(
+                    |(o, _)| if let GroupOutput::Verdict(e, _) = o { Some(pair(e)) } else { None },
+                )
+                .collect();
             edges.sort();
             edges.dedup();
             assert_eq!(edges, expected, "fingerprint {fp:#x}");
             let per_sentence = crate::candidates::fingerprint::is_per_sentence(fp);
             if per_sentence {
-                assert_eq!(compared.iter().copied().collect::<Vec<_>>(), vec![(1, 4)], "only the pair whose sentences reach τ");
+                assert_eq!(
+                    compared.iter().copied().collect::<Vec<_>>(),
+                    vec![(1, 4)],
+                    "only the pair whose sentences reach τ"
+                );
                 assert!(stats.pruned >= 5, "the other five pairs pruned: {}", stats.pruned);
             } else {
                 assert_eq!(stats.pruned, 0);
             }
             // The same without the rule: every group compares as a bucket's does.
             let off = GroupSettings { sentence_groups_over: 4, ..s.clone() };
-            let bag = group_contributions(fp, &[a.clone(), b.clone(), c.clone(), d.clone()], &off, &mut VerifyStats::default(), |x, y| {
-                pair_verdict(&s.config, x, y)
-            });
-            assert!(bag.iter().any(|(e, _)| pair(e) == (1, 2)), "fingerprint {fp:#x} without the rule: a–b by words");
+            let bag = group_contributions(
+                fp,
+                &[a.clone(), b.clone(), c.clone(), d.clone()],
+                &off,
+                &mut VerifyStats::default(),
+                |x, y| pair_verdict(&s.config, x, y),
+            );
+            assert!(
+                bag.iter().any(|(e, _)| pair(e) == (1, 2)),
+                "fingerprint {fp:#x} without the rule: a–b by words"
+            );
         }
     }
 
@@ -1616,9 +1838,16 @@ mod tests {
         // before and after a change).
         // Pruning over 0 pages (always), over 6 and over 12 (the group grows across them).
         let per_sentence = 9 | crate::candidates::fingerprint::PER_SENTENCE;
-        for (seed, fp, over) in [(1u64, per_sentence, 0), (2, per_sentence, 6), (4, per_sentence, 12), (3, 9, 0)] {
-            let s =
-                GroupSettings { config: VerifyConfig::default(), neighbors: 3, max_pages: 1000, min_pages: 0, sentence_groups_over: over };
+        for (seed, fp, over) in
+            [(1u64, per_sentence, 0), (2, per_sentence, 6), (4, per_sentence, 12), (3, 9, 0)]
+        {
+            let s = GroupSettings {
+                config: VerifyConfig::default(),
+                neighbors: 3,
+                max_pages: 1000,
+                min_pages: 0,
+                sentence_groups_over: over,
+            };
             let mut rng = Rng(seed);
             let page = |n: u64, rng: &mut Rng| {
                 let family = rng.below(3) as u16;
@@ -1626,7 +1855,13 @@ mod tests {
                     .map(|i| {
                         let changed = rng.below(3) == 0;
                         (0..8u16)
-                            .map(|w| if changed && w == i { 30_000 + rng.below(1000) as u16 } else { family * 1000 + 10 * i + w })
+                            .map(|w| {
+                                if changed && w == i {
+                                    30_000 + rng.below(1000) as u16
+                                } else {
+                                    family * 1000 + 10 * i + w
+                                }
+                            })
                             .collect()
                     })
                     .collect();
@@ -1650,13 +1885,24 @@ mod tests {
                 }
                 let mut out = Vec::new();
                 let mut stats = VerifyStats::default();
-                group.apply(fp, changes, &s, &mut stats, |a, b| pair_verdict(&s.config, a, b), &mut out);
-                assert!(stats.pruned <= stats.rejected, "pruned pairs are rejected ones: {stats:?}");
+                group.apply(
+                    fp,
+                    changes,
+                    &s,
+                    &mut stats,
+                    |a, b| pair_verdict(&s.config, a, b),
+                    &mut out,
+                );
+                assert!(
+                    stats.pruned <= stats.rejected,
+                    "pruned pairs are rejected ones: {stats:?}"
+                );
                 pruned += stats.pruned;
                 group = Group::from_slot(group.into_slot());
                 accumulate(&mut state, out);
                 assert_eq!(state, from_scratch(fp, &alive, &s), "seed {seed}, round {round}");
-                edges_seen += state.keys().filter(|o| matches!(o, GroupOutput::Verdict(..))).count();
+                edges_seen +=
+                    state.keys().filter(|o| matches!(o, GroupOutput::Verdict(..))).count();
             }
             assert!(edges_seen > 50, "seed {seed}: the workload has similar pairs ({edges_seen})");
             assert_eq!(

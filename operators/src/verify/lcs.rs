@@ -62,7 +62,11 @@ fn sorted_keys<S: KeyWeight>(sentences: &[S]) -> Vec<u64> {
 /// The fragment filter against the other page's sorted keys, given up (`None`) once the weight
 /// dropped is past `budget`: most pairs that reach the filter leave it there, and the rest of
 /// their sentences need not be searched.
-fn fragment_filter_within<S: KeyWeight>(a: &[S], present: &[u64], budget: u64) -> Option<(Vec<(u64, u16)>, u64)> {
+fn fragment_filter_within<S: KeyWeight>(
+    a: &[S],
+    present: &[u64],
+    budget: u64,
+) -> Option<(Vec<(u64, u16)>, u64)> {
     let mut dropped = 0u64;
     let mut kept = Vec::with_capacity(a.len());
     for (key, weight) in a.iter().map(S::compared) {
@@ -89,7 +93,11 @@ pub fn myers_distance<T: PartialEq>(a: &[T], b: &[T], max_d: u64) -> Option<u64>
         let mut k = -d;
         while k <= d {
             let idx = (k + offset) as usize;
-            let mut x = if k == -d || (k != d && v[idx - 1] < v[idx + 1]) { v[idx + 1] } else { v[idx - 1] + 1 };
+            let mut x = if k == -d || (k != d && v[idx - 1] < v[idx + 1]) {
+                v[idx + 1]
+            } else {
+                v[idx - 1] + 1
+            };
             let mut y = x - k;
             while x < n && y < m && a[x as usize] == b[y as usize] {
                 x += 1;
@@ -113,7 +121,13 @@ pub fn compare(a: &Content, b: &Content, tau_ppm: u64, max_diff_distance: u64) -
 /// `compare`, given each content's distinct sentence keys, sorted (`keys`: those of `a`, then
 /// of `b`; `verify::distinct_sentence_keys`), when the caller holds them: the fragment filter
 /// then sorts nothing. None: computed here.
-pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, tau_ppm: u64, max_diff_distance: u64) -> Verdict {
+pub fn compare_keyed(
+    a: &Content,
+    b: &Content,
+    keys: Option<(&[u64], &[u64])>,
+    tau_ppm: u64,
+    max_diff_distance: u64,
+) -> Verdict {
     let (wa, wb) = (a.weight(), b.weight());
     let total = wa + wb;
     if total == 0 {
@@ -166,7 +180,11 @@ pub fn compare_keyed(a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, t
         };
     }
     let (ta, tb) = (expand(fa), expand(fb));
-    let distance = if capped { myers_distance(&ta, &tb, max_diff_distance) } else { bounded_distance(&ta, &tb, remaining, 0) };
+    let distance = if capped {
+        myers_distance(&ta, &tb, max_diff_distance)
+    } else {
+        bounded_distance(&ta, &tb, remaining, 0)
+    };
     match distance {
         Some(d) => {
             let lcs = common + (ta.len() as u64 + tb.len() as u64 - d) / 2;
@@ -194,7 +212,11 @@ pub fn sentences_may_reach(a: &Content, ka: &[u64], b: &Content, kb: &[u64], tau
 
 /// `sentences_may_reach`, given each content's weight (`Content::weight`, a sum over its
 /// sentences that the caller holds: a group member's `length`), beside its sorted keys.
-pub fn sentences_of_weights_may_reach((a, wa, ka): (&Content, u64, &[u64]), (b, wb, kb): (&Content, u64, &[u64]), tau_ppm: u64) -> bool {
+pub fn sentences_of_weights_may_reach(
+    (a, wa, ka): (&Content, u64, &[u64]),
+    (b, wb, kb): (&Content, u64, &[u64]),
+    tau_ppm: u64,
+) -> bool {
     debug_assert_eq!((wa, wb), (a.weight(), b.weight()), "the contents' weights");
     let total = wa + wb;
     if total == 0 {
@@ -206,7 +228,12 @@ pub fn sentences_of_weights_may_reach((a, wa, ka): (&Content, u64, &[u64]), (b, 
     let budget = max_distance(total, tau_ppm);
     // Stops once the weight dropped is past the budget. A key whose bit is clear in the other
     // content's `KeyBits` is absent without a search: most sentences of a pair this rejects.
-    fn drop_absent<S: KeyWeight>(sentences: &[S], present: &[u64], dropped: &mut u64, budget: u64) -> bool {
+    fn drop_absent<S: KeyWeight>(
+        sentences: &[S],
+        present: &[u64],
+        dropped: &mut u64,
+        budget: u64,
+    ) -> bool {
         let bits = KeyBits::of(present);
         for (key, weight) in sentences.iter().map(S::compared) {
             if !bits.may_hold(key) || present.binary_search(&key).is_err() {
@@ -219,7 +246,8 @@ pub fn sentences_of_weights_may_reach((a, wa, ka): (&Content, u64, &[u64]), (b, 
         true
     }
     let mut dropped = 0u64;
-    drop_absent(&a.sentences, kb, &mut dropped, budget) && drop_absent(&b.sentences, ka, &mut dropped, budget)
+    drop_absent(&a.sentences, kb, &mut dropped, budget)
+        && drop_absent(&b.sentences, ka, &mut dropped, budget)
 }
 
 /// A set of 256 bits over keys: a key's bit is set for every key of the set, so a key whose
@@ -260,7 +288,12 @@ pub fn compare_words(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u6
 
 /// `compare_words`, and with a similar verdict the edit distance D it found: the two word
 /// sequences' LCS is then exactly `(|A| + |B| − D) / 2`.
-pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_distance: u64) -> (Verdict, Option<u64>) {
+pub fn compare_words_distance(
+    a: &[Word],
+    b: &[Word],
+    tau_ppm: u64,
+    max_diff_distance: u64,
+) -> (Verdict, Option<u64>) {
     let total = (a.len() + b.len()) as u64;
     let similar = |d: u64| (Verdict::Similar((total - d) as f64 / total as f64), Some(d));
     if total == 0 {
@@ -279,7 +312,8 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
     let middle = (a.len() + b.len()) as u64;
     // The bag filter: exact, counted on the worker's table of the 65,536 words. D ≥ |A| + |B| −
     // 2·|A ∩ B|, so D ≤ budget needs |A ∩ B| ≥ ⌈(|A| + |B| − budget) / 2⌉ (of the middles).
-    let Some(common) = word_intersection_reaching(a, b, middle.saturating_sub(budget).div_ceil(2)) else {
+    let Some(common) = word_intersection_reaching(a, b, middle.saturating_sub(budget).div_ceil(2))
+    else {
         return (Verdict::Dissimilar, None);
     };
     let mut lower = middle - 2 * common;
@@ -290,7 +324,9 @@ pub fn compare_words_distance(a: &[Word], b: &[Word], tau_ppm: u64, max_diff_dis
     // 20% of its bigrams), and a pair it would reject is rejected by the count, exactly.
     if lower <= myers_first(a.len() as u64, b.len() as u64) {
         let longer = a.len().max(b.len()) as u64;
-        let Some(shared) = shared_bigrams_reaching(a, b, longer.saturating_sub(1).saturating_sub(2 * budget)) else {
+        let Some(shared) =
+            shared_bigrams_reaching(a, b, longer.saturating_sub(1).saturating_sub(2 * budget))
+        else {
             return (Verdict::Dissimilar, None);
         };
         let unshared = longer.saturating_sub(shared + 1);
@@ -341,11 +377,16 @@ pub fn bounded_distance<T: Token>(a: &[T], b: &[T], budget: u64, lower: u64) -> 
 /// the expansion's LCS when a key has one weight wherever it occurs (tested against dynamic
 /// programming over the expansion). `None` when a key has two weights, or when the matches
 /// are more than `max_matches` (a page of repeated sentences: the token path is cheaper).
-fn heaviest_common_subsequence<A: KeyWeight, B: KeyWeight>(a: &[A], b: &[B], max_matches: u64) -> Option<u64> {
+fn heaviest_common_subsequence<A: KeyWeight, B: KeyWeight>(
+    a: &[A],
+    b: &[B],
+    max_matches: u64,
+) -> Option<u64> {
     if a.is_empty() || b.is_empty() {
         return Some(0);
     }
-    let mut positions: Vec<(u64, u16, u32)> = b.iter().map(B::compared).enumerate().map(|(j, (k, w))| (k, w, j as u32)).collect();
+    let mut positions: Vec<(u64, u16, u32)> =
+        b.iter().map(B::compared).enumerate().map(|(j, (k, w))| (k, w, j as u32)).collect();
     positions.sort_unstable();
     let range = |key: u64| {
         let lo = positions.partition_point(|p| p.0 < key);
@@ -416,7 +457,8 @@ fn myers_first(n: u64, m: u64) -> u64 {
 /// head taken first, so the two never overlap).
 fn common_head_and_tail<T>(a: &[T], b: &[T], same: impl Fn(&T, &T) -> bool) -> (usize, usize) {
     let head = a.iter().zip(b).take_while(|(x, y)| same(x, y)).count();
-    let tail = a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| same(x, y)).count();
+    let tail =
+        a[head..].iter().rev().zip(b[head..].iter().rev()).take_while(|(x, y)| same(x, y)).count();
     (head, tail)
 }
 
@@ -497,7 +539,12 @@ pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word], needed: u64) -> u64 {
                 *slot - 1
             })
             .collect();
-        let lcs = lcs_of_rows(&rows, distinct as usize, long.iter().map(|&w| table[w as usize].checked_sub(1)), needed);
+        let lcs = lcs_of_rows(
+            &rows,
+            distinct as usize,
+            long.iter().map(|&w| table[w as usize].checked_sub(1)),
+            needed,
+        );
         for &w in short {
             table[w as usize] = 0;
         }
@@ -510,7 +557,12 @@ pub fn bit_parallel_lcs_words(a: &[Word], b: &[Word], needed: u64) -> u64 {
 /// shorter). Every `CHECK_EVERY` tokens the count so far plus the tokens left bounds the LCS
 /// from above: below `needed`, it stops and returns the count so far (below `needed` too). A
 /// pair far from the threshold is decided in part of the work.
-fn lcs_of_rows(short: &[u32], rows: usize, long: impl ExactSizeIterator<Item = Option<u32>>, needed: u64) -> u64 {
+fn lcs_of_rows(
+    short: &[u32],
+    rows: usize,
+    long: impl ExactSizeIterator<Item = Option<u32>>,
+    needed: u64,
+) -> u64 {
     if short.is_empty() {
         return 0;
     }
@@ -799,14 +851,22 @@ pub fn central(a: &Content, b: &Content, max_share: f64) -> (Content, Content) {
     }
     let middle = |c: &Content, s: &[Sentence]| {
         // The middle's words: the word counts of the trimmed sentences are cut from both ends.
-        let counts = if c.word_counts.len() == s.len() { &c.word_counts[head..s.len() - tail] } else { &[][..] };
+        let counts = if c.word_counts.len() == s.len() {
+            &c.word_counts[head..s.len() - tail]
+        } else {
+            &[][..]
+        };
         let skip: usize = c.word_counts.iter().take(head).map(|&n| n as usize).sum();
         let taken: usize = counts.iter().map(|&n| n as usize).sum();
         Content {
             sentences: c.sentences.sub(head..s.len() - tail),
             shingles: c.shingles.clone(),
             term_weights: c.term_weights.clone(),
-            words: if skip + taken <= c.words.len() { c.words.sub(skip..skip + taken) } else { Default::default() },
+            words: if skip + taken <= c.words.len() {
+                c.words.sub(skip..skip + taken)
+            } else {
+                Default::default()
+            },
             word_counts: counts.to_vec(),
             template_keys: c.template_keys.clone(),
             dominated: c.dominated,
@@ -845,7 +905,8 @@ mod tests {
         let mut t = vec![vec![0usize; b.len() + 1]; a.len() + 1];
         for i in 0..a.len() {
             for j in 0..b.len() {
-                t[i + 1][j + 1] = if a[i] == b[j] { t[i][j] + 1 } else { t[i][j + 1].max(t[i + 1][j]) };
+                t[i + 1][j + 1] =
+                    if a[i] == b[j] { t[i][j] + 1 } else { t[i][j + 1].max(t[i + 1][j]) };
             }
         }
         t[a.len()][b.len()]
@@ -909,7 +970,11 @@ mod tests {
     fn a_key_of_two_weights_leaves_the_sparse_count_to_the_tokens() {
         assert_eq!(heaviest_common_subsequence(&[(1, 2), (2, 3)], &[(2, 3), (1, 2)], 100), Some(3));
         assert_eq!(heaviest_common_subsequence(&[(1, 2)], &[(1, 3)], 100), None);
-        assert_eq!(heaviest_common_subsequence(&[(1, 2), (1, 2)], &[(1, 2), (1, 2)], 3), None, "4 matches");
+        assert_eq!(
+            heaviest_common_subsequence(&[(1, 2), (1, 2)], &[(1, 2), (1, 2)], 3),
+            None,
+            "4 matches"
+        );
     }
 
     #[test]
@@ -928,7 +993,11 @@ mod tests {
         assert_eq!(ca.sentences.len(), 4, "two shared sentences off each end (25% of 8)");
         assert_eq!(cb.sentences.iter().map(|s| s.key).collect::<Vec<_>>(), vec![30, 40, 50, 60]);
         let (ca, _) = central(&a, &b, 0.1);
-        assert_eq!(ca.sentences.len(), 8, "nothing may be stripped at 10% (less than one sentence)");
+        assert_eq!(
+            ca.sentences.len(),
+            8,
+            "nothing may be stripped at 10% (less than one sentence)"
+        );
         let (ca, cb) = central(&a, &a, 0.5);
         assert!(ca.sentences.is_empty() && cb.sentences.is_empty());
     }
@@ -976,12 +1045,28 @@ mod tests {
     fn sentences_may_reach_tau_when_they_share_enough() {
         let keys = |k: &[u64]| k.to_vec();
         let tau = ppm(0.6);
-        let (a, b, c) = (content(&[1, 2, 3, 4, 5]), content(&[1, 2, 3, 4, 6]), content(&[1, 7, 8, 9, 10]));
-        assert!(sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &a, &keys(&[1, 2, 3, 4, 5]), tau), "a page and itself");
-        assert!(sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &b, &keys(&[1, 2, 3, 4, 6]), tau), "one sentence apart");
-        assert!(!sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &c, &keys(&[1, 7, 8, 9, 10]), tau), "one sentence shared");
-        assert!(!sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &content(&[1]), &keys(&[1]), tau), "the length filter");
-        assert!(sentences_may_reach(&content(&[]), &[], &content(&[]), &[], tau), "two empty pages are alike");
+        let (a, b, c) =
+            (content(&[1, 2, 3, 4, 5]), content(&[1, 2, 3, 4, 6]), content(&[1, 7, 8, 9, 10]));
+        assert!(
+            sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &a, &keys(&[1, 2, 3, 4, 5]), tau),
+            "a page and itself"
+        );
+        assert!(
+            sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &b, &keys(&[1, 2, 3, 4, 6]), tau),
+            "one sentence apart"
+        );
+        assert!(
+            !sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &c, &keys(&[1, 7, 8, 9, 10]), tau),
+            "one sentence shared"
+        );
+        assert!(
+            !sentences_may_reach(&a, &keys(&[1, 2, 3, 4, 5]), &content(&[1]), &keys(&[1]), tau),
+            "the length filter"
+        );
+        assert!(
+            sentences_may_reach(&content(&[]), &[], &content(&[]), &[], tau),
+            "two empty pages are alike"
+        );
     }
 
     proptest! {

@@ -66,7 +66,13 @@ impl std::hash::Hash for Member {
 impl Member {
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
         let keys = verify::distinct_sentence_keys(&content).into_boxed_slice();
-        Member { length: verify::length(method, &content), id, hash: verify::content_hash(&content), content: Arc::new(content), keys }
+        Member {
+            length: verify::length(method, &content),
+            id,
+            hash: verify::content_hash(&content),
+            content: Arc::new(content),
+            keys,
+        }
     }
 }
 
@@ -171,10 +177,16 @@ impl KeyTally {
 
     fn count_with(members: &[&Member], min_pages: u32, min_slots: u32) -> (Vec<u64>, KeyTally) {
         let counts = key_counts(members);
-        let mut blocks: Vec<(u64, u32)> = counts.iter().filter(|&(_, &n)| n >= min_pages).map(|(&k, &n)| (k, n)).collect();
+        let mut blocks: Vec<(u64, u32)> =
+            counts.iter().filter(|&(_, &n)| n >= min_pages).map(|(&k, &n)| (k, n)).collect();
         blocks.sort_unstable();
-        let mut tally =
-            KeyTally { counts: blocks.iter().map(|&(_, n)| n as u16).collect(), filter: Box::new([]), mass: 0, min_slots, counted: 0 };
+        let mut tally = KeyTally {
+            counts: blocks.iter().map(|&(_, n)| n as u16).collect(),
+            filter: Box::new([]),
+            mass: 0,
+            min_slots,
+            counted: 0,
+        };
         let others: Vec<(u64, u32)> = counts.into_iter().filter(|&(_, n)| n < min_pages).collect();
         tally.fill(&others);
         (blocks.into_iter().map(|(k, _)| k).collect(), tally)
@@ -192,7 +204,9 @@ impl KeyTally {
 
     /// The filter's size for a mass: a slot for every 2 to 4 units.
     fn fit(&self, mass: u32) -> usize {
-        (mass.div_ceil(4) as usize).next_power_of_two().clamp(self.min_slots as usize, Self::MAX_SLOTS)
+        (mass.div_ceil(4) as usize)
+            .next_power_of_two()
+            .clamp(self.min_slots as usize, Self::MAX_SLOTS)
     }
 
     /// A key's two slots.
@@ -319,7 +333,10 @@ impl KeyTally {
                 BlocksChange::Same => blocks,
                 BlocksChange::Now(next) => next,
             };
-            let others: Vec<(u64, u32)> = key_counts(&members()).into_iter().filter(|(k, _)| now.binary_search(k).is_err()).collect();
+            let others: Vec<(u64, u32)> = key_counts(&members())
+                .into_iter()
+                .filter(|(k, _)| now.binary_search(k).is_err())
+                .collect();
             self.fill(&others);
         }
         change
@@ -333,21 +350,27 @@ impl KeyTally {
     /// count from above, and its mass is their sum.
     fn check(&self, blocks: &[u64], members: &[&Member], min_pages: u32) {
         let counts = key_counts(members);
-        let mut expected: Vec<(u64, u16)> = counts.iter().filter(|&(_, &n)| n >= min_pages).map(|(&k, &n)| (k, n as u16)).collect();
+        let mut expected: Vec<(u64, u16)> =
+            counts.iter().filter(|&(_, &n)| n >= min_pages).map(|(&k, &n)| (k, n as u16)).collect();
         expected.sort_unstable();
-        let held: Vec<(u64, u16)> = blocks.iter().copied().zip(self.counts.iter().copied()).collect();
+        let held: Vec<(u64, u16)> =
+            blocks.iter().copied().zip(self.counts.iter().copied()).collect();
         assert_eq!(held, expected, "each block with its count");
         let others: Vec<(u64, u32)> = counts.into_iter().filter(|&(_, n)| n < min_pages).collect();
         for &(key, n) in &others {
             assert!(self.bound(key) >= n, "the filter bounds a key's count from above");
         }
         assert_eq!(self.mass, others.iter().map(|&(_, n)| n).sum::<u32>(), "the filter's mass");
-        assert!(self.filter.len().is_power_of_two() && self.filter.len() >= self.min_slots as usize);
+        assert!(
+            self.filter.len().is_power_of_two() && self.filter.len() >= self.min_slots as usize
+        );
     }
 }
 
 /// How many of `members` hold each key (a member's keys are distinct).
-fn key_counts(members: &[&Member]) -> std::collections::HashMap<u64, u32, crate::runtime::hashing::Mixed> {
+fn key_counts(
+    members: &[&Member],
+) -> std::collections::HashMap<u64, u32, crate::runtime::hashing::Mixed> {
     verify::key_pages(members.iter().map(|m| &*m.keys))
 }
 
@@ -408,7 +431,12 @@ pub fn siblings(a: &Content, repeated_a: &[u64], b: &Content, repeated_b: &[u64]
 }
 
 /// `siblings` with `b` given by its distinct sentence keys (a `Member` carries them).
-pub fn siblings_by_keys(a: &Content, repeated_a: &[u64], b_keys: &[u64], repeated_b: &[u64]) -> bool {
+pub fn siblings_by_keys(
+    a: &Content,
+    repeated_a: &[u64],
+    b_keys: &[u64],
+    repeated_b: &[u64],
+) -> bool {
     let common = crate::runtime::sorted::intersect(repeated_a, repeated_b);
     verify::shares_mostly_common_with(a, b_keys, &common)
 }
@@ -440,9 +468,17 @@ pub type PairVerdict = (Verdict, bool);
 /// (`Member::keys`) instead of sorting each content's again.
 pub fn pair_verdict(config: &VerifyConfig, a: &Member, b: &Member) -> PairVerdict {
     let (ka, kb) = (&*a.keys, &*b.keys);
-    let (verdict, words_lcs) = verify::compare_keyed_words(config, &a.content, &b.content, Some((ka, kb)), lcs::ppm(config.threshold));
+    let (verdict, words_lcs) = verify::compare_keyed_words(
+        config,
+        &a.content,
+        &b.content,
+        Some((ka, kb)),
+        lcs::ppm(config.threshold),
+    );
     let differ = matches!(verdict, Verdict::Similar(_))
-        && verify::own_texts_are_different_texts_keyed(config, &a.content, &b.content, ka, kb, words_lcs);
+        && verify::own_texts_are_different_texts_keyed(
+            config, &a.content, &b.content, ka, kb, words_lcs,
+        );
     (verdict, differ)
 }
 
@@ -459,35 +495,53 @@ mod tests {
     }
 
     fn member(n: u64, keys: &[u64]) -> Member {
-        let content = Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
+        let content =
+            Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Member::new(VerifyMethod::Lcs, id(n), content)
     }
 
     #[test]
     fn a_tally_settles_a_pages_own_sentences_without_counting_them() {
         let page = |n: u64, extra: &[u64]| {
-            let keys: Vec<u64> = (0..20).map(|k| k + 1).chain((0..5).map(|k| 1_000 * (n + 1) + k)).chain(extra.iter().copied()).collect();
+            let keys: Vec<u64> = (0..20)
+                .map(|k| k + 1)
+                .chain((0..5).map(|k| 1_000 * (n + 1) + k))
+                .chain(extra.iter().copied())
+                .collect();
             member(n, &keys)
         };
         // 60 siblings; pages 40..55 hold sentence 999 as well (15 of them).
-        let all: Vec<Member> = (0..70).map(|n| page(n, if (40..55).contains(&n) { &[999] } else { &[] })).collect();
-        let members = |range: std::ops::Range<usize>| -> Vec<&Member> { all[range].iter().collect() };
+        let all: Vec<Member> =
+            (0..70).map(|n| page(n, if (40..55).contains(&n) { &[999] } else { &[] })).collect();
+        let members =
+            |range: std::ops::Range<usize>| -> Vec<&Member> { all[range].iter().collect() };
         let (blocks, mut tally) = KeyTally::count(&members(0..60), 16);
         assert_eq!(blocks, (1..=20).collect::<Vec<u64>>(), "the shared sentences are the blocks");
         for n in [60, 61, 62] {
             let after = members(0..n + 1);
-            assert_eq!(tally.apply(&blocks, || after.clone(), &[&all[n]], &[], 16), BlocksChange::Same, "a sibling joins");
+            assert_eq!(
+                tally.apply(&blocks, || after.clone(), &[&all[n]], &[], 16),
+                BlocksChange::Same,
+                "a sibling joins"
+            );
             tally.check(&blocks, &after, 16);
         }
         let after = members(1..63);
-        assert_eq!(tally.apply(&blocks, || after.clone(), &[], &[&all[0]], 16), BlocksChange::Same, "a sibling leaves");
+        assert_eq!(
+            tally.apply(&blocks, || after.clone(), &[], &[&all[0]], 16),
+            BlocksChange::Same,
+            "a sibling leaves"
+        );
         assert_eq!(tally.counted, 0, "no page's own sentences were counted over the members");
         // A 16th page with sentence 999 makes it a block: it is counted, once.
         let extra = page(100, &[999]);
         let after: Vec<&Member> = all[1..63].iter().chain([&extra]).collect();
         let mut expected: Vec<u64> = (1..=20).collect();
         expected.push(999);
-        assert_eq!(tally.apply(&blocks, || after.clone(), &[&extra], &[], 16), BlocksChange::Now(expected.clone()));
+        assert_eq!(
+            tally.apply(&blocks, || after.clone(), &[&extra], &[], 16),
+            BlocksChange::Now(expected.clone())
+        );
         assert_eq!(tally.counted, 1, "the sentence that reached min_pages, alone");
         tally.check(&expected, &after, 16);
     }

@@ -183,7 +183,8 @@ where
 {
     let length = |c: &Content| length(method, c);
     let too_long = |wi: u64, wj: u64| too_long(method, tau_ppm, wi, wj);
-    let mut order: Vec<(u64, PageId, &Content)> = members.iter().map(|&(id, c)| (length(c), id, c)).collect();
+    let mut order: Vec<(u64, PageId, &Content)> =
+        members.iter().map(|&(id, c)| (length(c), id, c)).collect();
     order.sort_by_key(|&(weight, id, _)| (weight, id));
     let mut out = Vec::with_capacity(order.len());
     let chunk_size = max_set_pages.max(1);
@@ -235,12 +236,16 @@ where
         let mut cluster_of_root: Vec<PageId> = chunk.iter().map(|&(_, id, _)| id).collect();
         for (j, &(_, id, _)) in chunk.iter().enumerate() {
             let r = find(&mut root, j);
-            cluster_of_root[r] = crate::ingest::page::anchor([cluster_of_root[r], id]).expect("two ids");
+            cluster_of_root[r] =
+                crate::ingest::page::anchor([cluster_of_root[r], id]).expect("two ids");
         }
         for (j, assigned) in leader_of.iter().enumerate() {
             let (leader, similarity_ppm) = assigned.expect("every page is assigned");
             let r = find(&mut root, j);
-            out.push((chunk[j].1, Assignment { cluster: cluster_of_root[r], leader: chunk[leader].1, similarity_ppm }));
+            out.push((
+                chunk[j].1,
+                Assignment { cluster: cluster_of_root[r], leader: chunk[leader].1, similarity_ppm },
+            ));
         }
     }
     out.sort_by_key(|&(id, _)| id);
@@ -298,9 +303,12 @@ impl<V: Copy> VerdictCache<V> {
 /// A 64-bit hash of a page's content (sentences, shingles, words, weights and template keys),
 /// the verdict cache's key.
 pub fn content_hash(c: &Content) -> u64 {
-    let mut h = crate::runtime::hashing::mix64(c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32));
+    let mut h = crate::runtime::hashing::mix64(
+        c.sentences.len() as u64 ^ ((c.shingles.len() as u64) << 32),
+    );
     for (key, weight) in c.sentences.compared() {
-        h = crate::runtime::hashing::mix64(h ^ key ^ ((weight as u64) << 48)).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        h = crate::runtime::hashing::mix64(h ^ key ^ ((weight as u64) << 48))
+            .wrapping_add(0x9e37_79b9_7f4a_7c15);
     }
     for &s in &c.shingles {
         h = crate::runtime::hashing::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
@@ -326,7 +334,9 @@ pub fn content_hash(c: &Content) -> u64 {
 
 /// Cosine of two contents' term vectors (`shingles` with `term_weights`, binary TF × IDF).
 pub fn weighted_cosine(a: &Content, b: &Content) -> f64 {
-    let vector = |c: &Content| -> Vec<(u64, f64)> { c.shingles.iter().zip(&c.term_weights).map(|(&t, &w)| (t, w as f64)).collect() };
+    let vector = |c: &Content| -> Vec<(u64, f64)> {
+        c.shingles.iter().zip(&c.term_weights).map(|(&t, &w)| (t, w as f64)).collect()
+    };
     crate::verify::cosine::cosine(&vector(a), &vector(b))
 }
 
@@ -337,7 +347,13 @@ pub fn compare(config: &VerifyConfig, a: &Content, b: &Content, tau_ppm: u64) ->
 
 /// `compare`, given each content's distinct sentence keys, sorted (`distinct_sentence_keys`
 /// of `a`, then of `b`), when the caller holds them (a group's `Member::keys`).
-pub fn compare_keyed(config: &VerifyConfig, a: &Content, b: &Content, keys: Option<(&[u64], &[u64])>, tau_ppm: u64) -> Verdict {
+pub fn compare_keyed(
+    config: &VerifyConfig,
+    a: &Content,
+    b: &Content,
+    keys: Option<(&[u64], &[u64])>,
+    tau_ppm: u64,
+) -> Verdict {
     compare_keyed_words(config, a, b, keys, tau_ppm).0
 }
 
@@ -355,7 +371,8 @@ pub fn compare_keyed_words(
     let max_diff_distance = config.max_diff_distance;
     let verdict = match config.method {
         VerifyMethod::Lcs => {
-            let central = (config.central_trim_share > 0.0).then(|| lcs::central(a, b, config.central_trim_share));
+            let central = (config.central_trim_share > 0.0)
+                .then(|| lcs::central(a, b, config.central_trim_share));
             // The keys are the whole contents': a trimmed pair has its own.
             let keys = keys.filter(|_| central.is_none());
             let (a, b) = central.as_ref().map_or((a, b), |(ca, cb)| (ca, cb));
@@ -399,7 +416,11 @@ pub fn or_by_words(
     verdict: Verdict,
     by_words: impl FnOnce(&[crate::ingest::page::Word], &[crate::ingest::page::Word], u64) -> Verdict,
 ) -> Verdict {
-    if matches!(verdict, Verdict::Similar(_)) || config.word_threshold <= 0.0 || a.words.is_empty() || b.words.is_empty() {
+    if matches!(verdict, Verdict::Similar(_))
+        || config.word_threshold <= 0.0
+        || a.words.is_empty()
+        || b.words.is_empty()
+    {
         return verdict;
     }
     match by_words(&a.words, &b.words, lcs::ppm(config.word_threshold)) {
@@ -436,7 +457,8 @@ pub fn key_pages<K: AsRef<[u64]>>(keys: impl IntoIterator<Item = K>) -> HashMap<
 /// The keys on at least `min_pages` of the pages whose distinct keys are `keys`, sorted.
 pub fn common_keys<K: AsRef<[u64]>>(keys: &[K], min_pages: u32) -> Vec<u64> {
     let pages = key_pages(keys);
-    let mut common: Vec<u64> = pages.into_iter().filter(|&(_, n)| n >= min_pages).map(|(k, _)| k).collect();
+    let mut common: Vec<u64> =
+        pages.into_iter().filter(|&(_, n)| n >= min_pages).map(|(k, _)| k).collect();
     common.sort_unstable();
     common
 }
@@ -456,7 +478,14 @@ pub fn own_texts_differ(config: &VerifyConfig, a: &Content, b: &Content, common:
 /// different texts (word-level resemblance below 0.5). A pure function of the two contents,
 /// so it can be cached with the pair's verdict; `shares_mostly_common` needs the set.
 pub fn own_texts_are_different_texts(config: &VerifyConfig, a: &Content, b: &Content) -> bool {
-    own_texts_are_different_texts_keyed(config, a, b, &distinct_sentence_keys(a), &distinct_sentence_keys(b), None)
+    own_texts_are_different_texts_keyed(
+        config,
+        a,
+        b,
+        &distinct_sentence_keys(a),
+        &distinct_sentence_keys(b),
+        None,
+    )
 }
 
 /// `own_texts_are_different_texts`, given each content's distinct sentence keys, sorted
@@ -477,7 +506,10 @@ pub fn own_texts_are_different_texts_keyed(
     kb: &[u64],
     words_lcs: Option<u64>,
 ) -> bool {
-    if config.sibling_min_pages == 0 || a.word_counts.len() != a.sentences.len() || b.word_counts.len() != b.sentences.len() {
+    if config.sibling_min_pages == 0
+        || a.word_counts.len() != a.sentences.len()
+        || b.word_counts.len() != b.sentences.len()
+    {
         return false;
     }
     // Each page's own text: its sentences the other lacks, with their words. Its weight and
@@ -485,7 +517,10 @@ pub fn own_texts_are_different_texts_keyed(
     // The keys the other lacks come from one merge of the two key lists: a page's sentences
     // are then looked up among its own keys (a few, often none), not among all the other's.
     let (own_a, own_b) = crate::runtime::sorted::differences(ka, kb);
-    let own = |c: &Content, own_keys: &[u64], mut words: Option<&mut Vec<crate::ingest::page::Word>>| -> (u64, usize) {
+    let own = |c: &Content,
+               own_keys: &[u64],
+               mut words: Option<&mut Vec<crate::ingest::page::Word>>|
+     -> (u64, usize) {
         if own_keys.is_empty() {
             return (0, 0);
         }
@@ -512,14 +547,19 @@ pub fn own_texts_are_different_texts_keyed(
         let left_out = (a.words.len() - len_a + b.words.len() - len_b) as u64;
         let total = (len_a + len_b) as u64;
         let distance_at_most = total.saturating_sub(2 * lcs.saturating_sub(left_out));
-        if distance_at_most <= lcs::max_distance(total, OWN_TEXT_SAME_PPM).min(config.max_diff_distance) {
+        if distance_at_most
+            <= lcs::max_distance(total, OWN_TEXT_SAME_PPM).min(config.max_diff_distance)
+        {
             return false;
         }
     }
     let (mut words_a, mut words_b) = (Vec::with_capacity(len_a), Vec::with_capacity(len_b));
     own(a, &own_a, Some(&mut words_a));
     own(b, &own_b, Some(&mut words_b));
-    !matches!(lcs::compare_words(&words_a, &words_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
+    !matches!(
+        lcs::compare_words(&words_a, &words_b, OWN_TEXT_SAME_PPM, config.max_diff_distance),
+        Verdict::Similar(_)
+    )
 }
 
 /// What `a` shares with `b` is mostly blocks the set repeats (`common`, sorted) or its host's
@@ -552,7 +592,13 @@ pub fn distinct_sentence_keys(c: &Content) -> Vec<u64> {
 
 /// A verdict with the sibling rule applied: similar pages whose own texts differ
 /// (`own_texts_differ`) are dissimilar.
-pub fn unless_siblings(config: &VerifyConfig, a: &Content, b: &Content, common: &[u64], verdict: Verdict) -> Verdict {
+pub fn unless_siblings(
+    config: &VerifyConfig,
+    a: &Content,
+    b: &Content,
+    common: &[u64],
+    verdict: Verdict,
+) -> Verdict {
     match verdict {
         Verdict::Similar(_) if own_texts_differ(config, a, b, common) => Verdict::Dissimilar,
         verdict => verdict,
@@ -574,7 +620,9 @@ pub trait VerifyClusters<'scope, T: Timestamp + Lattice> {
         S: FnMut(&[VerifyStats]) + 'static;
 }
 
-impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecCollection<'scope, T, (PageId, PageId), isize> {
+impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T>
+    for VecCollection<'scope, T, (PageId, PageId), isize>
+{
     fn verify_clusters<S>(
         self,
         contents: VecCollection<'scope, T, (PageId, Content), isize>,
@@ -594,7 +642,8 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
         let mut cache: VerdictCache<Verdict> = VerdictCache::new(VERDICT_CACHE_ENTRIES);
         self.join_map(contents, |&page, &set, content| (set, (page, content.clone())))
             .reduce(move |_set, members, output| {
-                let members: Vec<(PageId, &Content)> = members.iter().map(|((id, c), _)| (*id, c)).collect();
+                let members: Vec<(PageId, &Content)> =
+                    members.iter().map(|((id, c), _)| (*id, c)).collect();
                 let mut stats = VerifyStats { pages: members.len() as u64, ..Default::default() };
                 let started = std::time::Instant::now();
                 if cache.rotate_if_full() {
@@ -603,11 +652,20 @@ impl<'scope, T: Timestamp + Lattice + Ord> VerifyClusters<'scope, T> for VecColl
                 let hashes: HashMap<*const Content, u64, Mixed> =
                     members.iter().map(|&(_, c)| (c as *const Content, content_hash(c))).collect();
                 let common = set_common_keys(&members, config.sibling_min_pages);
-                let assignments = cluster_set(&members, max_set_pages as usize, tau_ppm, method, clustering, &mut stats, |a, b| {
-                    let key = (hashes[&(a as *const Content)], hashes[&(b as *const Content)]);
-                    let verdict = cache.get_or_insert_with(key, || compare(&config, a, b, tau_ppm));
-                    unless_siblings(&config, a, b, &common, verdict)
-                });
+                let assignments = cluster_set(
+                    &members,
+                    max_set_pages as usize,
+                    tau_ppm,
+                    method,
+                    clustering,
+                    &mut stats,
+                    |a, b| {
+                        let key = (hashes[&(a as *const Content)], hashes[&(b as *const Content)]);
+                        let verdict =
+                            cache.get_or_insert_with(key, || compare(&config, a, b, tau_ppm));
+                        unless_siblings(&config, a, b, &common, verdict)
+                    },
+                );
                 stats.nanos = started.elapsed().as_nanos() as u64;
                 on_stats(std::slice::from_ref(&stats));
                 for assignment in assignments {
@@ -639,9 +697,15 @@ pub(crate) mod tests {
 
     fn run(members: &[(PageId, &Content)], tau: f64, max: usize) -> Vec<(PageId, Assignment)> {
         let tau_ppm = lcs::ppm(tau);
-        cluster_set(members, max, tau_ppm, VerifyMethod::Lcs, Clustering::Leader, &mut VerifyStats::default(), |a, b| {
-            lcs::compare(a, b, tau_ppm, 1_000)
-        })
+        cluster_set(
+            members,
+            max,
+            tau_ppm,
+            VerifyMethod::Lcs,
+            Clustering::Leader,
+            &mut VerifyStats::default(),
+            |a, b| lcs::compare(a, b, tau_ppm, 1_000),
+        )
     }
 
     #[test]
@@ -693,7 +757,8 @@ pub(crate) mod tests {
 
     /// A page of sentences given as word lists (sentence key: a hash of its words).
     pub(crate) fn of_words(sentences: &[Vec<u16>]) -> Content {
-        let key = |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::runtime::hashing::mix64(h ^ x as u64));
+        let key =
+            |w: &[u16]| w.iter().fold(7u64, |h, &x| crate::runtime::hashing::mix64(h ^ x as u64));
         Content {
             sentences: sentences.iter().map(|w| (key(w), w.len() as u16)).collect(),
             words: sentences.concat().into(),
@@ -722,7 +787,11 @@ pub(crate) mod tests {
         };
         let (a, b) = (page(60_001), page(60_002));
         let config = VerifyConfig::default();
-        assert_eq!(lcs::compare(&a, &b, lcs::ppm(config.threshold), 1000), Verdict::Dissimilar, "no sentence in common");
+        assert_eq!(
+            lcs::compare(&a, &b, lcs::ppm(config.threshold), 1000),
+            Verdict::Dissimilar,
+            "no sentence in common"
+        );
         match compare(&config, &a, &b, lcs::ppm(config.threshold)) {
             Verdict::Similar(s) => {
                 assert!((s - 11.0 / 12.0).abs() < 1e-9, "one word in twelve differs: {s}")
@@ -737,15 +806,25 @@ pub(crate) mod tests {
     fn siblings_sharing_a_generated_block_are_not_near_duplicates() {
         // A member list of 30 sentences on every sibling, 3 sentences of each page's own.
         let block: Vec<Vec<u16>> = (0..30).map(sentence).collect();
-        let sibling = |n: u16| of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
+        let sibling = |n: u16| {
+            of_words(
+                &[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat(),
+            )
+        };
         let (a, b, c) = (sibling(1), sibling(2), sibling(3));
         let config = VerifyConfig::default();
         let members = [(id(1), &a), (id(2), &b), (id(3), &c)];
         let common = set_common_keys(&members, 3);
         assert_eq!(common.len(), 30);
-        assert!(matches!(compare(&config, &a, &b, lcs::ppm(config.threshold)), Verdict::Similar(_)), "90% shared");
+        assert!(
+            matches!(compare(&config, &a, &b, lcs::ppm(config.threshold)), Verdict::Similar(_)),
+            "90% shared"
+        );
         assert!(own_texts_differ(&config, &a, &b, &common));
-        assert_eq!(unless_siblings(&config, &a, &b, &common, Verdict::Similar(0.9)), Verdict::Dissimilar);
+        assert_eq!(
+            unless_siblings(&config, &a, &b, &common, Verdict::Similar(0.9)),
+            Verdict::Dissimilar
+        );
         // The block on fewer pages of the set than sibling_min_pages: no rule.
         assert!(set_common_keys(&members, 4).is_empty());
         assert!(!own_texts_differ(&config, &a, &b, &[]));
@@ -757,17 +836,28 @@ pub(crate) mod tests {
         // of each page's own: no candidate set repeats it, the template names it.
         let block: Vec<Vec<u16>> = (0..30).map(sentence).collect();
         let sibling = |n: u16| {
-            let mut c = of_words(&[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat());
+            let mut c = of_words(
+                &[block.clone(), (0..3).map(|s| sentence(1000 + 10 * n + s)).collect()].concat(),
+            );
             c.template_keys = distinct_sentence_keys(&of_words(&block));
             c
         };
         let (a, b) = (sibling(1), sibling(2));
         let config = VerifyConfig::default();
-        assert!(matches!(compare(&config, &a, &b, lcs::ppm(config.threshold)), Verdict::Similar(_)), "90% shared");
+        assert!(
+            matches!(compare(&config, &a, &b, lcs::ppm(config.threshold)), Verdict::Similar(_)),
+            "90% shared"
+        );
         assert!(own_texts_differ(&config, &a, &b, &[]));
-        assert_eq!(unless_siblings(&config, &a, &b, &[], Verdict::Similar(0.9)), Verdict::Dissimilar);
+        assert_eq!(
+            unless_siblings(&config, &a, &b, &[], Verdict::Similar(0.9)),
+            Verdict::Dissimilar
+        );
         // The same pages without the template named: the rule has nothing to go by.
-        let (plain_a, plain_b) = (Content { template_keys: Vec::new(), ..a }, Content { template_keys: Vec::new(), ..b });
+        let (plain_a, plain_b) = (
+            Content { template_keys: Vec::new(), ..a },
+            Content { template_keys: Vec::new(), ..b },
+        );
         assert!(!own_texts_differ(&config, &plain_a, &plain_b, &[]));
     }
 
@@ -783,12 +873,16 @@ pub(crate) mod tests {
             of_words(&s)
         };
         let pages: Vec<Content> = (0..6u16).map(copy).collect();
-        let members: Vec<(PageId, &Content)> = pages.iter().enumerate().map(|(i, c)| (id(i as u64), c)).collect();
+        let members: Vec<(PageId, &Content)> =
+            pages.iter().enumerate().map(|(i, c)| (id(i as u64), c)).collect();
         let common = set_common_keys(&members, 3);
         let config = VerifyConfig { sibling_own_units: 20, ..Default::default() };
         for a in &pages {
             for b in &pages {
-                assert!(!own_texts_differ(&config, a, b, &common), "edits of one text are not own texts");
+                assert!(
+                    !own_texts_differ(&config, a, b, &common),
+                    "edits of one text are not own texts"
+                );
             }
         }
     }
@@ -819,11 +913,18 @@ pub(crate) mod tests {
         let a = unit(&[1, 2, 3]);
         let members: Vec<(PageId, &Content)> = (0..5).map(|i| (id(i), &a)).collect();
         let mut stats = VerifyStats::default();
-        let out = cluster_set(&members, 2, lcs::ppm(0.8), VerifyMethod::Lcs, Clustering::Leader, &mut stats, |x, y| {
-            lcs::compare(x, y, 800_000, 100)
-        });
+        let out = cluster_set(
+            &members,
+            2,
+            lcs::ppm(0.8),
+            VerifyMethod::Lcs,
+            Clustering::Leader,
+            &mut stats,
+            |x, y| lcs::compare(x, y, 800_000, 100),
+        );
         assert_eq!(stats.set_cuts, 1);
-        let clusters: std::collections::BTreeSet<PageId> = out.iter().map(|(_, a)| a.cluster).collect();
+        let clusters: std::collections::BTreeSet<PageId> =
+            out.iter().map(|(_, a)| a.cluster).collect();
         assert_eq!(clusters.len(), 3, "chunks of 2, 2, 1");
     }
 
@@ -847,7 +948,10 @@ pub(crate) mod tests {
         let units = (config.sibling_own_units as u64).max(1);
         wa >= units
             && wb >= units
-            && !matches!(lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance), Verdict::Similar(_))
+            && !matches!(
+                lcs::compare_words(&own_a, &own_b, OWN_TEXT_SAME_PPM, config.max_diff_distance),
+                Verdict::Similar(_)
+            )
     }
 
     proptest::proptest! {

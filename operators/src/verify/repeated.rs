@@ -91,7 +91,8 @@ impl Entry {
         let Some(keys) = self.members.iter().map(|(member, _)| &member.keys).min() else {
             return Vec::new();
         };
-        let mut union: Vec<u64> = self.blocks.iter().flat_map(|(blocks, _)| intersect(keys, blocks)).collect();
+        let mut union: Vec<u64> =
+            self.blocks.iter().flat_map(|(blocks, _)| intersect(keys, blocks)).collect();
         union.sort_unstable();
         union.dedup();
         union
@@ -124,7 +125,11 @@ impl Repeated {
         match self.pages.get(page) {
             None => Vec::new(),
             Some(Held::One(member)) => vec![((member.clone(), self.empty.clone()), 1)],
-            Some(Held::Many(entry)) => entry.members.iter().map(|(member, n)| ((member.clone(), entry.repeated.clone()), *n)).collect(),
+            Some(Held::Many(entry)) => entry
+                .members
+                .iter()
+                .map(|(member, n)| ((member.clone(), entry.repeated.clone()), *n))
+                .collect(),
         }
     }
 
@@ -159,7 +164,11 @@ impl Repeated {
             let empty = &self.empty;
             let mut entry = self.pages.take(
                 &page,
-                |member| Entry { members: vec![(member, 1)], blocks: Vec::new(), repeated: empty.clone() },
+                |member| Entry {
+                    members: vec![(member, 1)],
+                    blocks: Vec::new(),
+                    repeated: empty.clone(),
+                },
                 || Entry { repeated: empty.clone(), ..Default::default() },
             );
             let before = (!members.is_empty()).then(|| entry.members.clone());
@@ -168,17 +177,20 @@ impl Repeated {
             let repeated = entry.repeated();
             if before.is_some() || *entry.repeated != repeated {
                 // The views before go, the views now come.
-                let repeated = if repeated.is_empty() { self.empty.clone() } else { Arc::new(repeated) };
+                let repeated =
+                    if repeated.is_empty() { self.empty.clone() } else { Arc::new(repeated) };
                 let was = std::mem::replace(&mut entry.repeated, repeated);
                 for (member, n) in before.as_ref().unwrap_or(&entry.members) {
                     out.push(((member.id, (member.clone(), was.clone())), -n));
                 }
                 entry.emit(out);
             }
-            self.pages.put(page, entry, |entry| match (entry.members.as_slice(), entry.blocks.is_empty()) {
-                ([], true) => Narrow::Gone,
-                ([(member, 1)], true) => Narrow::One(member.clone()),
-                _ => Narrow::Many,
+            self.pages.put(page, entry, |entry| {
+                match (entry.members.as_slice(), entry.blocks.is_empty()) {
+                    ([], true) => Narrow::Gone,
+                    ([(member, 1)], true) => Narrow::One(member.clone()),
+                    _ => Narrow::Many,
+                }
             });
         }
     }
@@ -218,17 +230,24 @@ impl Halves {
         changes.sort_unstable();
         self.views.sort_by_key(|((page, _), _)| *page);
         // The pages whose candidates or view changed, in order.
-        let mut pages: Vec<PageId> = changes.iter().map(|c| c.0).chain(self.views.iter().map(|((page, _), _)| *page)).collect();
+        let mut pages: Vec<PageId> = changes
+            .iter()
+            .map(|c| c.0)
+            .chain(self.views.iter().map(|((page, _), _)| *page))
+            .collect();
         pages.sort_unstable();
         pages.dedup();
         let (mut c, mut v) = (0, 0);
         for page in pages {
             let c_end = c + changes[c..].iter().take_while(|change| change.0 == page).count();
             let v_end = v + self.views[v..].iter().take_while(|((p, _), _)| *p == page).count();
-            let delta = consolidated(changes[c..c_end].iter().map(|(_, candidate, d)| (*candidate, *d)));
+            let delta =
+                consolidated(changes[c..c_end].iter().map(|(_, candidate, d)| (*candidate, *d)));
             let moved = &self.views[v..v_end];
             (c, v) = (c_end, v_end);
-            let Some(had) = self.candidates.remove(&page).or_else(|| (!delta.is_empty()).then(Vec::new)) else {
+            let Some(had) =
+                self.candidates.remove(&page).or_else(|| (!delta.is_empty()).then(Vec::new))
+            else {
                 // A page in no candidate (most): only its view moved, and it has no halves.
                 continue;
             };
@@ -243,9 +262,13 @@ impl Halves {
                 }
             } else {
                 // The halves before go (the views before: now's less what moved), now's come.
-                let before = consolidated(views.iter().cloned().chain(moved.iter().map(|(view, d)| (view.clone(), -d))));
+                let before = consolidated(
+                    views.iter().cloned().chain(moved.iter().map(|(view, d)| (view.clone(), -d))),
+                );
                 for (candidate, m) in &had {
-                    out.extend(before.iter().map(|(view, n)| ((*candidate, view.clone()), -(m * n))));
+                    out.extend(
+                        before.iter().map(|(view, n)| ((*candidate, view.clone()), -(m * n))),
+                    );
                 }
                 for (candidate, m) in &now {
                     out.extend(views.iter().map(|(view, n)| ((*candidate, view.clone()), m * n)));
@@ -261,12 +284,19 @@ impl Halves {
 /// The first half of the sibling rule: `parts` in (pages' members, groups' blocks at their
 /// pages, and each sibling candidate at both its pages), each candidate's two halves out (its
 /// pages' views).
-pub fn sibling_halves<'scope, T>(parts: VecCollection<'scope, T, Part, isize>) -> VecCollection<'scope, T, Half, isize>
+pub fn sibling_halves<'scope, T>(
+    parts: VecCollection<'scope, T, Part, isize>,
+) -> VecCollection<'scope, T, Half, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
     let mut halves = Halves::new();
-    in_time_order(parts, "Sibling halves", |part| part.page().hash, move |updates, out| halves.apply(updates, out))
+    in_time_order(
+        parts,
+        "Sibling halves",
+        |part| part.page().hash,
+        move |updates, out| halves.apply(updates, out),
+    )
 }
 
 #[cfg(test)]
@@ -278,12 +308,16 @@ pub(crate) mod tests {
     use std::collections::BTreeMap;
 
     fn member(page: u64, keys: &[u64]) -> Arc<Member> {
-        let content = Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
+        let content =
+            Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Arc::new(Member::new(VerifyMethod::Lcs, PageId { date: page, hash: page }, content))
     }
 
     /// From scratch at `time`: every page's member with its keys found in any of its blocks.
-    pub(crate) fn from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<(PageId, View), isize> {
+    pub(crate) fn from_scratch(
+        steps: &[Vec<(Part, isize)>],
+        time: u64,
+    ) -> BTreeMap<(PageId, View), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
@@ -399,8 +433,15 @@ pub(crate) mod tests {
         let mut halves = 0;
         for seed in 0..10 {
             let steps = with_candidates(seed);
-            halves += (0..steps.len() as u64).map(|t| halves_from_scratch(&steps, t).len()).sum::<usize>();
-            assert_incremental(&steps, sibling_halves, |time| halves_from_scratch(&steps, time), &format!("seed {seed}"));
+            halves += (0..steps.len() as u64)
+                .map(|t| halves_from_scratch(&steps, t).len())
+                .sum::<usize>();
+            assert_incremental(
+                &steps,
+                sibling_halves,
+                |time| halves_from_scratch(&steps, time),
+                &format!("seed {seed}"),
+            );
         }
         assert!(halves > 100, "{halves} halves");
     }
@@ -411,16 +452,32 @@ pub(crate) mod tests {
         let mut out = Vec::new();
         let (a, b) = (member(1, &[1, 2, 3]), member(2, &[3, 4]));
         let edge = Edge { shorter_length: 2, shorter: b.id, longer: a.id, similarity_ppm: 900_000 };
-        halves.apply(&mut [(Part::Member(a.clone()), 1), (Part::Member(b.clone()), 1), (Part::Candidate((edge, false)), 1)], &mut out);
+        halves.apply(
+            &mut [
+                (Part::Member(a.clone()), 1),
+                (Part::Member(b.clone()), 1),
+                (Part::Candidate((edge, false)), 1),
+            ],
+            &mut out,
+        );
         assert_eq!(out, vec![(((edge, false), (a.clone(), Arc::new(vec![]))), 1)]);
         // A block at page 1 changes its view; one at page 2, which has no candidate at this
         // worker, changes no half.
         out.clear();
-        halves.apply(&mut [(Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1), (Part::Blocks(b.id, Arc::new(vec![4])), 1)], &mut out);
+        halves.apply(
+            &mut [
+                (Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1),
+                (Part::Blocks(b.id, Arc::new(vec![4])), 1),
+            ],
+            &mut out,
+        );
         out.sort();
         assert_eq!(
             out,
-            vec![(((edge, false), (a.clone(), Arc::new(vec![]))), -1), (((edge, false), (a.clone(), Arc::new(vec![2, 3]))), 1)]
+            vec![
+                (((edge, false), (a.clone(), Arc::new(vec![]))), -1),
+                (((edge, false), (a.clone(), Arc::new(vec![2, 3]))), 1)
+            ]
         );
         // The candidate goes: its half goes, and the page holds no candidate.
         out.clear();
@@ -438,12 +495,36 @@ pub(crate) mod tests {
         assert_eq!(repeated.pages.sizes(), (2, 0));
         // A block at page 1: its view changes; a block of none of its keys changes nothing.
         out.clear();
-        repeated.apply(&mut [(Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1), (Part::Blocks(b.id, Arc::new(vec![7])), 1)], &mut out);
-        assert_eq!(out, vec![((a.id, (a.clone(), Arc::new(vec![]))), -1), ((a.id, (a.clone(), Arc::new(vec![2, 3]))), 1)]);
+        repeated.apply(
+            &mut [
+                (Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1),
+                (Part::Blocks(b.id, Arc::new(vec![7])), 1),
+            ],
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![
+                ((a.id, (a.clone(), Arc::new(vec![]))), -1),
+                ((a.id, (a.clone(), Arc::new(vec![2, 3]))), 1)
+            ]
+        );
         assert_eq!(repeated.pages.sizes(), (0, 2));
         out.clear();
-        repeated.apply(&mut [(Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), -1), (Part::Blocks(b.id, Arc::new(vec![7])), -1)], &mut out);
-        assert_eq!(out, vec![((a.id, (a.clone(), Arc::new(vec![2, 3]))), -1), ((a.id, (a.clone(), Arc::new(vec![]))), 1)]);
+        repeated.apply(
+            &mut [
+                (Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), -1),
+                (Part::Blocks(b.id, Arc::new(vec![7])), -1),
+            ],
+            &mut out,
+        );
+        assert_eq!(
+            out,
+            vec![
+                ((a.id, (a.clone(), Arc::new(vec![2, 3]))), -1),
+                ((a.id, (a.clone(), Arc::new(vec![]))), 1)
+            ]
+        );
         assert_eq!(repeated.pages.sizes(), (2, 0));
     }
 }

@@ -66,7 +66,12 @@ impl Pairs {
         for these in updates.chunk_by(|a, b| a.0 .0 .0 == b.0 .0 .0) {
             let edge = these[0].0 .0 .0;
             let side = |shorter: bool| {
-                consolidated(these.iter().filter(|((candidate, _), _)| candidate.1 == shorter).map(|((_, view), d)| (view.clone(), *d)))
+                consolidated(
+                    these
+                        .iter()
+                        .filter(|((candidate, _), _)| candidate.1 == shorter)
+                        .map(|((_, view), d)| (view.clone(), *d)),
+                )
             };
             let (shorter, longer) = (side(true), side(false));
             if shorter.is_empty() && longer.is_empty() {
@@ -98,7 +103,9 @@ impl Pairs {
 
 /// The sibling candidates that are not siblings (edges), from their halves
 /// (`repeated::sibling_halves`).
-pub fn not_siblings<'scope, T>(halves: VecCollection<'scope, T, Half, isize>) -> VecCollection<'scope, T, Edge, isize>
+pub fn not_siblings<'scope, T>(
+    halves: VecCollection<'scope, T, Half, isize>,
+) -> VecCollection<'scope, T, Edge, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
@@ -128,7 +135,8 @@ mod tests {
     }
 
     fn member(page: u64, keys: &[u64]) -> Arc<Member> {
-        let content = Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
+        let content =
+            Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Arc::new(Member::new(VerifyMethod::Lcs, id(page), content))
     }
 
@@ -142,7 +150,11 @@ mod tests {
     fn judged(steps: &[Vec<(Part, isize)>], time: u64) -> (BTreeMap<Edge, isize>, usize) {
         let alive = input_at(steps, time);
         let all = from_scratch(steps, time);
-        let views = |page: PageId| all.iter().filter(move |((p, _), _)| *p == page).map(|((_, view), n)| (view.clone(), *n));
+        let views = |page: PageId| {
+            all.iter()
+                .filter(move |((p, _), _)| *p == page)
+                .map(|((_, view), n)| (view.clone(), *n))
+        };
         let (mut state, mut siblings) = (BTreeMap::new(), 0);
         for (part, &c) in &alive {
             // Each candidate is given at both its pages; count it once, at its shorter.
@@ -231,7 +243,12 @@ mod tests {
                 edges += state.len();
                 siblings += judged;
             }
-            assert_incremental(&steps, |parts| not_siblings(sibling_halves(parts)), |time| judged(&steps, time).0, &format!("seed {seed}"));
+            assert_incremental(
+                &steps,
+                |parts| not_siblings(sibling_halves(parts)),
+                |time| judged(&steps, time).0,
+                &format!("seed {seed}"),
+            );
         }
         // The workload must make edges, and siblings too (not every candidate an edge).
         assert!(edges > 20 && siblings > 20, "{edges} edges, {siblings} siblings");

@@ -139,13 +139,22 @@ const LISTS: &[(Flags, &[&str])] = &[
             "xmp",
         ],
     ),
-    (FORMATTING, &["a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong", "tt", "u"]),
+    (
+        FORMATTING,
+        &[
+            "a", "b", "big", "code", "em", "font", "i", "nobr", "s", "small", "strike", "strong",
+            "tt", "u",
+        ],
+    ),
     (IMPLIED_END, &["dd", "dt", "li", "option", "optgroup", "p", "rb", "rp", "rt", "rtc"]),
     (HEADING, &["h1", "h2", "h3", "h4", "h5", "h6"]),
     // The default scope's bounds bound the button and list item scopes too.
     (
         BOUNDS_DEFAULT | BOUNDS_BUTTON | BOUNDS_LIST_ITEM,
-        &["applet", "caption", "html", "table", "td", "th", "marquee", "object", "select", "template"],
+        &[
+            "applet", "caption", "html", "table", "td", "th", "marquee", "object", "select",
+            "template",
+        ],
     ),
     (BOUNDS_BUTTON, &["button"]),
     (BOUNDS_LIST_ITEM, &["ol", "ul"]),
@@ -154,8 +163,8 @@ const LISTS: &[(Flags, &[&str])] = &[
     (
         VOID,
         &[
-            "area", "br", "embed", "img", "keygen", "wbr", "input", "param", "source", "track", "hr", "base", "basefont", "bgsound",
-            "link", "meta",
+            "area", "br", "embed", "img", "keygen", "wbr", "input", "param", "source", "track",
+            "hr", "base", "basefont", "bgsound", "link", "meta",
         ],
     ),
     (
@@ -193,7 +202,10 @@ const LISTS: &[(Flags, &[&str])] = &[
     ),
     (
         HIDDEN,
-        &["script", "style", "noscript", "template", "svg", "math", "head", "iframe", "object", "canvas", "select", "datalist", "button"],
+        &[
+            "script", "style", "noscript", "template", "svg", "math", "head", "iframe", "object",
+            "canvas", "select", "datalist", "button",
+        ],
     ),
     (
         BLOCK,
@@ -291,7 +303,8 @@ fn loaded_key(name: &[u8]) -> u128 {
     let len = name.len();
     debug_assert!((1..=MAX_NAME).contains(&len));
     let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().expect("8 bytes"));
-    let half = |at: usize| u64::from(u32::from_le_bytes(name[at..at + 4].try_into().expect("4 bytes")));
+    let half =
+        |at: usize| u64::from(u32::from_le_bytes(name[at..at + 4].try_into().expect("4 bytes")));
     // The name's bytes from 0 in `low` and from 8 in `high`, zero-filled: the last word (or
     // half) read ends at the name's end, and shifting it right drops what the first one read.
     let (low, high) = match len {
@@ -351,12 +364,16 @@ mod tests {
 
     /// The flags from the lists themselves: each list searched for the name.
     fn flags_from_the_lists(name: &str) -> Flags {
-        LISTS.iter().filter(|(_, names)| names.contains(&name)).fold(0, |flags, (flag, _)| flags | flag)
+        LISTS
+            .iter()
+            .filter(|(_, names)| names.contains(&name))
+            .fold(0, |flags, (flag, _)| flags | flag)
     }
 
     #[test]
     fn every_listed_name_and_its_near_misses_get_the_lists_flags() {
-        let mut names: Vec<String> = LISTS.iter().flat_map(|(_, names)| names.iter().map(|n| n.to_string())).collect();
+        let mut names: Vec<String> =
+            LISTS.iter().flat_map(|(_, names)| names.iter().map(|n| n.to_string())).collect();
         let near: Vec<String> = names
             .iter()
             .flat_map(|n| {
@@ -371,11 +388,17 @@ mod tests {
             })
             .collect();
         names.extend(near);
-        names.extend(["", "span", "a-very-long-custom-element", "figcaptionfigcap", "é", "h7"].map(String::from));
+        names.extend(
+            ["", "span", "a-very-long-custom-element", "figcaptionfigcap", "é", "h7"]
+                .map(String::from),
+        );
         for name in &names {
             assert_eq!(flags(name), flags_from_the_lists(name), "{name:?}");
         }
-        assert_eq!(flags("td"), SPECIAL | BOUNDS_DEFAULT | BOUNDS_BUTTON | BOUNDS_LIST_ITEM | TABLE_ELEMENT | BLOCK);
+        assert_eq!(
+            flags("td"),
+            SPECIAL | BOUNDS_DEFAULT | BOUNDS_BUTTON | BOUNDS_LIST_ITEM | TABLE_ELEMENT | BLOCK
+        );
     }
 
     #[test]
@@ -397,8 +420,16 @@ mod tests {
                 if f & BOUNDS_DEFAULT != 0 {
                     assert!(f & BOUNDS_BUTTON != 0 && f & BOUNDS_LIST_ITEM != 0, "{name}");
                 }
-                assert_eq!(f & BOUNDS_BUTTON != 0, f & BOUNDS_DEFAULT != 0 || *name == "button", "{name}");
-                assert_eq!(f & BOUNDS_LIST_ITEM != 0, f & BOUNDS_DEFAULT != 0 || matches!(*name, "ol" | "ul"), "{name}");
+                assert_eq!(
+                    f & BOUNDS_BUTTON != 0,
+                    f & BOUNDS_DEFAULT != 0 || *name == "button",
+                    "{name}"
+                );
+                assert_eq!(
+                    f & BOUNDS_LIST_ITEM != 0,
+                    f & BOUNDS_DEFAULT != 0 || matches!(*name, "ol" | "ul"),
+                    "{name}"
+                );
             }
         }
     }

@@ -38,7 +38,9 @@
 use std::borrow::Cow;
 
 use super::names::{self, Flags};
-use super::{comment_end, is_tag_space, mentions, tag_end, tag_end_and_names, Extraction, StrippedPage};
+use super::{
+    comment_end, is_tag_space, mentions, tag_end, tag_end_and_names, Extraction, StrippedPage,
+};
 
 /// The page's visible text as [`super::strip_with`] gives it, or `None` where the scanner does
 /// not follow the tree builder (the parser then reads the page).
@@ -111,7 +113,10 @@ impl<'a> Attributes<'a> {
         if !self.named_r {
             // `attribute` may give up (`Err`) on a tag with no `role` where a name begins with
             // `=`; the tokenizer reads no `role` there either.
-            debug_assert!(!matches!(attribute(self.bytes, b"role"), Ok(Some(_))), "a role with no name beginning with r");
+            debug_assert!(
+                !matches!(attribute(self.bytes, b"role"), Ok(Some(_))),
+                "a role with no name beginning with r"
+            );
             return Ok(None);
         }
         attribute(self.bytes, b"role")
@@ -235,9 +240,8 @@ fn numeric_reference(value: u32, too_big: bool) -> char {
     match value {
         _ if too_big || value > 0x10FFFF => '\u{fffd}',
         0 | 0xD800..=0xDFFF => '\u{fffd}',
-        0x80..=0x9F => {
-            markup5ever::data::C1_REPLACEMENTS[(value - 0x80) as usize].unwrap_or_else(|| char::from_u32(value).unwrap_or('\u{fffd}'))
-        }
+        0x80..=0x9F => markup5ever::data::C1_REPLACEMENTS[(value - 0x80) as usize]
+            .unwrap_or_else(|| char::from_u32(value).unwrap_or('\u{fffd}')),
         _ => char::from_u32(value).unwrap_or('\u{fffd}'),
     }
 }
@@ -263,7 +267,10 @@ fn holds_reference_cr_or_nul(bytes: &[u8]) -> bool {
     let mut words = bytes.chunks_exact(8);
     for word in &mut words {
         let word = u64::from_le_bytes(word.try_into().expect("8 bytes"));
-        if zero_byte(word) || zero_byte(word ^ (ONES * u64::from(b'&'))) || zero_byte(word ^ (ONES * u64::from(b'\r'))) {
+        if zero_byte(word)
+            || zero_byte(word ^ (ONES * u64::from(b'&')))
+            || zero_byte(word ^ (ONES * u64::from(b'\r')))
+        {
             return true;
         }
     }
@@ -319,7 +326,8 @@ fn decode<'s>(raw: &'s str, out: &'s mut String) -> Option<&'s str> {
                     if bytes.get(end) != Some(&b';') {
                         return None;
                     }
-                    let &(first, second) = markup5ever::data::NAMED_ENTITIES.get(&raw[here + 1..=end])?;
+                    let &(first, second) =
+                        markup5ever::data::NAMED_ENTITIES.get(&raw[here + 1..=end])?;
                     if first == 0 {
                         return None;
                     }
@@ -334,8 +342,14 @@ fn decode<'s>(raw: &'s str, out: &'s mut String) -> Option<&'s str> {
                     let start = here + 2 + usize::from(hex);
                     let mut end = start;
                     let (mut value, mut too_big) = (0u32, false);
-                    while let Some(digit) = bytes.get(end).and_then(|&b| (b as char).to_digit(if hex { 16 } else { 10 })) {
-                        match value.checked_mul(if hex { 16 } else { 10 }).and_then(|v| v.checked_add(digit)) {
+                    while let Some(digit) = bytes
+                        .get(end)
+                        .and_then(|&b| (b as char).to_digit(if hex { 16 } else { 10 }))
+                    {
+                        match value
+                            .checked_mul(if hex { 16 } else { 10 })
+                            .and_then(|v| v.checked_add(digit))
+                        {
                             Some(v) if v <= 0x10FFFF => value = v,
                             _ => too_big = true,
                         }
@@ -385,11 +399,18 @@ impl<'a> Scanner<'a> {
         let id = self.next_id;
         self.next_id += 1;
         let below = self.stack.last();
-        let table = if flags & names::TABLE_ELEMENT != 0 { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.table) };
+        let table = if flags & names::TABLE_ELEMENT != 0 {
+            self.stack.len() as u32 + 1
+        } else {
+            below.map_or(0, |open| open.table)
+        };
         // `in_scope("p", BOUNDS_BUTTON)` from here: this element is the `p`, or bounds the
         // scope, or leaves the answer to the elements below.
-        let p_in_button_scope = name == "p" || (flags & names::BOUNDS_BUTTON == 0 && below.is_some_and(|open| open.p_in_button_scope));
-        let a = if name == "a" { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.a) };
+        let p_in_button_scope = name == "p"
+            || (flags & names::BOUNDS_BUTTON == 0
+                && below.is_some_and(|open| open.p_in_button_scope));
+        let a =
+            if name == "a" { self.stack.len() as u32 + 1 } else { below.map_or(0, |open| open.a) };
         self.stack.push(Open { start: self.names.len(), flags, id, table, p_in_button_scope, a });
         self.names.push_str(name);
         id
@@ -482,8 +503,13 @@ impl<'a> Scanner<'a> {
     /// The innermost `a` open below `above` (an index of the stack, or its length), by index.
     /// Kept with each open element (`Open::a`), not walked.
     fn open_a(&self, above: usize) -> Option<usize> {
-        let kept = above.checked_sub(1).and_then(|below| (self.stack[below].a as usize).checked_sub(1));
-        debug_assert_eq!(kept, (0..above).rposition(|index| self.name_at(index) == "a"), "the kept a");
+        let kept =
+            above.checked_sub(1).and_then(|below| (self.stack[below].a as usize).checked_sub(1));
+        debug_assert_eq!(
+            kept,
+            (0..above).rposition(|index| self.name_at(index) == "a"),
+            "the kept a"
+        );
         kept
     }
 
@@ -493,7 +519,9 @@ impl<'a> Scanner<'a> {
         let kept = self.stack.last().and_then(|open| (open.table as usize).checked_sub(1));
         debug_assert_eq!(
             kept,
-            (0..self.stack.len()).rev().find(|&index| names::flags(self.name_at(index)) & names::TABLE_ELEMENT != 0),
+            (0..self.stack.len())
+                .rev()
+                .find(|&index| names::flags(self.name_at(index)) & names::TABLE_ELEMENT != 0),
             "the kept table context"
         );
         kept
@@ -553,7 +581,9 @@ impl<'a> Scanner<'a> {
                     }
                     self.at = comment_end(bytes, from)?;
                     Some(Token::Comment)
-                } else if bytes.len() >= start + 9 && bytes[start + 2..start + 9].eq_ignore_ascii_case(b"doctype") {
+                } else if bytes.len() >= start + 9
+                    && bytes[start + 2..start + 9].eq_ignore_ascii_case(b"doctype")
+                {
                     let end = start + 9 + memchr::memchr(b'>', &bytes[start + 9..])?;
                     self.at = end + 1;
                     Some(Token::Doctype(&bytes[start + 9..end]))
@@ -583,7 +613,10 @@ impl<'a> Scanner<'a> {
                 let (name, name_end) = self.tag_name(start + 1)?;
                 let (gt, _, named_r) = tag_end_and_names(bytes, name_end)?;
                 self.at = gt + 1;
-                Some(Token::Start { name, attributes: Attributes { bytes: &bytes[name_end..gt], named_r } })
+                Some(Token::Start {
+                    name,
+                    attributes: Attributes { bytes: &bytes[name_end..gt], named_r },
+                })
             }
         }
     }
@@ -611,7 +644,8 @@ impl<'a> Scanner<'a> {
     /// Skips a raw-text element's content after its start tag, through its end tag (to the end
     /// of input without one).
     fn skip_raw(&mut self, name: &str) {
-        self.at = super::verbatim_end(self.bytes, self.at, name.as_bytes()).unwrap_or(self.bytes.len());
+        self.at =
+            super::verbatim_end(self.bytes, self.at, name.as_bytes()).unwrap_or(self.bytes.len());
     }
 
     fn process(&mut self, token: Token<'a>) -> Option<()> {
@@ -652,7 +686,9 @@ impl<'a> Scanner<'a> {
                     Some(())
                 }
                 Token::Start { name, .. } if name == "html" => None,
-                Token::End { name } if !matches!(&*name, "head" | "body" | "html" | "br") => Some(()),
+                Token::End { name } if !matches!(&*name, "head" | "body" | "html" | "br") => {
+                    Some(())
+                }
                 token => {
                     self.push("head", None);
                     self.phase = Phase::InHead;
@@ -662,18 +698,24 @@ impl<'a> Scanner<'a> {
             Phase::InHead => match token {
                 Token::Comment | Token::Doctype(_) => Some(()),
                 Token::Text(text) if text.chars().all(is_ascii_space) => Some(()),
-                Token::Start { name, .. } if matches!(&*name, "base" | "basefont" | "bgsound" | "link" | "meta") => {
+                Token::Start { name, .. }
+                    if matches!(&*name, "base" | "basefont" | "bgsound" | "link" | "meta") =>
+                {
                     self.void(&name, None);
                     Some(())
                 }
                 Token::Start { name, .. } if name == "title" => self.title(),
-                Token::Start { name, .. } if matches!(&*name, "noframes" | "style" | "noscript" | "script") => {
+                Token::Start { name, .. }
+                    if matches!(&*name, "noframes" | "style" | "noscript" | "script") =>
+                {
                     self.push(&name, None);
                     self.skip_raw(&name);
                     self.pop();
                     Some(())
                 }
-                Token::Start { name, attributes } if name == "template" => self.template(attributes),
+                Token::Start { name, attributes } if name == "template" => {
+                    self.template(attributes)
+                }
                 Token::Start { name, .. } if name == "html" => None,
                 Token::Start { name, .. } if name == "head" => Some(()),
                 Token::End { name } if name == "head" => {
@@ -854,7 +896,20 @@ impl<'a> Scanner<'a> {
             Token::Comment | Token::Doctype(_) => Some(()),
             Token::Eof => Some(()),
             Token::Start { name, attributes } => {
-                if in_cell && matches!(&*name, "caption" | "col" | "colgroup" | "tbody" | "td" | "tfoot" | "th" | "thead" | "tr") {
+                if in_cell
+                    && matches!(
+                        &*name,
+                        "caption"
+                            | "col"
+                            | "colgroup"
+                            | "tbody"
+                            | "td"
+                            | "tfoot"
+                            | "th"
+                            | "thead"
+                            | "tr"
+                    )
+                {
                     self.close_cell()?;
                     return self.in_body(Token::Start { name, attributes }, false);
                 }
@@ -870,8 +925,9 @@ impl<'a> Scanner<'a> {
                 }
                 let role = attributes.role().ok()?;
                 match name {
-                    "address" | "article" | "aside" | "blockquote" | "center" | "details" | "dialog" | "dir" | "div" | "dl"
-                    | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "main" | "nav" | "ol" | "p" | "search"
+                    "address" | "article" | "aside" | "blockquote" | "center" | "details"
+                    | "dialog" | "dir" | "div" | "dl" | "fieldset" | "figcaption" | "figure"
+                    | "footer" | "header" | "hgroup" | "main" | "nav" | "ol" | "p" | "search"
                     | "section" | "summary" | "ul" | "menu" => {
                         self.close_p_in_button_scope()?;
                         self.push_flagged(name, flags, role);
@@ -904,7 +960,9 @@ impl<'a> Scanner<'a> {
                                 self.pop_until(|n| n == open)?;
                                 break;
                             }
-                            if self.stack[index].flags & names::SPECIAL != 0 && !matches!(open, "address" | "div" | "p") {
+                            if self.stack[index].flags & names::SPECIAL != 0
+                                && !matches!(open, "address" | "div" | "p")
+                            {
                                 break;
                             }
                         }
@@ -927,8 +985,9 @@ impl<'a> Scanner<'a> {
                             // inside (a cell, a block), a formatting one, or a second `a`
                             // further down (perhaps before a cell's marker) is left to it.
                             let inside = open + 1..self.stack.len();
-                            if inside.clone().any(|index| self.stack[index].flags & (names::SPECIAL | names::FORMATTING) != 0)
-                                || self.open_a(open).is_some()
+                            if inside.clone().any(|index| {
+                                self.stack[index].flags & (names::SPECIAL | names::FORMATTING) != 0
+                            }) || self.open_a(open).is_some()
                             {
                                 return None;
                             }
@@ -995,9 +1054,10 @@ impl<'a> Scanner<'a> {
                 }
                 match name {
                     "body" | "html" => Some(()),
-                    "address" | "article" | "aside" | "blockquote" | "button" | "center" | "details" | "dialog" | "dir" | "div" | "dl"
-                    | "fieldset" | "figcaption" | "figure" | "footer" | "header" | "hgroup" | "listing" | "main" | "menu" | "nav"
-                    | "ol" | "pre" | "search" | "section" | "select" | "summary" | "ul" => {
+                    "address" | "article" | "aside" | "blockquote" | "button" | "center"
+                    | "details" | "dialog" | "dir" | "div" | "dl" | "fieldset" | "figcaption"
+                    | "figure" | "footer" | "header" | "hgroup" | "listing" | "main" | "menu"
+                    | "nav" | "ol" | "pre" | "search" | "section" | "select" | "summary" | "ul" => {
                         if self.in_scope(name, names::BOUNDS_DEFAULT) {
                             self.generate_implied("")?;
                             self.pop_until(|n| n == name)?;
@@ -1034,7 +1094,11 @@ impl<'a> Scanner<'a> {
                         self.pop_until(|n| n == "p")
                     }
                     "li" | "dd" | "dt" => {
-                        let bounds = if name == "li" { names::BOUNDS_LIST_ITEM } else { names::BOUNDS_DEFAULT };
+                        let bounds = if name == "li" {
+                            names::BOUNDS_LIST_ITEM
+                        } else {
+                            names::BOUNDS_DEFAULT
+                        };
                         if self.in_scope(name, bounds) {
                             self.generate_implied(name)?;
                             self.pop_until(|n| n == name)?;
@@ -1057,7 +1121,8 @@ impl<'a> Scanner<'a> {
                         self.void("br", None);
                         Some(())
                     }
-                    "option" | "applet" | "marquee" | "object" | "template" | "caption" | "col" | "colgroup" => None,
+                    "option" | "applet" | "marquee" | "object" | "template" | "caption" | "col"
+                    | "colgroup" => None,
                     _ if is_formatting(name) => {
                         if self.current() == name {
                             self.pop();
@@ -1342,7 +1407,9 @@ mod tests {
         for _ in 0..3000 {
             let len = next(12);
             let parser = super::super::tests::PIECES.len();
-            let pieces: Vec<usize> = (0..len).map(|_| if next(4) == 0 { next(parser) } else { parser + next(EXTRA.len()) }).collect();
+            let pieces: Vec<usize> = (0..len)
+                .map(|_| if next(4) == 0 { next(parser) } else { parser + next(EXTRA.len()) })
+                .collect();
             let html = markup(&pieces);
             match strip_scanned(&html) {
                 Some(page) => {
