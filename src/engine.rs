@@ -53,6 +53,8 @@ pub struct Engine {
     ordinal: u64,
     config: PipelineConfig,
     shingling: Shingling,
+    /// How an HTML page becomes a page, as in a run.
+    ingest: crate::source::ingest::Ingest,
     /// The current page of each key, and the key of each page.
     pages: HashMap<String, Page>,
     keys: HashMap<PageId, String>,
@@ -97,6 +99,11 @@ impl Engine {
             time: 0,
             ordinal: 0,
             shingling: method.shingling(),
+            ingest: crate::source::ingest::Ingest {
+                sentence: config.sentence.clone(),
+                shingling: method.shingling(),
+                max_page_bytes: config.source.max_page_bytes as usize,
+            },
             gate: ShareIndex::empty(&config.template),
             config,
             pages: HashMap::new(),
@@ -130,8 +137,6 @@ impl Engine {
     /// Adds (or replaces) an HTML page, stripped as WARC responses are.
     pub fn add_html(&mut self, url: &str, html: &str) {
         self.ordinal += 1;
-        let stripped =
-            dupflow_operators::ingest::html::strip_with(html, self.config.sentence.landmarks);
         let host = TextDoc {
             id: String::new(),
             text: String::new(),
@@ -145,12 +150,7 @@ impl Engine {
             host: dupflow_operators::ingest::sentence::stable_hash(&host),
             record_id: url.into(),
         };
-        let (page, _) = dupflow_operators::ingest::sentence::page_of_html(
-            meta,
-            &stripped,
-            &self.config.sentence,
-            self.shingling,
-        );
+        let page = self.ingest.html(meta, html, None).page;
         self.put(page);
     }
 

@@ -66,24 +66,16 @@ pub fn corpus_pages(
     config: &PipelineConfig,
 ) -> Result<Vec<dupflow_operators::Page>> {
     let mut held = source::current::CurrentPages::new(config.source.recrawls);
+    let ingest = source::ingest::Ingest {
+        sentence: config.sentence.clone(),
+        shingling: dupflow_operators::ingest::sentence::Shingling::None,
+        max_page_bytes: config.source.max_page_bytes as usize,
+    };
     for input in inputs {
         source::read_records(input, config.source.max_record_bytes, |item| {
-            let Ok(record) = item else { return };
-            let Ok((source::http::Outcome::Page(doc), _)) =
-                source::http::interpret(&record, config.source.max_page_bytes as usize)
-            else {
-                return;
-            };
-            let (meta, html) = doc.into_parts();
-            let stripped =
-                dupflow_operators::ingest::html::strip_with(&html, config.sentence.landmarks);
-            let (page, _) = dupflow_operators::ingest::sentence::page_of_html(
-                meta,
-                &stripped,
-                &config.sentence,
-                dupflow_operators::ingest::sentence::Shingling::None,
-            );
-            let _ = held.capture(page, 0);
+            if let Some(page) = item.ok().and_then(|record| ingest.record(&record)) {
+                let _ = held.capture(page, 0);
+            }
         })?;
     }
     Ok(held.into_pages())

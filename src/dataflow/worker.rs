@@ -31,7 +31,7 @@ use timely::worker::Worker;
 
 use dupflow_operators::cluster::rows::join_by_page;
 use dupflow_operators::cluster::share::Shared;
-use dupflow_operators::ingest::sentence::{SentenceConfig, Shingling};
+use dupflow_operators::ingest::sentence::Shingling;
 use dupflow_operators::reference::MethodConfig;
 use dupflow_operators::{Page, PageId, PageMeta, Sentence};
 
@@ -442,9 +442,8 @@ struct Ingest<'a> {
     cx: &'a Context,
     index: usize,
     pages: CurrentPages,
-    sentence: SentenceConfig,
-    shingling: Shingling,
-    max_page_bytes: usize,
+    /// How a record or a text row becomes a page.
+    ingest: crate::source::ingest::Ingest,
     /// Revisit records seen (reported, not clustered).
     revisits: Vec<Revisit>,
     /// Retention: captures dated before this are out of the window.
@@ -468,9 +467,11 @@ impl<'a> Ingest<'a> {
             cx,
             index,
             pages: CurrentPages::new(cx.pipeline.source.recrawls),
-            sentence: cx.pipeline.sentence.clone(),
-            shingling,
-            max_page_bytes: cx.pipeline.source.max_page_bytes as usize,
+            ingest: crate::source::ingest::Ingest {
+                sentence: cx.pipeline.sentence.clone(),
+                shingling,
+                max_page_bytes: cx.pipeline.source.max_page_bytes as usize,
+            },
             revisits: Vec::new(),
             expire_before: 0,
             saved: cx.restore.as_ref().map_or(0, |m| m.epoch),
@@ -510,7 +511,8 @@ impl<'a> Ingest<'a> {
     /// are counted by why they hold no page).
     fn record(&mut self, record: &RawRecord) -> Option<Page> {
         let metrics = &self.cx.metrics;
-        let (meta, html) = to_document(record, self.max_page_bytes, metrics, &mut self.revisits)?;
+        let (meta, html) =
+            to_document(record, self.ingest.max_page_bytes, metrics, &mut self.revisits)?;
         Some(self.page_of(meta, &html))
     }
 
@@ -518,7 +520,12 @@ impl<'a> Ingest<'a> {
     fn text(&mut self, doc: &TextDoc) -> Page {
         let metrics = &self.cx.metrics;
         let (page, cut, capped) = metrics.stage("split", || {
-            crate::source::text::page_of(doc, &self.sentence, self.shingling, self.max_page_bytes)
+            crate::source::text::page_of(
+                doc,
+                &self.ingest.sentence,
+                self.ingest.shingling,
+                self.ingest.max_page_bytes,
+            )
         });
         metrics.inc(metrics::PAGES, "");
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
@@ -557,17 +564,8 @@ impl<'a> Ingest<'a> {
     /// Strip and split: the first two stages, per record, on a worker of the process that read it.
     fn page_of(&self, meta: PageMeta, html: &str) -> Page {
         let metrics = &self.cx.metrics;
-        let stripped = metrics.stage("strip", || {
-            dupflow_operators::ingest::html::strip_with(html, self.sentence.landmarks)
-        });
-        let (page, truncated) = metrics.stage("split", || {
-            dupflow_operators::ingest::sentence::page_of_html(
-                meta,
-                &stripped,
-                &self.sentence,
-                self.shingling,
-            )
-        });
+        let made = self.ingest.html(meta, html, Some(metrics));
+        let (page, truncated) = (made.page, made.capped);
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if truncated {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");

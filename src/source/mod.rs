@@ -10,6 +10,7 @@ pub mod decode;
 pub mod follow;
 pub mod framing;
 pub mod http;
+pub mod ingest;
 pub mod reader;
 pub mod split;
 pub mod text;
