@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # A 100,000-document JSONL corpus (benches/text_corpus.py: documentation text of this machine,
-# 20% planted copies and near copies) clustered by dupflow (1 and 2 workers) and by datasketch
-# MinHash-LSH (one core, thresholds 0.8 and 0.5), in the same run; docs/s, peak RSS and the
-# planted pairs found. Needs python3 with datasketch (DUPFLOW_BENCH_PYTHON names one; the
-# corpus is generated once into target/bench-text).
+# 20% planted copies and near copies) clustered by dupflow (1 and 2 workers), by rensa
+# MinHash-LSH 0.8 (the speed peer's MinHash, one core) and by datasketch MinHash-LSH (one core,
+# thresholds 0.8 and 0.5), in the same run; docs/s, peak RSS and the planted pairs found.
+# Needs python3 with datasketch and rensa (DUPFLOW_BENCH_PYTHON names one; the corpus is
+# generated once into target/bench-text).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${DUPFLOW_BENCH_PYTHON:-python3}
@@ -27,6 +28,9 @@ for workers in 1 2; do
   quality=$(python3 benches/text_score.py "$truth" "$dir/dupflow-$workers/clusters.jsonl")
   printf '%-30s %9.1f %9.0f %10.0f  %s\n' "dupflow, $workers worker(s)" "$wall" "$(echo "$docs / $wall" | bc -l)" "$((rss / 1024))" "$quality"
 done
+read -r wall rss < <(time_of rensa "$python" benches/text_minhash.py "$corpus" "$dir/rensa-0.8.json" --engine rensa --threshold 0.8)
+quality=$(python3 benches/text_score.py "$truth" "$dir/rensa-0.8.json")
+printf '%-30s %9.1f %9.0f %10.0f  %s\n' "rensa LSH 0.8, 1 core" "$wall" "$(echo "$docs / $wall" | bc -l)" "$((rss / 1024))" "$quality"
 for threshold in 0.8 0.5; do
   read -r wall rss < <(time_of datasketch "$python" benches/text_minhash.py "$corpus" "$dir/minhash-$threshold.json" --threshold "$threshold")
   quality=$(python3 benches/text_score.py "$truth" "$dir/minhash-$threshold.json")
