@@ -1,0 +1,208 @@
+//! The reader thread's loop: inputs read once or followed (files, directories, stdin), each
+//! item handed to the core, the quiet input's periodic work, and the report at the end.
+
+use super::*;
+
+pub(crate) type Core = Arc<Mutex<ReaderCore>>;
+
+fn lock(core: &Core) -> std::sync::MutexGuard<'_, ReaderCore> {
+    core.lock().expect("reader core")
+}
+
+/// Items of a decoded stream (WARC records or JSONL rows) into the core until its end.
+fn pump(core: &Core, decoder: source::Decoder, name: &str, settings: &ReadSettings) {
+    pump_items(core, Items::from_decoder(decoder, settings.max_record_bytes, &settings.text), name)
+}
+
+fn pump_items(core: &Core, mut items: Items, name: &str) {
+    let metrics = lock(core).metrics.clone();
+    let mut counted = 0u64;
+    while let Some(item) = items.next_item() {
+        let mut c = lock(core);
+        c.take(item, name);
+        c.age_check();
+        drop(c);
+        let read = items.bytes_read();
+        if read > counted {
+            metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
+            counted = read;
+        }
+        if follow::stop_requested() || lock(core).abort.raised() {
+            break;
+        }
+    }
+    metrics.add(metrics::BYTES_READ, "", items.bytes_read().saturating_sub(counted) as i64);
+}
+
+/// An input that cannot be opened stops the run: the user named it, and a run that went on
+/// would cluster a corpus without it.
+fn open_failed(core: &Core, name: &str, error: impl std::fmt::Display) {
+    let message = error.to_string();
+    let message =
+        if message.contains(name) { message } else { format!("cannot open {name}: {message}") };
+    lock(core).abort.raise(RunError::Open(message));
+}
+
+/// The wait between polls of a quiet input: deletions, epochs by age and stop requests, until
+/// `finished` says the input is complete.
+fn waiter(core: &Core, finished: Box<dyn Fn() -> bool + Send>) -> follow::Waiter {
+    let core = core.clone();
+    Box::new(move || {
+        let wait = lock(&core).tick();
+        if wait == follow::Wait::Finish || finished() {
+            follow::Wait::Finish
+        } else {
+            follow::Wait::Again
+        }
+    })
+}
+
+/// Followed targets in order until a stop is requested: files (complete once the next target
+/// exists), directories (new files in name order) and stdin.
+fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
+    let multiple = targets.len() > 1;
+    let part = lock(core).part;
+    'targets: for (t, target) in targets.iter().enumerate() {
+        if !matches!(target, Followed::Dir(_)) && !part.takes_index(t) {
+            continue;
+        }
+        match target {
+            Followed::Stdin => {
+                if !lock(core).begin("-") {
+                    continue;
+                }
+                let reader = follow::StdinPump::start(waiter(core, Box::new(|| false)));
+                match source::Decoder::new(Box::new(reader)) {
+                    Ok(d) => pump(core, d, "-", settings),
+                    Err(e) => open_failed(core, "-", e),
+                }
+                lock(core).end_input();
+            }
+            Followed::File(path) => {
+                let name = path.display().to_string();
+                if !lock(core).begin(&name) {
+                    continue;
+                }
+                // Several followed files: one is complete when the next one exists.
+                let next = targets.get(t + 1).cloned().filter(|_| multiple);
+                let finished = Box::new(move || match &next {
+                    Some(Followed::File(p)) | Some(Followed::Dir(p)) => p.exists(),
+                    _ => false,
+                });
+                // A file the crawler has not created yet: wait for it.
+                while !path.exists() {
+                    if lock(core).tick() == follow::Wait::Finish {
+                        break 'targets;
+                    }
+                    std::thread::sleep(follow::POLL);
+                }
+                let opened = follow::TailFile::open(path, waiter(core, finished))
+                    .and_then(|r| source::Decoder::new(Box::new(r)))
+                    .map_err(|error| source::SourceError::Open { path: path.clone(), error });
+                match opened {
+                    Ok(d) => pump(core, d, &name, settings),
+                    Err(e) => open_failed(core, &name, e),
+                }
+                lock(core).end_input();
+            }
+            Followed::Dir(dir) => loop {
+                let files = follow::list_dir(dir);
+                let next = {
+                    let c = lock(core);
+                    files
+                        .iter()
+                        .find(|f| {
+                            let name = f.display().to_string();
+                            part.takes_name(&name)
+                                && !c.progress.inputs.iter().any(|p| p.name == name && p.done)
+                        })
+                        .cloned()
+                };
+                let Some(file) = next else {
+                    if lock(core).tick() == follow::Wait::Finish {
+                        break 'targets;
+                    }
+                    std::thread::sleep(follow::POLL);
+                    continue;
+                };
+                let name = file.display().to_string();
+                if !lock(core).begin(&name) {
+                    continue;
+                }
+                let (dir2, me) = (dir.clone(), file.clone());
+                let finished = Box::new(move || follow::list_dir(&dir2).iter().any(|f| f > &me));
+                let opened = follow::TailFile::open(&file, waiter(core, finished))
+                    .and_then(|r| source::Decoder::new(Box::new(r)))
+                    .map_err(|error| source::SourceError::Open { path: file.clone(), error });
+                match opened {
+                    Ok(d) => pump(core, d, &name, settings),
+                    Err(e) => open_failed(core, &name, e),
+                }
+                if follow::stop_requested() {
+                    break 'targets;
+                }
+                lock(core).end_input();
+            },
+        }
+    }
+}
+
+/// The reader thread: every input in order, each record to the worker that owns its URL.
+pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) -> ReaderReport {
+    match feed {
+        Feed::Inputs(inputs) => {
+            for input in inputs {
+                if follow::stop_requested() || lock(&core).abort.raised() {
+                    break;
+                }
+                let name = input.name();
+                if !lock(&core).begin(&name) {
+                    continue;
+                }
+                let items = match input {
+                    Input::Stdin => {
+                        let pump_reader =
+                            follow::StdinPump::start(waiter(&core, Box::new(|| false)));
+                        source::Decoder::new(Box::new(pump_reader))
+                            .map(|d| {
+                                Items::from_decoder(d, settings.max_record_bytes, &settings.text)
+                            })
+                            .map_err(|error| source::SourceError::Open { path: "-".into(), error })
+                    }
+                    other => Items::open(&other, settings.max_record_bytes, &settings.text),
+                };
+                match items {
+                    Ok(items) => pump_items(&core, items, &name),
+                    Err(e) => open_failed(&core, &name, e),
+                }
+                lock(&core).end_input();
+            }
+            lock(&core).poll_deletions();
+        }
+        Feed::Follow(targets) => read_followed(&targets, &core, &settings),
+        Feed::Script(items) => {
+            lock(&core).begin("script");
+            for item in items {
+                match item {
+                    ScriptItem::Warc(bytes) => {
+                        let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                        match (Input::Embedded { name: "script", bytes: leaked }).open() {
+                            Ok(d) => pump(&core, d, "script", &settings),
+                            Err(e) => open_failed(&core, "script", e),
+                        }
+                    }
+                    ScriptItem::Delete(url) => lock(&core).delete(&url),
+                    ScriptItem::CloseEpoch => {
+                        let mut c = lock(&core);
+                        if c.in_epoch > 0 {
+                            c.close_epoch();
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut core = lock(&core);
+    core.finish();
+    ReaderReport { empty_inputs: std::mem::take(&mut core.empty_inputs) }
+}

@@ -1,0 +1,365 @@
+//! The reader thread: this process's share of the inputs (read once or followed), deletions,
+//! epochs, the retention clock and the reader's share of checkpoints. A record goes through a
+//! bounded channel (backpressure) to the local worker that owns its URL, or, when a worker of
+//! another process owns it, to a local worker that sends it on (timely's exchange).
+//!
+//! Here: the messages, the core's state, and how it routes an item and counts positions;
+//! `epochs.rs`: when epochs close and checkpoints are marked; `deletions.rs`: the deletions
+//! file; `feed.rs`: the thread's loop over inputs read once or followed.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Select, SendTimeoutError, Sender, TrySendError};
+
+use crate::checkpoint::{reader_done_path, reader_path};
+pub use crate::checkpoint::{InputProgress, ReaderProgress};
+use crate::dataflow::Abort;
+use crate::files::write_atomic;
+use crate::metrics::live::Live;
+use crate::metrics::{self, Registry};
+use crate::source::text::{TextConfig, TextDoc};
+use crate::source::{self, follow, http, Input, Item, Items, RawRecord};
+use crate::types::RunError;
+use dupflow_operators::template;
+
+/// Where the records come from.
+#[derive(Clone, Debug)]
+pub enum Feed {
+    /// Inputs read once, to their end.
+    Inputs(Vec<Input>),
+    /// Inputs followed as they grow until SIGINT/SIGTERM: files, directories (new files read
+    /// in name order; a file is complete once a later one exists) and stdin.
+    Follow(Vec<Followed>),
+    /// A scripted sequence (tests): WARC bytes, deletions and epoch boundaries, in order.
+    Script(Vec<ScriptItem>),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Followed {
+    File(PathBuf),
+    Dir(PathBuf),
+    Stdin,
+}
+
+#[derive(Clone, Debug)]
+pub enum ScriptItem {
+    /// One or more WARC records.
+    Warc(Vec<u8>),
+    /// Retract the URL's page.
+    Delete(String),
+    /// Close the epoch here.
+    CloseEpoch,
+}
+
+pub(crate) enum Message {
+    /// An item's first field is its sequence number at its reader: the order in which the
+    /// item's owner applies it within its epoch, whichever worker parsed it.
+    Record(u64, Box<RawRecord>),
+    /// A text corpus row (from the sentence stage on).
+    Text(u64, Box<TextDoc>),
+    /// Retract the pages of this URL; captures dated up to the crawl date given (the feed's
+    /// newest when the deletion was read) stay out.
+    Delete(u64, String, u64),
+    /// Close the current epoch: later records belong to `next`. Pages crawled before
+    /// `expire_before` leave (retention); with `checkpoint`, save the held pages first.
+    Epoch {
+        next: u64,
+        expire_before: u64,
+        checkpoint: bool,
+    },
+    End,
+}
+
+/// When the reader closes epochs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EpochPolicy {
+    pub(crate) records: u64,
+    pub(crate) max_age: Duration,
+    /// Template refreshes every this many epochs from the run's first (`template.refresh_epochs`):
+    /// an idle reader advances the epochs to the next refresh after its last item.
+    pub(crate) refresh_epochs: u64,
+    /// Epochs read and not yet complete, the open one included, at most (`run.epochs_in_flight`).
+    pub(crate) in_flight: u64,
+}
+
+/// The reader thread's state: routing, epochs, deletions, retention clock, progress.
+pub(crate) struct ReaderCore {
+    /// One channel to each worker of this process. An item goes to any worker with room in its
+    /// channel (the next in turn first): the worker that parses a record need not own its URL
+    /// (timely's exchange takes the page there), so a worker busy with the dataflow does not
+    /// hold the reader up while another waits for records.
+    pub(crate) senders: Vec<Sender<Message>>,
+    /// The channel to try first for the next item.
+    pub(crate) next_sender: usize,
+    /// Items handed out so far: the next item's sequence number.
+    pub(crate) sequence: u64,
+    /// This process's share of followed inputs.
+    pub(crate) part: source::Part,
+    pub(crate) policy: EpochPolicy,
+    pub(crate) epoch: u64,
+    pub(crate) in_epoch: u64,
+    pub(crate) epoch_started: Instant,
+    /// When the current epoch began: the previous close (`epoch_started` is its first record).
+    pub(crate) epoch_opened: Instant,
+    /// Whether the current epoch reached its age while the dataflow was behind.
+    pub(crate) held: bool,
+    /// The age at which the previous epoch closed, when it was held (zero otherwise).
+    pub(crate) held_age: Duration,
+    /// Whether the reader waited for its input during the current epoch (a live feed it keeps
+    /// up with, not a backlog in the input).
+    pub(crate) waited: bool,
+    pub(crate) live: Arc<Live>,
+    pub(crate) metrics: Arc<Registry>,
+    pub(crate) printed: usize,
+    pub(crate) retention_secs: u64,
+    pub(crate) progress: ReaderProgress,
+    /// Items still to skip in the current input (resume).
+    pub(crate) skip: u64,
+    pub(crate) deletions: Option<PathBuf>,
+    pub(crate) pending_deletion: Vec<u8>,
+    pub(crate) checkpoint: Option<(PathBuf, u64)>,
+    pub(crate) reads: Vec<Instant>,
+    /// The last epoch that held items.
+    pub(crate) items_epoch: Option<u64>,
+    /// A checkpoint is due, to be taken once an epoch closes just after a template refresh.
+    pub(crate) checkpoint_due: bool,
+    /// Items of the inputs before the current one (text rows' ordinals continue from it).
+    pub(crate) items_before: u64,
+    /// The run's failure: raised here on a fatal error, and seen here in every wait.
+    pub(crate) abort: Arc<Abort>,
+    /// Records (or rows) read from the current input, and whether it was read from its start.
+    pub(crate) input_records: u64,
+    pub(crate) input_fresh: bool,
+    /// Inputs read from their start that held no record.
+    pub(crate) empty_inputs: Vec<String>,
+}
+
+/// What a reader thread reports when it ends.
+#[derive(Clone, Debug, Default)]
+pub struct ReaderReport {
+    /// Inputs read from their start that held no record (a damaged file, an empty one).
+    pub empty_inputs: Vec<String>,
+}
+
+/// How long a blocked send waits before it looks at the run's failure again.
+const SEND_PATIENCE: Duration = Duration::from_millis(20);
+
+/// How inputs are read: the record cap and the fields of text corpora rows.
+#[derive(Clone, Debug)]
+pub(crate) struct ReadSettings {
+    pub(crate) max_record_bytes: u64,
+    pub(crate) text: TextConfig,
+}
+
+impl ReaderCore {
+    /// Hands an item to a worker: the first, from the next in turn, whose channel has room;
+    /// when every channel is full, the first to have room (backpressure).
+    fn dispatch(&mut self, make: impl FnOnce(u64) -> Message) {
+        let mut message = make(self.sequence);
+        self.sequence += 1;
+        let n = self.senders.len();
+        for k in 0..n {
+            let i = (self.next_sender + k) % n;
+            match self.senders[i].try_send(message) {
+                Ok(()) => {
+                    self.next_sender = (i + 1) % n;
+                    return;
+                }
+                Err(TrySendError::Full(m) | TrySendError::Disconnected(m)) => message = m,
+            }
+        }
+        let mut select = Select::new();
+        for sender in &self.senders {
+            select.send(sender);
+        }
+        // Every channel is full: wait for room, unless the run has failed (the workers may be
+        // gone) — then the message is dropped, as the run ends.
+        loop {
+            match select.select_timeout(SEND_PATIENCE) {
+                Ok(operation) => {
+                    let i = operation.index();
+                    if operation.send(&self.senders[i], message).is_err() {
+                        // That worker has ended: the run is failing, nothing more is delivered.
+                        self.abort.raise(RunError::Worker(
+                            "a worker ended while records were still being read".into(),
+                        ));
+                    }
+                    self.next_sender = (i + 1) % n;
+                    return;
+                }
+                Err(_) if self.abort.raised() => return,
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// A message every worker must see (an epoch's close, the end): waits for room in each
+    /// channel, unless the run has failed.
+    fn send_all(&self, message: impl Fn() -> Message) {
+        for sender in &self.senders {
+            let mut pending = message();
+            loop {
+                match sender.send_timeout(pending, SEND_PATIENCE) {
+                    Ok(()) | Err(SendTimeoutError::Disconnected(_)) => break,
+                    Err(SendTimeoutError::Timeout(m)) if !self.abort.raised() => pending = m,
+                    Err(SendTimeoutError::Timeout(_)) => return,
+                }
+            }
+        }
+    }
+
+    /// A checkpoint file the reader could not write: the run stops (a checkpoint without its
+    /// positions could not be committed, nor resumed from).
+    fn checkpoint_failed(&self, path: PathBuf, error: std::io::Error) {
+        self.abort.raise(RunError::Checkpoint { path, message: error.to_string() });
+    }
+
+    /// Starts reading input `name`; false when a checkpoint says it was read to its end.
+    fn begin(&mut self, name: &str) -> bool {
+        self.input_records = 0;
+        self.input_fresh = !self.progress.inputs.iter().any(|p| p.name == name);
+        self.items_before =
+            self.progress.inputs.iter().filter(|p| p.name != name).map(|p| p.items).sum();
+        match self.progress.inputs.iter().position(|p| p.name == name) {
+            Some(i) => {
+                let p = &self.progress.inputs[i];
+                self.skip = p.items;
+                if p.done {
+                    return false;
+                }
+                let p = self.progress.inputs.remove(i);
+                self.progress.inputs.push(p);
+            }
+            None => {
+                self.skip = 0;
+                self.progress.inputs.push(InputProgress {
+                    name: name.to_string(),
+                    items: 0,
+                    done: false,
+                });
+            }
+        }
+        true
+    }
+
+    /// The current input was read to its end, unless a stop or the run's failure cut it short:
+    /// then it is not marked done, and a resume reads on from its position.
+    fn end_input(&mut self) {
+        if follow::stop_requested() || self.abort.raised() {
+            return;
+        }
+        if let Some(p) = self.progress.inputs.last_mut() {
+            p.done = true;
+            if self.input_fresh && self.input_records == 0 {
+                self.empty_inputs.push(p.name.clone());
+            }
+        }
+    }
+
+    /// Counts an item into the input's position; false while a resume skips what was read.
+    fn advance(&mut self) -> bool {
+        // On resume the checkpoint's position already counts the skipped prefix: the position
+        // grows only from where the skip ends, so it stays exact across any number of resumes
+        // (counting skipped items again would move it past records never processed).
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        if let Some(p) = self.progress.inputs.last_mut() {
+            p.items += 1;
+        }
+        true
+    }
+
+    /// An item of any format.
+    fn take(&mut self, item: Result<Item, source::RecordError>, name: &str) {
+        match item {
+            Ok(Item::Record(record)) => self.item(Ok(record), name),
+            Ok(Item::Text(doc)) => self.text(doc),
+            Err(error) => self.item(Err(error), name),
+        }
+    }
+
+    /// A text corpus row: to the worker that owns its id, numbered by its position.
+    fn text(&mut self, mut doc: TextDoc) {
+        if !self.advance() {
+            return;
+        }
+        doc.ordinal = self.items_before + self.progress.inputs.last().map_or(0, |p| p.items);
+        self.metrics.inc(metrics::RECORDS, "text");
+        self.input_records += 1;
+        self.wait_for_the_dataflow();
+        self.reads.push(Instant::now());
+        self.dispatch(|seq| Message::Text(seq, Box::new(doc)));
+        if self.in_epoch == 0 {
+            self.epoch_started = Instant::now();
+        }
+        self.in_epoch += 1;
+        if self.in_epoch >= self.policy.records {
+            self.close_epoch();
+        }
+    }
+
+    fn item(&mut self, item: Result<RawRecord, source::RecordError>, name: &str) {
+        if !self.advance() {
+            return;
+        }
+        match item {
+            Ok(record) => {
+                self.input_records += 1;
+                if let Some(date) = record.header("WARC-Date").and_then(http::parse_warc_date) {
+                    self.progress.max_date = self.progress.max_date.max(date);
+                }
+                self.metrics.inc(metrics::RECORDS, &record.type_name());
+                if record.lenient_length {
+                    self.metrics.inc(metrics::QUIRKS, "content_length_mismatch");
+                }
+                use warc::RecordType::*;
+                match record.warc_type() {
+                    Response | Resource | Revisit => {
+                        self.wait_for_the_dataflow();
+                        self.reads.push(Instant::now());
+                        // Blocks when the worker is behind: backpressure, no unbounded buffer.
+                        self.dispatch(|seq| Message::Record(seq, Box::new(record)));
+                    }
+                    other => self.metrics.inc(metrics::SKIPPED, &other.to_string()),
+                }
+                if self.in_epoch == 0 {
+                    self.epoch_started = Instant::now();
+                }
+                self.in_epoch += 1;
+            }
+            // The input itself cannot be read (the disk, the network file system): nothing after
+            // this point of it can be, and a run that went on would lose it silently.
+            Err(error) if error.kind == source::RecordErrorKind::Io => {
+                self.abort.raise(RunError::Input {
+                    input: name.to_string(),
+                    message: error.message.clone(),
+                });
+            }
+            Err(error) => {
+                self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
+                if self.printed < 20 {
+                    tracing::warn!("{name}: skipped {error}");
+                    self.printed += 1;
+                } else if self.printed == 20 {
+                    tracing::warn!("further skipped records are counted, not printed");
+                    self.printed += 1;
+                }
+            }
+        }
+        if self.in_epoch >= self.policy.records {
+            self.close_epoch();
+        }
+    }
+}
+
+mod deletions;
+mod epochs;
+mod feed;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use feed::read_feed;
