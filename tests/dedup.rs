@@ -233,3 +233,87 @@ fn the_dev_crawl_deduplicated_keeps_one_capture_per_cluster() {
     let input = records(&Input::File(path.clone()));
     check_dedup("dev", &[path.to_str().unwrap()], &input);
 }
+
+/// `--keep canonical`: in a cluster, the member its members name canonical stays (by a
+/// `<link rel="canonical">` or an HTTP `Link` header, relative or absolute), not the earliest; a
+/// cluster whose pages name none keeps its earliest.
+#[test]
+fn keep_canonical_keeps_the_member_the_others_name() {
+    let dir = temp_dir("dedup-canonical");
+    let corpus = common::synth::Corpus::new(5, 2);
+    let body = |base: usize, head: &str| {
+        let text: String = corpus.text(base, 0).iter().map(|s| format!("<p>{s}</p>")).collect();
+        format!("<html><head>{head}<title>t</title></head><body>{text}</body></html>")
+    };
+    let mut warc = Vec::new();
+    // Cluster one: three copies; the earliest names /b, /b names itself, /c names it through a
+    // Link header (the record's HTTP head carries it).
+    warc.extend(common::synth::warc_response(
+        "http://a.example/a",
+        1,
+        1,
+        &body(0, r#"<link rel="canonical" href="/b">"#),
+    ));
+    warc.extend(common::synth::warc_response(
+        "http://a.example/b",
+        2,
+        2,
+        &body(0, r#"<link rel="canonical" href="http://a.example/b">"#),
+    ));
+    let linked = common::synth::warc_response("http://a.example/c", 3, 3, &body(0, ""));
+    let linked = String::from_utf8(linked).unwrap().replacen(
+        "Content-Type: text/html; charset=utf-8\r\n",
+        "Content-Type: text/html; charset=utf-8\r\nLink: <http://a.example/b>; rel=\"canonical\"\r\n",
+        1,
+    );
+    // The WARC block grew by the header: its Content-Length with it.
+    let extra = "Link: <http://a.example/b>; rel=\"canonical\"\r\n".len();
+    let length = linked.split("Content-Length: ").nth(1).unwrap().split("\r\n").next().unwrap();
+    let linked = linked.replacen(
+        &format!("Content-Length: {length}\r\n\r\nHTTP"),
+        &format!("Content-Length: {}\r\n\r\nHTTP", length.parse::<usize>().unwrap() + extra),
+        1,
+    );
+    warc.extend(linked.into_bytes());
+    // Cluster two: two copies naming nothing.
+    warc.extend(common::synth::warc_response("http://a.example/x", 4, 4, &body(1, "")));
+    warc.extend(common::synth::warc_response("http://a.example/y", 5, 5, &body(1, "")));
+    let input = dir.join("crawl.warc");
+    std::fs::write(&input, &warc).unwrap();
+    let out = dir.join("out");
+    let output = dupflow()
+        .args([
+            "dedup",
+            input.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--keep",
+            "canonical",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let kept: BTreeMap<String, String> = removed(&out)
+        .iter()
+        .map(|r| {
+            (r["url"].as_str().unwrap().to_string(), r["kept_url"].as_str().unwrap().to_string())
+        })
+        .collect();
+    let want: BTreeMap<String, String> = [
+        ("http://a.example/a", "http://a.example/b"),
+        ("http://a.example/c", "http://a.example/b"),
+        ("http://a.example/y", "http://a.example/x"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(kept, want);
+    // Without the policy the earliest stays.
+    let out = dir.join("earliest");
+    let output = dupflow()
+        .args(["dedup", input.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(removed(&out).iter().all(|r| r["kept_url"] != "http://a.example/b"));
+}

@@ -35,7 +35,9 @@ pub struct Args {
     #[arg(long)]
     pub out: PathBuf,
     /// Which page of a cluster is kept: earliest (crawl date, then id; for text, the first
-    /// row), longest (response bytes; text length), shortest-url (for text, the shortest id).
+    /// row), longest (response bytes; text length), shortest-url (for text, the shortest id),
+    /// canonical (the member the others name with `<link rel="canonical">` or a `Link`
+    /// header, else the earliest; WARC inputs).
     #[arg(long, default_value = "earliest")]
     pub keep: Keep,
     /// Keep every record and add a WARC metadata record after each near-duplicate, pointing at
@@ -75,12 +77,15 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     if text > 0 && text < inputs.len() {
         bail!("dedup takes WARC files or text corpora, not both in one run");
     }
+    if text > 0 && args.keep == Keep::Canonical {
+        bail!("--keep canonical reads the canonical links of HTML pages: give WARC files");
+    }
     let corpus = Corpus {
         args: &args,
         formats: &formats,
         config: &config,
         text: text > 0,
-        census: census(&inputs, &config, text > 0)?,
+        census: census(&inputs, &config, text > 0, args.keep == Keep::Canonical)?,
     };
     let (rows, removed) = corpus.rounds(&inputs)?;
     if corpus.text {
@@ -91,7 +96,12 @@ pub fn execute(args: Args) -> Result<ExitCode> {
 }
 
 /// Dates, lengths and concurrent records by record id (for text: each row's length by id).
-fn census(inputs: &[Input], config: &PipelineConfig, text: bool) -> Result<Census> {
+fn census(
+    inputs: &[Input],
+    config: &PipelineConfig,
+    text: bool,
+    canonical: bool,
+) -> Result<Census> {
     let mut census = Census::default();
     for input in inputs {
         if text {
@@ -105,6 +115,9 @@ fn census(inputs: &[Input], config: &PipelineConfig, text: bool) -> Result<Censu
             source::read_records(input, config.source.max_record_bytes, |item| {
                 if let Ok(record) = item {
                     census.add(&record);
+                    if canonical {
+                        census.add_canonical(&record, config.source.max_page_bytes as usize);
+                    }
                 }
             })?;
         }

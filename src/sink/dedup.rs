@@ -29,6 +29,9 @@ pub enum Keep {
     Longest,
     /// The shortest URL (then the lexically first, then the earliest): the canonical-looking one.
     ShortestUrl,
+    /// The member the cluster's members name canonical (`<link rel="canonical">` or a `Link`
+    /// header; the most named, then the earliest), else the earliest.
+    Canonical,
 }
 
 impl FromStr for Keep {
@@ -38,7 +41,10 @@ impl FromStr for Keep {
             "earliest" => Ok(Keep::Earliest),
             "longest" => Ok(Keep::Longest),
             "shortest-url" => Ok(Keep::ShortestUrl),
-            _ => Err(format!("unknown keep policy {s:?} (earliest, longest, shortest-url)")),
+            "canonical" => Ok(Keep::Canonical),
+            _ => Err(format!(
+                "unknown keep policy {s:?} (earliest, longest, shortest-url, canonical)"
+            )),
         }
     }
 }
@@ -62,6 +68,8 @@ pub struct Census {
     pub lengths: HashMap<String, u64>,
     /// Record id → the ids it names in WARC-Concurrent-To.
     pub concurrent: HashMap<String, Vec<String>>,
+    /// Record id → the canonical URL its page names (`add_canonical`; normalized).
+    pub canonical: HashMap<String, String>,
 }
 
 impl Census {
@@ -74,6 +82,19 @@ impl Census {
         let concurrent = concurrent_to(record);
         if !concurrent.is_empty() {
             self.concurrent.insert(id.to_string(), concurrent);
+        }
+    }
+
+    /// The canonical URL the record's page names, if it is a page and names one.
+    pub fn add_canonical(&mut self, record: &RawRecord, max_page_bytes: usize) {
+        let Ok((crate::source::http::Outcome::Page(doc), _)) =
+            crate::source::http::interpret(record, max_page_bytes)
+        else {
+            return;
+        };
+        if let Some(url) = super::canonical::canonical_of(&doc.url, doc.link.as_deref(), &doc.html)
+        {
+            self.canonical.insert(doc.record_id, url);
         }
     }
 }
@@ -117,6 +138,19 @@ pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
             Keep::Earliest => members.iter().min_by_key(|r| r.page),
             Keep::Longest => members.iter().min_by_key(|r| (std::cmp::Reverse(length(r)), r.page)),
             Keep::ShortestUrl => members.iter().min_by_key(|r| (r.url.len(), &*r.url, r.page)),
+            Keep::Canonical => {
+                // Each member's canonical link is a vote for the member at that URL.
+                let mut votes: HashMap<String, usize> = HashMap::new();
+                for member in members.iter() {
+                    if let Some(url) = census.canonical.get(&*member.record_id) {
+                        *votes.entry(url.clone()).or_default() += 1;
+                    }
+                }
+                let votes_for = |r: &ClusterRow| {
+                    votes.get(&super::canonical::normalize(&r.url)).copied().unwrap_or(0)
+                };
+                members.iter().min_by_key(|r| (std::cmp::Reverse(votes_for(r)), r.page))
+            }
         }
         .expect("a cluster has members");
         for row in members.iter().filter(|r| r.page != kept.page) {

@@ -5,6 +5,7 @@
 //! `revisits.jsonl` the revisit records seen. Each file is written to a temporary name in the
 //! same directory and renamed into place, so a reader never sees a half-written file.
 
+pub mod canonical;
 pub mod dedup;
 pub mod shards;
 pub mod stream;

@@ -30,6 +30,8 @@ pub struct Document<'r> {
     pub html: Cow<'r, str>,
     /// The charset the text was decoded with.
     pub charset: &'static str,
+    /// The HTTP `Link` headers, joined by `, ` (where a page may name its canonical URL).
+    pub link: Option<String>,
 }
 
 impl<'r> Document<'r> {
@@ -423,7 +425,14 @@ pub fn interpret(
     };
     let record_id = record.header("WARC-Record-ID").unwrap_or("").to_string();
     let host = host_of(&url);
-    Ok((Outcome::Page(Document { url, host, date, date_secs, record_id, html, charset }), quirks))
+    let links: Vec<&str> = headers
+        .iter()
+        .filter(|(n, _)| n.eq_ignore_ascii_case("Link"))
+        .map(|(_, v)| v.as_str())
+        .collect();
+    let link = (!links.is_empty()).then(|| links.join(", "));
+    let page = Document { url, host, date, date_secs, record_id, html, charset, link };
+    Ok((Outcome::Page(page), quirks))
 }
 
 #[cfg(test)]
