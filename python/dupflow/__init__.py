@@ -36,6 +36,7 @@ __all__ = [
     "cluster_files",
     "cluster_html",
     "cluster_texts",
+    "dedup",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -74,17 +75,42 @@ class Index:
 
     Documents are keyed by id; adding an id again replaces its document. Nothing is computed
     until :meth:`changes` (or :meth:`clusters`) commits the pending additions and removals.
+    An index is a context manager: leaving the ``with`` block closes it (:meth:`close`).
 
-    >>> index = Index()
-    >>> index.add("a", text_a)
-    >>> index.add("b", text_b)
-    >>> index.changes()
+    >>> flood = ("The river flooded the valley after three days of heavy rain in early spring. "
+    ...          "Farmers moved their cattle to the hills and waited for the water to fall. "
+    ...          "By the end of the month the fields were green again and the roads were open.")
+    >>> with Index() as index:
+    ...     index.add("a", flood)
+    ...     index.add("b", flood.replace("three days", "four days"))
+    ...     index.changes()
     [Change(key='a', before=None, after='a'), Change(key='b', before=None, after='a')]
     """
 
     def __init__(self, config: Optional[PathLike] = None, *, config_text: Optional[str] = None) -> None:
-        self._native = _native.Index(os.fspath(config) if config is not None else None, config_text)
+        self._engine: Any = _native.Index(os.fspath(config) if config is not None else None, config_text)
         self._pending = False
+
+    @property
+    def _native(self) -> Any:
+        if self._engine is None:
+            raise ValueError("the index is closed")
+        return self._engine
+
+    def close(self) -> None:
+        """Frees the index's engine (its documents and dataflow); using it afterwards raises
+        ``ValueError``. Closing twice is allowed."""
+        self._engine = None
+
+    @property
+    def closed(self) -> bool:
+        return self._engine is None
+
+    def __enter__(self) -> "Index":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     def add(self, id: str, text: str, url: Optional[str] = None) -> None:
         """Adds (or replaces) a plain-text document. Lines are blocks; ``url``, if given, groups
@@ -179,3 +205,47 @@ def check(text: str, corpus: Iterable[Tuple[str, str]], threshold: float = 0.5) 
     for id, body in corpus:
         index.add(id, body)
     return index.check(text, threshold)
+
+
+def dedup(
+    rows: Iterable[Dict[str, Any]],
+    *,
+    text: str = "text",
+    key: str = "id",
+    annotate: bool = False,
+    config: Optional[PathLike] = None,
+    config_text: Optional[str] = None,
+) -> List[Dict[str, Any]]:
+    """Deduplicates any iterable of dicts (JSON lines, a Hugging Face dataset's rows, a
+    DataFrame's records): the first row of each cluster is kept, in the order given.
+
+    ``text`` and ``key`` name the fields holding each row's text and its id (a row's position
+    when ``key`` is ``None``). With ``annotate``, every row is returned with ``cluster`` (the
+    key of the row kept for its cluster) and ``duplicate_of`` (that key, or ``None`` for a kept
+    row) added, the fields ``dupflow dedup --annotate`` writes.
+
+    >>> rain = ("The river flooded the valley after three days of heavy rain in early spring. "
+    ...         "Farmers moved their cattle to the hills and waited for the water to fall. "
+    ...         "By the end of the month the fields were green again and the roads were open.")
+    >>> rows = [{"id": "a", "text": rain}, {"id": "b", "text": rain.replace("three", "four")},
+    ...         {"id": "c", "text": "An unrelated note about compilers and the passes they make."}]
+    >>> [row["id"] for row in dedup(rows)]
+    ['a', 'c']
+    >>> [(row["id"], row["duplicate_of"]) for row in dedup(rows, annotate=True)]
+    [('a', None), ('b', 'a'), ('c', None)]
+    """
+    materialized = list(rows)
+    keys = [str(row[key]) if key is not None else str(n) for n, row in enumerate(materialized)]
+    clusters = cluster_texts(
+        ((k, str(row[text])) for k, row in zip(keys, materialized)), config, config_text=config_text
+    )
+    kept: Dict[str, str] = {}
+    out = []
+    for k, row in zip(keys, materialized):
+        cluster = clusters.get(k, k)
+        first = kept.setdefault(cluster, k)
+        if annotate:
+            out.append({**row, "cluster": first, "duplicate_of": None if first == k else first})
+        elif first == k:
+            out.append(row)
+    return out
