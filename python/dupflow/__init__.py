@@ -30,6 +30,7 @@ from . import _native
 
 __all__ = [
     "Change",
+    "CheckResult",
     "ClusterRow",
     "Index",
     "check",
@@ -68,6 +69,40 @@ class ClusterRow:
     """The page it was verified against (itself for a page that joined through none)."""
     similarity: float
     """Resemblance to ``leader`` (1.0 for itself)."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """How much of a document a corpus already holds (:meth:`Index.check`, :func:`check`).
+
+    Its fields are also read by name, as a dict's: ``result["share"]``.
+    """
+
+    share: float
+    """The weight of the document's sentences found in the corpus over its weight (template
+    sentences left out)."""
+    verdict: str
+    """``"duplicate"`` when ``share`` reaches ``threshold``, else ``"new"``."""
+    threshold: float
+    sentences: int
+    duplicate_sentences: int
+    spans: List[Dict[str, Any]]
+    """Runs of consecutive sentences first seen on one corpus document: ``from``, ``to``
+    (sentence offsets), ``first_url``."""
+    cover: List[Dict[str, Any]]
+    """The fewest corpus documents that hold the duplicated sentences, greedily: ``url``,
+    ``sentences``, ``share``."""
+    patchwork: bool
+    """More than one document is needed to cover the duplicated sentences."""
+    corpus_pages: int
+
+    def __getitem__(self, name: str) -> Any:
+        return getattr(self, name)
+
+    @classmethod
+    def _of(cls, report: Dict[str, Any]) -> "CheckResult":
+        names = cls.__dataclass_fields__.keys()
+        return cls(**{name: report[name] for name in names})
 
 
 class Index:
@@ -112,10 +147,10 @@ class Index:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def add(self, id: str, text: str, url: Optional[str] = None) -> None:
-        """Adds (or replaces) a plain-text document. Lines are blocks; ``url``, if given, groups
-        documents by host so that a site's boilerplate counts as template."""
-        self._native.add(str(id), text, url)
+    def add(self, key: str, text: str, url: Optional[str] = None) -> None:
+        """Adds (or replaces) a plain-text document under ``key``. Lines are blocks; ``url``, if
+        given, groups documents by host so that a site's boilerplate counts as template."""
+        self._native.add(str(key), text, url)
         self._pending = True
 
     def add_html(self, url: str, html: str) -> None:
@@ -123,9 +158,9 @@ class Index:
         self._native.add_html(url, html)
         self._pending = True
 
-    def remove(self, id: str) -> bool:
+    def remove(self, key: str) -> bool:
         """Removes a document; ``False`` if the index has none with this key."""
-        removed = self._native.remove(str(id))
+        removed = self._native.remove(str(key))
         self._pending = self._pending or removed
         return removed
 
@@ -141,12 +176,12 @@ class Index:
             self.changes()
         return self._native.clusters()
 
-    def check(self, text: str, threshold: float = 0.5) -> Dict[str, Any]:
+    def check(self, text: str, threshold: float = 0.5) -> CheckResult:
         """How much of ``text`` (plain text or HTML) the index already holds: ``share`` (of its
         sentence weight found in indexed documents, templates left out), ``verdict``
         (``"duplicate"`` above ``threshold``, else ``"new"``), the duplicated ``spans`` and the
         documents that ``cover`` them."""
-        return json.loads(self._native.check(text, float(threshold)))
+        return CheckResult._of(json.loads(self._native.check(text, float(threshold))))
 
     def __len__(self) -> int:
         return len(self._native)
@@ -161,8 +196,8 @@ def cluster_texts(
     """Clusters ``(id, text)`` records; returns each id's cluster (the id of its anchor, a
     member chosen by a hash of its id). A repeated id replaces its earlier record."""
     index = Index(config, config_text=config_text)
-    for id, text in records:
-        index.add(id, text)
+    for key, text in records:
+        index.add(key, text)
     return index.clusters()
 
 
@@ -198,12 +233,12 @@ def cluster_files(
     return [ClusterRow(*row) for row in rows]
 
 
-def check(text: str, corpus: Iterable[Tuple[str, str]], threshold: float = 0.5) -> Dict[str, Any]:
+def check(text: str, corpus: Iterable[Tuple[str, str]], threshold: float = 0.5) -> CheckResult:
     """The sentence-share gate over a corpus of ``(id, text)`` records: how much of ``text``
     the corpus already holds (see :meth:`Index.check`)."""
     index = Index()
-    for id, body in corpus:
-        index.add(id, body)
+    for key, body in corpus:
+        index.add(key, body)
     return index.check(text, threshold)
 
 

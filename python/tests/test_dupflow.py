@@ -71,6 +71,10 @@ class IndexTest(unittest.TestCase):
         new = index.check(text(99))
         self.assertEqual((new["verdict"], new["share"]), ("new", 0.0))
         self.assertEqual(dupflow.check(text(1), [("a", text(1))])["verdict"], "duplicate")
+        # A typed result, its fields also read by name.
+        self.assertIsInstance(held, dupflow.CheckResult)
+        self.assertEqual((held.verdict, held.cover[0]["url"]), ("duplicate", "d2"))
+        self.assertEqual(held.spans, held["spans"])
 
     def test_a_bad_config_is_a_value_error_naming_the_key(self):
         with self.assertRaises(ValueError) as raised:
