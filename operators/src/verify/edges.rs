@@ -196,18 +196,9 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::member::tests::{id, member};
     use crate::verify::tests::{of_words, sentence};
     use crate::verify::{self, VerifyMethod};
-
-    fn id(n: u64) -> PageId {
-        PageId { date: n, hash: n }
-    }
-
-    fn member(n: u64, keys: &[u64]) -> Member {
-        let content =
-            Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
-        Member::new(VerifyMethod::Lcs, id(n), content)
-    }
 
     fn edges_of(members: &[Member], neighbors: usize) -> Vec<(u64, u64)> {
         let mut sorted: Vec<&Member> = members.iter().collect();

@@ -483,18 +483,20 @@ pub fn pair_verdict(config: &VerifyConfig, a: &Member, b: &Member) -> PairVerdic
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::ingest::page::PageId;
     use crate::verify::lcs::{self, Verdict};
     use crate::verify::tests::{of_words, sentence};
     use crate::verify::{self, VerifyConfig, VerifyMethod};
 
-    fn id(n: u64) -> PageId {
+    /// A page id of date and hash `n`.
+    pub(crate) fn id(n: u64) -> PageId {
         PageId { date: n, hash: n }
     }
 
-    fn member(n: u64, keys: &[u64]) -> Member {
+    /// A member of page `n` whose sentences are `keys`, each of weight 1.
+    pub(crate) fn member(n: u64, keys: &[u64]) -> Member {
         let content =
             Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Member::new(VerifyMethod::Lcs, id(n), content)
