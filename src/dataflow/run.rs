@@ -289,42 +289,27 @@ fn start_readers(
             input_bytes += inputs.iter().filter_map(Input::size).sum::<u64>();
         }
         let run = &options.config.run;
+        let policy = EpochPolicy {
+            records: run.epoch_records.max(1),
+            max_age: Duration::from_millis(run.epoch_ms),
+            refresh_epochs: options.config.template.refresh_epochs as u64,
+            in_flight: run.epochs_in_flight.max(1),
+        };
+        let progress = manifest.map(|m| m.reader_of(reader)).unwrap_or_default();
         let core = Arc::new(Mutex::new(ReaderCore {
-            senders,
-            next_sender: 0,
-            sequence: 0,
-            part,
-            policy: EpochPolicy {
-                records: run.epoch_records.max(1),
-                max_age: Duration::from_millis(run.epoch_ms),
-                refresh_epochs: options.config.template.refresh_epochs as u64,
-                in_flight: run.epochs_in_flight.max(1),
-            },
             epoch: manifest.map_or(0, |m| m.epoch),
-            in_epoch: 0,
-            epoch_started: Instant::now(),
-            epoch_opened: Instant::now(),
-            held: false,
-            held_age: Duration::ZERO,
-            waited: false,
-            live: options.live.clone(),
-            metrics: metrics.clone(),
-            printed: 0,
             retention_secs: run.retention_secs,
-            progress: manifest.map(|m| m.reader_of(reader)).unwrap_or_default(),
-            skip: 0,
             // Deletions are a control stream: reader 0 reads them and sends each to its URL's owner.
             deletions: options.deletions.clone().filter(|_| reader == 0),
-            pending_deletion: Vec::new(),
             checkpoint: options.checkpoint.clone().map(|d| (d, run.checkpoint_epochs.max(1))),
-            reads: Vec::new(),
-            items_epoch: None,
-            checkpoint_due: false,
-            items_before: 0,
-            abort: options.abort.clone(),
-            input_records: 0,
-            input_fresh: false,
-            empty_inputs: Vec::new(),
+            ..ReaderCore::new(
+                senders,
+                part,
+                policy,
+                options.live.clone(),
+                progress,
+                options.abort.clone(),
+            )
         }));
         let settings = ReadSettings {
             max_record_bytes: options.config.source.max_record_bytes,

@@ -154,6 +154,50 @@ pub(crate) struct ReadSettings {
 }
 
 impl ReaderCore {
+    /// A reader at epoch 0 that has read nothing of `progress`'s inputs yet, with no deletions
+    /// file, no checkpoints and no retention (the run sets those it has).
+    pub(crate) fn new(
+        senders: Vec<Sender<Message>>,
+        part: source::Part,
+        policy: EpochPolicy,
+        live: Arc<Live>,
+        progress: ReaderProgress,
+        abort: Arc<Abort>,
+    ) -> ReaderCore {
+        let metrics = live.registry.clone();
+        ReaderCore {
+            senders,
+            next_sender: 0,
+            sequence: 0,
+            part,
+            policy,
+            epoch: 0,
+            in_epoch: 0,
+            epoch_started: Instant::now(),
+            epoch_opened: Instant::now(),
+            held: false,
+            held_age: Duration::ZERO,
+            waited: false,
+            live,
+            metrics,
+            printed: 0,
+            retention_secs: 0,
+            progress,
+            skip: 0,
+            deletions: None,
+            pending_deletion: Vec::new(),
+            checkpoint: None,
+            reads: Vec::new(),
+            items_epoch: None,
+            checkpoint_due: false,
+            items_before: 0,
+            abort,
+            input_records: 0,
+            input_fresh: false,
+            empty_inputs: Vec::new(),
+        }
+    }
+
     /// Hands an item to a worker: the first, from the next in turn, whose channel has room;
     /// when every channel is full, the first to have room (backpressure).
     fn dispatch(&mut self, make: impl FnOnce(u64) -> Message) {

@@ -20,42 +20,21 @@ fn warc(n: usize) -> &'static [u8] {
 fn core(progress: ReaderProgress) -> (ReaderCore, crossbeam_channel::Receiver<Message>) {
     let (sender, receiver) = crossbeam_channel::unbounded();
     let registry = Arc::new(Registry::default());
-    let core = ReaderCore {
-        senders: vec![sender],
-        next_sender: 0,
-        sequence: 0,
-        part: source::Part::WHOLE,
-        policy: EpochPolicy {
-            records: u64::MAX,
-            max_age: Duration::from_secs(3600),
-            refresh_epochs: 1,
-            in_flight: u64::MAX,
-        },
-        epoch: 0,
-        in_epoch: 0,
-        epoch_started: Instant::now(),
-        epoch_opened: Instant::now(),
-        held: false,
-        held_age: Duration::ZERO,
-        waited: false,
-        live: Arc::new(Live::new(registry.clone(), 0)),
-        metrics: registry,
-        printed: 0,
-        retention_secs: 0,
-        progress,
-        skip: 0,
-        deletions: None,
-        pending_deletion: Vec::new(),
-        checkpoint: None,
-        reads: Vec::new(),
-        items_epoch: None,
-        checkpoint_due: false,
-        items_before: 0,
-        abort: Default::default(),
-        input_records: 0,
-        input_fresh: false,
-        empty_inputs: Vec::new(),
+    let policy = EpochPolicy {
+        records: u64::MAX,
+        max_age: Duration::from_secs(3600),
+        refresh_epochs: 1,
+        in_flight: u64::MAX,
     };
+    let live = Arc::new(Live::new(registry, 0));
+    let core = ReaderCore::new(
+        vec![sender],
+        source::Part::WHOLE,
+        policy,
+        live,
+        progress,
+        Default::default(),
+    );
     (core, receiver)
 }
 
