@@ -463,3 +463,55 @@ fn completions_and_man_pages_cover_every_command() {
         assert!(text.contains(".TH"), "{} is not a man page", path.display());
     }
 }
+
+/// Inputs that yield nothing are warnings (exit 0, the outputs written); `--strict` makes them
+/// exit 1. A glob under `--follow` is refused at once.
+#[test]
+fn inputs_that_yield_nothing_are_said_and_strict_fails_on_them() {
+    let dir = temp_dir("nothing");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let noise = dir.join("noise.bin");
+    std::fs::write(
+        &noise,
+        (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let pattern = dir.join("none-*.warc.gz");
+    let cases: [(&Path, &str); 3] = [
+        (&empty, "a directory with no file in it"),
+        (&pattern, "matches no file"),
+        (&noise, "no record in it"),
+    ];
+    for (input, warning) in cases {
+        let out = dir.join("out");
+        let run = |strict: bool| {
+            let mut command = dupflow();
+            command.args([
+                "run",
+                input.to_str().unwrap(),
+                "--quiet",
+                "--out",
+                out.to_str().unwrap(),
+            ]);
+            if strict {
+                command.arg("--strict");
+            }
+            command.output().unwrap()
+        };
+        let output = run(false);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(0), "{}: {stderr}", input.display());
+        assert!(stderr.contains(warning), "{}: warns {warning:?}: {stderr}", input.display());
+        let _ = std::fs::remove_dir_all(&out);
+        let output = run(true);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{} --strict: {stderr}", input.display());
+        assert!(stderr.contains("error: --strict"), "{stderr}");
+        assert!(out.join("clusters.jsonl").exists(), "the outputs are written first");
+    }
+    let output = dupflow().args(["run", "--follow", pattern.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("a glob is not followed"), "{stderr}");
+}
