@@ -23,14 +23,13 @@ use timely::dataflow::operators::{Inspect, Probe};
 use timely::worker::Worker;
 use timely::WorkerConfig;
 
-use dupflow_operators::ingest::sentence::Shingling;
 use dupflow_operators::verify::Assignment;
 use dupflow_operators::{Page, PageId, PageMeta};
 
 use crate::check::{self, ShareIndex};
 use crate::config::PipelineConfig;
 use crate::metrics::Registry;
-use crate::source::text::{self, TextDoc};
+use crate::source::text::TextDoc;
 
 /// A document's move between clusters at a commit. Cluster ids are the keys of the clusters'
 /// anchors; `None` before means the document is new, `None` after that it left.
@@ -52,8 +51,7 @@ pub struct Engine {
     time: u64,
     ordinal: u64,
     config: PipelineConfig,
-    shingling: Shingling,
-    /// How an HTML page becomes a page, as in a run.
+    /// How a page is made from a text or HTML, as in a run.
     ingest: crate::source::ingest::Ingest,
     /// The current page of each key, and the key of each page.
     pages: HashMap<String, Page>,
@@ -98,7 +96,6 @@ impl Engine {
             captured,
             time: 0,
             ordinal: 0,
-            shingling: method.shingling(),
             ingest: crate::source::ingest::Ingest {
                 sentence: config.sentence.clone(),
                 shingling: method.shingling(),
@@ -125,12 +122,7 @@ impl Engine {
             url: url.map(str::to_string),
             ordinal: self.ordinal,
         };
-        let (page, _, _) = text::page_of(
-            &doc,
-            &self.config.sentence,
-            self.shingling,
-            self.config.source.max_page_bytes as usize,
-        );
+        let (page, _, _) = self.ingest.text(&doc);
         self.put(page);
     }
 

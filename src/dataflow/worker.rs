@@ -519,14 +519,7 @@ impl<'a> Ingest<'a> {
     /// A text corpus row: split (no strip), to be captured like a record's page.
     fn text(&mut self, doc: &TextDoc) -> Page {
         let metrics = &self.cx.metrics;
-        let (page, cut, capped) = metrics.stage("split", || {
-            crate::source::text::page_of(
-                doc,
-                &self.ingest.sentence,
-                self.ingest.shingling,
-                self.ingest.max_page_bytes,
-            )
-        });
+        let (page, cut, capped) = metrics.stage("split", || self.ingest.text(doc));
         metrics.inc(metrics::PAGES, "");
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if cut {

@@ -1,7 +1,7 @@
 //! Record → page, the one way every caller makes a page: the response decoded
 //! (`http::interpret`), its HTML stripped to text blocks (`ingest::html`, the main content where
 //! landmarks mark it), the blocks split into normalized, hashed and weighed sentences and words
-//! (`ingest::sentence`). The worker loop, the in-process engine and the commands that read
+//! (`ingest::sentence`); a text corpus row is split the same way, without the strip. The worker loop, the in-process engine and the commands that read
 //! pages (`check`, `similar`'s corpus) all call these, so a page is the same page everywhere.
 
 use dupflow_operators::ingest::sentence::{SentenceConfig, Shingling};
@@ -10,6 +10,7 @@ use dupflow_operators::{Page, PageMeta};
 
 use crate::metrics::Registry;
 use crate::source::http::{self, Outcome};
+use crate::source::text::TextDoc;
 use crate::source::RawRecord;
 
 /// How pages are made: the sentence settings, the shingles kept for the fingerprints, the cap
@@ -42,6 +43,12 @@ impl Ingest {
             None => split(),
         };
         Made { page, capped }
+    }
+
+    /// A text corpus row's page (split, no strip), whether its text was cut at
+    /// `max_page_bytes`, and whether its sentences were capped.
+    pub fn text(&self, doc: &TextDoc) -> (Page, bool, bool) {
+        crate::source::text::page_of(doc, &self.sentence, self.shingling, self.max_page_bytes)
     }
 
     /// A WARC record's page, if it holds one (a 2xx HTML response or resource, decoded);
