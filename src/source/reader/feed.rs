@@ -21,13 +21,14 @@ fn pump_items(core: &Core, mut items: Items, name: &str) {
         let mut c = lock(core);
         c.take(item, name);
         c.age_check();
+        let failed = c.abort.raised();
         drop(c);
         let read = items.bytes_read();
         if read > counted {
             metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
             counted = read;
         }
-        if follow::stop_requested() || lock(core).abort.raised() {
+        if failed || follow::stop_requested() {
             break;
         }
     }
