@@ -33,6 +33,15 @@
 #              one page a node.                                                    HELD OUT
 #   erlang     Erlang/OTP 23 and 25 reference manuals of stdlib, kernel, erts and wx
 #              (erl_docgen; bullseye's and bookworm's erlang-doc).                 TUNING
+#   hugo       three blogs (hugo, Debian's package; a magazine theme of quality/blogs.py), each
+#              also recrawled under v2/ with new posts on top (every listing shifts): tag,
+#              category and author pages, paginated summaries (whole posts on one host), print
+#              copies, posts syndicated between the hosts verbatim, edited or half rewritten.
+#                                                                                  TUNING
+#   hexo       the same kinds of blog from Hexo 7 (npm) and its landscape theme: year and
+#              month archives, teasers on half of the posts (whole posts elsewhere). TUNING
+#   nikola     the same from Nikola 8.3 (PyPI), bootblog4: title lists or whole posts on tag
+#              pages, teaser or whole-post indexes.                               HELD OUT
 # PostgreSQL, Python and JDK documentation and Pelican sites are reserved for checks outside
 # this repository: no corpus here is built from them.
 # Needs: wget, the Debian packages above (doxygen's, sphinx's and javadoc's installed when
@@ -49,7 +58,7 @@ done
 corpora=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do corpora+=("$1"); shift; done
 [ $# -gt 0 ] && shift
-[ ${#corpora[@]} -gt 0 ] || corpora=(synthetic rustdoc doxygen javadoc erlang sphinxdoc sphinx gtkdoc haddock vimdoc texinfo)
+[ ${#corpora[@]} -gt 0 ] || corpora=(synthetic rustdoc doxygen javadoc erlang sphinxdoc sphinx gtkdoc haddock vimdoc texinfo hugo hexo nikola)
 work=$PWD/target/quality
 mkdir -p "$work"
 cargo build --release --locked -q
@@ -127,6 +136,24 @@ both_releases() {
   ln -s "$(debian_package bookworm "$1")/$2" "$root/$4"
 }
 
+# blog_tools GENERATOR: the generator, pinned, into $work/blog-tools (hugo from Debian).
+blog_tools() {
+  local tools=$work/blog-tools
+  mkdir -p "$tools"
+  case $1 in
+    hugo) need_packages hugo ;;
+    hexo)
+      if ! [ -x "$tools/hexo-tools/node_modules/.bin/hexo" ]; then
+        mkdir -p "$tools/hexo-tools"
+        (cd "$tools/hexo-tools" && npm init -y >/dev/null && npm install --silent hexo@7.3.0 hexo-theme-landscape@1.1.0 \
+          hexo-generator-index@4.0.0 hexo-generator-tag@2.0.0 hexo-generator-category@2.0.0 hexo-generator-archive@2.0.0 \
+          hexo-renderer-marked@7.0.1 hexo-renderer-ejs@2.0.0 hexo-renderer-stylus@3.0.1)
+      fi ;;
+    nikola)
+      [ -x "$tools/nikola-venv/bin/nikola" ] || { python3 -m venv "$tools/nikola-venv"; "$tools/nikola-venv/bin/pip" install --quiet "nikola==8.3.1"; } ;;
+  esac
+}
+
 build_corpus() {
   local name=$1 root=$work/$1-site
   rm -rf "$root"; mkdir -p "$root"
@@ -200,7 +227,17 @@ build_corpus() {
         done
       done
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
-    *) echo "unknown corpus $name (synthetic, rustdoc, doxygen, javadoc, erlang, sphinxdoc, sphinx, gtkdoc, haddock, vimdoc, texinfo)" >&2; exit 2 ;;
+    hugo|hexo|nikola)
+      blog_tools "$name"
+      python3 benches/quality/blogs.py "$name" "$root" --tools "$work/blog-tools"
+      local host n=0 parts=()
+      for host in "$root"/*/; do
+        n=$((n + 1))
+        crawl "$host" "127.0.0.$n" "$work/$name-$n.warc.gz"
+        parts+=("$work/$name-$n.warc.gz")
+      done
+      cat "${parts[@]}" > "$work/$name.warc.gz"; rm "${parts[@]}" ;;
+    *) echo "unknown corpus $name (synthetic, rustdoc, doxygen, javadoc, erlang, sphinxdoc, sphinx, gtkdoc, haddock, vimdoc, texinfo, hugo, hexo, nikola)" >&2; exit 2 ;;
   esac
   "$py" benches/quality/truth.py "$work/$name.warc.gz" "$work/$name"
 }
@@ -222,8 +259,12 @@ for name in "${corpora[@]}"; do
   echo "dupflow, 2 workers: wall ${dw} s, peak RSS $((dr / 1024)) MB; per core $(awk -v p="$pages" -v w="$dw" 'BEGIN{printf "%.0f", p/w/2}') pages/s"
   echo "peer, 1 core:       wall ${pw} s, peak RSS $((pr / 1024)) MB; per core $(awk -v p="$pages" -v w="$pw" 'BEGIN{printf "%.0f", p/w}') pages/s"
   echo "per core, dupflow / peer: $(awk -v d="$dw" -v p="$pw" 'BEGIN{printf "%.2f", p/(2*d)}')"
-  echo "-- dupflow"
-  "$py" "$bench/score.py" "$work/$name.truth.json" "$out/clusters.jsonl" --tokens "$work/$name.tokens.pickle" --by-section
-  echo "-- peer"
-  "$py" "$bench/score.py" "$work/$name.truth.json" "$out/peer.jsonl" --tokens "$work/$name.tokens.pickle" --by-section
+  for system in dupflow:clusters peer:peer; do
+    echo "-- ${system%%:*}"
+    case $name in
+      hugo|hexo|nikola) # by page kind, and how far apart the clusters reach
+        "$py" benches/quality/kinds.py "$work/$name.truth.json" "$out/${system#*:}.jsonl" "$work/$name.tokens.pickle" ;;
+      *) "$py" "$bench/score.py" "$work/$name.truth.json" "$out/${system#*:}.jsonl" --tokens "$work/$name.tokens.pickle" --by-section ;;
+    esac
+  done
 done

@@ -10,7 +10,8 @@ div.contents without member summary tables, javadoc's <main> without its summary
 and class summary tables), Sphinx's div[role=main] (Django's theme: div#yui-main), asciidoc's, haddock's and erl_docgen's
 div#content (haddock's without its synopsis and contents list), gtk-doc's page below its
 navigation bar without its summary tables and generated type lists, vim2html's <pre>,
-makeinfo's page without its navigation headers, <main> elsewhere; scripts, styles and footers removed. Its words (\\w+, lowercased) are the page's tokens.
+makeinfo's page without its navigation headers, the blog themes' article or listing area
+(quality/blogs.py: hugo's div.blog-main, Hexo's section#main, Nikola's div[role=main]), <main> elsewhere; scripts, styles and footers removed. Its words (\\w+, lowercased) are the page's tokens.
 As in ../shared/bench/README.md: pages with fewer than 50 words are not scored; every pair of
 scored pages sharing a run of 5 words (a run on more than 2,000 distinct contents is ignored
 as boilerplate) gets its resemblance 2*LCS/(|A|+|B|) over word sequences (rapidfuzz Indel),
@@ -52,6 +53,8 @@ MAIN = ["//section[@id='main-content']",
         # doxygen's div.contents, not docutils' local table of contents (div.contents.topic)
         "//div[contains(concat(' ', @class, ' '), ' contents ') and not(contains(concat(' ', @class, ' '), ' topic '))]",
         "//div[@role='main']", "//div[@id='content']", "//main",
+        # blogs: the magazine theme of quality/blogs.py (hugo), Hexo's landscape
+        "//div[@class='blog-main']", "//section[@id='main']",
         # Django's documentation theme
         "//div[@id='yui-main']",
         # gtk-doc: the page below its navigation bar (dropped above)
