@@ -377,6 +377,30 @@ fn set_clusters(
     for (id, label) in candidate_sets(unique, filtered, config) {
         sets.entry(label).or_default().push(id);
     }
+    leader_rule(&sets, filtered, config, config.verify.clustering)
+}
+
+/// `clustering = "star"`: the connected clusters (`bounded_clusters`), each cut by the leader
+/// rule, from scratch.
+fn star_clusters(
+    connected: &BTreeMap<PageId, Assignment>,
+    filtered: &BTreeMap<PageId, Filtered>,
+    config: &MethodConfig,
+) -> BTreeMap<PageId, Assignment> {
+    let mut components: BTreeMap<PageId, Vec<PageId>> = BTreeMap::new();
+    for (id, assignment) in connected {
+        components.entry(assignment.cluster).or_default().push(*id);
+    }
+    leader_rule(&components, filtered, config, Clustering::Leader)
+}
+
+/// Each set of `sets` (label → its pages) clustered whole by `cluster_set`.
+fn leader_rule(
+    sets: &BTreeMap<PageId, Vec<PageId>>,
+    filtered: &BTreeMap<PageId, Filtered>,
+    config: &MethodConfig,
+    clustering: Clustering,
+) -> BTreeMap<PageId, Assignment> {
     let tau_ppm = lcs::ppm(config.verify.threshold);
     let mut out = BTreeMap::new();
     for members in sets.values() {
@@ -387,7 +411,7 @@ fn set_clusters(
             config.candidates.max_set_pages as usize,
             tau_ppm,
             config.verify.method,
-            config.verify.clustering,
+            clustering,
             &mut VerifyStats::default(),
             |a, b| {
                 crate::verify::unless_siblings(&config.verify, a, b, &common, verdict(config, a, b))
@@ -439,13 +463,16 @@ pub fn clusters_as_of(
         }
     }
     let groups = match config.verify.clustering {
-        Clustering::Connected => fingerprint_groups(&unique, &filtered, config),
+        Clustering::Connected | Clustering::Star => fingerprint_groups(&unique, &filtered, config),
         Clustering::Leader => None,
     };
     let mut out = match groups {
         Some(groups) => bounded_clusters(&groups, &filtered, config),
         None => set_clusters(&unique, &filtered, config),
     };
+    if config.verify.clustering == Clustering::Star {
+        out = star_clusters(&out, &filtered, config);
+    }
     for (&id, &representative) in &families {
         if id != representative {
             let assignment =

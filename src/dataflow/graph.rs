@@ -20,7 +20,7 @@ use dupflow_operators::template::{Filtered, RemoveTemplates};
 use dupflow_operators::verify::edges::{Edges, VerifyEdges};
 use dupflow_operators::verify::member::Member;
 use dupflow_operators::verify::{
-    Assignment, Clustering, VerifyClusters, VerifyMethod, VerifyStats,
+    Assignment, Clustering, VerifyClusters, VerifyConfig, VerifyMethod, VerifyStats,
 };
 use dupflow_operators::{Content, Page, PageId};
 
@@ -104,7 +104,10 @@ pub fn clusters_and_shares<'scope>(
     // Connected clusters are verified along fingerprint groups, work per page bounded; the
     // paper's leader rule (and SimHash's edges) cluster whole candidate sets.
     match (method.verify.clustering, &method.fingerprint) {
-        (Clustering::Connected, Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_)) => {
+        (
+            Clustering::Connected | Clustering::Star,
+            Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_),
+        ) => {
             // Only the representatives' contents go into the groups, each with its
             // fingerprints (computed from it).
             let contents =
@@ -225,7 +228,8 @@ fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static 
 /// hold other pages, left out here): each page compared with its neighbours in
 /// length order in the fingerprint groups it is in; clusters are the connected components of the verified
 /// pairs (an incremental union-find), named by their anchor. A page's leader is the
-/// shortest page it verified against (itself when none). Every other member of a family
+/// shortest page it verified against (itself when none). With `clustering = "star"`, each
+/// component is cut by the leader rule (`verify_clusters`). Every other member of a family
 /// (`families`: `(page, representative)`) takes its representative's cluster.
 fn bounded_clusters<'scope>(
     page_ids: VecCollection<'scope, u64, PageId, isize>,
@@ -239,7 +243,7 @@ fn bounded_clusters<'scope>(
     // The representatives' only: a hash-map entry a page (`join_by_page`), where a `semijoin`
     // arranged both sides.
     let members =
-        contents.map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content))));
+        contents.clone().map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content))));
     let members = join_by_page(
         members,
         page_ids.clone().map(|id| (id, ())),
@@ -254,16 +258,27 @@ fn bounded_clusters<'scope>(
         method.candidates.max_fingerprint_pages,
         verify_stats(metrics.clone()),
     );
+    let oversized = metrics.clone();
     oversized_fingerprints.inspect_batch(move |_, updates| {
-        metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum())
+        oversized.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum())
     });
+    let components = components(edges.clone().map(|e| (e.shorter, e.longer)), page_ids);
+    if method.verify.clustering == Clustering::Star {
+        // Each component cut by the leader rule: every member within τ of its leader.
+        let leader = VerifyConfig { clustering: Clustering::Leader, ..method.verify.clone() };
+        let assignments = components.verify_clusters(
+            contents,
+            leader,
+            method.candidates.max_set_pages,
+            verify_stats(metrics),
+        );
+        return expand_families(families, assignments);
+    }
     // A page's cluster, its leader (its smallest partner as the longer page of an edge) and
     // its family's other members, met in one operator.
-    let partners = edges
-        .clone()
-        .map(|e| Part::Partner(e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)));
-    let labels = components(edges.map(|e| (e.shorter, e.longer)), page_ids)
-        .map(|(id, cluster)| Part::Label(id, cluster));
+    let partners =
+        edges.map(|e| Part::Partner(e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)));
+    let labels = components.map(|(id, cluster)| Part::Label(id, cluster));
     let members = families
         .filter(|(id, representative)| id != representative)
         .map(|(id, representative)| Part::Member(representative, id));

@@ -44,6 +44,10 @@ pub enum Clustering {
     /// Every pair (within the length filter) is compared; clusters are the connected
     /// components of the pairs within τ (A≈B, B≈C gives {A, B, C}).
     Connected,
+    /// The connected components of the verified pairs, each cut by the leader rule: a page
+    /// belongs to a cluster only when it is within τ of the cluster's leader (A≈B, B≈C,
+    /// A≉C gives {A, B}, {C}); no chain joins pages through others.
+    Star,
 }
 
 /// What decides that two candidates are near-duplicates.
@@ -196,7 +200,7 @@ where
         // Connected: union-find over accepted pairs (root = smallest index, the shortest page).
         let mut root: Vec<usize> = (0..chunk.len()).collect();
         for i in 0..chunk.len() {
-            if clustering == Clustering::Leader && leader_of[i].is_some() {
+            if clustering != Clustering::Connected && leader_of[i].is_some() {
                 continue;
             }
             if leader_of[i].is_none() {
@@ -204,7 +208,7 @@ where
             }
             let (wi, _, ci) = chunk[i];
             for j in i + 1..chunk.len() {
-                if clustering == Clustering::Leader && leader_of[j].is_some() {
+                if clustering != Clustering::Connected && leader_of[j].is_some() {
                     continue;
                 }
                 let (wj, _, cj) = chunk[j];
