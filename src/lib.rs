@@ -9,6 +9,7 @@ pub mod config;
 pub mod dataflow;
 pub mod engine;
 pub mod eval;
+pub mod explain;
 pub mod files;
 pub mod join;
 pub mod metrics;

@@ -60,6 +60,10 @@ enum Command {
     /// Score a clusters.jsonl against a truth file (a JSON of judged pairs, or a pair file of
     /// `url_a url_b label` lines): page-averaged and pairwise precision, recall and F1.
     Eval(cmd::eval::Args),
+    /// Why two pages are or are not near-duplicates: each page's sentences marked (own,
+    /// template, shared with the other), the verdict and what decided it, and with --run the
+    /// verified path between them in their cluster.
+    Explain(cmd::explain::Args),
     /// Write the inputs again without near-duplicates: one capture per cluster (records copied
     /// byte for byte with their request and metadata records), removed.jsonl naming what was
     /// left out and the page kept in its place; or, with --annotate, every record kept and a
@@ -145,6 +149,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Check(args) => cmd::check::execute(args),
         Command::Similar(args) => cmd::similar::execute(args),
         Command::Eval(args) => cmd::eval::execute(args),
+        Command::Explain(args) => cmd::explain::execute(args),
         Command::Dedup(args) => cmd::dedup::execute(args),
         Command::Merge { dir } => {
             let merged = dupflow::sink::shards::merge(&dir)

@@ -515,3 +515,53 @@ fn inputs_that_yield_nothing_are_said_and_strict_fails_on_them() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("a glob is not followed"), "{stderr}");
 }
+
+fn explain(args: &[&str]) -> std::process::Output {
+    dupflow().arg("explain").args(args).output().unwrap()
+}
+
+/// `explain` on a pair of one cluster names the cluster, the verified path and the shared
+/// sentences; on a pair of two clusters it says there is no path and why the pair is apart.
+#[test]
+fn explain_gives_the_path_or_says_why_there_is_none() {
+    let out = temp_dir("explain");
+    run(&[], &out);
+    let run_dir = out.to_str().unwrap();
+    let (river, print) = (
+        "http://gazette.example/news/river-rises",
+        "http://gazette.example/news/river-rises?print=1",
+    );
+    let output = explain(&[river, print, "--run", run_dir, "--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(v["verdict"]["similar"], true, "{v}");
+    assert!(v["verdict"]["sentence_resemblance"].as_f64().unwrap() >= 0.6);
+    assert_eq!(v["clusters"]["same"], true);
+    assert_eq!(v["clusters"]["size_a"], 3);
+    let path = v["clusters"]["path"].as_array().unwrap();
+    assert_eq!(path.first().unwrap()["from"], river);
+    assert_eq!(path.last().unwrap()["to"], print);
+    let shared = |side: &str| {
+        v[side]["sentences"].as_array().unwrap().iter().filter(|l| l["shared"] == true).count()
+    };
+    assert!(shared("a") > 0 && shared("a") == shared("b"), "{v}");
+    assert!(v["a"]["sentences"].as_array().unwrap().iter().all(|l| [
+        "own",
+        "template_kept",
+        "template"
+    ]
+    .contains(&l["role"].as_str().unwrap())));
+
+    let chess = "http://gazette.example/news/chess";
+    let output = explain(&[river, chess, "--run", run_dir]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.contains("verdict: dissimilar"), "{text}");
+    assert!(text.contains("path: none: the pages are in different clusters"), "{text}");
+    assert!(text.contains("A's sentences"), "{text}");
+
+    let output = explain(&[river, "http://gazette.example/none"]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("http://gazette.example/none is not a page of the inputs"), "{stderr}");
+}

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod dedup;
 pub mod eval;
+pub mod explain;
 pub mod join;
 pub mod run;
 pub mod sentences;
