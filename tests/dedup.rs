@@ -15,7 +15,9 @@ use dupflow::source::Input;
 use common::{dupflow, temp_dir};
 
 /// Every record of a WARC: id → (type, target URI, concurrent-to ids, bytes as framed).
-type Records = Vec<(String, String, String, Vec<String>, Vec<u8>)>;
+type Records = Vec<Record>;
+/// One record: id, type, target URI, concurrent-to ids, bytes as framed.
+type Record = (String, String, String, Vec<String>, Vec<u8>);
 
 fn records(input: &Input) -> Records {
     let mut framer = Framer::new(input.open().unwrap(), 1 << 30).with_raw_headers();
@@ -316,4 +318,115 @@ fn keep_canonical_keeps_the_member_the_others_name() {
         .unwrap();
     assert!(output.status.success());
     assert!(removed(&out).iter().all(|r| r["kept_url"] != "http://a.example/b"));
+}
+
+/// The response records' ids of a WARC.
+fn response_ids(path: &Path) -> BTreeSet<String> {
+    records(&Input::File(path.to_path_buf()))
+        .into_iter()
+        .filter(|r| r.1 == "response")
+        .map(|r| r.0)
+        .collect()
+}
+
+/// `dedup --against`: a crawl split in two by record, the second half deduplicated against the
+/// first's index keeps exactly the second half's pages that deduplicating the whole keeps (in
+/// one round); the index is left as it was, and with --update-index it holds the second half
+/// too, so that deduplicating it again keeps nothing that was clustered.
+fn check_against(name: &str, path: &Path, exercised: bool) {
+    let dir = temp_dir(name);
+    let all = records(&Input::File(path.to_path_buf()));
+    let mid = (all.len() / 2..all.len()).find(|&i| all[i].1 == "request").unwrap_or(all.len() / 2);
+    let write = |file: &str, part: &[Record]| {
+        let mut bytes = Vec::new();
+        for record in part {
+            bytes.extend_from_slice(&record.4);
+            bytes.extend_from_slice(b"\r\n\r\n");
+        }
+        let p = dir.join(file);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    };
+    let (first, second) = (write("first.warc", &all[..mid]), write("second.warc", &all[mid..]));
+    let index = dir.join("index");
+    run_ok(
+        dupflow()
+            .arg("run")
+            .arg(&first)
+            .arg("--checkpoint")
+            .arg(&index)
+            .arg("--out")
+            .arg(dir.join("o1")),
+    );
+    let manifest = std::fs::read(index.join("checkpoint.json")).unwrap();
+    run_ok(
+        dupflow().arg("dedup").arg(path).args(["--rounds", "1", "--out"]).arg(dir.join("whole")),
+    );
+    let stdout = run_ok(
+        dupflow()
+            .arg("dedup")
+            .arg(&second)
+            .arg("--against")
+            .arg(&index)
+            .arg("--out")
+            .arg(dir.join("against")),
+    );
+    assert!(stdout.contains("index:"), "{stdout}");
+    let whole_name = path.file_name().unwrap().to_str().unwrap();
+    let second_ids: BTreeSet<String> =
+        all[mid..].iter().filter(|r| r.1 == "response").map(|r| r.0.clone()).collect();
+    let kept_whole: BTreeSet<String> = response_ids(&dir.join("whole").join(whole_name))
+        .intersection(&second_ids)
+        .cloned()
+        .collect();
+    let kept_against = response_ids(&dir.join("against/second.warc.gz"));
+    assert_eq!(kept_against, kept_whole, "{name}: the second half's kept pages");
+    if exercised {
+        assert!(kept_against.len() < second_ids.len(), "{name}: nothing was left out");
+    }
+    assert_eq!(
+        std::fs::read(index.join("checkpoint.json")).unwrap(),
+        manifest,
+        "the index changed"
+    );
+    // Every page left out points at a page kept: the index's or the new crawl's.
+    for row in removed(&dir.join("against")) {
+        assert!(!row["kept_url"].as_str().unwrap().is_empty(), "{row}");
+    }
+    // Updated, the index holds both halves: resumed, it clusters every page of the whole.
+    run_ok(
+        dupflow()
+            .arg("dedup")
+            .arg(&second)
+            .arg("--against")
+            .arg(&index)
+            .arg("--update-index")
+            .arg("--out")
+            .arg(dir.join("update")),
+    );
+    assert_ne!(std::fs::read(index.join("checkpoint.json")).unwrap(), manifest);
+    run_ok(
+        dupflow()
+            .arg("run")
+            .arg(&first)
+            .arg("--checkpoint")
+            .arg(&index)
+            .arg("--out")
+            .arg(dir.join("resumed")),
+    );
+    run_ok(dupflow().arg("run").arg(path).arg("--out").arg(dir.join("all")));
+    assert_eq!(
+        clusters(&dir.join("resumed")),
+        clusters(&dir.join("all")),
+        "{name}: the updated index"
+    );
+}
+
+#[test]
+fn dedup_against_an_index_keeps_what_the_whole_keeps() {
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
+    // Its clusters may all fall in one half: the equality is checked, not that pages left.
+    check_against("against-default", &default, false);
+    let Some(shared) = common::shared_dir() else { return };
+    check_against("against-dev", &shared.join("bench/docs-dev.warc.gz"), true);
 }

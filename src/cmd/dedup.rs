@@ -56,6 +56,17 @@ pub struct Args {
     /// two). 1: a single pass.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
+    /// Deduplicate the inputs against an index: the checkpoint folder of an earlier run
+    /// (`dupflow run OLD --checkpoint INDEX`). Its pages are kept: a page of the inputs in a
+    /// cluster with one is left out, pointing at the earliest; the rest are deduplicated among
+    /// themselves under --keep. One clustering round. The index is read, not changed, unless
+    /// --update-index.
+    #[arg(long, value_name = "INDEX")]
+    pub against: Option<PathBuf>,
+    /// With --against: write the state with the inputs' pages back into INDEX, so that the
+    /// next crawl is deduplicated against both.
+    #[arg(long, requires = "against")]
+    pub update_index: bool,
 }
 
 pub fn execute(args: Args) -> Result<ExitCode> {
@@ -138,6 +149,9 @@ impl Corpus<'_> {
     /// out, each pointing at the page finally kept in its place.
     fn rounds(&self, inputs: &[Input]) -> Result<(Vec<ClusterRow>, Vec<dedup::Removed>)> {
         let workers = self.args.workers.unwrap_or(self.config.run.workers);
+        if let Some(index) = &self.args.against {
+            return self.against(inputs, index, workers);
+        }
         // The rounds' outputs, removed however the rounds end.
         let scratch = dupflow::files::Scratch::new(self.args.out.join(".dedup-rounds"));
         let mut current = inputs.to_vec();
@@ -174,6 +188,43 @@ impl Corpus<'_> {
             println!("rounds:    {round} (the limit; the last still left pages out)");
         }
         Ok((first.unwrap_or_default(), dedup::resolve(removed)))
+    }
+
+    /// One run resumed from the index's state with the inputs on top; the index's pages are
+    /// the kept ones of their clusters.
+    fn against(
+        &self,
+        inputs: &[Input],
+        index: &std::path::Path,
+        workers: usize,
+    ) -> Result<(Vec<ClusterRow>, Vec<dedup::Removed>)> {
+        if !index.join("checkpoint.json").is_file() {
+            bail!("--against {}: not an index (no checkpoint.json; make one with `dupflow run OLD --checkpoint {}`)", index.display(), index.display());
+        }
+        let scratch = dupflow::files::Scratch::new(self.args.out.join(".dedup-index"));
+        let state = if self.args.update_index {
+            index.to_path_buf()
+        } else {
+            copy_dir(index, scratch.path())?;
+            scratch.path().to_path_buf()
+        };
+        let mut options =
+            RunOptions::new(Feed::Inputs(inputs.to_vec()), self.config.clone(), workers);
+        options.checkpoint = Some(state);
+        let output = dataflow::run(options)?;
+        drop(scratch);
+        let indexed =
+            output.rows.iter().filter(|r| !self.census.lengths.contains_key(&*r.record_id)).count();
+        println!("index:     {indexed} pages of {} held", index.display());
+        let removed = dedup::plan_against(&output.rows, self.args.keep, &self.census, |r| {
+            !self.census.lengths.contains_key(&*r.record_id)
+        });
+        let rows = output
+            .rows
+            .into_iter()
+            .filter(|r| self.census.lengths.contains_key(&*r.record_id))
+            .collect();
+        Ok((rows, removed))
     }
 
     /// One round's kept pages, as the next round's inputs.
@@ -341,4 +392,17 @@ impl Corpus<'_> {
         println!("wrote {}", removed_path.display());
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// The files of `from` (a checkpoint folder) copied into `to`.
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry.with_context(|| format!("reading {}", from.display()))?;
+        if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }

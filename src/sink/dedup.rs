@@ -126,6 +126,18 @@ pub struct Removed {
 
 /// The pages to leave out under `keep`: every member of a cluster but its kept page.
 pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
+    plan_against(rows, keep, census, |_| false)
+}
+
+/// `plan` when some pages come from an index (`indexed`: an earlier crawl's, not written
+/// again): a cluster holding one keeps its earliest indexed page, and every page of the new
+/// inputs in it is left out; a cluster of new pages alone keeps its page under `keep`.
+pub fn plan_against(
+    rows: &[ClusterRow],
+    keep: Keep,
+    census: &Census,
+    indexed: impl Fn(&ClusterRow) -> bool,
+) -> Vec<Removed> {
     let url_of: HashMap<_, _> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let mut clusters: BTreeMap<_, Vec<&ClusterRow>> = BTreeMap::new();
     for row in rows {
@@ -134,7 +146,9 @@ pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
     let mut removed = Vec::new();
     for members in clusters.values().filter(|m| m.len() > 1) {
         let length = |r: &ClusterRow| census.lengths.get(&*r.record_id).copied().unwrap_or(0);
+        let old = members.iter().filter(|r| indexed(r)).min_by_key(|r| r.page);
         let kept = match keep {
+            _ if old.is_some() => old,
             Keep::Earliest => members.iter().min_by_key(|r| r.page),
             Keep::Longest => members.iter().min_by_key(|r| (std::cmp::Reverse(length(r)), r.page)),
             Keep::ShortestUrl => members.iter().min_by_key(|r| (r.url.len(), &*r.url, r.page)),
@@ -153,7 +167,7 @@ pub fn plan(rows: &[ClusterRow], keep: Keep, census: &Census) -> Vec<Removed> {
             }
         }
         .expect("a cluster has members");
-        for row in members.iter().filter(|r| r.page != kept.page) {
+        for row in members.iter().filter(|r| r.page != kept.page && !indexed(r)) {
             removed.push(Removed {
                 url: row.url.to_string(),
                 record_id: row.record_id.to_string(),
