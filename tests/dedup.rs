@@ -349,28 +349,39 @@ fn check_against(name: &str, path: &Path, exercised: bool) {
     };
     let (first, second) = (write("first.warc", &all[..mid]), write("second.warc", &all[mid..]));
     let index = dir.join("index");
-    run_ok(
-        dupflow()
-            .arg("run")
-            .arg(&first)
-            .arg("--checkpoint")
-            .arg(&index)
-            .arg("--out")
-            .arg(dir.join("o1")),
-    );
-    let manifest = std::fs::read(index.join("checkpoint.json")).unwrap();
-    run_ok(
-        dupflow().arg("dedup").arg(path).args(["--rounds", "1", "--out"]).arg(dir.join("whole")),
-    );
-    let stdout = run_ok(
-        dupflow()
+    // A run over `input` that resumes from (and checkpoints into) the index.
+    let indexed_run = |input: &Path, out: &str| {
+        run_ok(
+            dupflow()
+                .arg("run")
+                .arg(input)
+                .arg("--checkpoint")
+                .arg(&index)
+                .arg("--out")
+                .arg(dir.join(out)),
+        )
+    };
+    // The second half deduplicated against the index.
+    let against = |out: &str, update: bool| {
+        let mut command = dupflow();
+        command
             .arg("dedup")
             .arg(&second)
             .arg("--against")
             .arg(&index)
             .arg("--out")
-            .arg(dir.join("against")),
+            .arg(dir.join(out));
+        if update {
+            command.arg("--update-index");
+        }
+        run_ok(&mut command)
+    };
+    indexed_run(&first, "o1");
+    let manifest = std::fs::read(index.join("checkpoint.json")).unwrap();
+    run_ok(
+        dupflow().arg("dedup").arg(path).args(["--rounds", "1", "--out"]).arg(dir.join("whole")),
     );
+    let stdout = against("against", false);
     assert!(stdout.contains("index:"), "{stdout}");
     let whole_name = path.file_name().unwrap().to_str().unwrap();
     let second_ids: BTreeSet<String> =
@@ -394,26 +405,9 @@ fn check_against(name: &str, path: &Path, exercised: bool) {
         assert!(!row["kept_url"].as_str().unwrap().is_empty(), "{row}");
     }
     // Updated, the index holds both halves: resumed, it clusters every page of the whole.
-    run_ok(
-        dupflow()
-            .arg("dedup")
-            .arg(&second)
-            .arg("--against")
-            .arg(&index)
-            .arg("--update-index")
-            .arg("--out")
-            .arg(dir.join("update")),
-    );
+    against("update", true);
     assert_ne!(std::fs::read(index.join("checkpoint.json")).unwrap(), manifest);
-    run_ok(
-        dupflow()
-            .arg("run")
-            .arg(&first)
-            .arg("--checkpoint")
-            .arg(&index)
-            .arg("--out")
-            .arg(dir.join("resumed")),
-    );
+    indexed_run(&first, "resumed");
     run_ok(dupflow().arg("run").arg(path).arg("--out").arg(dir.join("all")));
     assert_eq!(
         clusters(&dir.join("resumed")),
