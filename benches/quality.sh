@@ -42,6 +42,8 @@
 #              month archives, teasers on half of the posts (whole posts elsewhere). TUNING
 #   nikola     the same from Nikola 8.3 (PyPI), bootblog4: title lists or whole posts on tag
 #              pages, teaser or whole-post indexes.                               HELD OUT
+#   jekyll     the same from Jekyll 4.3 (Debian) with minima and jekyll-archives: year, month,
+#              tag and category archives of excerpts.                             HELD OUT
 # PostgreSQL, Python and JDK documentation and Pelican sites are reserved for checks outside
 # this repository: no corpus here is built from them.
 # Needs: wget, the Debian packages above (doxygen's, sphinx's and javadoc's installed when
@@ -58,7 +60,7 @@ done
 corpora=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do corpora+=("$1"); shift; done
 [ $# -gt 0 ] && shift
-[ ${#corpora[@]} -gt 0 ] || corpora=(synthetic rustdoc doxygen javadoc erlang sphinxdoc sphinx gtkdoc haddock vimdoc texinfo hugo hexo nikola)
+[ ${#corpora[@]} -gt 0 ] || corpora=(synthetic rustdoc doxygen javadoc erlang sphinxdoc sphinx gtkdoc haddock vimdoc texinfo hugo hexo nikola jekyll)
 work=$PWD/target/quality
 mkdir -p "$work"
 cargo build --release --locked -q
@@ -142,6 +144,7 @@ blog_tools() {
   mkdir -p "$tools"
   case $1 in
     hugo) need_packages hugo ;;
+    jekyll) need_packages jekyll jekyll-theme-minima ruby-jekyll-archives ;;
     hexo)
       if ! [ -x "$tools/hexo-tools/node_modules/.bin/hexo" ]; then
         mkdir -p "$tools/hexo-tools"
@@ -227,7 +230,7 @@ build_corpus() {
         done
       done
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
-    hugo|hexo|nikola)
+    hugo|hexo|nikola|jekyll)
       blog_tools "$name"
       python3 benches/quality/blogs.py "$name" "$root" --tools "$work/blog-tools"
       local host n=0 parts=()
@@ -237,7 +240,7 @@ build_corpus() {
         parts+=("$work/$name-$n.warc.gz")
       done
       cat "${parts[@]}" > "$work/$name.warc.gz"; rm "${parts[@]}" ;;
-    *) echo "unknown corpus $name (synthetic, rustdoc, doxygen, javadoc, erlang, sphinxdoc, sphinx, gtkdoc, haddock, vimdoc, texinfo, hugo, hexo, nikola)" >&2; exit 2 ;;
+    *) echo "unknown corpus $name (synthetic, rustdoc, doxygen, javadoc, erlang, sphinxdoc, sphinx, gtkdoc, haddock, vimdoc, texinfo, hugo, hexo, nikola, jekyll)" >&2; exit 2 ;;
   esac
   "$py" benches/quality/truth.py "$work/$name.warc.gz" "$work/$name"
 }
@@ -262,7 +265,7 @@ for name in "${corpora[@]}"; do
   for system in dupflow:clusters peer:peer; do
     echo "-- ${system%%:*}"
     case $name in
-      hugo|hexo|nikola) # by page kind, and how far apart the clusters reach
+      hugo|hexo|nikola|jekyll) # by page kind, and how far apart the clusters reach
         "$py" benches/quality/kinds.py "$work/$name.truth.json" "$out/${system#*:}.jsonl" "$work/$name.tokens.pickle" ;;
       *) "$py" "$bench/score.py" "$work/$name.truth.json" "$out/${system#*:}.jsonl" --tokens "$work/$name.tokens.pickle" --by-section ;;
     esac

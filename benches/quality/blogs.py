@@ -4,7 +4,8 @@
 Usage: blogs.py GENERATOR OUTDIR [--seed 1] [--tools DIR]
 
 GENERATOR: hugo (Debian's hugo, a magazine theme written here, with print copies of posts),
-hexo (Hexo 7 from npm with its landscape theme), nikola (Nikola 8.3 from PyPI, bootblog4).
+hexo (Hexo 7 from npm with its landscape theme), nikola (Nikola 8.3 from PyPI, bootblog4),
+jekyll (Debian's jekyll 4.3 with its minima theme and jekyll-archives).
 Three hosts, each its own site; OUTDIR/<host>/ holds the built site at its root and a later
 build of it under v2/ (a recrawl: new posts on top, so every paginated listing shifts). The
 posts are this machine's prose (/usr/share/doc, as benches/text_corpus.py reads it), with:
@@ -292,7 +293,55 @@ CONTENT_FOOTER = "Contents &copy; {{date}} {{author}} - Powered by Nikola. Share
     shutil.rmtree(src)
 
 
-SITES = {"hugo": hugo_site, "hexo": hexo_site, "nikola": nikola_site}
+# --- jekyll: minima, with jekyll-archives -------------------------------------------------------
+
+JEKYLL_ARCHIVE = """---
+layout: default
+---
+<h1>{{ page.title }}</h1>
+{% for post in page.posts %}<article><h2><a href="{{ post.url | relative_url }}">{{ post.title }}</a></h2>
+<p>{{ post.date | date: "%B %-d, %Y" }}</p>{{ post.excerpt }}</article>{% endfor %}
+"""
+
+
+def jekyll_site(corpus, host, dest, root, later, tools):
+    src = dest + ".src"
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(f"{src}/_posts")
+    os.makedirs(f"{src}/_layouts")
+    with open(f"{src}/_config.yml", "w") as f:
+        f.write(f"""title: {host.capitalize()} Weekly
+description: Short essays and long notes from the {host} weekly, by its three editors.
+baseurl: "{root.rstrip('/')}"
+theme: minima
+show_excerpts: {str(HOSTS.index(host) != 0).lower()}
+permalink: /:year/:month/:day/:title/
+plugins:
+  - jekyll-archives
+jekyll-archives:
+  enabled: [year, month, tags, categories]
+  layout: archive
+  permalinks:
+    year: '/:year/'
+    month: '/:year/:month/'
+    tag: '/tag/:name/'
+    category: '/category/:name/'
+""")
+    with open(f"{src}/_layouts/archive.html", "w") as f:
+        f.write(JEKYLL_ARCHIVE)
+    with open(f"{src}/index.html", "w") as f:
+        f.write("---\nlayout: home\n---\n")
+    for post in corpus.snapshot(host, later):
+        tags = ", ".join(post["tags"])
+        with open(f"{src}/_posts/{post['date']:%Y-%m-%d}-{post['slug']}.html", "w") as f:
+            f.write(f"---\nlayout: post\ntitle: \"{post['title']}\"\ndate: {post['date']:%Y-%m-%d %H:%M:%S}\n"
+                    f"tags: [{tags}]\ncategories: [{post['category'].lower()}]\nauthor: {post['author']}\n---\n\n"
+                    + body_html(post, "") + "\n")
+    subprocess.run(["jekyll", "build", "--quiet", "-s", src, "-d", dest], check=True)
+    shutil.rmtree(src)
+
+
+SITES = {"hugo": hugo_site, "hexo": hexo_site, "nikola": nikola_site, "jekyll": jekyll_site}
 
 
 def main():
