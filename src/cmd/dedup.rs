@@ -213,17 +213,12 @@ impl Corpus<'_> {
         options.checkpoint = Some(state);
         let output = dataflow::run(options)?;
         drop(scratch);
-        let indexed =
-            output.rows.iter().filter(|r| !self.census.lengths.contains_key(&*r.record_id)).count();
-        println!("index:     {indexed} pages of {} held", index.display());
-        let removed = dedup::plan_against(&output.rows, self.args.keep, &self.census, |r| {
-            !self.census.lengths.contains_key(&*r.record_id)
-        });
-        let rows = output
-            .rows
-            .into_iter()
-            .filter(|r| self.census.lengths.contains_key(&*r.record_id))
-            .collect();
+        // A page of the index is one whose record is not in the inputs (the census reads them).
+        let indexed = |r: &ClusterRow| !self.census.lengths.contains_key(&*r.record_id);
+        let removed = dedup::plan_against(&output.rows, self.args.keep, &self.census, indexed);
+        let (held, rows): (Vec<ClusterRow>, Vec<ClusterRow>) =
+            output.rows.into_iter().partition(|r| indexed(r));
+        println!("index:     {} pages of {} held", held.len(), index.display());
         Ok((rows, removed))
     }
 

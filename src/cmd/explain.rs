@@ -10,7 +10,7 @@ use anyhow::Result;
 use dupflow::explain::{self, Explained, Role, Side};
 use dupflow::source;
 
-use super::{corpus_pages, finish_output, load_config};
+use super::{corpus_pages, finish_output, load_config, record_sentences};
 
 /// Arguments of `dupflow explain`.
 #[derive(clap::Args)]
@@ -72,21 +72,13 @@ fn sentence_texts(
     for input in inputs {
         source::read_records(input, config.source.max_record_bytes, |item| {
             let Ok(record) = item else { return };
+            // Only the two pages are split again: the header is enough to pass the others.
             let target = record.header("WARC-Target-URI").map(|u| u.trim_matches(['<', '>']));
             if !target.is_some_and(|t| urls.iter().any(|u| u.as_str() == t)) {
                 return;
             }
-            let max = config.source.max_page_bytes as usize;
-            let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(&record, max)
-            else {
-                return;
-            };
-            let blocks =
-                dupflow_operators::ingest::html::strip_with(&doc.html, config.sentence.landmarks)
-                    .blocks;
-            let split = dupflow_operators::ingest::sentence::split_page(&blocks, &config.sentence);
-            for sentence in split.sentences {
-                texts.insert(sentence.key, sentence.normalized);
+            if let Some(sentences) = record_sentences(&record, config) {
+                texts.extend(sentences.into_iter().map(|s| (s.key, s.normalized)));
             }
         })?;
     }

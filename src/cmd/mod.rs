@@ -82,6 +82,22 @@ pub fn corpus_pages(
     Ok(held.into_pages())
 }
 
+/// A WARC record's page as the pipeline splits it: its normalized sentences (with their keys),
+/// or `None` when the record holds no page.
+pub fn record_sentences(
+    record: &source::RawRecord,
+    config: &PipelineConfig,
+) -> Option<Vec<dupflow_operators::ingest::sentence::HashedSentence>> {
+    let max = config.source.max_page_bytes as usize;
+    let Ok((source::http::Outcome::Page(doc), _)) = source::http::interpret(record, max) else {
+        return None;
+    };
+    let blocks =
+        dupflow_operators::ingest::html::strip_with(&doc.html, config.sentence.landmarks).blocks;
+    let split = dupflow_operators::ingest::sentence::split_page(&blocks, &config.sentence);
+    Some(split.sentences)
+}
+
 pub fn lines(text: &str) -> impl Iterator<Item = &str> {
     text.lines().map(|l| l.strip_suffix('\r').unwrap_or(l))
 }

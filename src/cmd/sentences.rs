@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use dupflow::source;
 
-use super::load_config;
+use super::{load_config, record_sentences};
 
 /// Arguments of `dupflow sentences`.
 #[derive(clap::Args)]
@@ -27,18 +27,10 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let mut failure = None;
     for input in source::expand(&inputs)? {
         source::read_records(&input, config.source.max_record_bytes, |item| {
-            let Ok(record) = item else { return };
-            let Ok((source::http::Outcome::Page(doc), _)) =
-                source::http::interpret(&record, config.source.max_page_bytes as usize)
-            else {
+            let Some(sentences) = item.ok().and_then(|r| record_sentences(&r, &config)) else {
                 return;
             };
-            let blocks =
-                dupflow_operators::ingest::html::strip_with(&doc.html, config.sentence.landmarks)
-                    .blocks;
-            for sentence in
-                dupflow_operators::ingest::sentence::split_page(&blocks, &config.sentence).sentences
-            {
+            for sentence in sentences {
                 if failure.is_none() {
                     if let Err(e) = writeln!(stdout, "{}", sentence.normalized) {
                         failure = Some(e);
