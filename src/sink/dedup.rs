@@ -146,27 +146,30 @@ pub fn plan_against(
     let mut removed = Vec::new();
     for members in clusters.values().filter(|m| m.len() > 1) {
         let length = |r: &ClusterRow| census.lengths.get(&*r.record_id).copied().unwrap_or(0);
+        // A cluster holding an index page keeps the earliest of those; any other, by `keep`.
         let old = members.iter().filter(|r| indexed(r)).min_by_key(|r| r.page);
-        let kept = match keep {
-            _ if old.is_some() => old,
-            Keep::Earliest => members.iter().min_by_key(|r| r.page),
-            Keep::Longest => members.iter().min_by_key(|r| (std::cmp::Reverse(length(r)), r.page)),
-            Keep::ShortestUrl => members.iter().min_by_key(|r| (r.url.len(), &*r.url, r.page)),
-            Keep::Canonical => {
-                // Each member's canonical link is a vote for the member at that URL.
-                let mut votes: HashMap<String, usize> = HashMap::new();
-                for member in members.iter() {
-                    if let Some(url) = census.canonical.get(&*member.record_id) {
-                        *votes.entry(url.clone()).or_default() += 1;
-                    }
+        let kept = old
+            .or_else(|| match keep {
+                Keep::Earliest => members.iter().min_by_key(|r| r.page),
+                Keep::Longest => {
+                    members.iter().min_by_key(|r| (std::cmp::Reverse(length(r)), r.page))
                 }
-                let votes_for = |r: &ClusterRow| {
-                    votes.get(&super::canonical::normalize(&r.url)).copied().unwrap_or(0)
-                };
-                members.iter().min_by_key(|r| (std::cmp::Reverse(votes_for(r)), r.page))
-            }
-        }
-        .expect("a cluster has members");
+                Keep::ShortestUrl => members.iter().min_by_key(|r| (r.url.len(), &*r.url, r.page)),
+                Keep::Canonical => {
+                    // Each member's canonical link is a vote for the member at that URL.
+                    let mut votes: HashMap<String, usize> = HashMap::new();
+                    for member in members.iter() {
+                        if let Some(url) = census.canonical.get(&*member.record_id) {
+                            *votes.entry(url.clone()).or_default() += 1;
+                        }
+                    }
+                    let votes_for = |r: &ClusterRow| {
+                        votes.get(&super::canonical::normalize(&r.url)).copied().unwrap_or(0)
+                    };
+                    members.iter().min_by_key(|r| (std::cmp::Reverse(votes_for(r)), r.page))
+                }
+            })
+            .expect("a cluster has members");
         for row in members.iter().filter(|r| r.page != kept.page && !indexed(r)) {
             removed.push(Removed {
                 url: row.url.to_string(),
