@@ -116,16 +116,56 @@ pub struct Explained {
 /// A cluster larger than this is not searched for a path (its pairs are compared on demand).
 pub const MAX_PATH_SEARCH_PAGES: usize = 2_000;
 
-/// Explains `url_a` against `url_b` among `pages` (every page of the inputs: the template rule
-/// counts them all). `texts` gives the normalized text of sentence keys (those of the two
-/// pages at least); `run_clusters`, a run's clusters.jsonl, adds the clusters and the path.
+/// Which cluster each page of a run is in: read from a run's clusters.jsonl
+/// (`Membership::read`) or given by a live run (the dashboard). It needs to hold the two pages
+/// explained and the members of their clusters.
+#[derive(Clone, Debug, Default)]
+pub struct Membership {
+    /// Where the clusters come from, for messages.
+    pub source: String,
+    /// URL → cluster id.
+    pub cluster_of: HashMap<String, String>,
+    /// Cluster id → member URLs.
+    pub members: HashMap<String, Vec<String>>,
+}
+
+impl Membership {
+    /// Adds a page of `cluster`.
+    pub fn insert(&mut self, url: String, cluster: String) {
+        self.members.entry(cluster.clone()).or_default().push(url.clone());
+        self.cluster_of.insert(url, cluster);
+    }
+
+    /// The clusters of a run's --out folder or its clusters.jsonl.
+    pub fn read(path: &Path) -> Result<Membership, ExplainError> {
+        let file = if path.is_dir() { path.join("clusters.jsonl") } else { path.to_path_buf() };
+        let name = file.display().to_string();
+        let text = std::fs::read_to_string(&file)
+            .map_err(|source| ExplainError::Clusters { path: name.clone(), source })?;
+        let mut membership = Membership { source: name.clone(), ..Membership::default() };
+        for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let row: Row = serde_json::from_str(line).map_err(|e| ExplainError::Row {
+                path: name.clone(),
+                line: n + 1,
+                message: e.to_string(),
+            })?;
+            membership.insert(row.url, row.cluster);
+        }
+        Ok(membership)
+    }
+}
+
+/// Explains `url_a` against `url_b` among `pages` (the pages of the inputs, those of the two
+/// pages' hosts at least: the template rule counts them per host). `texts` gives the normalized
+/// text of sentence keys (those of the two pages at least); `clusters`, a run's clusters, adds
+/// the clusters and the path.
 pub fn explain(
     pages: &[Page],
     texts: &HashMap<u64, String>,
     url_a: &str,
     url_b: &str,
     method: &MethodConfig,
-    run_clusters: Option<&Path>,
+    clusters: Option<&Membership>,
 ) -> Result<Explained, ExplainError> {
     let find = |url: &str| {
         pages.iter().find(|p| &*p.url == url).ok_or_else(|| ExplainError::NotFound(url.into()))
@@ -137,10 +177,7 @@ pub fn explain(
     let a = side(page_a, fa, &shared_a, texts);
     let b = side(page_b, fb, &shared_b, texts);
     let verdict = pair_verdict(fa, fb, method);
-    let clusters = match run_clusters {
-        Some(path) => Some(in_clusters(path, pages, &filtered, page_a, page_b, method)?),
-        None => None,
-    };
+    let clusters = clusters.map(|c| in_clusters(c, pages, &filtered, page_a, page_b, method));
     Ok(Explained { a, b, verdict, clusters })
 }
 
@@ -267,28 +304,14 @@ struct Row {
 }
 
 fn in_clusters(
-    path: &Path,
+    membership: &Membership,
     pages: &[Page],
     filtered: &BTreeMap<PageId, Filtered>,
     a: &Page,
     b: &Page,
     method: &MethodConfig,
-) -> Result<Clusters, ExplainError> {
-    let file = if path.is_dir() { path.join("clusters.jsonl") } else { path.to_path_buf() };
-    let name = file.display().to_string();
-    let text = std::fs::read_to_string(&file)
-        .map_err(|source| ExplainError::Clusters { path: name.clone(), source })?;
-    let mut cluster_of: HashMap<String, String> = HashMap::new();
-    let mut members: HashMap<String, Vec<String>> = HashMap::new();
-    for (n, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let row: Row = serde_json::from_str(line).map_err(|e| ExplainError::Row {
-            path: name.clone(),
-            line: n + 1,
-            message: e.to_string(),
-        })?;
-        members.entry(row.cluster.clone()).or_default().push(row.url.clone());
-        cluster_of.insert(row.url, row.cluster);
-    }
+) -> Clusters {
+    let Membership { source: name, cluster_of, members } = membership;
     let cluster = |url: &str| cluster_of.get(url).cloned().unwrap_or_default();
     let (cluster_a, cluster_b) = (cluster(&a.url), cluster(&b.url));
     let size = |c: &String| members.get(c).map_or(0, Vec::len);
@@ -321,7 +344,7 @@ fn in_clusters(
             ),
         }
     };
-    Ok(Clusters { cluster_a, size_a, cluster_b, size_b, same, path, no_path })
+    Clusters { cluster_a, size_a, cluster_b, size_b, same, path, no_path }
 }
 
 /// Breadth first from `a` over the pairs of `nodes` within τ, each compared when first met.

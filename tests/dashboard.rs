@@ -1,7 +1,8 @@
 //! The dashboard in a real browser (Debian's chromium, headless) against a running replay: it
 //! loads with no console errors, shows the run's numbers and clusters, and raises the alarm for a
 //! planted oversized cluster (the alarm threshold is set below the river family's 3 pages). It
-//! saves a screenshot to target/dashboard.png.
+//! saves a screenshot to target/dashboard.png. The cluster view, opened by a link to a page,
+//! finds it, lists its cluster and shows it beside the page it joined through.
 
 mod common;
 
@@ -80,5 +81,56 @@ fn dashboard_shows_the_run_and_the_alarm() {
     assert!(
         std::fs::metadata(&screenshot).map(|m| m.len() > 10_000).unwrap_or(false),
         "screenshot saved"
+    );
+}
+
+#[test]
+fn cluster_view_finds_a_page_and_shows_it_beside_the_page_it_joined_through() {
+    let Some(browser) = chromium() else {
+        eprintln!("SKIPPED: no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)");
+        return;
+    };
+    let dir = common::temp_dir("cluster-view");
+    let served = common::serve::serve(&[], &dir.join("out"));
+    let url = format!("http://{}/#url=http://gazette.example/archive/2026/river", served.address);
+    let output = headless(&browser, &dir.join("profile"))
+        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .arg(&url)
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let log = String::from_utf8_lossy(&output.stderr);
+    assert!(!log.contains("Uncaught"), "console errors: {log}");
+    // Found, its cluster listed with how each member joined, the page itself marked.
+    assert!(dom.contains(r#"<tr class="found" data-id="2efe969fac37e37b""#), "the page is found");
+    assert_eq!(dom.matches(r#"<tr class="member"><td"#).count(), 2, "the cluster's other members");
+    assert!(dom.contains(
+        r#"<tr class="member focus"><td class="url">http://gazette.example/archive/2026/river<"#
+    ));
+    assert!(dom.contains(r#"<span class="muted">itself</span>"#), "the leader joined through none");
+    // Beside its leader: the verdict, the path, the shared sentences highlighted on both sides.
+    assert!(dom.contains("similar: the compared sentences resemble at 0.898, at least τ 0.6"));
+    assert!(dom.contains(
+        "path: http://gazette.example/archive/2026/river → http://gazette.example/news/river-rises"
+    ));
+    let side = |id: &str| {
+        let start = dom.find(&format!(r#"<div id="{id}">"#)).expect("both sides are shown");
+        dom[start..].split("</ol>").next().unwrap().to_string()
+    };
+    let (a, b) = (side("side-a"), side("side-b"));
+    assert!(a.contains("<h3>http://gazette.example/archive/2026/river</h3>"));
+    assert!(b.contains("<h3>http://gazette.example/news/river-rises</h3>"));
+    let shared = r#"<li class="shared">the mayor said the new flood wall held everywhere"#;
+    assert!(
+        a.contains(shared) && b.contains(shared),
+        "a shared sentence is highlighted on both sides"
+    );
+    assert_eq!(
+        a.matches(r#"<li class="shared">"#).count(),
+        b.matches(r#"<li class="shared">"#).count()
+    );
+    assert!(
+        a.contains(r#"<li class="own">insurance advisers will hold a meeting"#),
+        "the copy's own sentence is marked"
     );
 }

@@ -86,6 +86,45 @@ fn api_lists_clusters_and_members() {
 }
 
 #[test]
+fn api_finds_a_page_and_compares_it_with_the_page_it_joined_through() {
+    let out = common::temp_dir("find");
+    let served = common::serve::serve(&[], &out);
+    let get = |path: &str| -> serde_json::Value {
+        serde_json::from_str(&common::serve::get(&served.address, path)).unwrap()
+    };
+    let found = get("/api/find?url=river");
+    let matches = found["matches"].as_array().unwrap();
+    assert_eq!(found["total"], 3, "{found}");
+    let archive = "http://gazette.example/archive/2026/river";
+    let leader = "http://gazette.example/news/river-rises";
+    let row = matches.iter().find(|m| m["url"] == archive).expect("the archive copy is found");
+    assert_eq!((row["size"].as_u64(), row["leader_url"].as_str()), (Some(3), Some(leader)));
+    // The exact URL comes first, percent-encoded or not.
+    let exact = get("/api/find?url=http%3A%2F%2Fgazette.example%2Fnews%2Friver-rises");
+    assert_eq!(exact["matches"][0]["url"], leader, "{exact}");
+
+    let pair = get(&format!("/api/compare?a={archive}&b={leader}"));
+    assert_eq!(pair["verdict"]["similar"], true, "{pair}");
+    assert!((pair["verdict"]["sentence_resemblance"].as_f64().unwrap() - 0.898).abs() < 0.001);
+    assert_eq!(pair["clusters"]["same"], true);
+    assert_eq!(pair["clusters"]["path"][0]["to"], leader);
+    let shared = |side: &str| {
+        pair[side]["sentences"].as_array().unwrap().iter().filter(|l| l["shared"] == true).count()
+    };
+    assert_eq!(shared("a"), shared("b"));
+    assert!(shared("a") >= 7, "{pair}");
+
+    // A page of another cluster: the verdict, and no path.
+    let apart = get(&format!("/api/compare?a={archive}&b=http://gazette.example/news/chess"));
+    assert_eq!(apart["verdict"]["similar"], false);
+    assert_eq!(apart["clusters"]["same"], false);
+    assert!(apart["clusters"]["no_path"].as_str().unwrap().contains("different clusters"));
+    let missing = get("/api/compare?a=http://nowhere.example/&b=http://gazette.example/news/chess");
+    assert!(missing["error"].as_str().unwrap().contains("is not a page of the inputs"));
+    assert!(get("/api/compare?a=x")["error"].as_str().unwrap().contains("a= and b="));
+}
+
+#[test]
 fn post_api_check_answers_against_the_pages_the_run_holds() {
     let out = common::temp_dir("check");
     let served = common::serve::serve(&[], &out);

@@ -1,16 +1,21 @@
 //! `dupflow explain`: why two pages are or are not near-duplicates (`dupflow::explain`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
 
 use dupflow::explain::{self, Explained, Role, Side};
+use dupflow::metrics::live::Live;
+use dupflow::metrics::server::Explainer;
 use dupflow::source;
+use dupflow::source::http::host_of;
+use hyper::StatusCode;
 
-use super::{corpus_pages, finish_output, load_config, record_sentences};
+use super::{corpus_pages_where, finish_output, load_config, record_sentences};
 
 /// Arguments of `dupflow explain`.
 #[derive(clap::Args)]
@@ -41,16 +46,8 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     } else {
         source::expand(&args.inputs)?
     };
-    let pages = corpus_pages(&inputs, &config)?;
-    let texts = sentence_texts(&inputs, &config, [&args.url_a, &args.url_b])?;
-    let explained = explain::explain(
-        &pages,
-        &texts,
-        &args.url_a,
-        &args.url_b,
-        &config.method(),
-        args.run.as_deref(),
-    )?;
+    let clusters = args.run.as_deref().map(explain::Membership::read).transpose()?;
+    let explained = explain_inputs(&inputs, &config, &args.url_a, &args.url_b, clusters.as_ref())?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = if args.json {
         serde_json::to_writer_pretty(&mut out, &explained)
@@ -62,11 +59,69 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     finish_output(written.and_then(|()| out.flush()))
 }
 
+/// Explains two pages of `inputs` (`explain::explain`). Only the pages of the hosts that
+/// matter are made: the two pages' hosts (the template rule counts per host) and, when both
+/// are in one cluster of `clusters`, its members' hosts (the path is searched among them).
+pub fn explain_inputs(
+    inputs: &[source::Input],
+    config: &dupflow::config::PipelineConfig,
+    url_a: &str,
+    url_b: &str,
+    clusters: Option<&explain::Membership>,
+) -> Result<Explained> {
+    let mut hosts: HashSet<String> = [url_a, url_b].into_iter().map(host_of).collect();
+    if let Some(c) = clusters {
+        match (c.cluster_of.get(url_a), c.cluster_of.get(url_b)) {
+            (Some(x), Some(y))
+                if x == y && c.members[x].len() <= explain::MAX_PATH_SEARCH_PAGES =>
+            {
+                hosts.extend(c.members[x].iter().map(|u| host_of(u)));
+            }
+            _ => {}
+        }
+    }
+    let pages = corpus_pages_where(inputs, config, |url| hosts.contains(&host_of(url)))?;
+    let texts = sentence_texts(inputs, config, [url_a, url_b])?;
+    Ok(explain::explain(&pages, &texts, url_a, url_b, &config.method(), clusters)?)
+}
+
+/// What the dashboard's side-by-side view calls (`/api/compare`): `explain_inputs` over the
+/// run's inputs as they are now, with the live run's clusters. None for a run reading standard
+/// input (its records cannot be read again).
+pub fn live_explainer(
+    inputs: &[String],
+    config: &dupflow::config::PipelineConfig,
+    live: &Arc<Live>,
+) -> Option<Explainer> {
+    if inputs.iter().any(|i| i == "-") {
+        return None;
+    }
+    let (inputs, config, live) = (inputs.to_vec(), config.clone(), live.clone());
+    Some(Arc::new(move |a: &str, b: &str| {
+        let failed = |e: anyhow::Error| (StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"));
+        let sources = if inputs.is_empty() {
+            vec![dupflow::DEFAULT_INPUT]
+        } else {
+            source::expand(&inputs).map_err(|e| failed(e.into()))?
+        };
+        let membership = live.membership(&[a, b]);
+        match explain_inputs(&sources, &config, a, b, Some(&membership)) {
+            Ok(explained) => serde_json::to_value(explained).map_err(|e| failed(e.into())),
+            Err(e) => match e.downcast_ref::<explain::ExplainError>() {
+                Some(not_found @ explain::ExplainError::NotFound(_)) => {
+                    Err((StatusCode::NOT_FOUND, not_found.to_string()))
+                }
+                _ => Err(failed(e)),
+            },
+        }
+    }))
+}
+
 /// The normalized text of the sentences of the pages at `urls`, by sentence key.
 fn sentence_texts(
     inputs: &[source::Input],
     config: &dupflow::config::PipelineConfig,
-    urls: [&String; 2],
+    urls: [&str; 2],
 ) -> Result<HashMap<u64, String>> {
     let mut texts = HashMap::new();
     for input in inputs {
@@ -74,7 +129,7 @@ fn sentence_texts(
             let Ok(record) = item else { return };
             // Only the two pages are split again: the header is enough to pass the others.
             let target = record.header("WARC-Target-URI").map(|u| u.trim_matches(['<', '>']));
-            if !target.is_some_and(|t| urls.iter().any(|u| u.as_str() == t)) {
+            if !target.is_some_and(|t| urls.contains(&t)) {
                 return;
             }
             if let Some(sentences) = record_sentences(&record, config) {

@@ -66,6 +66,16 @@ pub fn corpus_pages(
     inputs: &[source::Input],
     config: &PipelineConfig,
 ) -> Result<Vec<dupflow_operators::Page>> {
+    corpus_pages_where(inputs, config, |_| true)
+}
+
+/// `corpus_pages`, of the records whose target URL `keep` accepts (the others are passed on
+/// their header).
+pub fn corpus_pages_where(
+    inputs: &[source::Input],
+    config: &PipelineConfig,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<dupflow_operators::Page>> {
     let mut held = source::current::CurrentPages::new(config.source.recrawls);
     let ingest = source::ingest::Ingest {
         sentence: config.sentence.clone(),
@@ -74,7 +84,12 @@ pub fn corpus_pages(
     };
     for input in inputs {
         source::read_records(input, config.source.max_record_bytes, |item| {
-            if let Some(page) = item.ok().and_then(|record| ingest.record(&record)) {
+            let Ok(record) = item else { return };
+            let target = record.header("WARC-Target-URI").map(|u| u.trim_matches(['<', '>']));
+            if !target.is_some_and(&keep) {
+                return;
+            }
+            if let Some(page) = ingest.record(&record) {
                 let _ = held.capture(page, 0);
             }
         })?;

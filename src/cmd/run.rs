@@ -121,8 +121,9 @@ pub fn execute(args: Args) -> Result<ExitCode> {
                 sentence: config.sentence.clone(),
             });
         }
-        let bound =
-            server::serve(&address, live.clone(), server::Limits::from_config(&config.metrics))?;
+        let explainer = super::explain::live_explainer(&inputs, &config, &live);
+        let limits = server::Limits::from_config(&config.metrics);
+        let bound = server::serve(&address, live.clone(), limits, explainer)?;
         tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
     }
     let sampler = progress::start(live.clone(), quiet || process != 0);

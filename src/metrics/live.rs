@@ -522,7 +522,58 @@ impl Live {
                 json!({"url": url, "similarity": *ppm as f64 / 1e6, "leader_url": Self::url_of(&inner, leader)})
             })
             .collect();
-        Some(json!({"cluster": cluster.to_string(), "size": list.len(), "members": list}))
+        Some(json!({
+            "cluster": cluster.to_string(),
+            "cluster_url": Self::url_of(&inner, cluster),
+            "size": list.len(),
+            "members": list,
+        }))
+    }
+
+    /// `/api/find?url=Q`: the pages whose URL is `query` or holds it, the exact one first, then
+    /// by URL, at most `limit`: each with its cluster (id, size, anchor URL) and how it joined
+    /// (the page it was verified against, the similarity). A pass over the pages held.
+    pub fn find(&self, query: &str, limit: usize) -> Value {
+        let inner = self.inner.lock().expect("live lock");
+        let mut found: Vec<&ClusterRow> =
+            inner.current.values().filter(|r| r.url.contains(query)).collect();
+        found.sort_unstable_by(|a, b| (&*a.url != query, &a.url).cmp(&(&*b.url != query, &b.url)));
+        let matches: Vec<Value> = found
+            .iter()
+            .take(limit)
+            .map(|r| {
+                let cluster = &r.assignment.cluster;
+                json!({
+                    "url": r.url,
+                    "cluster": cluster.to_string(),
+                    "size": inner.members.get(cluster).map_or(0, Members::len),
+                    "cluster_url": Self::url_of(&inner, cluster),
+                    "similarity": r.assignment.similarity_ppm as f64 / 1e6,
+                    "leader_url": Self::url_of(&inner, &r.assignment.leader),
+                })
+            })
+            .collect();
+        json!({ "query": query, "total": found.len(), "matches": matches })
+    }
+
+    /// The clusters of the pages at `urls` with all their members (what `explain` needs to
+    /// name the clusters and search a path between the pages).
+    pub fn membership(&self, urls: &[&str]) -> crate::explain::Membership {
+        let inner = self.inner.lock().expect("live lock");
+        let mut membership =
+            crate::explain::Membership { source: "the run".into(), ..Default::default() };
+        let clusters: BTreeSet<PageId> = inner
+            .current
+            .values()
+            .filter(|r| urls.contains(&&*r.url))
+            .map(|r| r.assignment.cluster)
+            .collect();
+        for cluster in clusters {
+            for (url, _) in inner.members.get(&cluster).into_iter().flat_map(Members::keys) {
+                membership.insert(url.to_string(), cluster.to_string());
+            }
+        }
+        membership
     }
 
     /// The rows of every update applied, each once, sorted: a settled page's row, and the rows

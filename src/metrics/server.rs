@@ -1,13 +1,16 @@
 //! The HTTP endpoint: `/metrics` (Prometheus text format), `/` (the dashboard, all assets
-//! embedded), the JSON behind it (`/api/summary`, `/api/clusters`, `/api/clusters/ID`), and
-//! `POST /api/check` (the sentence-share gate against the pages the run holds).
+//! embedded), the JSON behind it (`/api/summary`, `/api/clusters`, `/api/clusters/ID`,
+//! `/api/find?url=Q`), `/api/compare?a=URL&b=URL` (two pages side by side, as `dupflow
+//! explain` shows them), and `POST /api/check` (the sentence-share gate against the pages the
+//! run holds).
 //!
 //! Served by hyper (HTTP/1.1) on a small tokio runtime of its own (two threads), so that no
 //! client can stop the others: every connection has a deadline for reading its request and
 //! writing its response, at most `max_connections` are served at once, a body over
 //! `max_body_bytes` is refused (413) before it is read, and checks run on blocking threads
-//! behind a bounded queue (503 with `Retry-After` when full) with a time limit (504). Scrapes
-//! and the dashboard are answered from the async threads and never wait for a check.
+//! behind a bounded queue (503 with `Retry-After` when full) with a time limit (504); so do
+//! comparisons, which read the two pages' hosts from the inputs again. Scrapes and the
+//! dashboard are answered from the async threads and never wait for a check.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -68,14 +71,26 @@ impl Limits {
     }
 }
 
+/// Compares two pages of the run by URL (`/api/compare`): the JSON of `dupflow explain`, or
+/// why not, with the status to answer.
+pub type Explainer =
+    Arc<dyn Fn(&str, &str) -> Result<serde_json::Value, (StatusCode, String)> + Send + Sync>;
+
 struct State {
     live: Arc<Live>,
+    explainer: Option<Explainer>,
     limits: Limits,
     checks: Arc<Semaphore>,
 }
 
-/// Binds `address` and serves on background threads; returns the bound address.
-pub fn serve(address: &str, live: Arc<Live>, limits: Limits) -> Result<SocketAddr, ServeError> {
+/// Binds `address` and serves on background threads; returns the bound address. Without an
+/// `explainer`, `/api/compare` answers 404.
+pub fn serve(
+    address: &str,
+    live: Arc<Live>,
+    limits: Limits,
+    explainer: Option<Explainer>,
+) -> Result<SocketAddr, ServeError> {
     let fail = |message: String| ServeError { address: address.to_string(), message };
     let listener = std::net::TcpListener::bind(address).map_err(|e| fail(e.to_string()))?;
     listener.set_nonblocking(true).map_err(|e| fail(e.to_string()))?;
@@ -94,8 +109,8 @@ pub fn serve(address: &str, live: Arc<Live>, limits: Limits) -> Result<SocketAdd
         .enable_time()
         .build()
         .map_err(|e| fail(e.to_string()))?;
-    let state =
-        Arc::new(State { checks: Arc::new(Semaphore::new(limits.check_queue)), live, limits });
+    let checks = Arc::new(Semaphore::new(limits.check_queue));
+    let state = Arc::new(State { checks, live, explainer, limits });
     let listener = {
         let _entered = runtime.enter();
         tokio::net::TcpListener::from_std(listener).map_err(|e| fail(e.to_string()))?
@@ -178,8 +193,13 @@ async fn respond(request: Request<Incoming>, state: &State) -> Response<Full<Byt
         response.headers_mut().insert(ALLOW, HeaderValue::from_static(allowed));
         return response;
     }
-    let outcome =
-        if post { check(request, &query, state).await } else { route(&path, &query, &state.live) };
+    let outcome = if post {
+        check(request, &query, state).await
+    } else if path == "/api/compare" {
+        compare(&query, state).await
+    } else {
+        route(&path, &query, &state.live)
+    };
     let status = outcome.status().as_u16().to_string();
     state.live.registry.inc(super::HTTP_RESPONSES, &status);
     outcome
@@ -259,6 +279,48 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
     }
 }
 
+/// `GET /api/compare?a=URL&b=URL`: the two pages side by side (`dupflow explain --json`), on a
+/// blocking thread behind the check queue and its time limit.
+async fn compare(query: &str, state: &State) -> Response<Full<Bytes>> {
+    let Some(explainer) = state.explainer.clone() else {
+        return error(
+            StatusCode::NOT_FOUND,
+            "this run cannot compare pages: it reads standard input",
+        );
+    };
+    let (Some(a), Some(b)) = (decoded(query, "a"), decoded(query, "b")) else {
+        return error(StatusCode::BAD_REQUEST, "give the two pages' URLs as a= and b=");
+    };
+    let Ok(permit) = state.checks.clone().try_acquire_owned() else {
+        state.live.registry.inc(super::HTTP_REFUSED, "check_queue");
+        let mut response =
+            error(StatusCode::SERVICE_UNAVAILABLE, "too many checks under way; try again");
+        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        return response;
+    };
+    let job = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        explainer(&a, &b)
+    });
+    match tokio::time::timeout(state.limits.check_timeout, job).await {
+        Err(_) => error(
+            StatusCode::GATEWAY_TIMEOUT,
+            "the comparison took longer than check_timeout_ms: use dupflow explain",
+        ),
+        Ok(Err(_)) => error(StatusCode::INTERNAL_SERVER_ERROR, "the comparison failed"),
+        Ok(Ok(Err((status, message)))) => error(status, &message),
+        Ok(Ok(Ok(json))) => reply(StatusCode::OK, JSON, json.to_string()),
+    }
+}
+
+/// A query parameter, percent-decoded.
+fn decoded(query: &str, name: &str) -> Option<String> {
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.into_owned())
+        .filter(|v| !v.is_empty())
+}
+
 fn too_large(limit: u64) -> Response<Full<Bytes>> {
     error(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -295,6 +357,10 @@ fn route(path: &str, query: &str, live: &Live) -> Response<Full<Bytes>> {
             };
             reply(StatusCode::OK, JSON, live.clusters(limit).to_string())
         }
+        "/api/find" => match decoded(query, "url") {
+            None => error(StatusCode::BAD_REQUEST, "give a URL or part of one as url="),
+            Some(q) => reply(StatusCode::OK, JSON, live.find(&q, 20).to_string()),
+        },
         p if p.starts_with("/api/clusters/") => match live.cluster(&p["/api/clusters/".len()..]) {
             Some(v) => reply(StatusCode::OK, JSON, v.to_string()),
             None => error(StatusCode::NOT_FOUND, "no such cluster"),
