@@ -11,7 +11,10 @@ Three ways in:
 
 - :func:`cluster_texts` / :func:`cluster_html`: a batch over an iterable of records, returning
   each record's cluster.
-- :func:`cluster_files`: a batch over WARC or JSONL files, on several threads.
+- :func:`cluster_files`: a batch over WARC or JSONL files, on several threads; an iterator of
+  the rows of ``clusters.jsonl``.
+- :func:`dedup`, :func:`dedup_table`, :func:`dedup_dataset`: the first row of each cluster of a
+  list of dicts, a pyarrow table or a Hugging Face dataset.
 - :class:`Index`: incremental; ``add``, ``remove``, then ``changes()`` says which documents moved
   between clusters; ``check(text)`` says how much of a text the index already holds.
 
@@ -24,7 +27,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
@@ -38,6 +41,8 @@ __all__ = [
     "cluster_html",
     "cluster_texts",
     "dedup",
+    "dedup_dataset",
+    "dedup_table",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -58,17 +63,22 @@ class Change:
 
 @dataclass(frozen=True)
 class ClusterRow:
-    """One page of a :func:`cluster_files` run."""
+    """One page of a :func:`cluster_files` run: a line of ``clusters.jsonl``, with its fields."""
 
     url: str
     """The page's URL (WARC) or id (JSONL)."""
     record_id: str
     cluster: str
-    """The URL or id of the cluster's anchor (a member chosen by a hash of URL and record id)."""
-    leader: str
-    """The page it was verified against (itself for a page that joined through none)."""
+    """The cluster's stable id: the hash of its anchor, the member with the smallest hash of URL
+    and record id (the id ``dupflow run`` writes)."""
+    cluster_url: str
+    """The anchor's URL or id."""
+    size: int
+    """Pages in the cluster."""
     similarity: float
-    """Resemblance to ``leader`` (1.0 for itself)."""
+    """Resemblance to ``leader_url`` (1.0 for a page that joined through none)."""
+    leader_url: str
+    """The page it was verified against (itself for a page that joined through none)."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +181,7 @@ class Index:
         return [Change(key, before, after) for key, before, after in self._native.changes()]
 
     def clusters(self) -> Dict[str, str]:
-        """Each document's cluster (the key of its anchor), committing first."""
+        """Each document's cluster (the key of its anchor), in key order, committing first."""
         if self._pending:
             self.changes()
         return self._native.clusters()
@@ -215,22 +225,35 @@ def cluster_html(
 
 
 def cluster_files(
-    paths: Iterable[PathLike],
+    paths: Optional[Iterable[PathLike]] = None,
     config: Optional[PathLike] = None,
     *,
     config_text: Optional[str] = None,
     workers: int = 2,
-) -> List[ClusterRow]:
+) -> Iterator[ClusterRow]:
     """Runs the pipeline over WARC files (or JSONL corpora, or directories and globs of them)
-    on ``workers`` threads, as ``dupflow run`` does; returns one row per page, singletons
-    included, sorted by cluster."""
-    rows = _native.cluster_files(
-        [os.fspath(p) for p in paths],
+    on ``workers`` threads, as ``dupflow run`` does, and yields the rows of its
+    ``clusters.jsonl``: one per page, singletons included, in the file's order (by cluster id,
+    then URL). With no ``paths``, the small WARC compiled into dupflow.
+
+    The run starts at the call, on threads of its own and without the GIL; the iterator waits
+    for it at its first row, and raises ``RuntimeError`` there if it failed. A missing file
+    raises ``OSError`` at the call.
+
+    >>> rows = list(cluster_files())
+    >>> len(rows), max(row.size for row in rows)
+    (8, 3)
+    >>> [row.url for row in rows if row.size == 3]  # doctest: +NORMALIZE_WHITESPACE
+    ['http://gazette.example/archive/2026/river', 'http://gazette.example/news/river-rises',
+     'http://gazette.example/news/river-rises?print=1']
+    """
+    native = _native.cluster_files(
+        [os.fspath(p) for p in paths] if paths is not None else None,
         os.fspath(config) if config is not None else None,
         config_text,
         int(workers),
     )
-    return [ClusterRow(*row) for row in rows]
+    return (ClusterRow(*row) for row in native)
 
 
 def check(text: str, corpus: Iterable[Tuple[str, str]], threshold: float = 0.5) -> CheckResult:
@@ -270,17 +293,94 @@ def dedup(
     [('a', None), ('b', 'a'), ('c', None)]
     """
     materialized = list(rows)
-    keys = [str(row[key]) if key is not None else str(n) for n, row in enumerate(materialized)]
-    clusters = cluster_texts(
-        ((k, str(row[text])) for k, row in zip(keys, materialized)), config, config_text=config_text
-    )
-    kept: Dict[str, str] = {}
-    out = []
-    for k, row in zip(keys, materialized):
-        cluster = clusters.get(k, k)
-        first = kept.setdefault(cluster, k)
-        if annotate:
-            out.append({**row, "cluster": first, "duplicate_of": None if first == k else first})
-        elif first == k:
-            out.append(row)
-    return out
+    keys = _keys([row[key] for row in materialized] if key is not None else None, len(materialized))
+    firsts = _firsts(keys, (str(row[text]) for row in materialized), config, config_text)
+    if annotate:
+        return [
+            {**row, "cluster": f, "duplicate_of": None if f == k else f}
+            for row, k, f in zip(materialized, keys, firsts)
+        ]
+    return [row for row, k, f in zip(materialized, keys, firsts) if f == k]
+
+
+def dedup_table(
+    table: Any,
+    *,
+    text: str = "text",
+    key: Optional[str] = None,
+    annotate: bool = False,
+    config: Optional[PathLike] = None,
+    config_text: Optional[str] = None,
+) -> Any:
+    """:func:`dedup` for a ``pyarrow.Table``: returns a table of the rows kept (the first of
+    each cluster, in order), or with ``annotate`` every row with the columns ``cluster`` and
+    ``duplicate_of`` appended. ``key`` names the id column (rows are keyed by position when
+    ``None``). Only the text and key columns are read. Needs pyarrow.
+
+    >>> import pyarrow as pa
+    >>> rain = ("The river flooded the valley after three days of heavy rain in early spring. "
+    ...         "Farmers moved their cattle to the hills and waited for the water to fall. "
+    ...         "By the end of the month the fields were green again and the roads were open.")
+    >>> table = pa.table({"text": [rain, rain.replace("three", "four"), "A note on compilers."]})
+    >>> dedup_table(table).num_rows
+    2
+    >>> dedup_table(table, annotate=True).column("duplicate_of").to_pylist()
+    [None, '0', None]
+    """
+    import pyarrow as pa
+
+    keys = _keys(table.column(key).to_pylist() if key is not None else None, table.num_rows)
+    firsts = _firsts(keys, (str(t) for t in table.column(text).to_pylist()), config, config_text)
+    if annotate:
+        duplicate_of = [None if f == k else f for k, f in zip(keys, firsts)]
+        return table.append_column("cluster", pa.array(firsts, pa.string())).append_column(
+            "duplicate_of", pa.array(duplicate_of, pa.string())
+        )
+    return table.filter(pa.array([f == k for k, f in zip(keys, firsts)], pa.bool_()))
+
+
+def dedup_dataset(
+    dataset: Any,
+    *,
+    text: str = "text",
+    key: Optional[str] = None,
+    annotate: bool = False,
+    config: Optional[PathLike] = None,
+    config_text: Optional[str] = None,
+) -> Any:
+    """:func:`dedup` for a Hugging Face ``datasets.Dataset``: returns the dataset of the rows
+    kept (``select``: the first of each cluster, in order), or with ``annotate`` every row with
+    the columns ``cluster`` and ``duplicate_of`` added. ``key`` names the id column (rows are
+    keyed by position when ``None``). Only the text and key columns are read.
+
+    >>> from datasets import Dataset
+    >>> rain = ("The river flooded the valley after three days of heavy rain in early spring. "
+    ...         "Farmers moved their cattle to the hills and waited for the water to fall. "
+    ...         "By the end of the month the fields were green again and the roads were open.")
+    >>> ds = Dataset.from_dict({"id": ["a", "b", "c"],
+    ...                         "text": [rain, rain.replace("three", "four"), "A note on compilers."]})
+    >>> list(dedup_dataset(ds, key="id")["id"])
+    ['a', 'c']
+    >>> list(dedup_dataset(ds, key="id", annotate=True)["duplicate_of"])
+    [None, 'a', None]
+    """
+    keys = _keys(list(dataset[key]) if key is not None else None, len(dataset))
+    firsts = _firsts(keys, (str(t) for t in dataset[text]), config, config_text)
+    if annotate:
+        duplicate_of = [None if f == k else f for k, f in zip(keys, firsts)]
+        return dataset.add_column("cluster", firsts).add_column("duplicate_of", duplicate_of)
+    return dataset.select([n for n, (k, f) in enumerate(zip(keys, firsts)) if f == k])
+
+
+def _keys(values: Optional[Sequence[Any]], n: int) -> List[str]:
+    """Each row's key as text: its id, or its position."""
+    return [str(v) for v in values] if values is not None else [str(i) for i in range(n)]
+
+
+def _firsts(
+    keys: List[str], texts: Iterable[str], config: Optional[PathLike], config_text: Optional[str]
+) -> List[str]:
+    """For each row, the key of the first row (in order) of its cluster."""
+    clusters = cluster_texts(zip(keys, texts), config, config_text=config_text)
+    first: Dict[str, str] = {}
+    return [first.setdefault(clusters.get(k, k), k) for k in keys]

@@ -1,7 +1,7 @@
 //! `dupflow._native`: the Rust side of the Python package. The Python module `dupflow` wraps it
 //! (docstrings, typed signatures, iterables); see `dupflow/__init__.py`.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -45,17 +45,17 @@ impl Index {
         Ok(Index { engine: Engine::new(config_either(config, config_text)?) })
     }
 
-    #[pyo3(signature = (id, text, url=None))]
-    fn add(&mut self, id: &str, text: &str, url: Option<&str>) {
-        self.engine.add_text(id, text, url);
+    #[pyo3(signature = (key, text, url=None))]
+    fn add(&mut self, key: &str, text: &str, url: Option<&str>) {
+        self.engine.add_text(key, text, url);
     }
 
     fn add_html(&mut self, url: &str, html: &str) {
         self.engine.add_html(url, html);
     }
 
-    fn remove(&mut self, id: &str) -> bool {
-        self.engine.remove(id)
+    fn remove(&mut self, key: &str) -> bool {
+        self.engine.remove(key)
     }
 
     /// Commits and returns (key, cluster before, cluster after) for every moved document.
@@ -63,7 +63,8 @@ impl Index {
         self.engine.commit().into_iter().map(|c| (c.key, c.before, c.after)).collect()
     }
 
-    fn clusters(&self) -> HashMap<String, String> {
+    /// Every document's cluster, by key (a dict in key order).
+    fn clusters(&self) -> BTreeMap<String, String> {
         self.engine.clusters().iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
@@ -77,42 +78,90 @@ impl Index {
     }
 }
 
-/// Runs the pipeline over files (WARC, JSONL) on `workers` threads; returns, per page,
-/// (url or id, record id, cluster key, leader key, similarity).
+/// One clusters.jsonl row: (url, record id, cluster id, anchor URL, size, similarity,
+/// leader URL).
+type Row = (String, String, String, String, usize, f64, String);
+
+/// The rows of a `cluster_files` run, yielded one at a time. The run goes on a thread of its
+/// own; `__next__` waits for it without holding the GIL, and raises its error if it failed.
+#[pyclass(module = "dupflow._native")]
+struct Rows {
+    receiver: std::sync::Mutex<std::sync::mpsc::Receiver<Result<Row, String>>>,
+}
+
+#[pymethods]
+impl Rows {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Row>> {
+        let mut guard =
+            self.receiver.lock().map_err(|_| PyRuntimeError::new_err("rows poisoned"))?;
+        // A `&mut` of a `Send` receiver is `Send`: the wait leaves the GIL.
+        let receiver: &mut std::sync::mpsc::Receiver<_> = &mut guard;
+        match py.detach(move || receiver.recv()) {
+            Ok(Ok(row)) => Ok(Some(row)),
+            Ok(Err(message)) => Err(PyRuntimeError::new_err(message)),
+            Err(_) => Ok(None),
+        }
+    }
+}
+
+/// Runs the pipeline over files (WARC, JSONL; none: the WARC compiled in) on `workers` threads;
+/// returns an iterator of the rows of clusters.jsonl, in its order.
 #[pyfunction]
-#[pyo3(signature = (paths, config=None, config_text=None, workers=2))]
+#[pyo3(signature = (paths=None, config=None, config_text=None, workers=2))]
 fn cluster_files(
-    py: Python<'_>,
-    paths: Vec<String>,
+    paths: Option<Vec<String>>,
     config: Option<PathBuf>,
     config_text: Option<&str>,
     workers: usize,
-) -> PyResult<Vec<(String, String, String, String, f64)>> {
+) -> PyResult<Rows> {
     let config = config_either(config, config_text)?;
-    let inputs = dupflow::source::expand(&paths).map_err(|e| PyOSError::new_err(e.to_string()))?;
-    let output = py
-        .detach(|| dataflow::run(RunOptions::new(Feed::Inputs(inputs), config, workers.max(1))))
-        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    let url_of: HashMap<_, _> = output.rows.iter().map(|r| (r.page, r.url.to_string())).collect();
-    Ok(output
-        .rows
-        .iter()
-        .map(|r| {
-            let name = |id| url_of.get(id).cloned().unwrap_or_default();
-            (
-                r.url.to_string(),
-                r.record_id.to_string(),
-                name(&r.assignment.cluster),
-                name(&r.assignment.leader),
-                r.assignment.similarity_ppm as f64 / 1e6,
-            )
+    let inputs = match paths {
+        None => vec![dupflow::DEFAULT_INPUT],
+        Some(paths) => {
+            dupflow::source::expand(&paths).map_err(|e| PyOSError::new_err(e.to_string()))?
+        }
+    };
+    // A bounded channel: rows are made as they are taken, not all at once.
+    let (sender, receiver) = std::sync::mpsc::sync_channel(1024);
+    std::thread::Builder::new()
+        .name("dupflow-cluster-files".into())
+        .spawn(move || {
+            let options = RunOptions::new(Feed::Inputs(inputs), config, workers.max(1));
+            match dataflow::run(options) {
+                Err(e) => {
+                    let _ = sender.send(Err(e.to_string()));
+                }
+                Ok(output) => {
+                    for l in dupflow::sink::cluster_lines(&output.rows) {
+                        let row = (
+                            l.url,
+                            l.record_id,
+                            l.cluster,
+                            l.cluster_url,
+                            l.size,
+                            l.similarity,
+                            l.leader_url,
+                        );
+                        // The iterator was dropped: nobody wants the rest.
+                        if sender.send(Ok(row)).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
         })
-        .collect())
+        .map_err(|e| PyOSError::new_err(e.to_string()))?;
+    Ok(Rows { receiver: std::sync::Mutex::new(receiver) })
 }
 
 #[pymodule(gil_used = true)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Index>()?;
+    m.add_class::<Rows>()?;
     m.add_function(wrap_pyfunction!(cluster_files, m)?)?;
     Ok(())
 }

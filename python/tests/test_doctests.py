@@ -1,13 +1,29 @@
-"""The docstring examples of the package run as written (doctest)."""
+"""The docstring examples of the package and the examples of docs/python.md run as written
+(doctest)."""
 
 import doctest
+import os
+import re
 import unittest
 
 import dupflow
 
 
+class MarkdownParser(doctest.DocTestParser):
+    """Examples inside Markdown code fences: a fence line ends an example's expected output."""
+
+    def parse(self, string, name="<string>"):
+        return super().parse(re.sub(r"(?m)^```.*$", "", string), name)
+
+
 def load_tests(loader, tests, ignore):
     tests.addTests(doctest.DocTestSuite(dupflow))
+    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "python.md")
+    tests.addTests(
+        doctest.DocFileSuite(
+            docs, module_relative=False, parser=MarkdownParser(), optionflags=doctest.NORMALIZE_WHITESPACE
+        )
+    )
     return tests
 
 

@@ -1,6 +1,7 @@
 """Tests of the installed package (`.ci/run` installs it into a fresh venv and runs these with
 `python -m unittest discover python/tests`)."""
 
+import dataclasses
 import gzip
 import json
 import os
@@ -114,11 +115,13 @@ class BatchTest(unittest.TestCase):
                 for d in range(8):
                     f.write(json.dumps({"id": f"d{d}", "text": text(d)}) + "\n")
                 f.write(json.dumps({"id": "again", "text": text(5, 1)}) + "\n")
-            rows = dupflow.cluster_files([path], workers=2)
+            rows = list(dupflow.cluster_files([path], workers=2))
         by_id = {r.url: r for r in rows}
         self.assertEqual(len(rows), 9)
         self.assertEqual(by_id["again"].cluster, by_id["d5"].cluster)
-        self.assertIn(by_id["again"].cluster, ("d5", "again"))
+        self.assertIn(by_id["again"].cluster_url, ("d5", "again"))
+        self.assertEqual((by_id["again"].size, by_id["d1"].size), (2, 1))
+        self.assertIn(by_id["again"].leader_url, ("d5", "again"))
         self.assertGreater(by_id["again"].similarity, 0.8)
 
     def test_the_sample_warc_gives_the_expected_clusters(self):
@@ -130,6 +133,37 @@ class BatchTest(unittest.TestCase):
             for row in rows:
                 clusters.setdefault(row.cluster, []).append(row.url)
             self.assertEqual(sorted(sorted(urls) for urls in clusters.values()), expected)
+
+    def test_rows_are_the_lines_of_clusters_jsonl(self):
+        with open(os.path.join(HERE, "..", "..", "fixtures", "default.expected.json")) as f:
+            expected = json.load(f)
+        rows = dupflow.cluster_files()
+        self.assertIs(iter(rows), rows, "an iterator, not a list")
+        rows = list(rows)
+        # The fields and order of `dupflow run`'s clusters.jsonl: by cluster id, then URL.
+        self.assertEqual(
+            list(dataclasses.asdict(rows[0])),
+            ["url", "record_id", "cluster", "cluster_url", "size", "similarity", "leader_url"],
+        )
+        self.assertEqual(rows, sorted(rows, key=lambda r: (r.cluster, r.url)))
+        sizes = {}
+        for row in rows:
+            sizes[row.cluster] = sizes.get(row.cluster, 0) + 1
+        self.assertTrue(all(row.size == sizes[row.cluster] for row in rows))
+        self.assertEqual(sorted(sizes.values()), sorted(len(urls) for urls in expected.values()))
+        self.assertEqual(len(list(dupflow.cluster_files([]))), 0, "no paths: no rows")
+
+    def test_a_run_that_fails_raises_at_its_first_row(self):
+        # /proc/self/mem exists but refuses to be read (EIO): the run fails after the call.
+        rows = dupflow.cluster_files(["/proc/self/mem"])
+        with self.assertRaises(RuntimeError) as failed:
+            next(rows)
+        self.assertIn("/proc/self/mem", str(failed.exception))
+
+    def test_a_bad_configuration_is_a_value_error_at_the_call(self):
+        with self.assertRaises(ValueError) as failed:
+            dupflow.cluster_files(config_text="[run]\nno_such_key = 1\n")
+        self.assertIn("no_such_key", str(failed.exception))
 
     def test_a_missing_file_is_an_os_error(self):
         with self.assertRaises(OSError):
