@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::files::write_atomic;
-use crate::source::current::{self, CurrentPages};
+use crate::source::current::CurrentPages;
 use crate::source::http::Revisit;
 use crate::types::RunError;
 
@@ -116,16 +116,21 @@ pub const PREVIOUS: &str = "checkpoint.previous.json";
 /// per-sentence groups compare only the pairs whose sentences may reach τ.
 pub const METHOD_VERSION: u64 = 4;
 
-/// A stable key of what decides the clusters: `METHOD_VERSION` and the method's settings
-/// (`[template]`, `[fingerprint]`, `[candidates]`, `[verify]`). A checkpoint's change stream can only
+/// A stable key of what decides the clusters: `METHOD_VERSION`, the method's settings
+/// (`[template]`, `[fingerprint]`, `[candidates]`, `[verify]`) and which URLs name one page
+/// (`[urls]`: the held pages are keyed by it). A checkpoint's change stream can only
 /// be continued by a dataflow that forms the same clusters from the pages it restores.
 /// `template.refresh_epochs` is not part of it: a checkpoint falls just after a refresh, where
 /// the clusters are those of its pages whatever the refreshes (`template::checkpoint_epoch`).
-pub fn method_key(method: &dupflow_operators::reference::MethodConfig) -> u64 {
+pub fn method_key(
+    method: &dupflow_operators::reference::MethodConfig,
+    urls: &crate::source::urls::UrlConfig,
+) -> u64 {
     let mut method = method.clone();
     method.template.refresh_epochs = 1;
     let settings = serde_json::to_string(&method).expect("the method's settings serialize");
-    dupflow_operators::runtime::hashing::stable_hash(&format!("{METHOD_VERSION} {settings}"))
+    let urls = serde_json::to_string(urls).expect("the URL settings serialize");
+    dupflow_operators::runtime::hashing::stable_hash(&format!("{METHOD_VERSION} {settings} {urls}"))
 }
 
 /// The cluster ids of this version's change stream: each cluster named by its anchor
@@ -164,7 +169,7 @@ impl Manifest {
         if self.method != method {
             return Err(RunError::Checkpoint {
                 path: path.to_path_buf(),
-                message: "written with another method (an earlier dupflow's rules, or other [template], [fingerprint], [candidates] or [verify] settings): its change stream holds clusters this run would form otherwise, so it cannot be continued; resume with the settings and version it was written with, or start the run afresh".to_string(),
+                message: "written with another method (an earlier dupflow's rules, or other [template], [fingerprint], [candidates], [verify] or [urls] settings): its change stream holds clusters this run would form otherwise, so it cannot be continued; resume with the settings and version it was written with, or start the run afresh".to_string(),
             });
         }
         let (shards, written) = (self.shards.len().max(1), self.readers.len().max(1));
@@ -435,6 +440,7 @@ pub fn restore_pages(
     mut restore: impl FnMut(&mut CurrentPages, dupflow_operators::Page),
 ) -> Result<(), RunError> {
     let mine = |url: u64| (url % peers as u64) as usize == index;
+    let identity = pages.identity().clone();
     for part in 0..manifest.parts {
         let path = part_path(dir, manifest.epoch, part);
         let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
@@ -443,7 +449,7 @@ pub fn restore_pages(
         CurrentPages::load(
             &mut raw,
             |page| {
-                if mine(current::url_key(&page.url)) {
+                if mine(identity.key(&page.url)) {
                     restore(pages, page);
                 }
             },
@@ -505,19 +511,23 @@ mod tests {
         use dupflow_operators::reference::MethodConfig;
         let path = Path::new("state");
         let method = MethodConfig::default();
-        let key = method_key(&method);
-        assert_eq!(key, method_key(&MethodConfig::default()), "stable");
+        let urls = crate::source::urls::UrlConfig::default();
+        let key = method_key(&method, &urls);
+        assert_eq!(key, method_key(&MethodConfig::default(), &urls), "stable");
         let mut other = method.clone();
         other.template.interior_run_units = 0;
-        assert_ne!(method_key(&other), key);
+        assert_ne!(method_key(&other, &urls), key);
         // Template refreshes are not part of it: a checkpoint falls just after one.
         let mut refreshed = method.clone();
         refreshed.template.refresh_epochs = 8;
-        assert_eq!(method_key(&refreshed), key);
+        assert_eq!(method_key(&refreshed, &urls), key);
+        let exact = crate::source::urls::UrlConfig { normalize: false, ..urls.clone() };
+        assert_ne!(method_key(&method, &exact), key, "the URLs' identity is part of it");
         let written =
             Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: key, ..Manifest::default() };
         assert!(written.check_shape(1, 1, key, path).is_ok());
-        let err = written.check_shape(1, 1, method_key(&other), path).unwrap_err().to_string();
+        let err =
+            written.check_shape(1, 1, method_key(&other, &urls), path).unwrap_err().to_string();
         assert!(err.contains("another method") && err.contains("afresh"), "{err}");
         // A manifest without the key is refused too.
         let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();

@@ -151,6 +151,7 @@ pub struct PipelineConfig {
     pub verify: VerifyConfig,
     pub share: ShareConfig,
     pub text: crate::source::text::TextConfig,
+    pub urls: crate::source::urls::UrlConfig,
 }
 
 /// A configuration that could not be used.
@@ -408,6 +409,9 @@ impl PipelineConfig {
         }
         if self.run.epochs_in_flight == 0 {
             invalid("run.epochs_in_flight", "must be at least 1");
+        }
+        for message in self.urls.problems() {
+            invalid("urls.tracking_parameters", &message);
         }
         problems
     }

@@ -69,6 +69,10 @@ enum Command {
     /// left out and the page kept in its place; or, with --annotate, every record kept and a
     /// metadata record marking each near-duplicate.
     Dedup(cmd::dedup::Args),
+    /// Indexes for `dedup --against`: `dupflow index build CRAWL... --index DIR` saves a
+    /// crawl's state (the checkpoint format).
+    #[command(subcommand)]
+    Index(cmd::index::Command),
     /// Merge the sharded outputs of a cluster run (`clusters-I-of-N.jsonl`, `changes-…`,
     /// `revisits-…`, one set per process) into the clusters.jsonl, changes.jsonl and
     /// revisits.jsonl a single process writes, line for line.
@@ -151,6 +155,7 @@ fn dispatch(command: Command) -> Result<ExitCode> {
         Command::Eval(args) => cmd::eval::execute(args),
         Command::Explain(args) => cmd::explain::execute(args),
         Command::Dedup(args) => cmd::dedup::execute(args),
+        Command::Index(command) => cmd::index::execute(command),
         Command::Merge { dir } => {
             let merged = dupflow::sink::shards::merge(&dir)
                 .with_context(|| format!("merging the shards in {}", dir.display()))?;

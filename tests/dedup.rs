@@ -330,7 +330,7 @@ fn response_ids(path: &Path) -> BTreeSet<String> {
 }
 
 /// `dedup --against`: a crawl split in two by record, the second half deduplicated against the
-/// first's index keeps exactly the second half's pages that deduplicating the whole keeps (in
+/// first's index (`dupflow index build`) keeps exactly the second half's pages that deduplicating the whole keeps (in
 /// one round); the index is left as it was, and with --update-index it holds the second half
 /// too, so that deduplicating it again keeps nothing that was clustered.
 fn check_against(name: &str, path: &Path, exercised: bool) {
@@ -376,7 +376,8 @@ fn check_against(name: &str, path: &Path, exercised: bool) {
         }
         run_ok(&mut command)
     };
-    indexed_run(&first, "o1");
+    let built = run_ok(dupflow().args(["index", "build"]).arg(&first).arg("--index").arg(&index));
+    assert!(built.contains("pages:"), "{built}");
     let manifest = std::fs::read(index.join("checkpoint.json")).unwrap();
     run_ok(
         dupflow().arg("dedup").arg(path).args(["--rounds", "1", "--out"]).arg(dir.join("whole")),
@@ -423,4 +424,100 @@ fn dedup_against_an_index_keeps_what_the_whole_keeps() {
     check_against("against-default", &default, false);
     let Some(shared) = common::shared_dir() else { return };
     check_against("against-dev", &shared.join("bench/docs-dev.warc.gz"), true);
+}
+
+/// `[urls] normalize`: captures at aliases of one URL (`https` for `http`, a trailing slash, a
+/// fragment, a tracking parameter) are one page, the newest; `run` counts them and `dedup` leaves
+/// the older out as aliases of the page kept. A copy at another URL (`?print=1`) is still a
+/// near-duplicate, and a re-crawl of the very URL is not an alias. With normalization off every
+/// capture is a page of its own.
+#[test]
+fn url_aliases_are_one_page_and_dedup_leaves_the_older_out() {
+    let dir = temp_dir("dedup-aliases");
+    let corpus = common::synth::Corpus::new(7, 2);
+    let mut warc = Vec::new();
+    let captures = [
+        ("https://news.example/river", 1, 0),
+        ("http://news.example/river/?utm_source=feed&utm_medium=rss", 2, 0),
+        ("http://news.example/river#comments", 3, 0),
+        ("http://news.example/river?print=1", 4, 0),
+        ("http://news.example/other", 5, 1),
+        ("http://news.example/other", 6, 1),
+    ];
+    for (n, (url, secs, base)) in captures.iter().enumerate() {
+        warc.extend(common::synth::warc_response(url, *secs, n as u64 + 1, &corpus.html(*base, 0)));
+    }
+    let input = dir.join("crawl.warc");
+    std::fs::write(&input, &warc).unwrap();
+
+    let run = dir.join("run");
+    let summary = run_ok(dupflow().args(["run", input.to_str().unwrap(), "--out"]).arg(&run));
+    assert!(summary.contains("urls:      2 captures at an alias"), "{summary}");
+    let held = clusters(&run);
+    assert_eq!(
+        held.keys().collect::<Vec<_>>(),
+        [
+            "http://news.example/other",
+            "http://news.example/river#comments",
+            "http://news.example/river?print=1"
+        ],
+        "the newest alias is the page, named by its record's URL"
+    );
+    assert_eq!(
+        held["http://news.example/river#comments"],
+        held["http://news.example/river?print=1"]
+    );
+
+    let out = dir.join("dedup");
+    run_ok(dupflow().args(["dedup", input.to_str().unwrap(), "--out"]).arg(&out));
+    let left: BTreeMap<String, (String, bool)> = removed(&out)
+        .iter()
+        .map(|r| {
+            let alias = r["url_alias"].as_bool().unwrap_or(false);
+            (
+                r["url"].as_str().unwrap().to_string(),
+                (r["kept_url"].as_str().unwrap().to_string(), alias),
+            )
+        })
+        .collect();
+    let kept = "http://news.example/river#comments".to_string();
+    assert_eq!(
+        left,
+        BTreeMap::from([
+            ("https://news.example/river".to_string(), (kept.clone(), true)),
+            (
+                "http://news.example/river/?utm_source=feed&utm_medium=rss".to_string(),
+                (kept.clone(), true)
+            ),
+            ("http://news.example/river?print=1".to_string(), (kept.clone(), false)),
+        ])
+    );
+    let written: Vec<String> = records(&Input::File(out.join("crawl.warc.gz")))
+        .into_iter()
+        .filter(|r| r.1 == "response")
+        .map(|r| r.2)
+        .collect();
+    // The re-crawl of /other is no alias: both its captures stay, as without normalization.
+    assert_eq!(
+        written,
+        [
+            "http://news.example/river#comments",
+            "http://news.example/other",
+            "http://news.example/other"
+        ]
+    );
+
+    // Off: five pages, the four copies of the river in one cluster, nothing counted.
+    let config = dir.join("exact.toml");
+    std::fs::write(&config, "[urls]\nnormalize = false\n").unwrap();
+    let exact = dir.join("exact");
+    let summary = run_ok(
+        dupflow()
+            .args(["run", input.to_str().unwrap(), "--config", config.to_str().unwrap(), "--out"])
+            .arg(&exact),
+    );
+    assert!(!summary.contains("urls:"), "{summary}");
+    let held = clusters(&exact);
+    assert_eq!(held.len(), 5);
+    assert_eq!(held.values().collect::<BTreeSet<_>>().len(), 2);
 }

@@ -126,8 +126,9 @@ fn census(
             source::read_records(input, config.source.max_record_bytes, |item| {
                 if let Ok(record) = item {
                     census.add(&record);
-                    if canonical {
-                        census.add_canonical(&record, config.source.max_page_bytes as usize);
+                    if canonical || config.urls.normalize {
+                        let max = config.source.max_page_bytes as usize;
+                        census.add_page(&record, max, canonical);
                     }
                 }
             })?;
@@ -145,6 +146,10 @@ struct Corpus<'a> {
 }
 
 impl Corpus<'_> {
+    fn identity(&self) -> dupflow::source::urls::UrlIdentity {
+        dupflow::source::urls::UrlIdentity::new(&self.config.urls)
+    }
+
     /// Clusters in rounds; returns the first round's rows (every page) and every page left
     /// out, each pointing at the page finally kept in its place.
     fn rounds(&self, inputs: &[Input]) -> Result<(Vec<ClusterRow>, Vec<dedup::Removed>)> {
@@ -166,7 +171,11 @@ impl Corpus<'_> {
                 self.config.clone(),
                 workers,
             ))?;
-            let more = dedup::plan(&output.rows, self.args.keep, &self.census);
+            let mut more = dedup::plan(&output.rows, self.args.keep, &self.census);
+            if round == 1 {
+                // Aliases are found in the first round, which reads every capture.
+                more.extend(dedup::aliases(&output.rows, &self.census, &self.identity()));
+            }
             first.get_or_insert(output.rows);
             if more.is_empty() {
                 settled = true;
@@ -215,7 +224,9 @@ impl Corpus<'_> {
         drop(scratch);
         // A page of the index is one whose record is not in the inputs (the census reads them).
         let indexed = |r: &ClusterRow| !self.census.lengths.contains_key(&*r.record_id);
-        let removed = dedup::plan_against(&output.rows, self.args.keep, &self.census, indexed);
+        let mut removed = dedup::plan_against(&output.rows, self.args.keep, &self.census, indexed);
+        removed.extend(dedup::aliases(&output.rows, &self.census, &self.identity()));
+        let removed = dedup::resolve(removed);
         let (held, rows): (Vec<ClusterRow>, Vec<ClusterRow>) =
             output.rows.into_iter().partition(|r| indexed(r));
         println!("index:     {} pages of {} held", held.len(), index.display());

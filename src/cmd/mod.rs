@@ -5,6 +5,7 @@ pub mod check;
 pub mod dedup;
 pub mod eval;
 pub mod explain;
+pub mod index;
 pub mod join;
 pub mod run;
 pub mod sentences;
@@ -76,7 +77,8 @@ pub fn corpus_pages_where(
     config: &PipelineConfig,
     keep: impl Fn(&str) -> bool,
 ) -> Result<Vec<dupflow_operators::Page>> {
-    let mut held = source::current::CurrentPages::new(config.source.recrawls);
+    let identity = source::urls::UrlIdentity::new(&config.urls);
+    let mut held = source::current::CurrentPages::new(config.source.recrawls, identity);
     let ingest = source::ingest::Ingest {
         sentence: config.sentence.clone(),
         shingling: dupflow_operators::ingest::sentence::Shingling::None,

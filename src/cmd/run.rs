@@ -322,6 +322,10 @@ fn print_summary(
     if !updates.is_empty() {
         println!("updates:   {updates}");
     }
+    let aliases = metrics.get(metrics::URL_ALIASES, "");
+    if aliases > 0 {
+        println!("urls:      {aliases} captures at an alias of a held page's URL ([urls] normalize: one page, the newer capture)");
+    }
     {
         let mut latencies = live.latencies.lock().expect("latencies").clone();
         if !latencies.is_empty() {

@@ -112,7 +112,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         m.check_shape(
             options.processes,
             options.readers().1,
-            checkpoint::method_key(&options.config.method()),
+            checkpoint::method_key(&options.config.method(), &options.config.urls),
             dir,
         )?;
     }

@@ -45,6 +45,7 @@ use crate::source::current::{self, Change, CurrentPages};
 use crate::source::http::{self, Outcome, Revisit};
 use crate::source::reader::Message;
 use crate::source::text::TextDoc;
+use crate::source::urls::UrlIdentity;
 use crate::source::RawRecord;
 use crate::types::{ClusterRow, RunError};
 
@@ -113,8 +114,10 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     let method = cx.pipeline.method();
     let (mut input, probe, collected, mut transport) = build(worker, cx, &method, receivers.len());
     let sink = if index == cx.first_worker {
-        let checkpoint =
-            cx.checkpoint.clone().map(|dir| (dir, crate::checkpoint::method_key(&method)));
+        let checkpoint = cx
+            .checkpoint
+            .clone()
+            .map(|dir| (dir, crate::checkpoint::method_key(&method, &cx.pipeline.urls)));
         Some(Sink::new(
             cx.out.clone(),
             cx.restore.as_ref(),
@@ -237,6 +240,8 @@ struct Transport {
     /// Epochs before this frontier are received whole (empty: every sender is done).
     frontier: Rc<RefCell<Antichain<u64>>>,
     peers: u64,
+    /// How a page's URL is keyed to its owner (`[urls]`): aliases meet at one worker.
+    identity: UrlIdentity,
     /// The run-wide index of this process's first reader thread.
     first_reader: u64,
 }
@@ -252,7 +257,7 @@ impl Transport {
 
     /// To the worker that owns `key` (a page's URL: a text row's id).
     fn route(&mut self, reader: usize, seq: u64, key: &str, item: Routed) {
-        let owner = current::url_key(key) % self.peers;
+        let owner = self.identity.key(key) % self.peers;
         self.send(reader, seq, owner, item);
     }
 
@@ -371,7 +376,9 @@ fn build(
     });
     let first_reader = (cx.first_worker as u64 / per_process) * handles.len() as u64;
     let inputs = handles.into_iter().map(Some).collect();
-    let transport = Transport { inputs, received, frontier, peers: cx.peers as u64, first_reader };
+    let identity = UrlIdentity::new(&cx.pipeline.urls);
+    let peers = cx.peers as u64;
+    let transport = Transport { inputs, received, frontier, peers, identity, first_reader };
     (input, probe, collected, transport)
 }
 
@@ -466,7 +473,10 @@ impl<'a> Ingest<'a> {
         Ingest {
             cx,
             index,
-            pages: CurrentPages::new(cx.pipeline.source.recrawls),
+            pages: CurrentPages::new(
+                cx.pipeline.source.recrawls,
+                UrlIdentity::new(&cx.pipeline.urls),
+            ),
             ingest: crate::source::ingest::Ingest {
                 sentence: cx.pipeline.sentence.clone(),
                 shingling,
@@ -539,7 +549,12 @@ impl<'a> Ingest<'a> {
             panic!("injected fault: DUPFLOW_FAULT=panic-after-pages at page {}", self.captured);
         }
         let metrics = &self.cx.metrics;
-        match self.pages.capture(page, self.expire_before) {
+        let aliases = self.pages.aliases();
+        let captured = self.pages.capture(page, self.expire_before);
+        if self.pages.aliases() > aliases {
+            metrics.inc(metrics::URL_ALIASES, "");
+        }
+        match captured {
             Ok(changes) => {
                 // A replacement retracts the old page and inserts the new.
                 metrics.inc(

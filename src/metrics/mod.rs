@@ -75,6 +75,7 @@ metrics! {
     SET_PAGES = "dupflow_candidate_set_pages", Histogram(SIZES), None, "Pages per candidate set verified.";
     EPOCH_SECONDS = "dupflow_epoch_latency_seconds", Histogram(SECONDS), None, "From an epoch's close at the reader to its cluster changes at the sink.";
     RECORD_LATENCY = "dupflow_record_latency_seconds", Histogram(SECONDS), None, "From a record being read to its epoch's cluster changes being written.";
+    URL_ALIASES = "dupflow_url_aliases_total", Counter, None, "Captures whose URL is another held page's URL once normalized ([urls]): the newer of the two is the page.";
     PAGE_UPDATES = "dupflow_page_updates_total", Counter, Some("kind"), "Captures and deletions by effect: inserted, replaced, superseded (an older capture), expired (outside retention), deleted, retired (left the retention window).";
     HELD_BYTES = "dupflow_held_page_bytes", Gauge, None, "Bytes of held pages (sentence keys, URLs, ids) and deletion tombstones, kept to retract or checkpoint them.";
     CHECKPOINTS = "dupflow_checkpoints_total", Counter, None, "Checkpoints written.";

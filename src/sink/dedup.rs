@@ -16,6 +16,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::source::framing::Framer;
+use crate::source::urls::UrlIdentity;
 use crate::source::{Input, RawRecord, SourceError};
 use crate::types::ClusterRow;
 
@@ -68,8 +69,10 @@ pub struct Census {
     pub lengths: HashMap<String, u64>,
     /// Record id → the ids it names in WARC-Concurrent-To.
     pub concurrent: HashMap<String, Vec<String>>,
-    /// Record id → the canonical URL its page names (`add_canonical`; normalized).
+    /// Record id → the canonical URL its page names (`add_page`; normalized).
     pub canonical: HashMap<String, String>,
+    /// Record id → its page's URL, for every record that is a page (`add_page`).
+    pub pages: HashMap<String, String>,
 }
 
 impl Census {
@@ -85,17 +88,21 @@ impl Census {
         }
     }
 
-    /// The canonical URL the record's page names, if it is a page and names one.
-    pub fn add_canonical(&mut self, record: &RawRecord, max_page_bytes: usize) {
+    /// A record that is a page: its URL, and with `canonical` the canonical URL it names.
+    pub fn add_page(&mut self, record: &RawRecord, max_page_bytes: usize, canonical: bool) {
         let Ok((crate::source::http::Outcome::Page(doc), _)) =
             crate::source::http::interpret(record, max_page_bytes)
         else {
             return;
         };
-        if let Some(url) = super::canonical::canonical_of(&doc.url, doc.link.as_deref(), &doc.html)
-        {
-            self.canonical.insert(doc.record_id, url);
+        if canonical {
+            if let Some(url) =
+                super::canonical::canonical_of(&doc.url, doc.link.as_deref(), &doc.html)
+            {
+                self.canonical.insert(doc.record_id.clone(), url);
+            }
         }
+        self.pages.insert(doc.record_id, doc.url);
     }
 }
 
@@ -120,6 +127,9 @@ pub struct Removed {
     /// to its family's representative; for the kept page itself as leader, the resemblance to it).
     pub similarity: f64,
     pub leader_url: String,
+    /// Left out before any comparison: its URL is, normalized, the kept page's (`[urls]`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub url_alias: bool,
     #[serde(skip)]
     pub kept_date: String,
 }
@@ -180,10 +190,42 @@ pub fn plan_against(
                 leader_url: url_of
                     .get(&row.assignment.leader)
                     .map_or_else(String::new, |u| u.to_string()),
+                url_alias: false,
                 kept_date: census.dates.get(&*kept.record_id).cloned().unwrap_or_default(),
             });
         }
     }
+    removed.sort_by(|a, b| (&a.url, &a.record_id).cmp(&(&b.url, &b.record_id)));
+    removed
+}
+
+/// The pages left out as aliases: a capture the run did not hold because a page at another
+/// URL of the same identity (`[urls]`: `https` for `http`, a tracking parameter, …) replaced
+/// it. It points at that page (and, through `resolve`, at the page kept in its place).
+/// Captures of one URL are re-crawls, not aliases: they stay, as they do without
+/// normalization. Sorted.
+pub fn aliases(rows: &[ClusterRow], census: &Census, identity: &UrlIdentity) -> Vec<Removed> {
+    let held: HashSet<&str> = rows.iter().map(|r| &*r.record_id).collect();
+    let by_key: HashMap<u64, &ClusterRow> =
+        rows.iter().map(|r| (identity.key(&r.url), r)).collect();
+    let mut removed: Vec<Removed> = census
+        .pages
+        .iter()
+        .filter(|(id, _)| !held.contains(id.as_str()))
+        .filter_map(|(id, url)| {
+            let page = by_key.get(&identity.key(url))?;
+            (&*page.url != url).then(|| Removed {
+                url: url.clone(),
+                record_id: id.clone(),
+                kept_url: page.url.to_string(),
+                kept_record_id: page.record_id.to_string(),
+                similarity: 1.0,
+                leader_url: page.url.to_string(),
+                url_alias: true,
+                kept_date: census.dates.get(&*page.record_id).cloned().unwrap_or_default(),
+            })
+        })
+        .collect();
     removed.sort_by(|a, b| (&a.url, &a.record_id).cmp(&(&b.url, &b.record_id)));
     removed
 }
@@ -409,6 +451,7 @@ mod tests {
             kept_record_id: "<k>".into(),
             similarity: 1.0,
             leader_url: "http://h/k".into(),
+            url_alias: false,
             kept_date: "2026-01-01T00:00:00Z".into(),
         }];
         let out = dir.join("out.warc.gz");

@@ -22,6 +22,8 @@ use dupflow_operators::ingest::sentence::stable_hash;
 use dupflow_operators::{Page, PageId, Sentence};
 use serde::{Deserialize, Serialize};
 
+use super::urls::UrlIdentity;
+
 /// What a re-crawl of a URL does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -59,6 +61,11 @@ pub fn url_key(url: &str) -> u64 {
 /// One worker's pages.
 pub struct CurrentPages {
     mode: Recrawls,
+    /// Which URLs name one page (`[urls]`): a URL's key is its identity's.
+    identity: UrlIdentity,
+    /// Captures that replaced, or were superseded by, a held page of another URL of the same
+    /// identity (an alias: `https` for `http`, a tracking parameter, …).
+    aliases: u64,
     /// Page key (the URL's key, or in `Keep` mode the page id's hash) → held page, boxed: a
     /// slot of the table is 16 bytes, not the 144 of a `Page` inline, so the table's empty
     /// slots (a hash table is 44–88% full) and the old table held while it grows cost little
@@ -79,9 +86,11 @@ pub struct CurrentPages {
 }
 
 impl CurrentPages {
-    pub fn new(mode: Recrawls) -> Self {
+    pub fn new(mode: Recrawls, identity: UrlIdentity) -> Self {
         CurrentPages {
             mode,
+            identity,
+            aliases: 0,
             pages: HashMap::new(),
             by_url: None,
             by_date: None,
@@ -93,6 +102,16 @@ impl CurrentPages {
 
     pub fn len(&self) -> usize {
         self.pages.len()
+    }
+
+    /// How URLs are keyed.
+    pub fn identity(&self) -> &UrlIdentity {
+        &self.identity
+    }
+
+    /// Captures of an alias of a held page's URL so far (`identity`).
+    pub fn aliases(&self) -> u64 {
+        self.aliases
     }
 
     pub fn is_empty(&self) -> bool {
@@ -144,18 +163,18 @@ impl CurrentPages {
 
     fn page_key(&self, page: &Page) -> u64 {
         match self.mode {
-            Recrawls::Replace => url_key(&page.url),
-            Recrawls::Keep => page.id.hash ^ url_key(&page.url).rotate_left(17),
+            Recrawls::Replace => self.identity.key(&page.url),
+            Recrawls::Keep => page.id.hash ^ self.identity.key(&page.url).rotate_left(17),
         }
     }
 
     /// The URL index (`Keep` mode), made from the held pages the first time it is needed.
     fn by_url(&mut self) -> &HashMap<u64, Vec<u64>> {
-        let pages = &self.pages;
+        let (pages, identity) = (&self.pages, &self.identity);
         self.by_url.get_or_insert_with(|| {
             let mut by_url: HashMap<u64, Vec<u64>> = HashMap::new();
             for (&key, page) in pages {
-                by_url.entry(url_key(&page.url)).or_default().push(key);
+                by_url.entry(identity.key(&page.url)).or_default().push(key);
             }
             // The table's order is the process's own: each URL's keys sorted instead.
             by_url.values_mut().for_each(|keys| keys.sort_unstable());
@@ -177,7 +196,7 @@ impl CurrentPages {
             by_date.remove(&(page.id.date, key));
         }
         if let Some(by_url) = self.by_url.as_mut() {
-            let url = url_key(&page.url);
+            let url = self.identity.key(&page.url);
             if let Some(keys) = by_url.get_mut(&url) {
                 keys.retain(|k| *k != key);
                 if keys.is_empty() {
@@ -194,7 +213,7 @@ impl CurrentPages {
             by_date.insert((page.id.date, key));
         }
         if let Some(by_url) = self.by_url.as_mut() {
-            by_url.entry(url_key(&page.url)).or_default().push(key);
+            by_url.entry(self.identity.key(&page.url)).or_default().push(key);
         }
         self.pages.insert(key, Box::new(page));
     }
@@ -205,7 +224,7 @@ impl CurrentPages {
         if page.id.date < expire_before {
             return Err(Ignored::Expired);
         }
-        let url = url_key(&page.url);
+        let url = self.identity.key(&page.url);
         match self.tombstones.get(&url) {
             Some(&deleted) if page.id.date <= deleted => return Err(Ignored::Deleted),
             Some(_) => self.unbury(url),
@@ -214,6 +233,9 @@ impl CurrentPages {
         let key = self.page_key(&page);
         let mut changes = Vec::with_capacity(2);
         if let Some(held) = self.pages.get(&key) {
+            if held.url != page.url {
+                self.aliases += 1;
+            }
             // Same crawl second: the later arrival wins (WARC-Date has second precision). The
             // same record read again changes nothing.
             if held.id.date > page.id.date || held.record_id == page.record_id {
@@ -229,7 +251,7 @@ impl CurrentPages {
     /// Retracts every held capture of `url`, and leaves a tombstone at `as_of` (the feed's
     /// newest crawl date when the deletion was read) or the newest deleted capture's date.
     pub fn delete(&mut self, url: &str, as_of: u64) -> Vec<Change> {
-        let url = url_key(url);
+        let url = self.identity.key(url);
         let keys = match self.mode {
             // The URL's page key is its own key (`take` passes over it if it is not held).
             Recrawls::Replace => vec![url],
@@ -402,7 +424,7 @@ mod tests {
 
     #[test]
     fn newer_capture_replaces_older_is_ignored() {
-        let mut pages = CurrentPages::new(Recrawls::Replace);
+        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
         assert_eq!(pages.capture(page("u", 10, "a"), 0).unwrap().len(), 1);
         let changes = pages.capture(page("u", 20, "b"), 0).unwrap();
         assert_eq!(
@@ -419,7 +441,7 @@ mod tests {
 
     #[test]
     fn keep_mode_holds_every_capture_and_deletes_them_all() {
-        let mut pages = CurrentPages::new(Recrawls::Keep);
+        let mut pages = CurrentPages::new(Recrawls::Keep, UrlIdentity::exact());
         pages.capture(page("u", 10, "a"), 0).unwrap();
         pages.capture(page("u", 20, "b"), 0).unwrap();
         assert_eq!(pages.len(), 2);
@@ -430,7 +452,7 @@ mod tests {
 
     #[test]
     fn a_deletion_stops_older_captures_and_a_recrawl_brings_the_url_back() {
-        let mut pages = CurrentPages::new(Recrawls::Replace);
+        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
         pages.capture(page("u", 10, "a"), 0).unwrap();
         // Read when the feed had reached date 30: captures up to 30 are stale copies.
         assert_eq!(pages.delete("u", 30).len(), 1);
@@ -458,7 +480,7 @@ mod tests {
 
     #[test]
     fn retention_expires_by_crawl_date() {
-        let mut pages = CurrentPages::new(Recrawls::Replace);
+        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
         for (i, url) in ["a", "b", "c"].iter().enumerate() {
             pages.capture(page(url, 10 * (i as u64 + 1), "r"), 0).unwrap();
         }
@@ -472,7 +494,7 @@ mod tests {
     /// and kept from then on: captures before and after give the same answers.
     #[test]
     fn the_indexes_made_late_hold_the_captures_before_and_after() {
-        let mut pages = CurrentPages::new(Recrawls::Keep);
+        let mut pages = CurrentPages::new(Recrawls::Keep, UrlIdentity::exact());
         pages.capture(page("u", 10, "a"), 0).unwrap();
         pages.capture(page("u", 20, "b"), 0).unwrap();
         pages.capture(page("v", 15, "a"), 0).unwrap();
@@ -492,7 +514,7 @@ mod tests {
         assert_eq!(gone, expected);
         assert_eq!(pages.len(), 1);
 
-        let mut pages = CurrentPages::new(Recrawls::Replace);
+        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
         pages.capture(page("a", 10, "r"), 0).unwrap();
         pages.capture(page("b", 20, "r"), 0).unwrap();
         assert_eq!(pages.expire(15), vec![Change::Remove(page("a", 10, "r"))]);
@@ -501,7 +523,7 @@ mod tests {
         assert_eq!(pages.expire(28), vec![Change::Remove(page("c", 25, "r"))]);
         assert_eq!(pages.into_pages(), vec![page("b", 30, "s")]);
         // In `Replace` mode a deletion needs no index.
-        let mut pages = CurrentPages::new(Recrawls::Replace);
+        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
         pages.capture(page("a", 10, "r"), 0).unwrap();
         assert_eq!(pages.delete("a", 0), vec![Change::Remove(page("a", 10, "r"))]);
         assert!(pages.delete("a", 0).is_empty());
@@ -510,7 +532,7 @@ mod tests {
 
     #[test]
     fn save_and_load_round_trip() {
-        let mut pages = CurrentPages::new(Recrawls::Replace);
+        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
         pages.capture(page("ü", 10, "a"), 0).unwrap();
         pages.capture(page("v", 11, "b"), 0).unwrap();
         pages.delete("gone", 40);

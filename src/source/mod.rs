@@ -14,6 +14,7 @@ pub mod ingest;
 pub mod reader;
 pub mod split;
 pub mod text;
+pub mod urls;
 
 use std::fs::File;
 use std::io::{self, Read};
