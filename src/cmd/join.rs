@@ -16,12 +16,29 @@ pub struct NormalizeArgs {
     pub input: PathBuf,
     /// Output file (`-`: stdout).
     pub output: PathBuf,
-    #[arg(long, value_enum, default_value_t = dupflow::join::text::Case::Lower)]
-    pub case: dupflow::join::text::Case,
+    #[arg(long, value_enum, default_value_t = CaseArg::Lower)]
+    pub case: CaseArg,
+}
+
+/// `--case`: the letter case of normalized records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CaseArg {
+    Lower,
+    Upper,
+}
+
+impl From<CaseArg> for dupflow::join::text::Case {
+    fn from(case: CaseArg) -> Self {
+        match case {
+            CaseArg::Lower => dupflow::join::text::Case::Lower,
+            CaseArg::Upper => dupflow::join::text::Case::Upper,
+        }
+    }
 }
 
 pub fn normalize(args: NormalizeArgs) -> Result<ExitCode> {
     let NormalizeArgs { input, output, case } = args;
+    let case = case.into();
     let text = read_text(&input)?;
     let mut out = open_output(Some(&output))?;
     finish_output((|| {

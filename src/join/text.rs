@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use dupflow_operators::ingest::sentence::{normalize, Punctuation};
 
 /// Letter case of normalized records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Case {
     Lower,
     Upper,
