@@ -186,10 +186,16 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) -> Reade
             for item in items {
                 match item {
                     ScriptItem::Warc(bytes) => {
-                        let leaked: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-                        match (Input::Embedded { name: "script", bytes: leaked }).open() {
+                        match source::Decoder::new(Box::new(std::io::Cursor::new(bytes))) {
                             Ok(d) => pump(&core, d, "script", &settings),
-                            Err(e) => open_failed(&core, "script", e),
+                            Err(error) => {
+                                let path = "script".into();
+                                open_failed(
+                                    &core,
+                                    "script",
+                                    source::SourceError::Open { path, error },
+                                )
+                            }
                         }
                     }
                     ScriptItem::Delete(url) => lock(&core).delete(&url),
