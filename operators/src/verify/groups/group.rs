@@ -4,6 +4,10 @@
 
 use super::*;
 
+/// Verdicts a group gives (each similar pair's edge, and whether the pair's texts differ), as
+/// a bag: before a change (`old`) and after it (`new`).
+type Bag = Vec<(Edge, bool)>;
+
 /// One group's state: its members in order (with their scans' reach), and the blocks it last
 /// gave.
 #[derive(Debug, Default)]
@@ -151,7 +155,7 @@ impl Group {
     fn apply_with<F>(
         &mut self,
         fp: u64,
-        mut changes: Vec<(Arc<Member>, isize)>,
+        changes: Vec<(Arc<Member>, isize)>,
         settings: &GroupSettings,
         stats: &mut VerifyStats,
         (prune, pruned): (&std::cell::Cell<bool>, &std::cell::Cell<u64>),
@@ -160,25 +164,7 @@ impl Group {
     ) where
         F: FnMut(&Member, &Member) -> PairVerdict,
     {
-        // Net change per member; only those that enter or leave count.
-        changes.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut net: Vec<(Arc<Member>, isize)> = Vec::with_capacity(changes.len());
-        for (m, d) in changes {
-            match net.last_mut() {
-                Some((last, sum)) if *last == m => *sum += d,
-                _ => net.push((m, d)),
-            }
-        }
-        let mut inserted: Vec<Arc<Member>> = Vec::new();
-        let mut removed: Vec<Arc<Member>> = Vec::new();
-        for (m, d) in net {
-            let present = self.find(&identity(&m)).is_ok();
-            if d > 0 && !present {
-                inserted.push(m);
-            } else if d < 0 && present {
-                removed.push(m);
-            }
-        }
+        let (inserted, removed) = self.entering_and_leaving(changes);
         if inserted.is_empty() && removed.is_empty() {
             return;
         }
@@ -196,8 +182,8 @@ impl Group {
         let (old_prunes, new_prunes) = (settings.prunes(fp, old_len), settings.prunes(fp, new_len));
         let incremental = old_active && new_active && old_prunes == new_prunes;
         prune.set(old_prunes);
-        let mut old: Vec<(Edge, bool)> = Vec::new();
-        let mut new: Vec<(Edge, bool)> = Vec::new();
+        let mut old: Bag = Vec::new();
+        let mut new: Bag = Vec::new();
         // The scans to make again after the change (`Redo`): for a scan that ended on no edge,
         // with what it looked at and whether it found anything.
         let mut redo: Vec<Redo> = Vec::new();
@@ -312,89 +298,17 @@ impl Group {
                     .collect();
                 stats.pages += self.members.len() as u64;
             }
-            let mut walked = Vec::new();
-            for (id, side, known) in redo {
-                let Ok(jn) = self.find(&id) else { continue };
-                walked.clear();
-                let pushed = new.len();
-                let (reach, edge, found) = scan(
-                    &self.members,
-                    jn,
-                    side,
-                    known.as_ref().map(|(known, _)| Known { known, walked: &mut walked }),
-                    settings,
-                    stats,
-                    &mut verdict,
-                    &mut new,
-                );
-                // A pair passed over as known may be a sibling candidate: found stays when the
-                // scan passed over any.
-                walked.sort_unstable();
-                let passed_over_found = known.as_ref().is_some_and(|(known, found)| {
-                    *found && walked.iter().any(|w| known.binary_search(w).is_ok())
-                });
-                // The edge it ended on is all it gave when it pushed that alone and passed over
-                // no sibling candidate.
-                let held_edge = (edge && new.len() == pushed + 1 && !passed_over_found)
-                    .then(|| new[pushed].0.similarity_ppm);
-                self.members[jn].scans[side as usize] =
-                    SideScan::made(reach, edge, found || passed_over_found, held_edge);
-                // The pairs it looked at before and not now (removed, or out of its reach):
-                // retracted, compared again only if the cache lost them; none when it had
-                // found nothing similar.
-                if let Some((known, true)) = known {
-                    let me = self.members[jn].member.clone();
-                    for other in known.iter().filter(|k| walked.binary_search(k).is_err()) {
-                        let gone = removed.iter().find(|m| identity(m) == *other);
-                        let other = match gone {
-                            Some(m) => m.clone(),
-                            None => match self.find(other) {
-                                Ok(at) => self.members[at].member.clone(),
-                                Err(_) => continue,
-                            },
-                        };
-                        let (a, b) =
-                            if side == Side::Before { (&other, &me) } else { (&me, &other) };
-                        if settings.too_long(a, b) {
-                            continue;
-                        }
-                        // A pruned re-check is no verification: `pruned` stays a part of
-                        // `stats.rejected`.
-                        let counted = pruned.get();
-                        let decided = verdict(a, b);
-                        pruned.set(counted);
-                        if let (Verdict::Similar(s), differ) = decided {
-                            old.push((edge_of(a, b, ppm_of(s)), differ));
-                        }
-                    }
-                }
-            }
+            self.rescan(
+                redo,
+                &removed,
+                settings,
+                stats,
+                pruned,
+                &mut verdict,
+                (&mut old, &mut new),
+            );
         }
-        old.sort_unstable();
-        new.sort_unstable();
-        // The difference of two sorted bags.
-        let (mut i, mut j) = (0, 0);
-        while i < old.len() || j < new.len() {
-            match (old.get(i), new.get(j)) {
-                (Some(o), Some(n)) if o == n => {
-                    i += 1;
-                    j += 1;
-                }
-                (Some(o), Some(n)) if o < n => {
-                    out.push((GroupOutput::Verdict(o.0, o.1), -1));
-                    i += 1;
-                }
-                (Some(o), None) => {
-                    out.push((GroupOutput::Verdict(o.0, o.1), -1));
-                    i += 1;
-                }
-                (_, Some(n)) => {
-                    out.push((GroupOutput::Verdict(n.0, n.1), 1));
-                    j += 1;
-                }
-                (None, None) => unreachable!(),
-            }
-        }
+        verdict_difference(old, new, out);
         if old_len != new_len {
             if !old_active {
                 out.push((GroupOutput::Oversized(fp, old_len as isize), -1));
@@ -404,6 +318,108 @@ impl Group {
             }
         }
         self.update_blocks(settings, &inserted, &removed, out);
+    }
+
+    /// Makes the scans of `redo` again, each holding what it found (`SideScan`) and pushing its
+    /// pairs into `new`; a scan made again after a change (`known`: what it looked at before)
+    /// passes over the pairs it knows, and those it looked at before and not now go to `old`
+    /// (retracted; compared again only if the verdict cache lost them).
+    #[allow(clippy::too_many_arguments)]
+    fn rescan<F>(
+        &mut self,
+        redo: Vec<Redo>,
+        removed: &[Arc<Member>],
+        settings: &GroupSettings,
+        stats: &mut VerifyStats,
+        pruned: &std::cell::Cell<u64>,
+        verdict: &mut F,
+        (old, new): (&mut Bag, &mut Bag),
+    ) where
+        F: FnMut(&Member, &Member) -> PairVerdict,
+    {
+        let mut walked = Vec::new();
+        for (id, side, known) in redo {
+            let Ok(jn) = self.find(&id) else { continue };
+            walked.clear();
+            let pushed = new.len();
+            let (reach, edge, found) = scan(
+                &self.members,
+                jn,
+                side,
+                known.as_ref().map(|(known, _)| Known { known, walked: &mut walked }),
+                settings,
+                stats,
+                verdict,
+                new,
+            );
+            // A pair passed over as known may be a sibling candidate: found stays when the
+            // scan passed over any.
+            walked.sort_unstable();
+            let passed_over_found = known.as_ref().is_some_and(|(known, found)| {
+                *found && walked.iter().any(|w| known.binary_search(w).is_ok())
+            });
+            // The edge it ended on is all it gave when it pushed that alone and passed over
+            // no sibling candidate.
+            let held_edge = (edge && new.len() == pushed + 1 && !passed_over_found)
+                .then(|| new[pushed].0.similarity_ppm);
+            self.members[jn].scans[side as usize] =
+                SideScan::made(reach, edge, found || passed_over_found, held_edge);
+            // The pairs it looked at before and not now (removed, or out of its reach):
+            // retracted, compared again only if the cache lost them; none when it had
+            // found nothing similar.
+            if let Some((known, true)) = known {
+                let me = self.members[jn].member.clone();
+                for other in known.iter().filter(|k| walked.binary_search(k).is_err()) {
+                    let gone = removed.iter().find(|m| identity(m) == *other);
+                    let other = match gone {
+                        Some(m) => m.clone(),
+                        None => match self.find(other) {
+                            Ok(at) => self.members[at].member.clone(),
+                            Err(_) => continue,
+                        },
+                    };
+                    let (a, b) = if side == Side::Before { (&other, &me) } else { (&me, &other) };
+                    if settings.too_long(a, b) {
+                        continue;
+                    }
+                    // A pruned re-check is no verification: `pruned` stays a part of
+                    // `stats.rejected`.
+                    let counted = pruned.get();
+                    let decided = verdict(a, b);
+                    pruned.set(counted);
+                    if let (Verdict::Similar(s), differ) = decided {
+                        old.push((edge_of(a, b, ppm_of(s)), differ));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The members that enter and that leave the group under `changes` (net per member: a
+    /// member added and removed at once does neither), each sorted.
+    fn entering_and_leaving(
+        &self,
+        mut changes: Vec<(Arc<Member>, isize)>,
+    ) -> (Vec<Arc<Member>>, Vec<Arc<Member>>) {
+        changes.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut net: Vec<(Arc<Member>, isize)> = Vec::with_capacity(changes.len());
+        for (m, d) in changes {
+            match net.last_mut() {
+                Some((last, sum)) if *last == m => *sum += d,
+                _ => net.push((m, d)),
+            }
+        }
+        let mut inserted: Vec<Arc<Member>> = Vec::new();
+        let mut removed: Vec<Arc<Member>> = Vec::new();
+        for (m, d) in net {
+            let present = self.find(&identity(&m)).is_ok();
+            if d > 0 && !present {
+                inserted.push(m);
+            } else if d < 0 && present {
+                removed.push(m);
+            }
+        }
+        (inserted, removed)
     }
 
     /// The repeated blocks after a change (`edges::group_blocks`), each member paired with
@@ -511,5 +527,34 @@ impl Group {
             );
         }
         self.blocks = new;
+    }
+}
+
+/// The difference of two bags of verdicts, sorted here: what `old` holds and `new` does not is
+/// retracted, what `new` holds and `old` does not is added.
+fn verdict_difference(mut old: Bag, mut new: Bag, out: &mut Vec<(GroupOutput, isize)>) {
+    old.sort_unstable();
+    new.sort_unstable();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() || j < new.len() {
+        match (old.get(i), new.get(j)) {
+            (Some(o), Some(n)) if o == n => {
+                i += 1;
+                j += 1;
+            }
+            (Some(o), Some(n)) if o < n => {
+                out.push((GroupOutput::Verdict(o.0, o.1), -1));
+                i += 1;
+            }
+            (Some(o), None) => {
+                out.push((GroupOutput::Verdict(o.0, o.1), -1));
+                i += 1;
+            }
+            (_, Some(n)) => {
+                out.push((GroupOutput::Verdict(n.0, n.1), 1));
+                j += 1;
+            }
+            (None, None) => unreachable!(),
+        }
     }
 }
