@@ -33,6 +33,24 @@ fn headless(browser: &Path, profile: &Path) -> Command {
     command
 }
 
+/// The page at `url` as the browser has it once its scripts ran; no console errors on the way.
+fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
+    let output = headless(browser, profile)
+        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
+        .arg(url)
+        .output()
+        .expect("chromium runs");
+    let log = String::from_utf8_lossy(&output.stderr);
+    let console_errors: Vec<&str> = log
+        .lines()
+        .filter(|l| {
+            l.contains("Uncaught") || (l.contains("CONSOLE") && l.to_lowercase().contains("error"))
+        })
+        .collect();
+    assert!(console_errors.is_empty(), "console errors: {console_errors:?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 #[test]
 fn dashboard_shows_the_run_and_the_alarm() {
     let Some(browser) = chromium() else {
@@ -45,20 +63,7 @@ fn dashboard_shows_the_run_and_the_alarm() {
     let served = common::serve::serve(&["--config", config.to_str().unwrap()], &dir.join("out"));
     let url = format!("http://{}/", served.address);
 
-    let output = headless(&browser, &dir.join("profile-dom"))
-        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
-        .arg(&url)
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&output.stdout);
-    let log = String::from_utf8_lossy(&output.stderr);
-    let console_errors: Vec<&str> = log
-        .lines()
-        .filter(|l| {
-            l.contains("Uncaught") || (l.contains("CONSOLE") && l.to_lowercase().contains("error"))
-        })
-        .collect();
-    assert!(console_errors.is_empty(), "console errors: {console_errors:?}");
+    let dom = dump_dom(&browser, &dir.join("profile-dom"), &url);
     assert!(dom.contains(">finished<"), "the page loaded the run's state");
     assert!(dom.contains("Alarm: cluster"), "the alarm is shown");
     assert!(dom.contains("holds 3 pages (over 2)"), "the alarm names the oversized cluster");
@@ -93,14 +98,7 @@ fn cluster_view_finds_a_page_and_shows_it_beside_the_page_it_joined_through() {
     let dir = common::temp_dir("cluster-view");
     let served = common::serve::serve(&[], &dir.join("out"));
     let url = format!("http://{}/#url=http://gazette.example/archive/2026/river", served.address);
-    let output = headless(&browser, &dir.join("profile"))
-        .args(["--enable-logging=stderr", "--v=0", "--dump-dom"])
-        .arg(&url)
-        .output()
-        .expect("chromium runs");
-    let dom = String::from_utf8_lossy(&output.stdout);
-    let log = String::from_utf8_lossy(&output.stderr);
-    assert!(!log.contains("Uncaught"), "console errors: {log}");
+    let dom = dump_dom(&browser, &dir.join("profile"), &url);
     // Found, its cluster listed with how each member joined, the page itself marked.
     assert!(dom.contains(r#"<tr class="found" data-id="2efe969fac37e37b""#), "the page is found");
     assert_eq!(dom.matches(r#"<tr class="member"><td"#).count(), 2, "the cluster's other members");

@@ -253,11 +253,7 @@ async fn check(request: Request<Incoming>, query: &str, state: &State) -> Respon
         Ok(Ok(collected)) => collected.to_bytes(),
     };
     let Ok(permit) = state.checks.clone().try_acquire_owned() else {
-        state.live.registry.inc(super::HTTP_REFUSED, "check_queue");
-        let mut response =
-            error(StatusCode::SERVICE_UNAVAILABLE, "too many checks under way; try again");
-        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
+        return queue_full(state);
     };
     let Ok(text) = String::from_utf8(Vec::from(body)) else {
         return error(StatusCode::BAD_REQUEST, "the body is not UTF-8");
@@ -292,11 +288,7 @@ async fn compare(query: &str, state: &State) -> Response<Full<Bytes>> {
         return error(StatusCode::BAD_REQUEST, "give the two pages' URLs as a= and b=");
     };
     let Ok(permit) = state.checks.clone().try_acquire_owned() else {
-        state.live.registry.inc(super::HTTP_REFUSED, "check_queue");
-        let mut response =
-            error(StatusCode::SERVICE_UNAVAILABLE, "too many checks under way; try again");
-        response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
-        return response;
+        return queue_full(state);
     };
     let job = tokio::task::spawn_blocking(move || {
         let _permit = permit;
@@ -319,6 +311,15 @@ fn decoded(query: &str, name: &str) -> Option<String> {
         .find(|(k, _)| k == name)
         .map(|(_, v)| v.into_owned())
         .filter(|v| !v.is_empty())
+}
+
+/// The answer when the check queue (checks and comparisons share it) is full.
+fn queue_full(state: &State) -> Response<Full<Bytes>> {
+    state.live.registry.inc(super::HTTP_REFUSED, "check_queue");
+    let mut response =
+        error(StatusCode::SERVICE_UNAVAILABLE, "too many checks under way; try again");
+    response.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 fn too_large(limit: u64) -> Response<Full<Bytes>> {
