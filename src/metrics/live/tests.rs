@@ -1,0 +1,213 @@
+use super::*;
+use dupflow_operators::verify::Assignment;
+
+fn row(page: u64, cluster: u64, leader: u64) -> ClusterRow {
+    let id = |n| PageId { date: n, hash: n };
+    ClusterRow {
+        page: id(page),
+        url: format!("http://h/{page}").into(),
+        record_id: page.to_string().into(),
+        assignment: Assignment {
+            cluster: id(cluster),
+            leader: id(leader),
+            similarity_ppm: 1_000_000,
+        },
+    }
+}
+
+#[test]
+fn a_new_row_before_the_old_ones_retraction_keeps_the_page() {
+    let live = Live::new(Arc::new(Registry::default()), 10);
+    live.apply(&[(row(1, 1, 1), 0, 1), (row(2, 1, 1), 0, 1)]);
+    // Page 2 changes leader within cluster 1: the insertion arrives first.
+    live.apply(&[(row(2, 1, 2), 1, 1)]);
+    live.apply(&[(row(2, 1, 1), 1, -1)]);
+    // Page 2 moves to its own cluster, retraction first this time.
+    live.apply(&[(row(2, 1, 2), 2, -1)]);
+    live.apply(&[(row(2, 2, 2), 2, 1)]);
+    let sizes: Vec<usize> = live.sizes().into_iter().map(|(_, n)| n).collect();
+    assert_eq!(sizes, vec![1, 1]);
+    live.sample();
+    assert_eq!(live.registry.get(super::super::PAGES_HELD, ""), 2);
+    // Settled pages are not tallied apart: their current row is all the view holds.
+    assert!(live.inner.lock().unwrap().rows_of.is_empty());
+}
+
+/// Clusters by size, the multi-page clusters by size, per host (pages, duplicate pages).
+type Kept = (BTreeMap<usize, usize>, BySize, BTreeMap<String, (usize, usize)>);
+
+/// What the kept indexes must hold, counted from the clusters themselves.
+fn from_scratch(inner: &Inner) -> Kept {
+    let mut sizes = BTreeMap::new();
+    let mut multi = BTreeSet::new();
+    let mut hosts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (id, m) in &inner.members {
+        *sizes.entry(m.len()).or_default() += 1;
+        if m.len() > 1 {
+            multi.insert((Reverse(m.len()), *id));
+        }
+        for (url, _) in m.keys() {
+            let h = hosts.entry(crate::source::http::host_of(url)).or_default();
+            h.0 += 1;
+            h.1 += usize::from(m.len() > 1);
+        }
+    }
+    (sizes, multi, hosts)
+}
+
+#[test]
+fn the_kept_sizes_multi_page_clusters_hosts_and_rows_equal_a_count_from_scratch() {
+    // Pages on three hosts move between clusters, come and go; each step's retractions and
+    // insertions arrive in a scrambled order, sometimes split over two batches.
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut below = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let id = |n| PageId { date: n, hash: n };
+    let row = |page: u64, cluster: u64| ClusterRow {
+        page: id(page),
+        url: format!("http://h{}.example/{page}", page % 3).into(),
+        record_id: page.to_string().into(),
+        assignment: Assignment {
+            cluster: id(cluster),
+            leader: id(cluster),
+            similarity_ppm: 1_000_000,
+        },
+    };
+    let live = Live::new(Arc::new(Registry::default()), 10);
+    let mut now: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut tally: BTreeMap<ClusterRow, isize> = BTreeMap::new();
+    for step in 0..400u64 {
+        let mut updates = Vec::new();
+        for _ in 0..1 + below(6) {
+            let page = below(40);
+            let next = match below(4) {
+                0 => None,
+                _ => Some(below(12)),
+            };
+            if let Some(&cluster) = now.get(&page) {
+                updates.push((row(page, cluster), step, -1));
+            }
+            if let Some(cluster) = next {
+                updates.push((row(page, cluster), step, 1));
+                now.insert(page, cluster);
+            } else {
+                now.remove(&page);
+            }
+        }
+        for i in (1..updates.len()).rev() {
+            updates.swap(i, below(i as u64 + 1) as usize);
+        }
+        let cut = below(updates.len() as u64 + 1) as usize;
+        for batch in [&updates[..cut], &updates[cut..]] {
+            live.apply(batch);
+            // Its rows are every row applied with a count other than zero, as a tally of
+            // them (the sink's own, before the sink read them from here) gives, even
+            // between the two halves of a step.
+            for (row, _, diff) in batch {
+                *tally.entry(row.clone()).or_insert(0) += diff;
+            }
+            tally.retain(|_, count| *count != 0);
+            assert_eq!(live.rows(), tally.keys().cloned().collect::<Vec<_>>(), "step {step}");
+        }
+        let inner = live.inner.lock().unwrap();
+        let (sizes, multi, hosts) = from_scratch(&inner);
+        assert_eq!(inner.sizes, sizes, "step {step}");
+        assert_eq!(inner.multi, multi, "step {step}");
+        assert_eq!(
+            inner.hosts.iter().map(|(h, c)| (h.clone(), *c)).collect::<BTreeMap<_, _>>(),
+            hosts,
+            "step {step}"
+        );
+        // And the view follows the assignments.
+        let mut expected: BTreeMap<u64, usize> = BTreeMap::new();
+        for cluster in now.values() {
+            *expected.entry(*cluster).or_default() += 1;
+        }
+        let held: BTreeMap<u64, usize> =
+            inner.members.iter().map(|(c, m)| (c.hash, m.len())).collect();
+        assert_eq!(held, expected, "step {step}");
+        drop(inner);
+        // The largest clusters: by size, then id, as a sort of every cluster gives them.
+        let mut all: Vec<(usize, u64)> = expected.iter().map(|(&c, &n)| (n, c)).collect();
+        all.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for limit in [1, 3, 20] {
+            let listed: Vec<(usize, String)> = live.clusters(limit)["clusters"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| {
+                    (
+                        c["size"].as_u64().unwrap() as usize,
+                        c["cluster"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            let wanted: Vec<(usize, String)> =
+                all.iter().take(limit).map(|&(n, c)| (n, id(c).to_string())).collect();
+            assert_eq!(listed, wanted, "step {step}, limit {limit}");
+        }
+    }
+    live.sample();
+    assert_eq!(live.registry.get(super::super::PAGES_HELD, ""), now.len() as i64);
+}
+
+#[test]
+fn a_cluster_grows_from_one_page_and_shrinks_back() {
+    let live = Live::new(Arc::new(Registry::default()), 10);
+    let members = |live: &Live| -> Vec<String> {
+        let doc = live.cluster(&PageId { date: 1, hash: 1 }.to_string()).unwrap_or_default();
+        doc["members"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|m| m["url"].as_str().unwrap().to_string())
+            .collect()
+    };
+    live.apply(&[(row(1, 1, 1), 0, 1)]);
+    assert!(
+        matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))),
+        "one page, held inline"
+    );
+    live.apply(&[(row(3, 1, 1), 1, 1), (row(2, 1, 1), 1, 1)]);
+    assert_eq!(members(&live), ["http://h/1", "http://h/2", "http://h/3"], "in URL order");
+    // The same page again (a new leader): still three.
+    live.apply(&[(row(3, 1, 1), 2, -1), (row(3, 1, 2), 2, 1)]);
+    assert_eq!(live.cluster(&PageId { date: 1, hash: 1 }.to_string()).unwrap()["size"], 3);
+    live.apply(&[(row(3, 1, 2), 3, -1), (row(2, 1, 1), 3, -1)]);
+    assert_eq!(members(&live), ["http://h/1"]);
+    assert!(
+        matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))),
+        "inline again"
+    );
+    live.apply(&[(row(1, 1, 1), 4, -1)]);
+    assert!(live.sizes().is_empty());
+    assert!(members(&live).is_empty());
+}
+
+#[test]
+fn a_page_that_leaves_takes_its_row_and_url_along() {
+    let live = Live::new(Arc::new(Registry::default()), 10);
+    live.apply(&[(row(1, 1, 1), 0, 1), (row(2, 1, 1), 0, 1)]);
+    // Page 1, the anchor, leaves (retention): page 2 is its cluster's anchor now, cluster 2.
+    live.apply(&[(row(1, 1, 1), 1, -1), (row(2, 1, 1), 1, -1), (row(2, 2, 2), 1, 1)]);
+    let inner = live.inner.lock().unwrap();
+    assert_eq!(inner.current.len(), 1);
+    assert!(inner.rows_of.is_empty());
+    assert_eq!(
+        Live::url_of(&inner, &PageId { date: 1, hash: 1 }),
+        "",
+        "no URL kept for a page gone"
+    );
+    assert_eq!(Live::url_of(&inner, &PageId { date: 2, hash: 2 }), "http://h/2");
+    drop(inner);
+    // An unsettled page (its retraction first) shows nothing until its row arrives.
+    live.apply(&[(row(2, 2, 2), 2, -1)]);
+    assert!(live.sizes().is_empty());
+    live.apply(&[(row(2, 2, 2), 2, 1)]);
+    assert_eq!(live.sizes().len(), 1);
+    assert!(live.inner.lock().unwrap().rows_of.is_empty());
+}
