@@ -10,7 +10,7 @@ proptest::proptest! {
     ) {
         // Mostly plain text, so that the answer is often no.
         let text: Vec<u8> = text.iter().enumerate().map(|(i, &b)| if i < plain { b'x' } else { b }).collect();
-        proptest::prop_assert_eq!(super::holds_reference_cr_or_nul(&text), text.iter().any(|&b| matches!(b, b'&' | b'\r' | 0)));
+        proptest::prop_assert_eq!(super::lexical::holds_reference_cr_or_nul(&text), text.iter().any(|&b| matches!(b, b'&' | b'\r' | 0)));
     }
 }
 
