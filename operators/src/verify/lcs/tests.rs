@@ -1,3 +1,4 @@
+use super::word_filters::{shared_bigrams, unshared_bigrams, word_intersection};
 use super::*;
 use proptest::prelude::*;
 
