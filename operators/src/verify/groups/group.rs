@@ -187,71 +187,8 @@ impl Group {
         // The scans to make again after the change (`Redo`): for a scan that ended on no edge,
         // with what it looked at and whether it found anything.
         let mut redo: Vec<Redo> = Vec::new();
-        let n = settings.neighbors;
         if incremental {
-            // Before the change: the members within `neighbors` of a change (no scan reaches
-            // farther), and of those, the sides whose scan reaches the nearest changed key.
-            // Each changed key's place among them: the members below it, and those at or below
-            // it (one more for a removal). Searched once a key, not once a member near it (a
-            // search reads a member at each step, most of them out of the cache in a large
-            // group).
-            let places: Vec<(usize, usize)> = changed
-                .iter()
-                .map(|k| match self.find(k) {
-                    Ok(at) => (at, at + 1),
-                    Err(below) => (below, below),
-                })
-                .collect();
-            let mut near: Vec<usize> = Vec::new();
-            for &(p, _) in &places {
-                near.extend(p.saturating_sub(n)..old_len.min(p + n + 1));
-            }
-            near.sort_unstable();
-            near.dedup();
-            for jo in near {
-                let id = identity(&self.members[jo].member);
-                if changed.binary_search(&id).is_ok() {
-                    // Removed: all of its contribution goes.
-                    for side in [Side::Before, Side::After] {
-                        held_side(&self.members, jo, side, settings, stats, &mut verdict, &mut old);
-                    }
-                    continue;
-                }
-                let below = changed.partition_point(|k| *k < id);
-                for side in [Side::Before, Side::After] {
-                    // The members strictly between this one and the nearest changed key.
-                    let between = match side {
-                        Side::Before if below > 0 => jo - places[below - 1].1,
-                        Side::After if below < changed.len() => places[below].0 - jo - 1,
-                        _ => continue,
-                    };
-                    let held = self.members[jo].scans[side as usize];
-                    let (reach, found) = (held.reach(), held.found());
-                    if reach == OPEN || reach as usize > between {
-                        if held.edge() {
-                            // A short scan (it stopped at an edge): retracted (`held_side`)
-                            // and made again whole.
-                            held_side(
-                                &self.members,
-                                jo,
-                                side,
-                                settings,
-                                stats,
-                                &mut verdict,
-                                &mut old,
-                            );
-                            redo.push((id, side, None));
-                        } else {
-                            // What it looked at need not be compared again.
-                            redo.push((
-                                id,
-                                side,
-                                Some((looked_at(&self.members, jo, side, reach), found)),
-                            ));
-                        }
-                    }
-                }
-            }
+            redo = self.retract_near(&changed, settings, stats, &mut verdict, &mut old);
             stats.pages += redo.len() as u64 + removed.len() as u64;
         } else if old_active {
             // Crossing max_pages (or sentence_groups_over): the whole group's verdicts go, once.
@@ -262,19 +199,7 @@ impl Group {
             }
             stats.pages += old_len as u64;
         }
-        // In one pass each, not one shift of the list per member: a stub family (an oversized
-        // group of up to N/20 pages on the scale crawl) gains thousands of members a time, and
-        // shifting its list once for each cost O(members) apiece.
-        if !removed.is_empty() {
-            // The held members among the changed keys are the removed ones (none of the
-            // inserted is held yet).
-            self.members.retain(|e| changed.binary_search(&identity(&e.member)).is_err());
-        }
-        if !inserted.is_empty() {
-            // Two sorted runs (none of the inserted is present): the stable sort merges them.
-            self.members.extend(inserted.iter().cloned().map(Entry::new));
-            self.members.sort_by_key(|e| identity(&e.member));
-        }
+        self.replace_members(&changed, &inserted, !removed.is_empty());
         prune.set(new_prunes);
         if new_active {
             if incremental {
@@ -318,6 +243,101 @@ impl Group {
             }
         }
         self.update_blocks(settings, &inserted, &removed, out);
+    }
+
+    /// Before a change: the members within `neighbors` of a changed key (no scan reaches
+    /// farther), and of those, the sides whose scan reaches the nearest changed key. Their
+    /// pairs that go are pushed to `old`; the scans to make again are returned (`Redo`: for a
+    /// scan that ended on no edge, with what it looked at and whether it found anything).
+    fn retract_near<F>(
+        &self,
+        changed: &[Identity],
+        settings: &GroupSettings,
+        stats: &mut VerifyStats,
+        verdict: &mut F,
+        old: &mut Bag,
+    ) -> Vec<Redo>
+    where
+        F: FnMut(&Member, &Member) -> PairVerdict,
+    {
+        let (n, old_len) = (settings.neighbors, self.members.len());
+        let mut redo: Vec<Redo> = Vec::new();
+        // Each changed key's place among them: the members below it, and those at or below
+        // it (one more for a removal). Searched once a key, not once a member near it (a
+        // search reads a member at each step, most of them out of the cache in a large
+        // group).
+        let places: Vec<(usize, usize)> = changed
+            .iter()
+            .map(|k| match self.find(k) {
+                Ok(at) => (at, at + 1),
+                Err(below) => (below, below),
+            })
+            .collect();
+        let mut near: Vec<usize> = Vec::new();
+        for &(p, _) in &places {
+            near.extend(p.saturating_sub(n)..old_len.min(p + n + 1));
+        }
+        near.sort_unstable();
+        near.dedup();
+        for jo in near {
+            let id = identity(&self.members[jo].member);
+            if changed.binary_search(&id).is_ok() {
+                // Removed: all of its contribution goes.
+                for side in [Side::Before, Side::After] {
+                    held_side(&self.members, jo, side, settings, stats, verdict, old);
+                }
+                continue;
+            }
+            let below = changed.partition_point(|k| *k < id);
+            for side in [Side::Before, Side::After] {
+                // The members strictly between this one and the nearest changed key.
+                let between = match side {
+                    Side::Before if below > 0 => jo - places[below - 1].1,
+                    Side::After if below < changed.len() => places[below].0 - jo - 1,
+                    _ => continue,
+                };
+                let held = self.members[jo].scans[side as usize];
+                let (reach, found) = (held.reach(), held.found());
+                if reach == OPEN || reach as usize > between {
+                    if held.edge() {
+                        // A short scan (it stopped at an edge): retracted (`held_side`)
+                        // and made again whole.
+                        held_side(&self.members, jo, side, settings, stats, verdict, old);
+                        redo.push((id, side, None));
+                    } else {
+                        // What it looked at need not be compared again.
+                        redo.push((
+                            id,
+                            side,
+                            Some((looked_at(&self.members, jo, side, reach), found)),
+                        ));
+                    }
+                }
+            }
+        }
+        redo
+    }
+
+    /// The member list after a change: the removed members out, the inserted in, in key order.
+    fn replace_members(
+        &mut self,
+        changed: &[Identity],
+        inserted: &[Arc<Member>],
+        any_removed: bool,
+    ) {
+        // In one pass each, not one shift of the list per member: a stub family (an oversized
+        // group of up to N/20 pages on the scale crawl) gains thousands of members a time, and
+        // shifting its list once for each cost O(members) apiece.
+        if any_removed {
+            // The held members among the changed keys are the removed ones (none of the
+            // inserted is held yet).
+            self.members.retain(|e| changed.binary_search(&identity(&e.member)).is_err());
+        }
+        if !inserted.is_empty() {
+            // Two sorted runs (none of the inserted is present): the stable sort merges them.
+            self.members.extend(inserted.iter().cloned().map(Entry::new));
+            self.members.sort_by_key(|e| identity(&e.member));
+        }
     }
 
     /// Makes the scans of `redo` again, each holding what it found (`SideScan`) and pushing its
@@ -458,40 +478,11 @@ impl Group {
         let old_len = self.members.len() + removed.len() - inserted.len();
         let whole = |pages: usize| pages <= BLOCK_SAMPLE && pages <= settings.max_pages;
         let new = if whole(old_len) && whole(self.members.len()) {
-            debug_assert!(self.sample_bound.is_none());
-            if self.members.len() < settings.min_pages as usize {
-                // Too few pages for a block.
-                self.tally = None;
-                None
-            } else {
-                // The whole group is the sample before and after: the tally takes the changed
-                // pages' keys, and only the keys it cannot settle are counted over the members.
-                let entries = &self.members;
-                let members =
-                    || -> Vec<&Member> { entries.iter().map(|e| e.member.as_ref()).collect() };
-                let blocks = match self.tally.as_deref_mut() {
-                    Some(tally) => {
-                        let (ins, rem): (Vec<&Member>, Vec<&Member>) = (
-                            inserted.iter().map(|m| &**m).collect(),
-                            removed.iter().map(|m| &**m).collect(),
-                        );
-                        let before = self.blocks.as_deref().map_or(&[][..], |b| b.as_slice());
-                        match tally.apply(before, members, &ins, &rem, settings.min_pages) {
-                            BlocksChange::Same => {
-                                same(&self.blocks, out);
-                                return;
-                            }
-                            BlocksChange::Now(blocks) => blocks,
-                        }
-                    }
-                    None => {
-                        let (blocks, tally) = KeyTally::count(&members(), settings.min_pages);
-                        self.tally = Some(Box::new(tally));
-                        blocks
-                    }
-                };
-                Some(blocks).filter(|b| !b.is_empty())
-            }
+            let Some(new) = self.tallied_blocks(settings, inserted, removed) else {
+                same(&self.blocks, out);
+                return;
+            };
+            new
         } else if self.members.len() <= settings.max_pages {
             self.tally = None;
             let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
@@ -527,6 +518,44 @@ impl Group {
             );
         }
         self.blocks = new;
+    }
+
+    /// The blocks of a group that is the whole sample before and after a change: the tally
+    /// takes the changed pages' keys, and only the keys it cannot settle are counted over the
+    /// members. `None` when the blocks are as they were.
+    fn tallied_blocks(
+        &mut self,
+        settings: &GroupSettings,
+        inserted: &[Arc<Member>],
+        removed: &[Arc<Member>],
+    ) -> Option<Option<Vec<u64>>> {
+        debug_assert!(self.sample_bound.is_none());
+        if self.members.len() < settings.min_pages as usize {
+            // Too few pages for a block.
+            self.tally = None;
+            return Some(None);
+        }
+        let entries = &self.members;
+        let members = || -> Vec<&Member> { entries.iter().map(|e| e.member.as_ref()).collect() };
+        let blocks = match self.tally.as_deref_mut() {
+            Some(tally) => {
+                let (ins, rem): (Vec<&Member>, Vec<&Member>) = (
+                    inserted.iter().map(|m| &**m).collect(),
+                    removed.iter().map(|m| &**m).collect(),
+                );
+                let before = self.blocks.as_deref().map_or(&[][..], |b| b.as_slice());
+                match tally.apply(before, members, &ins, &rem, settings.min_pages) {
+                    BlocksChange::Same => return None,
+                    BlocksChange::Now(blocks) => blocks,
+                }
+            }
+            None => {
+                let (blocks, tally) = KeyTally::count(&members(), settings.min_pages);
+                self.tally = Some(Box::new(tally));
+                blocks
+            }
+        };
+        Some(Some(blocks).filter(|b| !b.is_empty()))
     }
 }
 

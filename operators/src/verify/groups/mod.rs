@@ -263,7 +263,6 @@ where
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
                 let mut cache: verify::VerdictCache<CachedVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
-                let config = settings.config.clone();
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
                         pending.hold(&capability, data, |(_, member, fingerprints), diff| PageChange {
@@ -299,41 +298,13 @@ where
                                 done = true;
                                 break;
                             };
-                            let started = std::time::Instant::now();
-                            let mut stats = VerifyStats::default();
-                            if cache.rotate_if_full() {
-                                stats.cache_clears += 1;
-                            }
                             // The slots of the groups a few pairs on miss the cache in a table
                             // of millions: their loads start now, while this group is applied.
                             if let Some(later) = applying.upcoming(PREFETCH_AHEAD) {
                                 groups.prefetch(later);
                             }
-                            let held_before = groups.len();
-                            let mut group = Group::from_slot(groups.take(fp));
-                            let entries_before = group.len();
-                            let mut computed = 0;
-                            group.apply(
-                                fp,
-                                changes,
-                                &settings,
-                                &mut stats,
-                                |a, b| {
-                                    cache
-                                        .get_or_insert_with((a.hash, b.hash), || {
-                                            computed += 1;
-                                            CachedVerdict::of(pair_verdict(&config, a, b))
-                                        })
-                                        .verdict()
-                                },
-                                &mut out,
-                            );
-                            stats.computed = computed;
-                            stats.entries = group.len() as i64 - entries_before as i64;
-                            if let Some(slot) = group.into_slot() {
-                                groups.put(fp, slot);
-                            }
-                            stats.groups = groups.len() as i64 - held_before as i64;
+                            let started = std::time::Instant::now();
+                            let mut stats = apply_group(&mut groups, &mut cache, &settings, fp, changes, &mut out);
                             stats.nanos = started.elapsed().as_nanos() as u64;
                             session.give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
                             if stats.pages > 0 || stats.entries != 0 || stats.groups != 0 {
@@ -356,6 +327,49 @@ where
             },
         )
         .as_collection()
+}
+
+/// Applies one group's `changes` to the worker's `groups`, with the verdicts of the worker's
+/// `cache`; the group's output goes to `out`. The statistics but for the time taken.
+fn apply_group(
+    groups: &mut Slots,
+    cache: &mut verify::VerdictCache<CachedVerdict>,
+    settings: &GroupSettings,
+    fp: u64,
+    changes: Vec<(Arc<Member>, isize)>,
+    out: &mut Vec<(GroupOutput, isize)>,
+) -> VerifyStats {
+    let mut stats = VerifyStats::default();
+    if cache.rotate_if_full() {
+        stats.cache_clears += 1;
+    }
+    let held_before = groups.len();
+    let mut group = Group::from_slot(groups.take(fp));
+    let entries_before = group.len();
+    let mut computed = 0;
+    let config = &settings.config;
+    group.apply(
+        fp,
+        changes,
+        settings,
+        &mut stats,
+        |a, b| {
+            cache
+                .get_or_insert_with((a.hash, b.hash), || {
+                    computed += 1;
+                    CachedVerdict::of(pair_verdict(config, a, b))
+                })
+                .verdict()
+        },
+        out,
+    );
+    stats.computed = computed;
+    stats.entries = group.len() as i64 - entries_before as i64;
+    if let Some(slot) = group.into_slot() {
+        groups.put(fp, slot);
+    }
+    stats.groups = groups.len() as i64 - held_before as i64;
+    stats
 }
 
 /// How the groups operator paces a time's work (`verify_groups`).
