@@ -328,37 +328,8 @@ impl PipelineConfig {
         if !(0.0..=1.0).contains(&v.word_threshold) {
             invalid("verify.word_threshold", "must be in [0, 1] (0: off)");
         }
-        match &self.fingerprint {
-            Fingerprinting::Sentence(f) => {
-                if f.buckets == 0 {
-                    invalid("fingerprint.buckets", "must be at least 1");
-                }
-                if f.hashes_per_bucket == 0 {
-                    invalid("fingerprint.hashes_per_bucket", "must be at least 1");
-                }
-                if f.word_bands > 0 && (f.word_rows == 0 || f.word_shingle_words == 0) {
-                    invalid(
-                        "fingerprint.word_rows",
-                        "word_rows and word_shingle_words must be at least 1 (word_bands 0: off)",
-                    );
-                }
-            }
-            Fingerprinting::Minhash(m) => {
-                if m.shingle_words == 0 {
-                    invalid("fingerprint.shingle_words", "must be at least 1");
-                }
-                if m.bands == 0 || m.rows == 0 {
-                    invalid("fingerprint.bands", "bands and rows must be at least 1");
-                }
-            }
-            Fingerprinting::Simhash(h) => {
-                if h.shingle_words == 0 {
-                    invalid("fingerprint.shingle_words", "must be at least 1");
-                }
-                if h.max_distance > 16 {
-                    invalid("fingerprint.max_distance", "must be at most 16");
-                }
-            }
+        for (key, message) in self.fingerprint_problems() {
+            invalid(key, message);
         }
         if !["auto", "en", "ru", "de", "fr", "es", "none"]
             .contains(&self.sentence.language.as_str())
@@ -424,6 +395,47 @@ impl PipelineConfig {
             candidates: self.candidates.clone(),
             verify: self.verify.clone(),
         }
+    }
+}
+
+impl PipelineConfig {
+    /// Every value of the fingerprinting's settings that parses but makes no sense: its key
+    /// and what is wrong.
+    fn fingerprint_problems(&self) -> Vec<(&'static str, &'static str)> {
+        let mut problems = Vec::new();
+        match &self.fingerprint {
+            Fingerprinting::Sentence(f) => {
+                if f.buckets == 0 {
+                    problems.push(("fingerprint.buckets", "must be at least 1"));
+                }
+                if f.hashes_per_bucket == 0 {
+                    problems.push(("fingerprint.hashes_per_bucket", "must be at least 1"));
+                }
+                if f.word_bands > 0 && (f.word_rows == 0 || f.word_shingle_words == 0) {
+                    problems.push((
+                        "fingerprint.word_rows",
+                        "word_rows and word_shingle_words must be at least 1 (word_bands 0: off)",
+                    ));
+                }
+            }
+            Fingerprinting::Minhash(m) => {
+                if m.shingle_words == 0 {
+                    problems.push(("fingerprint.shingle_words", "must be at least 1"));
+                }
+                if m.bands == 0 || m.rows == 0 {
+                    problems.push(("fingerprint.bands", "bands and rows must be at least 1"));
+                }
+            }
+            Fingerprinting::Simhash(h) => {
+                if h.shingle_words == 0 {
+                    problems.push(("fingerprint.shingle_words", "must be at least 1"));
+                }
+                if h.max_distance > 16 {
+                    problems.push(("fingerprint.max_distance", "must be at most 16"));
+                }
+            }
+        }
+        problems
     }
 }
 

@@ -124,6 +124,42 @@ fn f4(x: f64) -> String {
     format!("{x:.4}")
 }
 
+/// The page-averaged precision and recall of the `predicted` pairs: over the pages with a
+/// judged predicted mate, and over the pages with a true mate.
+fn page_averaged(truth: &Truth, predicted: &BTreeSet<(usize, usize)>) -> (f64, f64) {
+    let mut mates: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    for &(a, b) in predicted {
+        mates.entry(a).or_default().insert(b);
+        mates.entry(b).or_default().insert(a);
+    }
+    let mut true_mates: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    let mut ambiguous: HashMap<usize, BTreeSet<usize>> = HashMap::new();
+    for (&(a, b), &s) in &truth.sims {
+        let target = if s >= truth.dup { &mut true_mates } else { &mut ambiguous };
+        target.entry(a).or_default().insert(b);
+        target.entry(b).or_default().insert(a);
+    }
+    let empty = BTreeSet::new();
+    let (mut ps, mut rs) = (Vec::new(), Vec::new());
+    for i in 0..truth.urls.len() {
+        let m = mates.get(&i).unwrap_or(&empty);
+        let t = true_mates.get(&i).unwrap_or(&empty);
+        let amb = ambiguous.get(&i).unwrap_or(&empty);
+        let mut judged: BTreeSet<usize> = m.difference(amb).copied().collect();
+        if truth.judged_only {
+            judged.retain(|j| truth.sims.contains_key(&(i.min(*j), i.max(*j))));
+        }
+        if !judged.is_empty() {
+            ps.push(judged.intersection(t).count() as f64 / judged.len() as f64);
+        }
+        if !t.is_empty() {
+            rs.push(m.intersection(t).count() as f64 / t.len() as f64);
+        }
+    }
+    let mean = |v: &[f64]| if v.is_empty() { 1.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
+    (mean(&ps), mean(&rs))
+}
+
 /// Scores `clusters` against `truth`; the text is score.py's, plus a same-/cross-host line.
 pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool) -> String {
     let idx: HashMap<&str, usize> =
@@ -179,37 +215,7 @@ pub fn score(truth: &Truth, clusters: &HashMap<String, String>, by_section: bool
             *fn_.entry(section(a)).or_default() += 1;
         }
     }
-    let mut mates: HashMap<usize, BTreeSet<usize>> = HashMap::new();
-    for &(a, b) in &predicted {
-        mates.entry(a).or_default().insert(b);
-        mates.entry(b).or_default().insert(a);
-    }
-    let mut true_mates: HashMap<usize, BTreeSet<usize>> = HashMap::new();
-    let mut ambiguous: HashMap<usize, BTreeSet<usize>> = HashMap::new();
-    for (&(a, b), &s) in &truth.sims {
-        let target = if s >= truth.dup { &mut true_mates } else { &mut ambiguous };
-        target.entry(a).or_default().insert(b);
-        target.entry(b).or_default().insert(a);
-    }
-    let empty = BTreeSet::new();
-    let (mut ps, mut rs) = (Vec::new(), Vec::new());
-    for i in 0..truth.urls.len() {
-        let m = mates.get(&i).unwrap_or(&empty);
-        let t = true_mates.get(&i).unwrap_or(&empty);
-        let amb = ambiguous.get(&i).unwrap_or(&empty);
-        let mut judged: BTreeSet<usize> = m.difference(amb).copied().collect();
-        if truth.judged_only {
-            judged.retain(|j| truth.sims.contains_key(&(i.min(*j), i.max(*j))));
-        }
-        if !judged.is_empty() {
-            ps.push(judged.intersection(t).count() as f64 / judged.len() as f64);
-        }
-        if !t.is_empty() {
-            rs.push(m.intersection(t).count() as f64 / t.len() as f64);
-        }
-    }
-    let mean = |v: &[f64]| if v.is_empty() { 1.0 } else { v.iter().sum::<f64>() / v.len() as f64 };
-    let (pp, pr) = (mean(&ps), mean(&rs));
+    let (pp, pr) = page_averaged(truth, &predicted);
     let pf = if pp + pr > 0.0 { 2.0 * pp * pr / (pp + pr) } else { 0.0 };
     let mut out = String::new();
     let _ = writeln!(out, "page-averaged: precision {} recall {} f1 {}", f4(pp), f4(pr), f4(pf));

@@ -113,18 +113,7 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let address = metrics_address.unwrap_or_else(|| config.metrics.address.clone());
     // Every process serves its share (its reading, its workers, its shard of the clusters).
     if !address.is_empty() {
-        // POST /api/check, when asked for: the workers keep a sentence index of the pages they
-        // hold (in a cluster, a process's index holds the pages its workers own).
-        if config.metrics.check {
-            *live.gate.lock().expect("gate") = Some(dupflow::check::Gate {
-                index: dupflow::check::ShareIndex::empty(&config.template),
-                sentence: config.sentence.clone(),
-            });
-        }
-        let explainer = super::explain::live_explainer(&inputs, &config, &live);
-        let limits = server::Limits::from_config(&config.metrics);
-        let bound = server::serve(&address, live.clone(), limits, explainer)?;
-        tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
+        serve(&address, &inputs, &config, &live)?;
     }
     let sampler = progress::start(live.clone(), quiet || process != 0);
     if processes > 1 {
@@ -160,19 +149,7 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     }
     print_summary(&rows, &output, &metrics, &live, &names);
     if let Some(dir) = &out {
-        match processes {
-            1 => println!(
-                "wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl",
-                dir.display()
-            ),
-            _ => println!(
-                "wrote {}/{}, {}, {}",
-                dir.display(),
-                shard.file("clusters"),
-                shard.file("changes"),
-                shard.file("revisits")
-            ),
-        }
+        print_written(dir, shard);
     }
     nothing.extend(output.empty_inputs.iter().map(|input| format!("{input}: no record in it")));
     for warning in &nothing {
@@ -190,6 +167,45 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Serves the metrics, the dashboard and its API at `address` while the run goes on.
+fn serve(
+    address: &str,
+    inputs: &[String],
+    config: &dupflow::config::PipelineConfig,
+    live: &Arc<Live>,
+) -> Result<()> {
+    // POST /api/check, when asked for: the workers keep a sentence index of the pages they
+    // hold (in a cluster, a process's index holds the pages its workers own).
+    if config.metrics.check {
+        *live.gate.lock().expect("gate") = Some(dupflow::check::Gate {
+            index: dupflow::check::ShareIndex::empty(&config.template),
+            sentence: config.sentence.clone(),
+        });
+    }
+    let explainer = super::explain::live_explainer(inputs, config, live);
+    let limits = server::Limits::from_config(&config.metrics);
+    let bound = server::serve(address, live.clone(), limits, explainer)?;
+    tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
+    Ok(())
+}
+
+/// Names the files the run wrote to `dir`: this process's shard of them in a cluster.
+fn print_written(dir: &std::path::Path, shard: sink::Shard) {
+    match shard.count {
+        1 => println!(
+            "wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl",
+            dir.display()
+        ),
+        _ => println!(
+            "wrote {}/{}, {}, {}",
+            dir.display(),
+            shard.file("clusters"),
+            shard.file("changes"),
+            shard.file("revisits")
+        ),
+    }
 }
 
 /// What to read: inputs read once (the embedded default without any), or followed targets;

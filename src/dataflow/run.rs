@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, Receiver};
 use timely::{CommunicationConfig, WorkerConfig};
+use timely_communication::initialize::WorkerGuards;
 
 use super::abort::{panic_message, Abort};
 use super::worker::{self, Context};
@@ -107,22 +108,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     let started = Instant::now();
     super::abort::catch_run_panics();
     let registry = options.live.registry.clone();
-    let manifest = checkpoint::open(options.checkpoint.as_deref())?;
-    if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
-        m.check_shape(
-            options.processes,
-            options.readers().1,
-            checkpoint::method_key(&options.config.method(), &options.config.urls),
-            dir,
-        )?;
-    }
-    if let Some(m) = &manifest {
-        tracing::info!(
-            "resuming from the checkpoint of epoch {} ({} inputs read so far)",
-            m.epoch,
-            m.reader.inputs.len()
-        );
-    }
+    let manifest = resume_point(&options)?;
     let (readers, receivers) = start_readers(&options, manifest.as_ref())?;
     let (workers, peers) = options.workers();
     let context = Context {
@@ -161,59 +147,9 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         shared.workers_done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         result
     };
-    let guards = if options.processes > 1 {
-        // A cluster: dupflow connects the processes itself (fast retries, see `connect`) and
-        // hands the sockets to timely.
-        let sockets =
-            super::connect::sockets(&options.addresses, options.process, CONNECT_PATIENCE)
-                .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
-        let hooks = timely_communication::Hooks::default();
-        let local = timely_communication::allocator::ProcessBuilder::new_typed_vector(
-            workers,
-            hooks.refill.clone(),
-            hooks.spill.clone(),
-        );
-        let (builders, guard) = timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets(
-            local,
-            sockets,
-            options.process,
-            workers,
-            hooks,
-        )
-        .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
-        let builders =
-            builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
-        timely::execute::execute_from(builders, Box::new(guard), worker_config(), work)
-            .map_err(RunError::Timely)?
-    } else {
-        timely::execute(options.timely_config(), work).map_err(RunError::Timely)?
-    };
+    let guards = start_workers(&options, workers, work)?;
 
-    // Wait for the workers, or for the run's first failure: then the workers get a moment to
-    // leave (they see the failure within a step), and the run returns the error whether or not
-    // every thread has (a thread stuck in a system call must not hold the process).
-    while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
-        && !options.abort.raised()
-    {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    if options.abort.raised() {
-        let deadline = Instant::now() + FAILURE_GRACE;
-        while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
-            && Instant::now() < deadline
-        {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        if context.workers_done.load(std::sync::atomic::Ordering::SeqCst) == workers {
-            drop(guards.join());
-        } else {
-            std::mem::forget(guards);
-        }
-        return Err(options
-            .abort
-            .take()
-            .unwrap_or_else(|| RunError::Worker("the run failed".into())));
-    }
+    let guards = wait_for_workers(&context, &options.abort, workers, guards)?;
     let mut output =
         RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
     let mut held = 0;
@@ -247,6 +183,98 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         .get()
         .map_or(Duration::ZERO, |at| at.saturating_duration_since(started));
     Ok(output)
+}
+
+/// The checkpoint the run resumes from, if any, checked against the run's shape and method.
+fn resume_point(options: &RunOptions) -> Result<Option<Manifest>, RunError> {
+    let manifest = checkpoint::open(options.checkpoint.as_deref())?;
+    if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
+        m.check_shape(
+            options.processes,
+            options.readers().1,
+            checkpoint::method_key(&options.config.method(), &options.config.urls),
+            dir,
+        )?;
+    }
+    if let Some(m) = &manifest {
+        tracing::info!(
+            "resuming from the checkpoint of epoch {} ({} inputs read so far)",
+            m.epoch,
+            m.reader.inputs.len()
+        );
+    }
+    Ok(manifest)
+}
+
+/// Starts this process's timely workers, each running `work`: in a cluster, over the
+/// connections dupflow makes itself.
+fn start_workers<T, F>(
+    options: &RunOptions,
+    workers: usize,
+    work: F,
+) -> Result<WorkerGuards<T>, RunError>
+where
+    T: Send + 'static,
+    F: Fn(&mut timely::worker::Worker) -> T + Send + Sync + 'static,
+{
+    if options.processes > 1 {
+        // A cluster: dupflow connects the processes itself (fast retries, see `connect`) and
+        // hands the sockets to timely.
+        let sockets =
+            super::connect::sockets(&options.addresses, options.process, CONNECT_PATIENCE)
+                .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
+        let hooks = timely_communication::Hooks::default();
+        let local = timely_communication::allocator::ProcessBuilder::new_typed_vector(
+            workers,
+            hooks.refill.clone(),
+            hooks.spill.clone(),
+        );
+        let (builders, guard) = timely_communication::allocator::zero_copy::initialize::initialize_networking_from_sockets(
+            local,
+            sockets,
+            options.process,
+            workers,
+            hooks,
+        )
+        .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
+        let builders =
+            builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
+        timely::execute::execute_from(builders, Box::new(guard), worker_config(), work)
+            .map_err(RunError::Timely)
+    } else {
+        timely::execute(options.timely_config(), work).map_err(RunError::Timely)
+    }
+}
+
+/// Waits for the workers, or for the run's first failure: then the workers get a moment to
+/// leave (they see the failure within a step), and the run returns the error whether or not
+/// every thread has (a thread stuck in a system call must not hold the process).
+fn wait_for_workers<T: Send + 'static>(
+    context: &Context,
+    abort: &Abort,
+    workers: usize,
+    guards: WorkerGuards<T>,
+) -> Result<WorkerGuards<T>, RunError> {
+    while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
+        && !abort.raised()
+    {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    if abort.raised() {
+        let deadline = Instant::now() + FAILURE_GRACE;
+        while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if context.workers_done.load(std::sync::atomic::Ordering::SeqCst) == workers {
+            drop(guards.join());
+        } else {
+            std::mem::forget(guards);
+        }
+        return Err(abort.take().unwrap_or_else(|| RunError::Worker("the run failed".into())));
+    }
+    Ok(guards)
 }
 
 /// For each worker of a process, one channel from each of its reader threads.

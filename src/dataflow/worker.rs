@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, TryRecvError};
 use differential_dataflow::input::{Input as _, InputSession};
+use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::container::CapacityContainerBuilder;
 use timely::dataflow::channels::pact::Pipeline;
@@ -336,41 +337,15 @@ fn build(
                 .map(|(_, size)| size as i64)
                 .count()
         });
-        let (probe, _) = rows
-            .consolidate()
-            .inner
-            .exchange(move |(row, _, _): &(ClusterRow, u64, isize)| {
-                (row.assignment.cluster.hash % shards) * per_process
-            })
-            .inspect_core(move |event: Result<(_, &Updates<ClusterRow>), _>| {
-                if let Ok((_, updates)) = event {
-                    rows_sink.borrow_mut().extend_from_slice(updates);
-                }
-            })
-            .probe();
+        let probe = Handle::new();
+        let shard = move |row: &ClusterRow| (row.assignment.cluster.hash % shards) * per_process;
+        gather(rows.consolidate(), shard, rows_sink, &probe);
         if let Some(sizes) = sizes {
-            sizes
-                .map(|(size, clusters)| (size, clusters as i64))
-                .inner
-                .exchange(|_| 0)
-                .inspect_core(move |event: Result<(_, &Updates<(i64, i64)>), _>| {
-                    if let Ok((_, updates)) = event {
-                        sizes_sink.borrow_mut().extend_from_slice(updates);
-                    }
-                })
-                .probe_with(&probe);
+            let sizes = sizes.map(|(size, clusters)| (size, clusters as i64));
+            gather(sizes, |_| 0, sizes_sink, &probe);
         }
         if let Some(shares) = shares {
-            shares
-                .consolidate()
-                .inner
-                .exchange(|_| 0)
-                .inspect_core(move |event: Result<(_, &Updates<(PageId, Shared)>), _>| {
-                    if let Ok((_, updates)) = event {
-                        shares_sink.borrow_mut().extend_from_slice(updates);
-                    }
-                })
-                .probe_with(&probe);
+            gather(shares.consolidate(), |_| 0, shares_sink, &probe);
         }
         (handles, input, probe)
     });
@@ -380,6 +355,27 @@ fn build(
     let peers = cx.peers as u64;
     let transport = Transport { inputs, received, frontier, peers, identity, first_reader };
     (input, probe, collected, transport)
+}
+
+/// Sends each of `updates` to the worker `to` names, where it is appended to `sink`; `probe`
+/// tells when a time's updates are all there.
+fn gather<D>(
+    updates: VecCollection<'_, u64, D, isize>,
+    to: impl Fn(&D) -> u64 + 'static,
+    sink: Rc<RefCell<Updates<D>>>,
+    probe: &Handle<u64>,
+) where
+    D: timely::ExchangeData + Clone,
+{
+    updates
+        .inner
+        .exchange(move |(datum, _, _): &(D, u64, isize)| to(datum))
+        .inspect_core(move |event: Result<(_, &Updates<D>), _>| {
+            if let Ok((_, updates)) = event {
+                sink.borrow_mut().extend_from_slice(updates);
+            }
+        })
+        .probe_with(probe);
 }
 
 /// Parses what the channel holds now (at most 64 records, up to an epoch mark) and sends the

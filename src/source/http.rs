@@ -307,6 +307,75 @@ pub fn parse_warc_date(date: &str) -> Option<u64> {
     u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
 }
 
+/// The record's body decoded from its transfer and content encodings (`None`: as it is).
+/// `max_page_bytes` bounds what a content encoding may expand to (eight times it, 1 MiB at
+/// least).
+fn decoded_payload<'h>(
+    body: &[u8],
+    header: &impl Fn(&str) -> Option<&'h str>,
+    max_page_bytes: usize,
+    quirks: &mut Quirks,
+) -> Result<Option<Vec<u8>>, DocumentError> {
+    let mut payload: Option<Vec<u8>> = None;
+    if header("Transfer-Encoding").is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
+        match dechunk(body) {
+            Some(d) => payload = Some(d),
+            None => quirks.broken_chunking = true,
+        }
+    }
+    let limit = (max_page_bytes as u64).saturating_mul(8).max(1 << 20);
+    if let Some(encoding) = header("Content-Encoding") {
+        let current = payload.as_deref().unwrap_or(body);
+        match decode_content(current, encoding, limit) {
+            Ok(decoded) => payload = Some(decoded),
+            // Some crawlers stored the decoded body and kept the header (ClueWeb09 did).
+            Err(_) if sniff_html(current) => quirks.content_encoding_mismatch = true,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(payload)
+}
+
+/// The page's text: `payload` (or the record's `body`) decoded from its charset (`declared`,
+/// or sniffed), cut to `max_page_bytes` at a character boundary.
+fn page_text<'b>(
+    body: &'b [u8],
+    payload: Option<Vec<u8>>,
+    declared: Option<&str>,
+    max_page_bytes: usize,
+    quirks: &mut Quirks,
+) -> (Cow<'b, str>, &'static str) {
+    let (mut html, charset) = match payload {
+        Some(payload) => {
+            let (text, charset) = decode_text(&payload, declared);
+            // A decoded body that is UTF-8 from its first byte (no BOM) is the page as it is.
+            let decoded = match text {
+                Cow::Borrowed(text) if text.len() == payload.len() => None,
+                text => Some(text.into_owned()),
+            };
+            let html = match decoded {
+                Some(html) => html,
+                None => String::from_utf8(payload)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            };
+            (Cow::Owned(html), charset)
+        }
+        None => decode_text(body, declared),
+    };
+    if html.len() > max_page_bytes {
+        let mut cut = max_page_bytes;
+        while !html.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        match &mut html {
+            Cow::Borrowed(text) => *text = &text[..cut],
+            Cow::Owned(text) => text.truncate(cut),
+        }
+        quirks.page_truncated = true;
+    }
+    (html, charset)
+}
+
 /// Interprets a record. `max_page_bytes` caps the decoded HTML (cut at a character boundary).
 pub fn interpret(
     record: &RawRecord,
@@ -367,55 +436,13 @@ pub fn interpret(
     }
     // A body decoded here (chunking, content encoding) is the page's own; otherwise the page
     // borrows the record's block.
-    let mut payload: Option<Vec<u8>> = None;
-    if header("Transfer-Encoding").is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
-        match dechunk(body) {
-            Some(d) => payload = Some(d),
-            None => quirks.broken_chunking = true,
-        }
-    }
-    let limit = (max_page_bytes as u64).saturating_mul(8).max(1 << 20);
-    if let Some(encoding) = header("Content-Encoding") {
-        let current = payload.as_deref().unwrap_or(body);
-        match decode_content(current, encoding, limit) {
-            Ok(decoded) => payload = Some(decoded),
-            // Some crawlers stored the decoded body and kept the header (ClueWeb09 did).
-            Err(_) if sniff_html(current) => quirks.content_encoding_mismatch = true,
-            Err(e) => return Err(e),
-        }
-    }
+    let payload = decoded_payload(body, &header, max_page_bytes, &mut quirks)?;
     if !html_mime && !sniff_html(payload.as_deref().unwrap_or(body)) {
         return Ok((Outcome::Skipped("not_html"), quirks));
     }
     let declared = charset_param(content_type);
-    let (mut html, charset) = match payload {
-        Some(payload) => {
-            let (text, charset) = decode_text(&payload, declared.as_deref());
-            // A decoded body that is UTF-8 from its first byte (no BOM) is the page as it is.
-            let decoded = match text {
-                Cow::Borrowed(text) if text.len() == payload.len() => None,
-                text => Some(text.into_owned()),
-            };
-            let html = match decoded {
-                Some(html) => html,
-                None => String::from_utf8(payload)
-                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
-            };
-            (Cow::Owned(html), charset)
-        }
-        None => decode_text(body, declared.as_deref()),
-    };
-    if html.len() > max_page_bytes {
-        let mut cut = max_page_bytes;
-        while !html.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        match &mut html {
-            Cow::Borrowed(text) => *text = &text[..cut],
-            Cow::Owned(text) => text.truncate(cut),
-        }
-        quirks.page_truncated = true;
-    }
+    let (html, charset) =
+        page_text(body, payload, declared.as_deref(), max_page_bytes, &mut quirks);
     let date_secs = match parse_warc_date(&date) {
         Some(s) => s,
         None => {
