@@ -123,7 +123,7 @@ pub const METHOD_VERSION: u64 = 4;
 /// `template.refresh_epochs` is not part of it: a checkpoint falls just after a refresh, where
 /// the clusters are those of its pages whatever the refreshes (`template::checkpoint_epoch`).
 pub fn method_key(
-    method: &dupflow_operators::reference::MethodConfig,
+    method: &dupflow_operators::MethodConfig,
     urls: &crate::source::urls::UrlConfig,
 ) -> u64 {
     let mut method = method.clone();
@@ -508,7 +508,7 @@ mod tests {
 
     #[test]
     fn a_checkpoint_of_another_method_is_refused_with_a_reason() {
-        use dupflow_operators::reference::MethodConfig;
+        use dupflow_operators::MethodConfig;
         let path = Path::new("state");
         let method = MethodConfig::default();
         let urls = crate::source::urls::UrlConfig::default();

@@ -11,9 +11,9 @@ use thiserror::Error;
 
 use dupflow_operators::candidates::CandidateConfig;
 use dupflow_operators::ingest::sentence::SentenceConfig;
-use dupflow_operators::reference::{Fingerprinting, MethodConfig};
 use dupflow_operators::template::TemplateConfig;
 use dupflow_operators::verify::VerifyConfig;
+use dupflow_operators::{Fingerprinting, MethodConfig};
 
 /// Settings of the WARC source.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! The one place where the stages are wired: read this file to see the whole pipeline, then
-//! `dataflow/graph.rs` for the method, `worker.rs` for the loop, `run.rs` for the run.
+//! `dupflow_operators::graph` for the method, `worker.rs` for the loop, `run.rs` for the run.
 //!
 //! ```text
 //! reader thread (src/source/reader): inputs (read once or followed) → decode → frame → records,
@@ -19,9 +19,9 @@
 //! differential operators, so the clusters are maintained incrementally: every stage handles
 //! insertions and retractions, and `clusters` is tested against `reference` at 1, 2 and 4 workers.
 //!
-//! Three places, by name:
-//! - `graph`: the method on a collection of pages (templates, fingerprints, candidate sets,
-//!   verification): pages in, assignments and shares out, nothing else;
+//! The method's graph is `dupflow_operators::graph::clusters_and_shares` (templates,
+//! fingerprints, candidate sets, verification: pages in, assignments and shares out, nothing
+//! else). The places here, by name:
 //! - `worker`: the worker loop (records → pages → input changes, stepping, the sink and
 //!   checkpoints of completed epochs);
 //! - `run`: timely's configuration, the reader threads, the workers' join;
@@ -29,12 +29,10 @@
 
 mod abort;
 mod connect;
-mod graph;
 mod run;
 mod worker;
 
 pub use abort::Abort;
-pub use graph::{candidate_sets, clusters, clusters_and_shares, Assignments, Shares};
 pub use run::{run, RunOptions};
 
 pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};

@@ -1,5 +1,5 @@
 //! An in-process engine: documents added and removed one call at a time, the clusters' changes
-//! read back after each commit. It runs the same graph as `dupflow run` (`dataflow::clusters`)
+//! read back after each commit. It runs the same graph as `dupflow run` (`dupflow_operators::graph::clusters`)
 //! on one timely worker owned by the caller's thread, fed directly instead of by the reader
 //! thread. The Python package is built on it.
 //!
@@ -82,7 +82,7 @@ impl Engine {
         let (input, probe) = worker.dataflow::<u64, _, _>(|scope| {
             let (input, pages) = scope.new_collection::<(PageId, Page), isize>();
             let (probe, _) =
-                crate::dataflow::clusters(pages, &method, Arc::new(Registry::default()))
+                dupflow_operators::graph::clusters(pages, &method, Arc::new(Registry::default()))
                     .consolidate()
                     .inner
                     .inspect(move |update| sink.borrow_mut().push(*update))

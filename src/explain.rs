@@ -4,16 +4,17 @@
 //! and, given a run's clusters, the verified path between the two pages inside their cluster.
 //!
 //! The pages are made and filtered as a run makes them (`source::ingest`, the per-host
-//! template rule over every page of the inputs, `reference::filter_templates`) and the verdict
+//! template rule over every page of the inputs, `template::filter_templates`) and the verdict
 //! is the pipeline's (`verify::compare`: sentences, then words). The sibling rule is left out:
 //! it depends on the fingerprint groups a run holds, not on the two pages alone.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::Path;
 
-use dupflow_operators::reference::{self, MethodConfig};
+use dupflow_operators::template::filter_templates;
 use dupflow_operators::template::Filtered;
 use dupflow_operators::verify::lcs::{self, Verdict};
+use dupflow_operators::MethodConfig;
 use dupflow_operators::{Page, PageId};
 use serde::Serialize;
 
@@ -171,7 +172,7 @@ pub fn explain(
         pages.iter().find(|p| &*p.url == url).ok_or_else(|| ExplainError::NotFound(url.into()))
     };
     let (page_a, page_b) = (find(url_a)?, find(url_b)?);
-    let filtered = reference::filter_templates(pages, &method.template);
+    let filtered = filter_templates(pages, &method.template);
     let (fa, fb) = (&filtered[&page_a.id], &filtered[&page_b.id]);
     let (shared_a, shared_b) = aligned(fa, fb);
     let a = side(page_a, fa, &shared_a, texts);

@@ -1,7 +1,7 @@
 //! The method of dupflow, by phase: what a page is made of, what of it is a site's template,
 //! which pages may be similar, which are, and the clusters they form. Each stage is a pure
 //! kernel (plain functions, unit-tested without timely) and a thin differential operator
-//! around it; `src/dataflow/graph.rs` in the root crate wires them into one graph.
+//! around it; `graph` wires them into one graph, `method` holds their settings.
 //!
 //! ```text
 //! ingest      html::strip → sentence::page_of_html (normalize, hash, weigh) → page (compact)
@@ -13,7 +13,7 @@
 //!             → edges; siblings and repeated (generated pages apart); cosine
 //! cluster     components (incremental union-find) → assign (cluster, leader, families)
 //!             → rows; share (sentence shares, spans.jsonl)
-//! runtime     by_time, dense, compact, sorted, hashing, arranged: what the operators share
+//! runtime     by_time, dense, compact, sorted, hashing: what the operators share
 //! ```
 //!
 //! With `clustering = "leader"` (the paper's rule), `candidates` (star edges, union-find) forms
@@ -21,10 +21,14 @@
 //!
 //! `reference` is the from-scratch oracle of the whole method: the incremental dataflow must
 //! produce exactly its clusters, whatever the worker count, batch boundaries or input order.
+//! It is built for tests: the crate's own, and with the `oracle` feature, other crates'.
 
 pub mod candidates;
 pub mod cluster;
+pub mod graph;
 pub mod ingest;
+pub mod method;
+#[cfg(any(test, feature = "oracle"))]
 pub mod reference;
 pub mod runtime;
 pub mod template;
@@ -33,3 +37,4 @@ mod testing;
 pub mod verify;
 
 pub use ingest::page::{Content, Page, PageId, PageMeta, Sentence, Sentences, Word, Words};
+pub use method::{Fingerprinting, MethodConfig};

@@ -7,85 +7,19 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use serde::{Deserialize, Serialize};
-
 use crate::candidates::exact::content_key;
-use crate::candidates::fingerprint::{page_fingerprints, FingerprintConfig};
-use crate::candidates::minhash::{band_keys, MinhashConfig};
-use crate::candidates::simhash::{block_keys, hamming, simhash, SimhashConfig};
-use crate::candidates::{star_edges, CandidateConfig};
+use crate::candidates::fingerprint::page_fingerprints;
+use crate::candidates::minhash::band_keys;
+use crate::candidates::simhash::{block_keys, hamming, simhash};
+use crate::candidates::star_edges;
 use crate::ingest::page::{Content, Page, PageId};
-use crate::template::{apply, distinct_keys, Filtered, TemplateConfig};
+use crate::method::{Fingerprinting, MethodConfig};
+use crate::template::Filtered;
+pub use crate::template::{filter_templates, filter_templates_as_of};
 use crate::verify::edges::group_edges;
 use crate::verify::lcs::{self, Verdict};
 use crate::verify::member::{siblings, Edge, Member};
-use crate::verify::{cluster_set, Assignment, Clustering, VerifyConfig, VerifyMethod, VerifyStats};
-
-/// Which fingerprints feed the candidate stage (`[fingerprint] type = …`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Fingerprinting {
-    /// Huang et al.'s bucketed sentence fingerprints (the default).
-    Sentence(FingerprintConfig),
-    /// MinHash of word shingles, LSH bands exchanged as keys.
-    Minhash(MinhashConfig),
-    /// SimHash of weighted word shingles, Hamming distance ≤ k through block tables.
-    Simhash(SimhashConfig),
-}
-
-impl Default for Fingerprinting {
-    fn default() -> Self {
-        Fingerprinting::Sentence(FingerprintConfig::default())
-    }
-}
-
-/// All settings of the method (the method's sections of pipeline.toml).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
-#[serde(deny_unknown_fields, default)]
-pub struct MethodConfig {
-    pub template: TemplateConfig,
-    pub fingerprint: Fingerprinting,
-    pub candidates: CandidateConfig,
-    pub verify: VerifyConfig,
-}
-
-impl MethodConfig {
-    /// Words per shingle the sentence stage must compute (0: none needed).
-    pub fn shingling(&self) -> crate::ingest::sentence::Shingling {
-        use crate::ingest::sentence::Shingling;
-        match (&self.fingerprint, self.verify.method) {
-            (_, VerifyMethod::Cosine) => Shingling::Terms,
-            (Fingerprinting::Minhash(m), _) => Shingling::Words(m.shingle_words as usize),
-            (Fingerprinting::Simhash(s), _) => Shingling::Words(s.shingle_words as usize),
-            (Fingerprinting::Sentence(_), VerifyMethod::Jaccard) => Shingling::Words(5),
-            (Fingerprinting::Sentence(_), _) => Shingling::None,
-        }
-    }
-
-    /// The size over which per-sentence groups compare only the pairs whose sentences may
-    /// reach τ (`groups::GroupSettings::sentence_groups_over`): `candidates.common_sentence_pages`
-    /// with sentence fingerprints and the LCS verifier without the central trim (which compares
-    /// other contents than the fragment filter sees), else never (`usize::MAX`).
-    pub fn sentence_groups_over(&self) -> usize {
-        let applies = matches!(self.fingerprint, Fingerprinting::Sentence(_))
-            && self.verify.method == VerifyMethod::Lcs
-            && self.verify.central_trim_share <= 0.0;
-        if applies {
-            self.candidates.common_sentence_pages as usize
-        } else {
-            usize::MAX
-        }
-    }
-
-    /// τ in parts per million for short pages' prefix filter when the verifier is LCS
-    /// resemblance (its bound is that of `2·L / (W(a) + W(b))`), 0 otherwise: every sentence.
-    pub fn short_prefix_ppm(&self) -> u64 {
-        match self.verify.method {
-            VerifyMethod::Lcs => crate::verify::lcs::ppm(self.verify.threshold),
-            _ => 0,
-        }
-    }
-}
+use crate::verify::{cluster_set, Assignment, Clustering, VerifyMethod, VerifyStats};
 
 /// Sentence shares, from scratch: each key's earliest holder by a scan of all pages.
 pub fn shares(
@@ -106,43 +40,6 @@ pub fn shares(
             own.iter()
                 .any(|&(k, _)| earlier(k).is_some())
                 .then(|| (*id, crate::cluster::share::shared(&own, earlier)))
-        })
-        .collect()
-}
-
-/// Template-filtered pages, computed from scratch.
-pub fn filter_templates(pages: &[Page], config: &TemplateConfig) -> BTreeMap<PageId, Filtered> {
-    filter_templates_as_of(pages, pages, config)
-}
-
-/// `pages` filtered with the template sentences of `template_pages` (the pages as of the last
-/// template refresh), computed from scratch.
-pub fn filter_templates_as_of(
-    pages: &[Page],
-    template_pages: &[Page],
-    config: &TemplateConfig,
-) -> BTreeMap<PageId, Filtered> {
-    let mut host_pages: HashMap<u64, u64> = HashMap::new();
-    let mut df: HashMap<(u64, u64), u64> = HashMap::new();
-    for page in template_pages {
-        *host_pages.entry(page.host).or_default() += 1;
-        for key in distinct_keys(page) {
-            *df.entry((page.host, key)).or_default() += 1;
-        }
-    }
-    let mut templates: HashMap<u64, Vec<u64>> = HashMap::new();
-    for (&(host, key), &count) in &df {
-        if count >= config.threshold(host_pages[&host]) {
-            templates.entry(host).or_default().push(key);
-        }
-    }
-    for keys in templates.values_mut() {
-        keys.sort_unstable();
-    }
-    pages
-        .iter()
-        .map(|page| {
-            (page.id, apply(page, templates.get(&page.host).map_or(&[][..], |v| v), config))
         })
         .collect()
 }
@@ -488,6 +385,8 @@ pub fn clusters_as_of(
 mod tests {
     use super::*;
     use crate::ingest::page::Sentence;
+    use crate::template::TemplateConfig;
+    use crate::verify::VerifyConfig;
 
     fn page(n: u64, host: u64, keys: &[u64]) -> Page {
         Page {

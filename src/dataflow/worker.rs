@@ -32,11 +32,11 @@ use timely::worker::Worker;
 
 use dupflow_operators::cluster::rows::join_by_page;
 use dupflow_operators::cluster::share::Shared;
+use dupflow_operators::graph::clusters_and_shares;
 use dupflow_operators::ingest::sentence::Shingling;
-use dupflow_operators::reference::MethodConfig;
+use dupflow_operators::MethodConfig;
 use dupflow_operators::{Page, PageId, PageMeta, Sentence};
 
-use super::graph::clusters_and_shares;
 use crate::checkpoint::{self, Manifest};
 use crate::config::PipelineConfig;
 use crate::metrics::live::Live;

@@ -7,6 +7,7 @@
 
 pub mod arrangements;
 pub mod live;
+mod method;
 pub mod progress;
 pub mod server;
 

@@ -18,13 +18,8 @@
 //! others, where the tree builder moves or clones nodes, by html5ever (scraper). Both feed the
 //! same extraction (`Extraction`) and give the same text.
 
-use differential_dataflow::lattice::Lattice;
-use differential_dataflow::VecCollection;
 use ego_tree::iter::Edge;
 use scraper::{Html, Node};
-use timely::progress::Timestamp;
-
-use crate::ingest::page::PageMeta;
 
 mod names;
 mod scan;
@@ -398,51 +393,6 @@ impl Extraction {
         let (blocks, main_marked) =
             if landmarks_read { self.builder.main_content() } else { (self.builder.blocks, false) };
         StrippedPage { title, blocks, lang, main_marked }
-    }
-}
-
-/// The HTML strip operator.
-pub trait StripHtml<'scope, T: Timestamp + Lattice> {
-    /// Replaces each document's HTML by its visible text blocks.
-    ///
-    /// # Examples
-    /// ```
-    /// use differential_dataflow::input::Input;
-    /// use dupflow_operators::ingest::html::StripHtml;
-    /// use dupflow_operators::{PageId, PageMeta};
-    /// timely::example(|scope| {
-    ///     let meta = PageMeta { id: PageId::default(), url: "u".into(), host: 0, record_id: "r".into() };
-    ///     scope.new_collection_from(vec![(meta, "<p>a</p><p>b</p>".to_string())]).1
-    ///          .strip_html()
-    ///          .inspect(|x| assert_eq!((x.0).1, vec!["a".to_string(), "b".to_string()]));
-    /// });
-    /// ```
-    fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
-
-    /// The same, calling `on_page` with the time each page took (for metrics).
-    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(
-        self,
-        on_page: F,
-    ) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize>;
-}
-
-impl<'scope, T: Timestamp + Lattice> StripHtml<'scope, T>
-    for VecCollection<'scope, T, (PageMeta, String), isize>
-{
-    fn strip_html(self) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
-        self.strip_html_timed(|_| {})
-    }
-
-    fn strip_html_timed<F: FnMut(std::time::Duration) + 'static>(
-        self,
-        mut on_page: F,
-    ) -> VecCollection<'scope, T, (PageMeta, Vec<String>), isize> {
-        self.map(move |(meta, html)| {
-            let started = std::time::Instant::now();
-            let blocks = strip(&html).blocks;
-            on_page(started.elapsed());
-            (meta, blocks)
-        })
     }
 }
 

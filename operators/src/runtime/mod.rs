@@ -1,8 +1,7 @@
 //! What the operators share: holding updates until their time is complete (`by_time`), maps
 //! whose common entries stay small (`dense`, `compact`), sorted-list kernels (`sorted`),
-//! stable hashes (`hashing`) and shared arrangements (`arranged`).
+//! and stable hashes (`hashing`).
 
-pub mod arranged;
 pub mod by_time;
 pub mod compact;
 pub mod dense;

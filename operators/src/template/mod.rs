@@ -17,10 +17,12 @@ use timely::progress::Timestamp;
 use crate::ingest::page::{Page, PageId};
 use holders::HolderChange;
 
+mod batch;
 pub mod filter;
 pub mod holders;
 mod rule;
 
+pub use batch::{filter_templates, filter_templates_as_of};
 pub use rule::{apply, checkpoint_epoch, distinct_keys, refresh_time, Filtered, TemplateConfig};
 
 /// The template operator.

@@ -33,7 +33,7 @@
 //!
 //! Tested against the parser's result (`strip_reference`) on random markup built to stress
 //! those rules, every page of the WARC samples and every fifth of the dev file
-//! (`tests/warc_samples.rs`), and whole corpora (`dupflow sentences`, byte for byte).
+//! (`tests/integration/warc_samples.rs`), and whole corpora (`dupflow sentences`, byte for byte).
 
 use std::borrow::Cow;
 

@@ -1,13 +1,13 @@
 //! The fault table: each fault a run can meet is injected into the real binary, and one row per
-//! fault is printed (`cargo test --test faults -- --nocapture`): exit code, seconds to exit,
-//! files left behind, pages lost on the following resume. Every row must show a clear one-line
+//! fault is printed (`cargo test --test integration faults:: -- --nocapture`): exit code,
+//! seconds to exit, files left behind, pages lost on the following resume. Every row must show a clear one-line
 //! error and a non-zero exit within 2 s of the fault (0 for a clean SIGTERM stop, with complete
 //! outputs), no temporary file left, and no page lost after resume.
 //!
 //! The disk-full rows mount a small tmpfs (root only); the rows over the dev file read it from
 //! ../shared. Where either is not available the row says so and is skipped.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! records read equal the records in the input, errors the planted bad records, clusters the
 //! output file.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! that command, the README stays a user's page of at most 300 lines, and the project speaks in
 //! the present tense (no work periods or issue numbers in docs, code, tests or benches).
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,7 @@
 //! Text corpora end to end: JSONL (plain, gzip, zstd) and Parquet rows in, clusters out, and
 //! `dedup` writing the rows again in the input's format, marked or only the kept ones.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

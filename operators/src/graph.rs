@@ -1,30 +1,44 @@
-//! The graph: the method's stages on a collection of pages, pages in, assignments (and
-//! sentence shares) out. Nothing here reads, writes or steps: the worker loop (`worker.rs`)
-//! feeds `pages`, the run (`run.rs`) hosts it.
+//! The method's graph: its stages on a collection of pages, pages in, assignments (and
+//! sentence shares) out. Nothing here reads, writes or steps: the streaming system feeds
+//! `pages` and hosts the graph; what the method counts as it runs goes to an `Observer`.
 
 use std::sync::Arc;
 
 use differential_dataflow::VecCollection;
 
-use dupflow_operators::candidates::exact::{expand_families, ExactFamilies};
-use dupflow_operators::candidates::fingerprint::Fingerprint;
-use dupflow_operators::candidates::minhash::MinhashBands;
-use dupflow_operators::candidates::simhash::{simhash, SimhashEdges};
-use dupflow_operators::candidates::CandidateSets;
-use dupflow_operators::cluster::assign::{assignments, Part};
-use dupflow_operators::cluster::components::components;
-use dupflow_operators::cluster::rows::join_by_page;
-use dupflow_operators::cluster::share::{SentenceShare, Shared};
-use dupflow_operators::reference::{Fingerprinting, MethodConfig};
-use dupflow_operators::template::{Filtered, RemoveTemplates};
-use dupflow_operators::verify::edges::{Edges, VerifyEdges};
-use dupflow_operators::verify::member::Member;
-use dupflow_operators::verify::{
+use crate::candidates::exact::{expand_families, ExactFamilies};
+use crate::candidates::fingerprint::Fingerprint;
+use crate::candidates::minhash::MinhashBands;
+use crate::candidates::simhash::{simhash, SimhashEdges};
+use crate::candidates::CandidateSets;
+use crate::cluster::assign::{assignments, Part};
+use crate::cluster::components::components;
+use crate::cluster::rows::join_by_page;
+use crate::cluster::share::{SentenceShare, Shared};
+use crate::ingest::page::{Content, Page, PageId};
+use crate::method::{Fingerprinting, MethodConfig};
+use crate::template::{Filtered, RemoveTemplates};
+use crate::verify::edges::{Edges, VerifyEdges};
+use crate::verify::member::Member;
+use crate::verify::{
     Assignment, Clustering, VerifyClusters, VerifyConfig, VerifyMethod, VerifyStats,
 };
-use dupflow_operators::{Content, Page, PageId};
 
-use crate::metrics::{self, Registry};
+/// What the method counts as it runs, each call a batch's worth: the streaming system's
+/// metrics implement it.
+pub trait Observer {
+    /// Pages in from the template stage: a page once, and once more each time it is filtered
+    /// again (a sentence of it became, or stopped being, its host's template).
+    fn filtered(&self, pages: i64);
+    /// The change in the number of template sentences of `host` (its hash).
+    fn template_sentences(&self, host: u64, change: i64);
+    /// The change in the number of pages identical to another (family members).
+    fn exact_duplicates(&self, change: i64);
+    /// The change in the number of fingerprints held by more pages than their cap.
+    fn oversized_fingerprints(&self, change: i64);
+    /// One time's verification, by fingerprint group or candidate set.
+    fn verification(&self, stats: &[VerifyStats]);
+}
 
 /// Each page's cluster assignment, as a collection.
 pub type Assignments<'scope> = VecCollection<'scope, u64, (PageId, Assignment), isize>;
@@ -33,13 +47,13 @@ pub type Assignments<'scope> = VecCollection<'scope, u64, (PageId, Assignment), 
 pub type Shares<'scope> = VecCollection<'scope, u64, (PageId, Shared), isize>;
 
 /// The method's stages on a collection of pages: templates, exact families, fingerprints,
-/// candidate sets and verification. Returns each page's cluster assignment. Counters go to `metrics`.
+/// candidate sets and verification. Returns each page's cluster assignment. What it counts goes to `observer`.
 pub fn clusters<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     method: &MethodConfig,
-    metrics: Arc<Registry>,
+    observer: Arc<dyn Observer>,
 ) -> Assignments<'scope> {
-    clusters_and_shares(pages, method, metrics, false).0
+    clusters_and_shares(pages, method, observer, false).0
 }
 
 /// `clusters`, and with `share` the sentence share of every page with duplicated sentences.
@@ -47,7 +61,7 @@ pub fn clusters<'scope>(
 pub fn clusters_and_shares<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     method: &MethodConfig,
-    metrics: Arc<Registry>,
+    observer: Arc<dyn Observer>,
     share: bool,
 ) -> (Assignments<'scope>, Option<Shares<'scope>>) {
     let template = method.template;
@@ -57,40 +71,31 @@ pub fn clusters_and_shares<'scope>(
     let shares = share.then(|| filtered.clone().sentence_share());
     // Pages in from the template stage: a page once, and once more each time it is filtered
     // again (a sentence of it became, or stopped being, its host's template).
-    let filtered_gauge = metrics.clone();
-    // Gauges move once a batch, not once an update (the registry takes a lock).
+    let filtered_observer = observer.clone();
     filtered.clone().inspect_batch(move |_, updates| {
         let added: isize = updates.iter().map(|(_, _, diff)| (*diff).max(0)).sum();
         if added > 0 {
-            filtered_gauge.add(metrics::STAGE_PAGES, "filtered", added as i64)
+            filtered_observer.filtered(added as i64)
         }
     });
-    let template_gauge = metrics.clone();
+    let template_observer = observer.clone();
     templates.inspect_batch(move |_, updates| {
         let mut by_host = std::collections::BTreeMap::<u64, isize>::new();
         for ((host, _), _, diff) in updates {
             *by_host.entry(*host).or_default() += diff;
         }
         for (host, diff) in by_host.into_iter().filter(|&(_, diff)| diff != 0) {
-            template_gauge.add(
-                metrics::TEMPLATE_SENTENCES,
-                &template_gauge.host_name(host),
-                diff as i64,
-            )
+            template_observer.template_sentences(host, diff as i64)
         }
     });
     // Identical pages: one representative each goes on; members take its assignment below.
     let families = pages.clone().exact_families();
     let representatives =
         families.clone().filter(|(id, representative)| id == representative).map(|(id, _)| id);
-    let family_gauge = metrics.clone();
+    let family_observer = observer.clone();
     families.clone().filter(|(id, representative)| id != representative).inspect_batch(
         move |_, updates| {
-            family_gauge.add(
-                metrics::EXACT_DUPLICATES,
-                "",
-                updates.iter().map(|u| u.2 as i64).sum(),
-            )
+            family_observer.exact_duplicates(updates.iter().map(|u| u.2 as i64).sum())
         },
     );
     // Term weights from every page (a family's members count in document frequencies).
@@ -112,7 +117,7 @@ pub fn clusters_and_shares<'scope>(
             // fingerprints (computed from it).
             let contents =
                 weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
-            (bounded_clusters(representatives, families, contents, method, metrics), shares)
+            (bounded_clusters(representatives, families, contents, method, observer), shares)
         }
         _ => {
             // Downstream of here a page is read for its id and shingles only.
@@ -125,12 +130,12 @@ pub fn clusters_and_shares<'scope>(
                 .semijoin(representatives.clone());
             let unique = filtered.clone().semijoin(representatives);
             let contents = weighted(filtered, unique.clone().map(|(id, page)| (id, page.content)));
-            let sets = candidate_sets(pages, unique, method, metrics.clone());
+            let sets = candidate_sets(pages, unique, method, observer.clone());
             let assignments = sets.verify_clusters(
                 contents,
                 method.verify.clone(),
                 method.candidates.max_set_pages,
-                verify_stats(metrics),
+                verification(&observer),
             );
             (expand_families(families, assignments), shares)
         }
@@ -146,13 +151,14 @@ fn with_idf_weights<'scope>(
 ) -> VecCollection<'scope, u64, (PageId, Content), isize> {
     let documents = filtered.clone().map(|_| ()).count();
     let terms = filtered.flat_map(|(id, f)| f.content.shingles.into_iter().map(move |t| (t, id)));
-    let weights =
-        terms.clone().map(|(t, _)| t).count().map(|(t, df)| ((), (t, df))).join_map(
-            documents,
-            |_, &(t, df), &n| {
-                (t, dupflow_operators::verify::cosine::idf_weight(n as u64, df as u64))
-            },
-        );
+    let weights = terms
+        .clone()
+        .map(|(t, _)| t)
+        .count()
+        .map(|(t, df)| ((), (t, df)))
+        .join_map(documents, |_, &(t, df), &n| {
+            (t, crate::verify::cosine::idf_weight(n as u64, df as u64))
+        });
     let by_page = terms.join_map(weights, |&t, &id, &w| (id, (t, w))).reduce(|_id, tw, output| {
         output.push((tw.iter().map(|((t, w), _)| (*t, *w)).collect::<Vec<(u64, u32)>>(), 1isize));
     });
@@ -165,63 +171,10 @@ fn with_idf_weights<'scope>(
     weighted.concat(contents.antijoin(by_page.map(|(id, _)| id)))
 }
 
-/// Counters of verification, by group or set, into `metrics`: each call brings the groups
-/// (or sets) of one time, summed here so that each metric takes its lock once.
-fn verify_stats(metrics: Arc<Registry>) -> impl FnMut(&[VerifyStats]) + 'static {
-    move |all| {
-        let mut sum = VerifyStats::default();
-        // A group change that compared nothing (a page alone in a group) only moves the gauges.
-        let compared = || all.iter().filter(|stats| stats.pages > 0);
-        for stats in all {
-            sum.accepted += stats.accepted;
-            sum.rejected += stats.rejected;
-            sum.pruned += stats.pruned;
-            sum.computed += stats.computed;
-            sum.groups += stats.groups;
-            sum.entries += stats.entries;
-            sum.cost_capped += stats.cost_capped;
-            sum.set_cuts += stats.set_cuts;
-            sum.cache_clears += stats.cache_clears;
-            sum.pages += stats.pages;
-        }
-        if sum.pages > 0 {
-            metrics.observe_all(
-                metrics::STAGE_SECONDS,
-                "verify",
-                compared().map(|stats| stats.nanos as f64 / 1e9),
-            );
-            metrics.observe_all(metrics::SET_PAGES, "", compared().map(|stats| stats.pages as f64));
-            metrics.add(metrics::STAGE_PAGES, "clustered", sum.pages as i64);
-        }
-        metrics.add(metrics::VERIFICATIONS, "accepted", sum.accepted as i64);
-        // The pruned pairs are counted among the rejected by the scans that met them.
-        metrics.add(
-            metrics::VERIFICATIONS,
-            "rejected",
-            sum.rejected.saturating_sub(sum.pruned) as i64,
-        );
-        if sum.pruned > 0 {
-            metrics.add(metrics::VERIFICATIONS, "pruned", sum.pruned as i64);
-        }
-        if sum.computed > 0 {
-            metrics.add(metrics::COMPARISONS, "", sum.computed as i64);
-        }
-        if sum.groups != 0 {
-            metrics.add(metrics::GROUPS_HELD, "", sum.groups);
-        }
-        if sum.entries != 0 {
-            metrics.add(metrics::GROUP_ENTRIES, "", sum.entries);
-        }
-        if sum.cost_capped > 0 {
-            metrics.add(metrics::CAPS, "max_diff_distance", sum.cost_capped as i64);
-        }
-        if sum.set_cuts > 0 {
-            metrics.add(metrics::CAPS, "max_set_pages", sum.set_cuts as i64);
-        }
-        if sum.cache_clears > 0 {
-            metrics.add(metrics::CAPS, "verdict_cache_entries", sum.cache_clears as i64);
-        }
-    }
+/// The verification statistics of each time, to `observer`.
+fn verification(observer: &Arc<dyn Observer>) -> impl FnMut(&[VerifyStats]) + 'static {
+    let observer = observer.clone();
+    move |stats| observer.verification(stats)
 }
 
 /// Bounded verification (`edges`) of the pages `page_ids` (the representatives; `contents` may
@@ -236,7 +189,7 @@ fn bounded_clusters<'scope>(
     families: VecCollection<'scope, u64, (PageId, PageId), isize>,
     contents: VecCollection<'scope, u64, (PageId, Content), isize>,
     method: &MethodConfig,
-    metrics: Arc<Registry>,
+    observer: Arc<dyn Observer>,
 ) -> Assignments<'scope> {
     let verify = method.verify.method;
     // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
@@ -256,11 +209,11 @@ fn bounded_clusters<'scope>(
         method.sentence_groups_over(),
         method.candidates.neighbors,
         method.candidates.max_fingerprint_pages,
-        verify_stats(metrics.clone()),
+        verification(&observer),
     );
-    let oversized = metrics.clone();
+    let oversized = observer.clone();
     oversized_fingerprints.inspect_batch(move |_, updates| {
-        oversized.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum())
+        oversized.oversized_fingerprints(updates.iter().map(|u| u.2 as i64).sum())
     });
     let components = components(edges.clone().map(|e| (e.shorter, e.longer)), page_ids);
     if method.verify.clustering == Clustering::Star {
@@ -270,7 +223,7 @@ fn bounded_clusters<'scope>(
             contents,
             leader,
             method.candidates.max_set_pages,
-            verify_stats(metrics),
+            verification(&observer),
         );
         return expand_families(families, assignments);
     }
@@ -296,15 +249,13 @@ fn content_fingerprints(method: &MethodConfig) -> ContentFingerprints {
         Fingerprinting::Sentence(config) => {
             let (config, prefix_ppm) = (config.clone(), method.short_prefix_ppm());
             Box::new(move |content| {
-                dupflow_operators::candidates::fingerprint::page_fingerprints(
-                    content, &config, prefix_ppm,
-                )
+                crate::candidates::fingerprint::page_fingerprints(content, &config, prefix_ppm)
             })
         }
         Fingerprinting::Minhash(config) => {
             let config = config.clone();
             Box::new(move |content| {
-                dupflow_operators::candidates::minhash::band_keys(&content.shingles, &config)
+                crate::candidates::minhash::band_keys(&content.shingles, &config)
             })
         }
         Fingerprinting::Simhash(_) => unreachable!("SimHash's candidates are edges, not groups"),
@@ -336,7 +287,7 @@ pub fn candidate_sets<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
     method: &MethodConfig,
-    metrics: Arc<Registry>,
+    observer: Arc<dyn Observer>,
 ) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
     let page_ids = pages.clone().map(|(id, _)| id);
     let Some(fingerprints) = fingerprint_groups(pages.clone(), filtered, method) else {
@@ -351,7 +302,7 @@ pub fn candidate_sets<'scope>(
     };
     let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
     candidates.oversized_fingerprints.inspect_batch(move |_, updates| {
-        metrics.add(metrics::OVERSIZED_FINGERPRINTS, "", updates.iter().map(|u| u.2 as i64).sum())
+        observer.oversized_fingerprints(updates.iter().map(|u| u.2 as i64).sum())
     });
     candidates.sets
 }

@@ -2,7 +2,7 @@
 //! come through (the good records before and after the damage) and the errors to count.
 //! Add a fixture (fixtures/make_fixtures.py) and its expectation, and it is tested.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

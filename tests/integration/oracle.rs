@@ -13,9 +13,10 @@ use dupflow_operators::candidates::minhash::MinhashConfig;
 use dupflow_operators::candidates::simhash::SimhashConfig;
 use dupflow_operators::candidates::CandidateConfig;
 use dupflow_operators::cluster::share::{SentenceShare, Shared};
-use dupflow_operators::reference::{self, Fingerprinting, MethodConfig};
+use dupflow_operators::reference;
 use dupflow_operators::template::{Filtered, RemoveTemplates, TemplateConfig};
 use dupflow_operators::verify::{Assignment, Clustering, VerifyConfig, VerifyMethod};
+use dupflow_operators::{Fingerprinting, MethodConfig};
 use dupflow_operators::{Page, PageId, Sentence};
 use timely::dataflow::operators::{Inspect, Probe};
 
@@ -282,7 +283,7 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, config: MethodConfig) -
                 .consolidate()
                 .inner
                 .inspect(move |x| sh.lock().unwrap().push(x.clone()));
-            let sets = dupflow::dataflow::candidate_sets(
+            let sets = dupflow_operators::graph::candidate_sets(
                 pages.clone(),
                 stage_filtered,
                 &config,
@@ -290,7 +291,7 @@ fn run(updates: Vec<(u64, Page, isize)>, workers: usize, config: MethodConfig) -
             );
             sets.consolidate().inner.inspect(move |x| s.lock().unwrap().push(*x));
             let (probe, _) =
-                dupflow::dataflow::clusters(pages, &config, Arc::new(Registry::default()))
+                dupflow_operators::graph::clusters(pages, &config, Arc::new(Registry::default()))
                     .consolidate()
                     .inner
                     .inspect(move |x| c.lock().unwrap().push(*x))

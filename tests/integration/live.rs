@@ -2,7 +2,7 @@
 //! (with late stale copies after them) and a retention window, cut into random epochs, ends with the clusters of one batch run on
 //! the pages that survive, at 1, 2 and 4 workers.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

@@ -3,7 +3,7 @@
 //! `--annotate` keeps everything and adds a metadata record per near-duplicate. The output is
 //! read back by dupflow's own framer, by `dupflow run`, and by warcio (Python) when present.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 //! directory while dupflow runs, and a run killed with SIGKILL mid-feed that resumes from its
 //! checkpoint with the same outputs as an uninterrupted run.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! per type agree with warcio's inventory (inventory.json) wherever warcio could read the file.
 //! Deliberate differences are listed in `EXPECTED_DIFFERENCES`, each with its reason.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

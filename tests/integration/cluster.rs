@@ -11,7 +11,7 @@ use common::serve::{get, serve, Served};
 use common::synth::{warc_response, Corpus};
 use common::{dupflow, temp_dir};
 
-mod common;
+use crate::common;
 
 /// Six WARC files of uneven sizes. Near-duplicate families are spread over the files (so a
 /// family's pages are read by different processes), a URL is crawled again in a later file

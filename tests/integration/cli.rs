@@ -7,7 +7,7 @@ use std::process::Command;
 
 use common::{dupflow, temp_dir};
 
-mod common;
+use crate::common;
 
 /// url → (cluster id, size) from clusters.jsonl.
 fn clusters(dir: &Path) -> BTreeMap<String, (String, u64)> {

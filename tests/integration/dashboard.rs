@@ -4,7 +4,7 @@
 //! saves a screenshot to target/dashboard.png. The cluster view, opened by a link to a page,
 //! finds it, lists its cluster and shows it beside the page it joined through.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

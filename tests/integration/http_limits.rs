@@ -3,7 +3,7 @@
 //! a malformed query 400, an unknown method 405; and a replay with all of that going on gives
 //! the clusters of a quiet one.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -5,7 +5,7 @@
 //! And the other side: 500 sibling API pages, 90% of each generated blocks shared with some of
 //! its siblings, with text of their own that differs, stay 500 clusters.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,15 +3,12 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use dupflow::source::{self, http, Input, RecordErrorKind};
+use dupflow::source::{self, http, Input};
 
-#[allow(dead_code)]
 pub mod serve;
-#[allow(dead_code)]
 pub mod synth;
 
 /// `../shared` beside the checkout, or a clear message why a test cannot run.
-#[allow(dead_code)]
 pub fn shared_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
     if dir.is_dir() {
@@ -27,14 +24,12 @@ pub fn shared_dir() -> Option<PathBuf> {
 }
 
 /// The `dupflow` binary of this build.
-#[allow(dead_code)]
 pub fn dupflow() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_dupflow"))
 }
 
 /// A fresh directory for one test of this process (emptied if it exists), removed when the
 /// test is done with it; kept when the test fails, to look at.
-#[allow(dead_code)]
 pub fn temp_dir(name: &str) -> TestDir {
     let path = std::env::temp_dir().join(format!("dupflow-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&path);
@@ -75,7 +70,6 @@ impl Drop for TestDir {
 
 /// What reading one input gave: record types, pages (by URL), revisits and errors by code.
 #[derive(Debug, Default)]
-#[allow(dead_code)]
 pub struct ReadResult {
     pub types: BTreeMap<String, usize>,
     pub page_urls: Vec<String>,
@@ -84,7 +78,6 @@ pub struct ReadResult {
     pub document_errors: BTreeMap<&'static str, usize>,
 }
 
-#[allow(dead_code)]
 pub fn read_all(input: &Input, max_record_bytes: u64) -> ReadResult {
     let mut result = ReadResult::default();
     source::read_records(input, max_record_bytes, |item| match item {
@@ -103,13 +96,7 @@ pub fn read_all(input: &Input, max_record_bytes: u64) -> ReadResult {
     result
 }
 
-#[allow(dead_code)]
-pub fn kind_code(kind: RecordErrorKind) -> &'static str {
-    kind.code()
-}
-
 /// Follow-mode helpers shared by the follow and crash-soak tests.
-#[allow(dead_code)]
 pub mod feed {
     use std::collections::BTreeMap;
     use std::path::Path;

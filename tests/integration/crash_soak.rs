@@ -4,7 +4,7 @@
 //! net of its change stream must equal a batch run over the same files: no page lost, none
 //! counted twice, however many times it resumed inside one input.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -1,0 +1,23 @@
+//! dupflow's end-to-end tests, one binary (a module per topic): through the `dupflow` binary
+//! (`CARGO_BIN_EXE_dupflow`) or the library, on real WARC files, real HTTP and a real browser.
+//! `cargo test --test integration TOPIC::` runs one topic; see docs/development.md.
+
+mod common;
+
+mod cli;
+mod cluster;
+mod crash_soak;
+mod dashboard;
+mod dedup;
+mod docs;
+mod families;
+mod faults;
+mod follow;
+mod http_limits;
+mod join;
+mod live;
+mod malformed;
+mod metrics_endpoint;
+mod oracle;
+mod text;
+mod warc_samples;
