@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use differential_dataflow::trace::implementations::{ValBuilder, ValSpine};
 use differential_dataflow::VecCollection;
 
 use crate::candidates::exact::{expand_families, ExactFamilies};
@@ -120,15 +121,19 @@ pub fn clusters_and_shares<'scope>(
             (bounded_clusters(representatives, families, contents, method, observer), shares)
         }
         _ => {
-            // Downstream of here a page is read for its id and shingles only.
+            // Downstream of here a page is read for its id and shingles only. The
+            // representatives are arranged once for both semijoins.
+            let representatives = representatives.arrange_by_self_named("Arrange: representatives");
             let pages = pages
                 .map(|(id, mut page)| {
                     page.sentences = Default::default();
                     page.words = Default::default();
                     (id, page)
                 })
-                .semijoin(representatives.clone());
-            let unique = filtered.clone().semijoin(representatives);
+                .join_core(representatives.clone(), |&id, page, ()| Some((id, page.clone())));
+            let unique = filtered
+                .clone()
+                .join_core(representatives, |&id, page, ()| Some((id, page.clone())));
             let contents = weighted(filtered, unique.clone().map(|(id, page)| (id, page.content)));
             let sets = candidate_sets(pages, unique, method, observer.clone());
             let assignments = sets.verify_clusters(
@@ -150,25 +155,55 @@ fn with_idf_weights<'scope>(
     contents: VecCollection<'scope, u64, (PageId, Content), isize>,
 ) -> VecCollection<'scope, u64, (PageId, Content), isize> {
     let documents = filtered.clone().map(|_| ()).count();
-    let terms = filtered.flat_map(|(id, f)| f.content.shingles.into_iter().map(move |t| (t, id)));
+    // Each collection arranged once: document frequencies are reduced from the terms'
+    // arrangement and the weights joined back to it; the pages' weights and contents are each
+    // read by two joins.
+    let terms = filtered
+        .flat_map(|(id, f)| f.content.shingles.into_iter().map(move |t| (t, id)))
+        .arrange_by_key_named("Arrange: terms");
     let weights = terms
         .clone()
-        .map(|(t, _)| t)
-        .count()
-        .map(|(t, df)| ((), (t, df)))
+        .reduce_abelian::<_, ValBuilder<_, _, _, _>, ValSpine<u64, isize, u64, isize>, _, _>(
+            "Document frequencies",
+            |_term, pages, output| output.push((pages.iter().map(|(_, n)| n).sum::<isize>(), 1)),
+            push_keyed,
+        )
+        .as_collection(|&t, &df| ((), (t, df)))
         .join_map(documents, |_, &(t, df), &n| {
             (t, crate::verify::cosine::idf_weight(n as u64, df as u64))
-        });
-    let by_page = terms.join_map(weights, |&t, &id, &w| (id, (t, w))).reduce(|_id, tw, output| {
-        output.push((tw.iter().map(|((t, w), _)| (*t, *w)).collect::<Vec<(u64, u32)>>(), 1isize));
-    });
-    let weighted = contents.clone().join_map(by_page.clone(), |&id, content, tw| {
+        })
+        .arrange_by_key_named("Arrange: term weights");
+    let by_page = terms
+        .join_core(weights, |&t, &id, &w| Some((id, (t, w))))
+        .arrange_by_key_named("Arrange: page terms")
+        .reduce_abelian::<_, ValBuilder<_, _, _, _>, ValSpine<PageId, Vec<(u64, u32)>, u64, isize>, _, _>(
+            "Page term weights",
+            |_id, tw, output| {
+                output.push((tw.iter().map(|(&(t, w), _)| (t, w)).collect(), 1isize));
+            },
+            push_keyed,
+        );
+    let contents = contents.arrange_by_key_named("Arrange: contents");
+    let weighted = contents.clone().join_core(by_page.clone(), |&id, content, tw| {
         let mut content = content.clone();
         content.term_weights = tw.iter().map(|&(_, w)| w).collect();
-        (id, content)
+        Some((id, content))
     });
+    let with_terms =
+        contents.clone().join_core(by_page, |&id, content, _| Some((id, content.clone())));
     // Pages without terms keep empty weights (their cosine with anything is 0).
-    weighted.concat(contents.antijoin(by_page.map(|(id, _)| id)))
+    let all = contents.as_collection(|&id, content| (id, content.clone()));
+    weighted.concat(all).concat(with_terms.negate())
+}
+
+/// A reduce's output updates for `key`, as the builder of its arrangement takes them.
+fn push_keyed<K: Clone, V>(
+    input: &mut Vec<((K, V), u64, isize)>,
+    key: &K,
+    updates: &mut Vec<(V, u64, isize)>,
+) {
+    input.clear();
+    input.extend(updates.drain(..).map(|(v, t, r)| ((key.clone(), v), t, r)));
 }
 
 /// The verification statistics of each time, to `observer`.

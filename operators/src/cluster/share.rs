@@ -8,6 +8,7 @@
 //! a page's row changes only when one of its keys' earliest holder does.
 
 use differential_dataflow::lattice::Lattice;
+use differential_dataflow::trace::implementations::{ValBuilder, ValSpine};
 use differential_dataflow::VecCollection;
 use serde::{Deserialize, Serialize};
 use timely::progress::Timestamp;
@@ -64,19 +65,30 @@ impl<'scope, T: Timestamp + Lattice + Ord> SentenceShare<'scope, T>
     for VecCollection<'scope, T, (PageId, Filtered), isize>
 {
     fn sentence_share(self) -> VecCollection<'scope, T, (PageId, Shared), isize> {
-        let occurrences = self.clone().flat_map(|(id, filtered)| {
-            let mut keys: Vec<u64> = filtered.own_sentences().iter().map(|&(k, _)| k).collect();
-            keys.sort_unstable();
-            keys.dedup();
-            keys.into_iter().map(move |k| (k, id))
-        });
-        // The earliest holder of each key.
-        let first = occurrences.clone().reduce(|_key, holders, output| {
-            output.push((*holders[0].0, 1isize));
-        });
+        // Arranged once: the earliest holders are reduced from it and joined back to it.
+        let occurrences = self
+            .clone()
+            .flat_map(|(id, filtered)| {
+                let mut keys: Vec<u64> = filtered.own_sentences().iter().map(|&(k, _)| k).collect();
+                keys.sort_unstable();
+                keys.dedup();
+                keys.into_iter().map(move |k| (k, id))
+            })
+            .arrange_by_key_named("Arrange: sentence occurrences");
+        // The earliest holder of each key, as an arrangement the join reads.
+        let first = occurrences
+            .clone()
+            .reduce_abelian::<_, ValBuilder<_, _, _, _>, ValSpine<u64, PageId, T, isize>, _, _>(
+                "Earliest holder",
+                |_key, holders, output| output.push((*holders[0].0, 1isize)),
+                |vec, key, updates| {
+                    vec.clear();
+                    vec.extend(updates.drain(..).map(|(v, t, r)| ((*key, v), t, r)));
+                },
+            );
         // Per page, its keys held earlier by another page, with that page.
         let earlier = occurrences
-            .join_map(first, |&key, &page, &first| (page, (key, first)))
+            .join_core(first, |&key, &page, &first| Some((page, (key, first))))
             .filter(|(page, (_, first))| first != page)
             .reduce(|_page, pairs, output| {
                 output.push((
