@@ -117,7 +117,10 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     }
     let sampler = progress::start(live.clone(), quiet || process != 0);
     if processes > 1 {
-        tracing::info!("process {process} of {processes}: reads its share of the inputs, writes shard {process} of the outputs");
+        tracing::info!(
+            "process {process} of {processes}: reads its share of the inputs, writes \
+            shard {process} of the outputs"
+        );
     }
     let names: Vec<String> = match &feed {
         dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
@@ -145,7 +148,10 @@ pub fn execute(args: Args) -> Result<ExitCode> {
             .with_context(|| format!("writing to {}", dir.display()))?;
     }
     if processes > 1 {
-        println!("process {process} of {processes}: the inputs it read, the pages its workers own, the clusters of its shard");
+        println!(
+            "process {process} of {processes}: the inputs it read, the pages its workers own, \
+            the clusters of its shard"
+        );
     }
     print_summary(&rows, &output, &metrics, &live, &names);
     if let Some(dir) = &out {
@@ -220,9 +226,14 @@ fn feed(inputs: &[String], follow: bool) -> Result<(dataflow::Feed, Vec<String>)
             .iter()
             .map(|arg| match arg.as_str() {
                 "-" => Ok(dataflow::Followed::Stdin),
-                path if std::path::Path::new(path).is_dir() => Ok(dataflow::Followed::Dir(path.into())),
+                path if std::path::Path::new(path).is_dir() => {
+                    Ok(dataflow::Followed::Dir(path.into()))
+                }
                 path if path.contains(['*', '?', '[']) && !std::path::Path::new(path).exists() => {
-                    bail!("--follow {path}: a glob is not followed (files matching it later would be missed); follow the directory instead")
+                    bail!(
+                        "--follow {path}: a glob is not followed (files matching it later would \
+                        be missed); follow the directory instead"
+                    )
                 }
                 path => Ok(dataflow::Followed::File(path.into())),
             })
@@ -330,7 +341,8 @@ fn print_summary(
             .collect::<Vec<_>>()
             .join(", ");
         println!(
-            "arranged:  {arranged} updates in the arrangements ({:.1} a page; largest, a page: {largest})",
+            "arranged:  {arranged} updates in the arrangements ({:.1} a page; largest, a page: \
+                {largest})",
             arranged as f64 / summary.pages as f64
         );
     }
@@ -340,7 +352,10 @@ fn print_summary(
     }
     let aliases = metrics.get(metrics::URL_ALIASES, "");
     if aliases > 0 {
-        println!("urls:      {aliases} captures at an alias of a held page's URL ([urls] normalize: one page, the newer capture)");
+        println!(
+            "urls:      {aliases} captures at an alias of a held page's URL ([urls] \
+            normalize: one page, the newer capture)"
+        );
     }
     {
         let mut latencies = live.latencies.lock().expect("latencies").clone();
@@ -348,7 +363,8 @@ fn print_summary(
             latencies.sort_by(f32::total_cmp);
             let at = |q: f64| latencies[((latencies.len() - 1) as f64 * q).round() as usize];
             println!(
-                "latency:   record read → change written p50 {:.3} s, p99 {:.3} s over {} epochs{}",
+                "latency:   record read → change written p50 {:.3} s, p99 {:.3} s over {} \
+                epochs{}",
                 at(0.5),
                 at(0.99),
                 output.epochs,

@@ -262,13 +262,13 @@ where
                 let mut groups = Slots::default();
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
-                let mut cache: verify::VerdictCache<CachedVerdict> = verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
+                let mut cache: verify::VerdictCache<CachedVerdict> =
+                    verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
-                        pending.hold(&capability, data, |(_, member, fingerprints), diff| PageChange {
-                            member,
-                            fingerprints: fingerprints.into_boxed_slice(),
-                            diff,
+                        pending.hold(&capability, data, |(_, member, fingerprints), diff| {
+                            let fingerprints = fingerprints.into_boxed_slice();
+                            PageChange { member, fingerprints, diff }
                         })
                     });
                     let slice_started = std::time::Instant::now();
@@ -285,7 +285,11 @@ where
                         }
                         if current.is_none() {
                             // Times the frontier has passed are complete: apply them in order.
-                            let Some((_, Held { capability, updates, .. })) = pending.pop_ready(frontier) else { break };
+                            let Some((_, Held { capability, updates, .. })) =
+                                pending.pop_ready(frontier)
+                            else {
+                                break;
+                            };
                             current = Some((capability, Applying::new(updates, pace.pass_updates)));
                         }
                         let Some((capability, applying)) = current.as_mut() else { break };
@@ -304,7 +308,14 @@ where
                                 groups.prefetch(later);
                             }
                             let started = std::time::Instant::now();
-                            let mut stats = apply_group(&mut groups, &mut cache, &settings, fp, changes, &mut out);
+                            let mut stats = apply_group(
+                                &mut groups,
+                                &mut cache,
+                                &settings,
+                                fp,
+                                changes,
+                                &mut out,
+                            );
                             stats.nanos = started.elapsed().as_nanos() as u64;
                             session.give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
                             if stats.pages > 0 || stats.entries != 0 || stats.groups != 0 {
