@@ -14,23 +14,31 @@ binutils).
 
 import argparse
 import collections
+import pathlib
 import re
 import subprocess
 import sys
 import tempfile
 
-# dupflow's source files (operators/src, src): an allocation is charged to the innermost.
-OURS = {
-    "groups.rs", "edges.rs", "template.rs", "holders.rs", "exact.rs", "page.rs", "sentence.rs", "html.rs",
-    "verify.rs", "candidates.rs", "current.rs", "reader.rs", "live.rs", "stream.rs", "graph.rs",
-    "fingerprint.rs", "components.rs", "arranged.rs", "lcs.rs", "split.rs", "decode.rs", "framing.rs",
-    "checkpoint.rs", "dedup.rs", "shards.rs", "share.rs", "cosine.rs", "minhash.rs", "simhash.rs",
-    "assign.rs", "repeated.rs", "sorted.rs", "by_time.rs", "filter.rs",
-}
 # differential-dataflow's trace and batcher files: its arrangements.
 DIFFERENTIAL = {
     "spine_fueled.rs", "merge_batcher.rs", "ord_neu.rs", "chunker.rs", "rhh.rs", "arrange.rs",
     "agent.rs", "reduce.rs", "join.rs", "threshold.rs", "count.rs", "upsert.rs",
+}
+# dupflow's source files (operators/src, src), by name: an allocation is charged to the
+# innermost frame in one of them (the function's name tells files of one name apart).
+# Files named as the standard library's and hashbrown's (`mod.rs`, `lib.rs`) count only for a
+# function defined in one of ours whose name is not a common one; names that differential's
+# files have are differential's.
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SOURCES = [p for d in ("src", "operators/src") for p in (ROOT / d).rglob("*.rs") if p.name != "tests.rs"]
+SHARED_NAMES = {"mod.rs", "lib.rs", "main.rs"}
+OURS = {p.name for p in SOURCES} - SHARED_NAMES - DIFFERENTIAL
+COMMON = {"new", "with_capacity", "clone", "extend", "from_iter", "default", "fmt", "drop", "next", "len",
+          "get", "insert", "push", "apply", "run", "build", "from", "into", "send", "finish", "take", "put"}
+OURS_IN_SHARED = {
+    name for p in SOURCES if p.name in SHARED_NAMES
+    for name in re.findall(r"\bfn (\w+)", p.read_text()) if name not in COMMON
 }
 FILE = re.compile(r"\(([^()]*\.rs)\)\s*$")
 LOCATION = re.compile(r"\s*\([^()]*\)\s*$")
@@ -55,11 +63,20 @@ def name(frame):
     return LOCATION.sub("", frame)[:60]
 
 
+def ours(frame):
+    file = file_of(frame)
+    if file in SHARED_NAMES:
+        return re.match(r"[\w]+", name(frame) or "") is not None and re.match(r"\w+", name(frame)).group(0) in OURS_IN_SHARED
+    return file in OURS
+
+
 def charge(frames):
-    for files, tag in ((OURS, "dupflow"), (DIFFERENTIAL, "differential")):
-        for frame in reversed(frames):
-            if file_of(frame) in files:
-                return f"{tag} {file_of(frame)}: {name(frame)}"
+    for frame in reversed(frames):
+        if ours(frame):
+            return f"dupflow {file_of(frame)}: {name(frame)}"
+    for frame in reversed(frames):
+        if file_of(frame) in DIFFERENTIAL:
+            return f"differential {file_of(frame)}: {name(frame)}"
     return "other"
 
 
