@@ -140,23 +140,8 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         abort: Default::default(),
     };
     let output = dataflow::run(options)?;
-    // Each process writes its shard: the clusters whose id falls to it, whole.
     let shard = sink::Shard { index: process, count: processes };
-    let rows = output.rows.clone();
-    if let Some(dir) = &out {
-        sink::write_outputs(dir, &output, &rows, shard)
-            .with_context(|| format!("writing to {}", dir.display()))?;
-    }
-    if processes > 1 {
-        println!(
-            "process {process} of {processes}: the inputs it read, the pages its workers own, \
-            the clusters of its shard"
-        );
-    }
-    print_summary(&rows, &output, &metrics, &live, &names);
-    if let Some(dir) = &out {
-        print_written(dir, shard);
-    }
+    write_and_report(out.as_deref(), &output, shard, (&metrics, &live), &names)?;
     nothing.extend(output.empty_inputs.iter().map(|input| format!("{input}: no record in it")));
     for warning in &nothing {
         tracing::warn!("{warning}");
@@ -194,6 +179,34 @@ fn serve(
     let limits = server::Limits::from_config(&config.metrics);
     let bound = server::serve(address, live.clone(), limits, explainer)?;
     tracing::info!("metrics on http://{bound}/metrics, dashboard on http://{bound}/");
+    Ok(())
+}
+
+/// Writes the outputs to `out` (each process its shard: the clusters whose id falls to it,
+/// whole) and prints the run's summary and what it wrote.
+fn write_and_report(
+    out: Option<&std::path::Path>,
+    output: &dataflow::RunOutput,
+    shard: sink::Shard,
+    (metrics, live): (&Registry, &Live),
+    names: &[String],
+) -> Result<()> {
+    let rows = output.rows.clone();
+    if let Some(dir) = out {
+        sink::write_outputs(dir, output, &rows, shard)
+            .with_context(|| format!("writing to {}", dir.display()))?;
+    }
+    if shard.count > 1 {
+        println!(
+            "process {} of {}: the inputs it read, the pages its workers own, the clusters of \
+            its shard",
+            shard.index, shard.count
+        );
+    }
+    print_summary(&rows, output, metrics, live, names);
+    if let Some(dir) = out {
+        print_written(dir, shard);
+    }
     Ok(())
 }
 

@@ -259,11 +259,12 @@ where
             "Verify groups",
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
-                let mut groups = Slots::default();
+                let mut held = WorkerGroups {
+                    groups: Slots::default(),
+                    cache: verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES),
+                };
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
-                let mut cache: verify::VerdictCache<CachedVerdict> =
-                    verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES);
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
                         pending.hold(&capability, data, |(_, member, fingerprints), diff| {
@@ -305,18 +306,9 @@ where
                             // The slots of the groups a few pairs on miss the cache in a table
                             // of millions: their loads start now, while this group is applied.
                             if let Some(later) = applying.upcoming(PREFETCH_AHEAD) {
-                                groups.prefetch(later);
+                                held.groups.prefetch(later);
                             }
-                            let started = std::time::Instant::now();
-                            let mut stats = apply_group(
-                                &mut groups,
-                                &mut cache,
-                                &settings,
-                                fp,
-                                changes,
-                                &mut out,
-                            );
-                            stats.nanos = started.elapsed().as_nanos() as u64;
+                            let stats = held.apply(&settings, fp, changes, &mut out);
                             session.give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
                             if stats.pages > 0 || stats.entries != 0 || stats.groups != 0 {
                                 changed.push(stats);
@@ -338,6 +330,28 @@ where
             },
         )
         .as_collection()
+}
+
+/// A worker's groups and its cache of verdicts.
+struct WorkerGroups {
+    groups: Slots,
+    cache: verify::VerdictCache<CachedVerdict>,
+}
+
+impl WorkerGroups {
+    /// Applies one group's `changes`; the group's output goes to `out`.
+    fn apply(
+        &mut self,
+        settings: &GroupSettings,
+        fp: u64,
+        changes: Vec<(Arc<Member>, isize)>,
+        out: &mut Vec<(GroupOutput, isize)>,
+    ) -> VerifyStats {
+        let started = std::time::Instant::now();
+        let mut stats = apply_group(&mut self.groups, &mut self.cache, settings, fp, changes, out);
+        stats.nanos = started.elapsed().as_nanos() as u64;
+        stats
+    }
 }
 
 /// Applies one group's `changes` to the worker's `groups`, with the verdicts of the worker's
