@@ -36,7 +36,7 @@ pub use abort::Abort;
 pub use run::{run, RunOptions};
 
 pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};
-pub use crate::source::reader::{
-    Feed, Followed, InputProgress, ReaderProgress, ReaderReport, ScriptItem,
-};
+#[cfg(feature = "testing")]
+pub use crate::source::reader::ScriptItem;
+pub use crate::source::reader::{Feed, Followed, InputProgress, ReaderProgress, ReaderReport};
 pub use crate::types::{ClusterRow, RunError, RunOutput};

@@ -181,35 +181,36 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) -> Reade
             lock(&core).poll_deletions();
         }
         Feed::Follow(targets) => read_followed(&targets, &core, &settings),
-        Feed::Script(items) => {
-            lock(&core).begin("script");
-            for item in items {
-                match item {
-                    ScriptItem::Warc(bytes) => {
-                        match source::Decoder::new(Box::new(std::io::Cursor::new(bytes))) {
-                            Ok(d) => pump(&core, d, "script", &settings),
-                            Err(error) => {
-                                let path = "script".into();
-                                open_failed(
-                                    &core,
-                                    "script",
-                                    source::SourceError::Open { path, error },
-                                )
-                            }
-                        }
-                    }
-                    ScriptItem::Delete(url) => lock(&core).delete(&url),
-                    ScriptItem::CloseEpoch => {
-                        let mut c = lock(&core);
-                        if c.in_epoch > 0 {
-                            c.close_epoch();
-                        }
-                    }
-                }
-            }
-        }
+        #[cfg(feature = "testing")]
+        Feed::Script(items) => read_script(items, &core, &settings),
     }
     let mut core = lock(&core);
     core.finish();
     ReaderReport { empty_inputs: std::mem::take(&mut core.empty_inputs) }
+}
+
+/// A scripted feed (test support): its WARC bytes, deletions and epoch boundaries, in order.
+#[cfg(feature = "testing")]
+fn read_script(items: Vec<ScriptItem>, core: &Core, settings: &ReadSettings) {
+    lock(core).begin("script");
+    for item in items {
+        match item {
+            ScriptItem::Warc(bytes) => {
+                match source::Decoder::new(Box::new(std::io::Cursor::new(bytes))) {
+                    Ok(d) => pump(core, d, "script", settings),
+                    Err(error) => {
+                        let path = "script".into();
+                        open_failed(core, "script", source::SourceError::Open { path, error })
+                    }
+                }
+            }
+            ScriptItem::Delete(url) => lock(core).delete(&url),
+            ScriptItem::CloseEpoch => {
+                let mut c = lock(core);
+                if c.in_epoch > 0 {
+                    c.close_epoch();
+                }
+            }
+        }
+    }
 }

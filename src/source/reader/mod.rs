@@ -32,7 +32,9 @@ pub enum Feed {
     /// Inputs followed as they grow until SIGINT/SIGTERM: files, directories (new files read
     /// in name order; a file is complete once a later one exists) and stdin.
     Follow(Vec<Followed>),
-    /// A scripted sequence (tests): WARC bytes, deletions and epoch boundaries, in order.
+    /// A scripted sequence: WARC bytes, deletions and epoch boundaries, in order. Test support,
+    /// built with the `testing` feature (the crate's own tests turn it on).
+    #[cfg(feature = "testing")]
     Script(Vec<ScriptItem>),
 }
 
@@ -43,6 +45,8 @@ pub enum Followed {
     Stdin,
 }
 
+/// An item of a scripted feed (`Feed::Script`).
+#[cfg(feature = "testing")]
 #[derive(Clone, Debug)]
 pub enum ScriptItem {
     /// One or more WARC records.
