@@ -173,7 +173,8 @@ fn sentence_cap_keeps_the_head_and_the_tail_and_is_reported() {
     assert_eq!((page.sentences.len(), page.truncated), (2, false));
 }
 
-/// `split_page` as it was before `each_sentence`: a `Vec` a block, a `String` a sentence.
+/// `split_page` the plain way, the reference of `each_sentence`: a `Vec` a block, a `String` a
+/// sentence.
 fn split_page_reference(blocks: &[String], config: &SentenceConfig) -> SplitPage {
     let hashed = |raw: &str| -> Option<HashedSentence> {
         let normalized = normalize(raw, config.punctuation);
