@@ -191,9 +191,9 @@ fn write_and_report(
     (metrics, live): (&Registry, &Live),
     names: &[String],
 ) -> Result<()> {
-    let rows = output.rows.clone();
+    let rows = &output.rows;
     if let Some(dir) = out {
-        sink::write_outputs(dir, output, &rows, shard)
+        sink::write_outputs(dir, output, rows, shard)
             .with_context(|| format!("writing to {}", dir.display()))?;
     }
     if shard.count > 1 {
@@ -203,7 +203,7 @@ fn write_and_report(
             shard.index, shard.count
         );
     }
-    print_summary(&rows, output, metrics, live, names);
+    print_summary(rows, output, metrics, live, names);
     if let Some(dir) = out {
         print_written(dir, shard);
     }
