@@ -266,7 +266,9 @@ for name in "${corpora[@]}"; do
     echo "-- ${system%%:*}"
     case $name in
       hugo|hexo|nikola|jekyll) # by page kind, and how far apart the clusters reach
-        "$py" benches/quality/kinds.py "$work/$name.truth.json" "$out/${system#*:}.jsonl" "$work/$name.tokens.pickle" ;;
+        explain=()
+        [ "$system" = dupflow:clusters ] && explain=(--explain "$dupflow" "$work/$name.warc.gz" "$out" "$@")
+        "$py" benches/quality/kinds.py "$work/$name.truth.json" "$out/${system#*:}.jsonl" "$work/$name.tokens.pickle" "${explain[@]}" ;;
       *) "$py" "$bench/score.py" "$work/$name.truth.json" "$out/${system#*:}.jsonl" --tokens "$work/$name.tokens.pickle" --by-section ;;
     esac
   done

@@ -113,8 +113,11 @@ pub const PREVIOUS: &str = "checkpoint.previous.json";
 /// The version of the method's rules, raised whenever a release forms other clusters from the
 /// same pages and settings: 2, template inside a page's own text stays in it; 3, landmarks and
 /// the template at the edges of a marked main content (held pages carry `main_marked`); 4,
-/// per-sentence groups compare only the pairs whose sentences may reach τ.
-pub const METHOD_VERSION: u64 = 4;
+/// per-sentence groups compare only the pairs whose sentences may reach τ; 5, a
+/// template-dominated page leaves out the template far more frequent than its text, a
+/// listing's repeated entries stay in its text, and a pair shares `min_longer_share` of the
+/// longer page.
+pub const METHOD_VERSION: u64 = 5;
 
 /// A stable key of what decides the clusters: `METHOD_VERSION`, the method's settings
 /// (`[template]`, `[fingerprint]`, `[candidates]`, `[verify]`) and which URLs name one page

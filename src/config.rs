@@ -325,6 +325,9 @@ impl PipelineConfig {
         if !(v.threshold > 0.0 && v.threshold <= 1.0) {
             invalid("verify.threshold", "must be in (0, 1]");
         }
+        if !(0.0..=1.0).contains(&v.min_longer_share) {
+            invalid("verify.min_longer_share", "must be in [0, 1] (0: off)");
+        }
         if !(0.0..=1.0).contains(&v.word_threshold) {
             invalid("verify.word_threshold", "must be in [0, 1] (0: off)");
         }
@@ -349,6 +352,11 @@ impl PipelineConfig {
         }
         if self.candidates.max_fingerprint_pages < 2 {
             invalid("candidates.max_fingerprint_pages", "must be at least 2");
+        }
+        if !(self.template.interior_run_share >= 0.0
+            && self.template.interior_run_share.is_finite())
+        {
+            invalid("template.interior_run_share", "must be a number, 0 or more (0: off)");
         }
         if !(0.0..=1.0).contains(&self.template.page_fraction) {
             invalid("template.page_fraction", "must be in [0, 1]");

@@ -281,6 +281,16 @@ fn pair_verdict(a: &Filtered, b: &Filtered, method: &MethodConfig) -> PairVerdic
             2.0 * wa.min(wb) as f64 / (wa + wb) as f64,
             config.threshold
         ),
+        Verdict::Dissimilar if sentence_resemblance >= config.threshold => format!(
+            "dissimilar: the compared sentences resemble at {sentence_resemblance:.3}, at least τ \
+             {}, but what they share is {:.3} of the longer page, below min_longer_share {} (the \
+             longer holds the other and as much again), and the words resemble at \
+             {word_resemblance:.3}, below the word threshold {}",
+            config.threshold,
+            sentence_resemblance * (wa + wb) as f64 / 2.0 / wa.max(wb) as f64,
+            config.min_longer_share,
+            config.word_threshold
+        ),
         Verdict::Dissimilar => format!(
             "dissimilar: the sentences resemble at {sentence_resemblance:.3}, below τ {}, and the \
              words at {word_resemblance:.3}, below the word threshold {}",

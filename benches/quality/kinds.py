@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Score a clustering of a blog crawl by page kind, and say how far apart its clusters reach.
 
-Usage: kinds.py TRUTH.json CLUSTERS.jsonl TOKENS.pickle
+Usage: kinds.py TRUTH.json CLUSTERS.jsonl TOKENS.pickle [--explain DUPFLOW WARC RUN [--config F]]
 
 The figures of ../shared/bench/score.py (page-averaged precision, recall and F1, where every
 page weighs the same; pairwise precision), overall and for each kind of page, told by its URL:
@@ -13,7 +13,10 @@ A page's precision and recall count its predicted and true mates of every kind.
 Then the clusters' reach: for each cluster of scored pages, its smallest pairwise resemblance
 (main contents, rapidfuzz Indel over words; up to 200 members sampled); the clusters whose
 smallest is below the truth's `non` (0.5) mix unrelated pages, and the largest cluster's is
-printed. Needs rapidfuzz.
+printed. With --explain, for each cluster holding a pair below `non`, that cluster's least alike
+pair is looked up with `DUPFLOW explain --run RUN` (the run's --out folder, read from WARC):
+the verified path joining the two, and how many edges it takes (a direct edge is 1; the
+chains that join unrelated pages are the longer ones). Needs rapidfuzz.
 """
 import collections
 import itertools
@@ -21,6 +24,7 @@ import json
 import pickle
 import random
 import re
+import subprocess
 import sys
 
 from rapidfuzz.distance import Indel
@@ -39,6 +43,13 @@ def kind(url):
 
 def main():
     truth_path, clusters_path, tokens_path = sys.argv[1:4]
+    explain = None
+    if "--explain" in sys.argv:
+        at = sys.argv.index("--explain")
+        explain = sys.argv[at + 1 : at + 4]
+        rest = sys.argv[at + 4 :]
+        if "--config" in rest:
+            explain += ["--config", rest[rest.index("--config") + 1]]
     truth = json.load(open(truth_path))
     tokens = pickle.load(open(tokens_path, "rb"))
     urls = truth["urls"]
@@ -105,18 +116,31 @@ def main():
         if len(members) < 2:
             continue
         sample = members if len(members) <= 200 else rng.sample(members, 200)
-        low = min(resemblance(a, b) for a, b in itertools.combinations(sample, 2))
-        spread.append((len(members), low, c))
+        low, pair = min((resemblance(a, b), (a, b)) for a, b in itertools.combinations(sample, 2))
+        spread.append((len(members), low, c, pair))
     spread.sort(reverse=True)
     mixed = [s for s in spread if s[1] < non]
     if spread:
-        size, low, c = spread[0]
+        size, low, c, _ = spread[0]
         print(f"largest cluster {size} pages, smallest pairwise resemblance {low:.3f}; "
               f"{len(mixed)} of {len(spread)} clusters hold a pair below {non} "
               f"({sum(s[0] for s in mixed)} pages)")
-    for size, low, c in mixed[:5]:
+    for size, low, c, _ in mixed[:5]:
         kinds = collections.Counter(kind(urls[i]) for i in groups[c])
         print(f"  cluster {c}: {size} pages {dict(kinds)}, smallest {low:.3f}, e.g. {urls[groups[c][0]]}")
+    if explain and mixed:
+        edges = collections.Counter()
+        for size, low, c, (a, b) in mixed:
+            binary, warc, run, *config = explain
+            answer = subprocess.run(
+                [binary, "explain", "--json", "--run", run, *config, urls[a], urls[b], warc],
+                capture_output=True, text=True, check=True)
+            path = json.loads(answer.stdout)["clusters"].get("path") or []
+            edges[len(path)] += 1
+        longest = max(edges)
+        print(f"verified edges joining each such cluster's least alike pair: "
+              f"{', '.join(f'{n} edges: {k} clusters' for n, k in sorted(edges.items()))}; "
+              f"longest {longest}")
 
 
 if __name__ == "__main__":

@@ -153,6 +153,7 @@ fn verdict(config: &MethodConfig, a: &Content, b: &Content) -> Verdict {
                 }
             };
             let verdict = at_least(lcs::dp_resemblance(&a, &b), tau_ppm);
+            let verdict = crate::verify::covering(&config.verify, &a, &b, verdict);
             crate::verify::or_by_words(&config.verify, &a, &b, verdict, |a, b, tau| {
                 at_least(lcs::dp_word_resemblance(a, b), tau)
             })

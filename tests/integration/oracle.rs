@@ -72,6 +72,8 @@ fn config(variant: Variant) -> MethodConfig {
             min_content_share: 0.25,
             min_content_units: 8,
             interior_run_units: 6,
+            interior_run_share: 1.0,
+            furniture_classes: 1,
             refresh_epochs: 1,
         },
         fingerprint,
@@ -90,6 +92,7 @@ fn config(variant: Variant) -> MethodConfig {
             word_threshold: 0.8,
             sibling_min_pages: 3,
             sibling_own_units: 6,
+            min_longer_share: 0.55,
         },
     }
 }
@@ -437,6 +440,35 @@ fn incremental_equals_reference_4_workers() {
     for seed in [1, 2, 3] {
         check(seed * 0x9e37_79b9, 4);
     }
+}
+
+/// The workloads of the tests above reach the rules for listings and stubs: a
+/// template-dominated page leaving out template classes above its text's (`furniture_classes`),
+/// and a pair similar over sentences that shares less than `min_longer_share` of the longer.
+#[test]
+fn the_workloads_reach_the_furniture_and_longer_share_rules() {
+    let config = config(Variant::SentenceConnected);
+    let mut all_classes = config.clone();
+    all_classes.template.furniture_classes = u8::MAX;
+    let mut any_share = config.clone();
+    any_share.verify.min_longer_share = 0.0;
+    let (mut furniture, mut longer) = (0, 0);
+    for seed in [1, 2, 3] {
+        let updates = workload(seed * 0x9e37_79b9);
+        for round in 0..6 {
+            let pages = alive_at(&updates, round);
+            furniture += usize::from(
+                reference::filter_templates(&pages, &config.template)
+                    != reference::filter_templates(&pages, &all_classes.template),
+            );
+            longer += usize::from(
+                reference::clusters(&pages, &config) != reference::clusters(&pages, &any_share),
+            );
+        }
+    }
+    assert!(furniture > 0, "no page left template out by its class: the rule went untested");
+    assert!(longer > 0, "no pair was cut by min_longer_share: the rule went untested");
+    eprintln!("rounds the rules changed: furniture {furniture}, longer share {longer}");
 }
 
 /// Exact families larger than every cap (fingerprints on more than 6 pages dropped, sets cut at

@@ -26,10 +26,10 @@ pub fn filter_templates_as_of(
             *df.entry((page.host, key)).or_default() += 1;
         }
     }
-    let mut templates: HashMap<u64, Vec<u64>> = HashMap::new();
+    let mut templates: HashMap<u64, Vec<(u64, u8)>> = HashMap::new();
     for (&(host, key), &count) in &df {
         if count >= config.threshold(host_pages[&host]) {
-            templates.entry(host).or_default().push(key);
+            templates.entry(host).or_default().push((key, TemplateConfig::class(count)));
         }
     }
     for keys in templates.values_mut() {

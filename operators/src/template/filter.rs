@@ -37,15 +37,15 @@ use crate::template::{apply, Filtered, TemplateConfig};
 pub enum Part {
     /// A page: `(compact id, (id, page))`.
     Page(u64, Box<(PageId, Page)>),
-    /// A template sentence the page holds: `(compact id, key)`.
-    Template(u64, u64),
+    /// A template sentence the page holds: `(compact id, key, frequency class)`.
+    Template(u64, u64, u8),
 }
 
 impl Part {
     /// The compact id of the page whose entry it changes.
     pub fn page(&self) -> u64 {
         match *self {
-            Part::Page(page, ..) | Part::Template(page, _) => page,
+            Part::Page(page, ..) | Part::Template(page, ..) => page,
         }
     }
 }
@@ -72,8 +72,8 @@ impl Held {
         }
     }
 
-    /// `(page, filtered)` with the template `keys` (sorted) removed.
-    fn filtered(&self, keys: &[u64], config: &TemplateConfig) -> (PageId, Filtered) {
+    /// `(page, filtered)` with the template `keys` (`(key, class)`, sorted) removed.
+    fn filtered(&self, keys: &[(u64, u8)], config: &TemplateConfig) -> (PageId, Filtered) {
         let page = Page {
             id: self.id,
             url: crate::ingest::page::no_text(),
@@ -93,12 +93,12 @@ impl Held {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 struct Entry {
     pages: Vec<(Held, isize)>,
-    templates: Vec<(u64, isize)>,
+    templates: Vec<((u64, u8), isize)>,
 }
 
 impl Entry {
     /// The template keys in effect: those with a multiplicity (as the reduce listed them).
-    fn keys(&self) -> Vec<u64> {
+    fn keys(&self) -> Vec<(u64, u8)> {
         self.templates.iter().map(|&(key, _)| key).collect()
     }
 }
@@ -131,7 +131,7 @@ impl Filter {
                 Part::Template(..) => None,
             }));
             let templates = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Template(_, key) => Some((*key, *d)),
+                Part::Template(_, key, class) => Some(((*key, *class), *d)),
                 Part::Page(..) => None,
             }));
             if pages.is_empty() && templates.is_empty() {
@@ -162,6 +162,18 @@ impl Filter {
                 // Only the pages that came or went are filtered.
                 out.extend(pages.iter().map(|(page, d)| (page.filtered(&after, &config), *d)));
                 merge_counts(&mut entry.pages, &pages);
+            } else if pages.is_empty() {
+                // Only its template sentences changed: each page filtered again, out as it was
+                // and in as it is, where it reads otherwise (a sentence changing class leaves
+                // most pages as they were).
+                for (page, n) in &entry.pages {
+                    let (old, new) =
+                        (page.filtered(&before, &config), page.filtered(&after, &config));
+                    if old != new {
+                        out.push((old, -n));
+                        out.push((new, *n));
+                    }
+                }
             } else {
                 // Every page filtered again: out as it was, in as it is.
                 out.extend(
@@ -227,27 +239,28 @@ mod tests {
         for (part, &n) in &alive {
             let Part::Page(c, page) = part else { continue };
             let (id, page) = &**page;
-            let keys: BTreeSet<u64> = alive
+            let keys: BTreeSet<(u64, u8)> = alive
                 .keys()
                 .filter_map(|p| match *p {
-                    Part::Template(of, key) if of == *c => Some(key),
+                    Part::Template(of, key, class) if of == *c => Some((key, class)),
                     _ => None,
                 })
                 .collect();
-            let keys: Vec<u64> = keys.into_iter().collect();
+            let keys: Vec<(u64, u8)> = keys.into_iter().collect();
             *state.entry((*id, apply(page, &keys, &config))).or_insert(0) += n;
         }
         state.retain(|_, d| *d != 0);
         state
     }
 
-    /// Pages coming, going and coming back with other sentences; template keys coming and
-    /// going on them (on keys they hold and keys they do not), now and then twice or negative.
+    /// Pages coming, going and coming back with other sentences; template keys coming, going
+    /// and changing class on them (on keys they hold and keys they do not), now and then twice
+    /// or negative.
     fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
         let mut rng = Rng(seed);
         let mut below = |n: u64| rng.below(n);
         let mut pages: BTreeMap<u64, Part> = BTreeMap::new();
-        let mut templates: BTreeMap<(u64, u64), isize> = BTreeMap::new();
+        let mut templates: BTreeMap<(u64, u64), (u8, isize)> = BTreeMap::new();
         let mut steps = Vec::new();
         for _ in 0..10 {
             let mut step = Vec::new();
@@ -267,12 +280,19 @@ mod tests {
                     }
                     2 => {
                         let key = below(10);
+                        let class = below(4) as u8;
                         match templates.remove(&(n, key)) {
-                            Some(d) => step.push((Part::Template(compact(n), key), -d)),
+                            Some((old, d)) if below(2) == 0 => {
+                                // Its class changes: out at the old one, in at the new.
+                                step.push((Part::Template(compact(n), key, old), -d));
+                                step.push((Part::Template(compact(n), key, class), d));
+                                templates.insert((n, key), (class, d));
+                            }
+                            Some((old, d)) => step.push((Part::Template(compact(n), key, old), -d)),
                             None => {
                                 let d = [1, 1, 1, 2, -1][below(5) as usize];
-                                step.push((Part::Template(compact(n), key), d));
-                                templates.insert((n, key), d);
+                                step.push((Part::Template(compact(n), key, class), d));
+                                templates.insert((n, key), (class, d));
                             }
                         }
                     }
@@ -288,9 +308,16 @@ mod tests {
         steps
     }
 
-    /// Short interior runs of template stay: pages filter differently as their keys change.
+    /// Short interior runs of template stay, and a template-dominated page leaves out the
+    /// template two classes above its rarest: pages filter differently as their keys and the
+    /// keys' classes change.
     fn config() -> TemplateConfig {
-        TemplateConfig { interior_run_units: 3, ..TemplateConfig::default() }
+        TemplateConfig {
+            interior_run_units: 3,
+            interior_run_share: 0.0,
+            furniture_classes: 1,
+            ..TemplateConfig::default()
+        }
     }
 
     fn build(
@@ -325,18 +352,18 @@ mod tests {
         assert_eq!(out.len(), 2);
         // A template key on page 1 filters it again; page 2 is left alone.
         out.clear();
-        filter.apply(&mut [(Part::Template(compact(1), 2), 1)], &mut out);
+        filter.apply(&mut [(Part::Template(compact(1), 2, 3), 1)], &mut out);
         let Part::Page(_, page) = &one else { unreachable!() };
         let (id, p) = &**page;
         let mut expected =
-            vec![((*id, apply(p, &[], &config)), -1), ((*id, apply(p, &[2], &config)), 1)];
+            vec![((*id, apply(p, &[], &config)), -1), ((*id, apply(p, &[(2, 3)], &config)), 1)];
         expected.sort();
         out.sort();
         assert_eq!(out, expected);
         assert_eq!(filter.pages.sizes(), (1, 1));
         // The key goes and the page with it: nothing is held.
         out.clear();
-        filter.apply(&mut [(Part::Template(compact(1), 2), -1), (one, -1), (two, -1)], &mut out);
+        filter.apply(&mut [(Part::Template(compact(1), 2, 3), -1), (one, -1), (two, -1)], &mut out);
         assert_eq!(out.iter().map(|(_, d)| d).sum::<isize>(), -2);
         assert_eq!(filter.pages.sizes(), (0, 0));
     }

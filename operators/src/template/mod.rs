@@ -96,23 +96,26 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
             .map(|(_, page)| page.host)
             .count()
             .map(move |(host, pages)| (host, config.threshold(pages as u64)));
-        let templates = document_frequency
+        // A template sentence with its frequency class (`TemplateConfig::class`), which
+        // changes at each doubling of its pages, not at each page.
+        let classed = document_frequency
             .map(|((host, key), count)| (host, (key, count)))
             .join_map(host_thresholds, move |&host, &(key, count), &threshold| {
-                (host, key, count as u64 >= threshold)
+                let count = count as u64;
+                (count >= threshold).then(|| ((host, key), TemplateConfig::class(count)))
             })
-            .filter(|&(_, _, is_template)| is_template)
-            .map(|(host, key, _)| (host, key))
+            .flat_map(|template| template)
             // In effect from the next refresh.
             .delay(refresh);
+        let templates = classed.clone().map(|(sentence, _)| sentence);
         // Each page filtered with the template keys it holds (none for most pages of a small
         // host), in one operator keyed by the page's compact id (the holders hold that, 8 bytes,
         // not the 16 of a `PageId`). It holds every page for its next filtering, which reads its
         // sentences, words and shingles: not its URL and record id. They are shared with the
         // source's copy in one process, but a page from another process would hold its own.
         let held = holders.join_core(
-            templates.clone().arrange_by_self_named("Arrange: template sentences"),
-            |&(_, key), &id, &()| Some(filter::Part::Template(id, key)),
+            classed.arrange_by_key_named("Arrange: template sentences"),
+            |&(_, key), &id, &class| Some(filter::Part::Template(id, key, class)),
         );
         let pages = self.map(|(id, mut page)| {
             page.url = crate::ingest::page::no_text();
@@ -131,6 +134,17 @@ mod tests {
 
     fn page(keys: &[u64]) -> Page {
         Page::of_keys(keys, |key| Sentence::new(key, 2, key < 100, 0))
+    }
+
+    /// Template keys, all of one frequency class.
+    fn t(keys: &[u64]) -> Vec<(u64, u8)> {
+        classed(keys, 5)
+    }
+
+    fn classed(keys: &[u64], class: u8) -> Vec<(u64, u8)> {
+        let mut keys: Vec<(u64, u8)> = keys.iter().map(|&key| (key, class)).collect();
+        keys.sort_unstable();
+        keys
     }
 
     #[test]
@@ -175,13 +189,14 @@ mod tests {
 
     #[test]
     fn template_keys_leave_content_and_fingerprints() {
-        let off = TemplateConfig { interior_run_units: 0, ..Default::default() };
-        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &off);
+        let off =
+            TemplateConfig { interior_run_units: 0, interior_run_share: 0.0, ..Default::default() };
+        let filtered = apply(&page(&[1, 2, 3, 2]), &t(&[2]), &off);
         assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(1, 2), (3, 2)]);
         assert_eq!(filtered.content.fingerprint_keys(), vec![1, 3]);
         // By default the template sentence inside the own text stays (not the trailing one),
         // named, and still out of the fingerprints and of the own sentences.
-        let filtered = apply(&page(&[1, 2, 3, 2]), &[2], &TemplateConfig::default());
+        let filtered = apply(&page(&[1, 2, 3, 2]), &t(&[2]), &TemplateConfig::default());
         assert_eq!(
             filtered.content.sentences.compared().collect::<Vec<_>>(),
             vec![(1, 2), (2, 2), (3, 2)]
@@ -206,7 +221,7 @@ mod tests {
             .into();
         let words = |f: &Filtered| f.content.words.to_vec();
         // The edges go, the short run inside stays: one run of the page's words, shared.
-        let filtered = apply(&page, &[10, 11], &TemplateConfig::default());
+        let filtered = apply(&page, &t(&[10, 11]), &TemplateConfig::default());
         assert_eq!(words(&filtered), [1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4]);
         assert_eq!(filtered.content.word_counts, [2, 3, 4, 5]);
         assert!(filtered.content.words.is_shared_with(&page.words));
@@ -214,14 +229,15 @@ mod tests {
         assert_eq!(keys_of(&filtered), [1, 2, 11, 3]);
         assert!(filtered.content.sentences.is_shared_with(&page.sentences));
         // The run inside goes too: two runs, copied.
-        let off = TemplateConfig { interior_run_units: 0, ..Default::default() };
-        let filtered = apply(&page, &[10, 11], &off);
+        let off =
+            TemplateConfig { interior_run_units: 0, interior_run_share: 0.0, ..Default::default() };
+        let filtered = apply(&page, &t(&[10, 11]), &off);
         assert_eq!(words(&filtered), [1, 1, 2, 2, 2, 4, 4, 4, 4, 4]);
         assert!(!filtered.content.words.is_shared_with(&page.words));
         assert_eq!(keys_of(&filtered), [1, 2, 3]);
         assert!(!filtered.content.sentences.is_shared_with(&page.sentences));
         // No template: the whole page, shared.
-        let filtered = apply(&page, &[], &TemplateConfig::default());
+        let filtered = apply(&page, &t(&[]), &TemplateConfig::default());
         assert_eq!(words(&filtered), page.words.to_vec());
         assert!(filtered.content.words.is_shared_with(&page.words));
         assert_eq!(keys_of(&filtered), keys);
@@ -230,25 +246,26 @@ mod tests {
 
     #[test]
     fn short_sentences_fingerprint_only_when_nothing_else_is_left() {
-        let filtered = apply(&page(&[200, 300]), &[], &TemplateConfig::default());
+        let filtered = apply(&page(&[200, 300]), &t(&[]), &TemplateConfig::default());
         assert_eq!(filtered.content.fingerprint_keys(), vec![200, 300]);
-        let filtered = apply(&page(&[1, 300]), &[], &TemplateConfig::default());
+        let filtered = apply(&page(&[1, 300]), &t(&[]), &TemplateConfig::default());
         assert_eq!(filtered.content.fingerprint_keys(), vec![1]);
     }
 
     #[test]
     fn a_pure_template_page_keeps_everything() {
-        let filtered = apply(&page(&[5, 6]), &[5, 6], &TemplateConfig::default());
+        let filtered = apply(&page(&[5, 6]), &t(&[5, 6]), &TemplateConfig::default());
         assert_eq!(filtered.content.sentences.compared().collect::<Vec<_>>(), vec![(5, 2), (6, 2)]);
         assert_eq!(filtered.content.fingerprint_keys(), vec![5, 6]);
-        // One sentence of five left (20% < 25%): template-dominated, keeps all after the
-        // leading template run.
-        let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
+        // One sentence of five left (20% < 25%): template-dominated, its template all of one
+        // class: it keeps everything.
+        let filtered =
+            apply(&page(&[5, 6, 1, 7, 8]), &t(&[5, 6, 7, 8]), &TemplateConfig::default());
         assert_eq!(
             filtered.content.sentences.compared().collect::<Vec<_>>(),
-            vec![(1, 2), (7, 2), (8, 2)]
+            vec![(5, 2), (6, 2), (1, 2), (7, 2), (8, 2)]
         );
-        let filtered = apply(&page(&[1, 2, 6, 7, 8]), &[6, 7, 8], &TemplateConfig::default());
+        let filtered = apply(&page(&[1, 2, 6, 7, 8]), &t(&[6, 7, 8]), &TemplateConfig::default());
         assert_eq!(filtered.content.sentences.len(), 2);
     }
 
@@ -261,12 +278,12 @@ mod tests {
         let templates: Vec<u64> = (10..37).collect();
         let stub = TemplateConfig { min_content_units: 7, ..Default::default() };
         assert_eq!(
-            apply(&page(&keys), &templates, &stub).content.sentences.len(),
-            18,
-            "a title at most: a stub"
+            apply(&page(&keys), &t(&templates), &stub).content.sentences.len(),
+            30,
+            "a title at most: a stub, its template all of one class"
         );
         let own = TemplateConfig { min_content_units: 6, ..Default::default() };
-        let filtered = apply(&page(&keys), &templates, &own);
+        let filtered = apply(&page(&keys), &t(&templates), &own);
         assert_eq!(
             filtered.content.sentences.compared().collect::<Vec<_>>(),
             vec![(1, 2), (2, 2), (3, 2)],
@@ -284,7 +301,7 @@ mod tests {
         let templates: Vec<u64> = (10..40).collect();
         // 6 units of its own: enough not to be a stub.
         let config = TemplateConfig { min_content_units: 6, ..Default::default() };
-        let filtered = apply(&page(&keys), &templates, &config);
+        let filtered = apply(&page(&keys), &t(&templates), &config);
         assert_eq!(
             filtered.content.sentences.compared().collect::<Vec<_>>(),
             vec![(1, 2), (12, 2), (2, 2), (3, 2)],
@@ -298,9 +315,9 @@ mod tests {
         );
         // The bound is inclusive: a run of exactly interior_run_units stays.
         let exact = TemplateConfig { interior_run_units: 52, ..config };
-        assert_eq!(apply(&page(&keys), &templates, &exact).content.sentences.len(), 30);
-        let off = TemplateConfig { interior_run_units: 0, ..config };
-        let filtered = apply(&page(&keys), &templates, &off);
+        assert_eq!(apply(&page(&keys), &t(&templates), &exact).content.sentences.len(), 30);
+        let off = TemplateConfig { interior_run_units: 0, interior_run_share: 0.0, ..config };
+        let filtered = apply(&page(&keys), &t(&templates), &off);
         assert_eq!(
             filtered.content.sentences.compared().collect::<Vec<_>>(),
             vec![(1, 2), (2, 2), (3, 2)],
@@ -316,12 +333,12 @@ mod tests {
         let config = TemplateConfig { min_content_units: 4, ..Default::default() };
         let mut marked = page(&[10, 1, 2, 11, 12]);
         assert_eq!(
-            apply(&marked, &templates, &config).content.sentences.len(),
+            apply(&marked, &t(&templates), &config).content.sentences.len(),
             2,
             "unmarked: menus may sit at the edges"
         );
         marked.main_marked = true;
-        let filtered = apply(&marked, &templates, &config);
+        let filtered = apply(&marked, &t(&templates), &config);
         assert_eq!(
             filtered.content.sentences.compared().collect::<Vec<_>>(),
             vec![(10, 2), (1, 2), (2, 2), (11, 2), (12, 2)],
@@ -334,16 +351,81 @@ mod tests {
         let mut long = page(&keys);
         long.main_marked = true;
         assert_eq!(
-            apply(&long, &templates, &config).content.sentences.compared().collect::<Vec<_>>(),
+            apply(&long, &t(&templates), &config).content.sentences.compared().collect::<Vec<_>>(),
             vec![(1, 2), (2, 2)]
         );
         assert_eq!(filtered.content.fingerprint_keys(), vec![1, 2]);
     }
 
     #[test]
+    fn a_template_dominated_page_leaves_out_the_sites_furniture() {
+        // A post the site repeats on its listings (keys 1..=6, on 16-31 pages: class 4) with
+        // its byline (100, its own), between a menu (50, 51) and a sidebar and footer (60..=63)
+        // on 1,024 pages or more (class 10).
+        let keys = [50, 51, 100, 1, 2, 3, 4, 5, 6, 60, 61, 62, 63];
+        let mut templates = classed(&[1, 2, 3, 4, 5, 6], 4);
+        templates.extend(classed(&[50, 51, 60, 61, 62, 63], 10));
+        templates.sort_unstable();
+        let filtered = apply(&page(&keys), &templates, &TemplateConfig::default());
+        assert!(filtered.content.dominated);
+        assert_eq!(
+            filtered.content.sentences.iter().map(|s| s.key).collect::<Vec<_>>(),
+            vec![100, 1, 2, 3, 4, 5, 6],
+            "the post and its byline, not the menu, sidebar or footer"
+        );
+        assert_eq!(filtered.content.template_keys, vec![1, 2, 3, 4, 5, 6]);
+        // Within `furniture_classes` of the rarest (class 7 against 4 with 3): kept. A stub
+        // whose sentences are shared by families of stubs of different sizes stays whole.
+        let mut near = classed(&[1, 2, 3, 4, 5, 6], 4);
+        near.extend(classed(&[50, 51, 60, 61, 62, 63], 7));
+        near.sort_unstable();
+        assert_eq!(
+            apply(&page(&keys), &near, &TemplateConfig::default()).content.sentences.len(),
+            13
+        );
+        let tight = TemplateConfig { furniture_classes: 2, ..TemplateConfig::default() };
+        assert_eq!(apply(&page(&keys), &near, &tight).content.sentences.len(), 7);
+    }
+
+    #[test]
+    fn a_listings_entries_inside_its_own_text_stay() {
+        // Own 1, 2 and 3 (6 units), between them entries the host repeats: 20, 21 (4 units)
+        // and 22..=25 (8 units); the menu 30 before, the footer 31 after.
+        let keys = [30, 1, 20, 21, 2, 22, 23, 24, 25, 3, 31];
+        let templates = t(&[20, 21, 22, 23, 24, 25, 30, 31]);
+        let compared = |config: &TemplateConfig| {
+            let filtered = apply(&page(&keys), &templates, config);
+            filtered.content.sentences.iter().map(|s| s.key).collect::<Vec<_>>()
+        };
+        let short = TemplateConfig {
+            min_content_units: 6,
+            interior_run_units: 0,
+            interior_run_share: 1.0,
+            ..TemplateConfig::default()
+        };
+        assert_eq!(compared(&short), vec![1, 20, 21, 2, 3], "runs up to the own text's 6 units");
+        let twice = TemplateConfig { interior_run_share: 2.0, ..short };
+        assert_eq!(
+            compared(&twice),
+            vec![1, 20, 21, 2, 22, 23, 24, 25, 3],
+            "runs up to twice the own text: the edges still go"
+        );
+        let none = TemplateConfig { interior_run_share: 0.0, ..short };
+        assert_eq!(compared(&none), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn a_frequency_class_changes_at_each_doubling() {
+        let classes: Vec<u8> = [1, 2, 3, 4, 31, 32, 1023, 1024].map(TemplateConfig::class).to_vec();
+        assert_eq!(classes, vec![0, 1, 1, 2, 4, 5, 9, 10]);
+        assert_eq!(TemplateConfig::class(0), 0);
+    }
+
+    #[test]
     fn a_stub_names_its_template() {
-        let filtered = apply(&page(&[5, 6, 1, 7, 8]), &[5, 6, 7, 8], &TemplateConfig::default());
-        assert_eq!(filtered.content.template_keys, vec![7, 8]);
+        let filtered =
+            apply(&page(&[5, 6, 1, 7, 8]), &t(&[5, 6, 7, 8]), &TemplateConfig::default());
+        assert_eq!(filtered.content.template_keys, vec![5, 6, 7, 8]);
         assert!(filtered.content.dominated);
         assert_eq!(
             filtered.own_sentences(),

@@ -27,6 +27,15 @@ pub struct TemplateConfig {
     /// in runs of at most this many units stay in it: a generator's boilerplate read as part
     /// of the text. Longer runs (member lists, a sidebar) are left out. 0: none stay.
     pub interior_run_units: u32,
+    /// ... or of at most this many times the page's own text, if that is more: a listing's
+    /// entries repeated on the host's other listings are what the listing shows, where a
+    /// generated block many times the page's own text (an implemented trait's methods) is not.
+    pub interior_run_share: f64,
+    /// A template-dominated page is compared without the template sentences more than this
+    /// many frequency classes above its rarest (a class is ⌊log2 pages⌋ of the sentence's
+    /// host): a stub's or a repeated post's text without the site's menus and sidebars around
+    /// it.
+    pub furniture_classes: u8,
     /// The template sentences in effect change every this many epochs (1: every epoch): a
     /// sentence that becomes template (or stops being) between refreshes takes effect at the
     /// next one, and the pages holding it are filtered again once, not at every epoch in which
@@ -48,6 +57,8 @@ impl Default for TemplateConfig {
             min_content_share: 0.25,
             min_content_units: 15,
             interior_run_units: 50,
+            interior_run_share: 2.0,
+            furniture_classes: 3,
             refresh_epochs: 8,
         }
     }
@@ -58,6 +69,13 @@ impl TemplateConfig {
     pub fn threshold(&self, host_pages: u64) -> u64 {
         let by_fraction = (self.page_fraction * host_pages as f64).ceil() as u64;
         by_fraction.max(self.min_pages as u64).max(2)
+    }
+
+    /// The frequency class of a template sentence on `pages` pages of its host: ⌊log2 pages⌋.
+    /// It changes when the count crosses a power of two, so a sentence's holders are filtered
+    /// again once for each doubling, not at each page.
+    pub fn class(pages: u64) -> u8 {
+        pages.max(1).ilog2() as u8
     }
 
     /// The epoch at which a template change of epoch `time` takes effect: the next refresh,
@@ -121,24 +139,33 @@ pub fn distinct_keys(page: &Page) -> Vec<u64> {
     keys
 }
 
-/// Removes the host's template keys (`templates` sorted) from a page.
+/// Removes the host's template sentences (`templates`: `(key, frequency class)`, sorted by key)
+/// from a page.
 ///
 /// A page left with less than `min_content_share` of its weight, and less than
 /// `min_content_units` of text of its own (a title at most), is template-dominated (a stub, a
-/// redirect notice: its main text is shared with its siblings). It keeps everything after its
-/// leading run of template sentences (menus and sidebars come first in document order), so that
-/// its siblings are compared on that shared text; a page that is template from end to end
-/// keeps everything. A page with more text of its own is compared on that text, and on the
-/// template sentences inside it in runs of at most `interior_run_units` (a generator's
-/// boilerplate: headings, "This is an internal header file…"): what comes before its first
-/// own sentence and after its last (menus, footers) and longer runs inside (a member list, a
-/// sidebar) are left out. Sibling pages sharing generated blocks are not duplicates when their
-/// own text differs: the template sentences kept are named in `Content::template_keys`, which
-/// the sibling rule counts as repeated blocks.
-pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtered {
-    // Each sentence looked up once: whether it is template.
-    let template: Vec<bool> =
-        page.sentences.iter().map(|s| templates.binary_search(&{ s.key }).is_ok()).collect();
+/// redirect notice, a post whose text the site repeats on its listings: its main text is shared
+/// with other pages). It keeps its sentences but the template ones more than
+/// `furniture_classes` frequency classes above its rarest (the site's menus, sidebars and
+/// footers, on many times as many pages as that text), so that it is compared on that shared
+/// text. A page with more text of its own is compared on that text, and on the template
+/// sentences inside it in runs of at most `interior_run_units`, or `interior_run_share` times
+/// its own text (a generator's boilerplate: headings, "This is an internal header file…"; a
+/// listing's entries): what comes before its first own sentence and after its last (menus,
+/// footers) and longer runs inside (a member list, a sidebar) are left out. Sibling pages
+/// sharing generated blocks are not duplicates when their own text differs: the template
+/// sentences kept are named in `Content::template_keys`, which the sibling rule counts as
+/// repeated blocks.
+pub fn apply(page: &Page, templates: &[(u64, u8)], config: &TemplateConfig) -> Filtered {
+    // Each sentence looked up once: its frequency class if it is template.
+    let class: Vec<Option<u8>> = page
+        .sentences
+        .iter()
+        .map(|s| {
+            templates.binary_search_by_key(&{ s.key }, |&(key, _)| key).ok().map(|i| templates[i].1)
+        })
+        .collect();
+    let template: Vec<bool> = class.iter().map(Option::is_some).collect();
     let total: u64 = page.sentences.iter().map(|s| s.weight as u64).sum();
     let kept: u64 = page
         .sentences
@@ -151,11 +178,11 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
         || ((kept as f64) < config.min_content_share * total as f64
             && kept < config.min_content_units as u64);
     let keep = if dominated {
-        let head = template.iter().take_while(|&&t| t).count();
-        let head = if head == page.sentences.len() { 0 } else { head };
-        (0..page.sentences.len()).map(|i| i >= head).collect()
+        dominated_text(&class, config.furniture_classes)
     } else {
-        interior(page, &template, config.interior_run_units as u64)
+        let max_run = (config.interior_run_units as u64)
+            .max((config.interior_run_share * kept as f64) as u64);
+        interior(page, &template, max_run)
     };
     // The kept sentences and their words (`page.words`, each sentence's run in order). Kept
     // sentences in one run (the template removed at the edges, or none) share the page's words.
@@ -215,6 +242,15 @@ pub fn apply(page: &Page, templates: &[u64], config: &TemplateConfig) -> Filtere
             dominated,
         },
     }
+}
+
+/// Which sentences of a template-dominated page are kept (`class`: each sentence's frequency
+/// class, `None` for its own): all but the template sentences more than `span` classes above
+/// the rarest.
+fn dominated_text(class: &[Option<u8>], span: u8) -> Vec<bool> {
+    let rarest = class.iter().flatten().min().copied().unwrap_or(0);
+    let furniture = rarest.saturating_add(span);
+    class.iter().map(|c| c.is_none_or(|c| c <= furniture)).collect()
 }
 
 /// Which sentences of a page with text of its own are kept: its own (non-template) sentences,

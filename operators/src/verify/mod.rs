@@ -92,6 +92,11 @@ pub struct VerifyConfig {
     /// ... when each page's own text (its sentences the other lacks) weighs at least this
     /// many units (about words).
     pub sibling_own_units: u32,
+    /// LCS only: a pair similar over sentences is a near-duplicate only if what the two have
+    /// in common is at least this share of the longer page. A page that contains another and
+    /// as much again (a listing of two posts, and one of them) resembles it at 2/3, over τ,
+    /// and would join the two posts it lists through itself. 0: off.
+    pub min_longer_share: f64,
 }
 
 impl Default for VerifyConfig {
@@ -105,6 +110,7 @@ impl Default for VerifyConfig {
             word_threshold: 0.8,
             sibling_min_pages: 16,
             sibling_own_units: 15,
+            min_longer_share: 0.55,
         }
     }
 }
@@ -381,6 +387,7 @@ pub fn compare_keyed_words(
             let keys = keys.filter(|_| central.is_none());
             let (a, b) = central.as_ref().map_or((a, b), |(ca, cb)| (ca, cb));
             let verdict = lcs::compare_keyed(a, b, keys, tau_ppm, max_diff_distance);
+            let verdict = covering(config, a, b, verdict);
             let mut words_lcs = None;
             let verdict = or_by_words(config, a, b, verdict, |wa, wb, tau| {
                 let (verdict, d) = lcs::compare_words_distance(wa, wb, tau, max_diff_distance);
@@ -408,6 +415,24 @@ pub fn compare_keyed_words(
         }
     };
     (verdict, None)
+}
+
+/// A sentence-level verdict with `min_longer_share` applied: a similar pair whose common text
+/// (the LCS, from its exact resemblance) is less than that share of the longer page's weight
+/// is dissimilar. The word level needs no such rule: its threshold (0.8) already puts the
+/// common words over 0.55 of the longer page's.
+pub fn covering(config: &VerifyConfig, a: &Content, b: &Content, verdict: Verdict) -> Verdict {
+    let Verdict::Similar(resemblance) = verdict else {
+        return verdict;
+    };
+    let (wa, wb) = (a.weight(), b.weight());
+    let common = (resemblance * (wa + wb) as f64 / 2.0).round() as u128;
+    let share = lcs::ppm(config.min_longer_share) as u128;
+    if common * 1_000_000 >= share * wa.max(wb) as u128 {
+        verdict
+    } else {
+        Verdict::Dissimilar
+    }
 }
 
 /// The word-level second chance of the LCS verifier: a pair the sentences rejected is compared

@@ -341,3 +341,26 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_page_that_contains_another_and_as_much_again_is_not_its_near_duplicate() {
+    // A listing of two posts (1..=10 and 11..=20) and the first post alone: they resemble at
+    // 2/3, over τ, but what they share is half the listing.
+    let post = unit(&(1..=10).collect::<Vec<_>>());
+    let other = unit(&(11..=20).collect::<Vec<_>>());
+    let listing = unit(&(1..=20).collect::<Vec<_>>());
+    let config = VerifyConfig::default();
+    let tau = lcs::ppm(config.threshold);
+    assert_eq!(lcs::compare(&post, &listing, tau, 1_000), Verdict::Similar(2.0 / 3.0));
+    assert_eq!(compare(&config, &post, &listing, tau), Verdict::Dissimilar);
+    assert_eq!(compare(&config, &other, &listing, tau), Verdict::Dissimilar);
+    // Off, the listing is the post's near-duplicate, and the other post's: a chain.
+    let off = VerifyConfig { min_longer_share: 0.0, ..VerifyConfig::default() };
+    assert_eq!(compare(&off, &post, &listing, tau), Verdict::Similar(2.0 / 3.0));
+    // A longer copy sharing 10 of its 16 sentences (0.625 of it) still is.
+    let longer = unit(&(1..=16).collect::<Vec<_>>());
+    assert_eq!(compare(&config, &post, &longer, tau), Verdict::Similar(20.0 / 26.0));
+    // At the bound exactly: 11 of 20 (0.55) shared.
+    let at = unit(&(1..=11).collect::<Vec<_>>());
+    assert!(matches!(compare(&config, &at, &listing, tau), Verdict::Similar(_)));
+}
