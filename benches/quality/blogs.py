@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Blog and news sites from real static site generators, with the copies a blog crawl holds.
 
-Usage: blogs.py GENERATOR OUTDIR [--seed 1] [--tools DIR]
+Usage: blogs.py GENERATOR OUTDIR [--seed 1] [--tools DIR] [--hosts NAME,...] [--posts N]
 
 GENERATOR: hugo (Debian's hugo, a magazine theme written here, with print copies of posts),
 hexo (Hexo 7 from npm with its landscape theme), nikola (Nikola 8.3 from PyPI, bootblog4),
@@ -21,7 +21,9 @@ posts are this machine's prose (/usr/share/doc, as benches/text_corpus.py reads 
 
 Truth is not planted: quality/truth.py reads each page's main content (the generator's article
 or listing area) and compares it. Deterministic for a seed. --tools names the folder where
-hexo's npm packages and nikola's venv are (target/blogs).
+hexo's npm packages and nikola's venv are (target/blogs). --hosts builds some of the hosts
+only, --posts writes N posts a host (90), as the repository's small blog fixture does
+(fixtures/blog/make.sh).
 """
 import argparse
 import datetime
@@ -91,7 +93,7 @@ class Corpus:
 
     def syndicate(self):
         for h in HOSTS:
-            for post in self.r.sample(self.hosts[h][:POSTS_PER_HOST], 12):
+            for post in self.r.sample(self.hosts[h][:POSTS_PER_HOST], min(12, POSTS_PER_HOST // 4)):
                 other = self.r.choice([o for o in HOSTS if o != h])
                 copy = dict(post, date=post["date"] + datetime.timedelta(days=self.r.randint(1, 9), hours=1),
                             slug=post["slug"] + "-via-" + h, author=self.r.choice(self.authors[other]),
@@ -350,15 +352,18 @@ def main():
     parser.add_argument("outdir")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--tools", default="target/blogs")
+    parser.add_argument("--hosts", default=",".join(HOSTS))
+    parser.add_argument("--posts", type=int, default=POSTS_PER_HOST)
     args = parser.parse_args()
+    globals()["POSTS_PER_HOST"] = args.posts
     tools = os.path.abspath(args.tools)
     corpus = Corpus(args.seed + sorted(SITES).index(args.generator))
-    for host in HOSTS:
+    for host in args.hosts.split(","):
         site = os.path.join(os.path.abspath(args.outdir), host)
         shutil.rmtree(site, ignore_errors=True)
         SITES[args.generator](corpus, host, site, "/", False, tools)
         SITES[args.generator](corpus, host, os.path.join(site, "v2"), "/v2/", True, tools)
-    print(f"{args.generator}: {len(HOSTS)} hosts in {args.outdir}", file=sys.stderr)
+    print(f"{args.generator}: {args.hosts} in {args.outdir}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
 
 mod common;
 
+mod blogs;
 mod cli;
 mod cluster;
 mod crash_soak;

@@ -29,7 +29,8 @@ pub fn filter_templates_as_of(
     let mut templates: HashMap<u64, Vec<(u64, u8)>> = HashMap::new();
     for (&(host, key), &count) in &df {
         if count >= config.threshold(host_pages[&host]) {
-            templates.entry(host).or_default().push((key, TemplateConfig::class(count)));
+            let class = TemplateConfig::class(count, host_pages[&host]);
+            templates.entry(host).or_default().push((key, class));
         }
     }
     for keys in templates.values_mut() {

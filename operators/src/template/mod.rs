@@ -23,7 +23,9 @@ pub mod holders;
 mod rule;
 
 pub use batch::{filter_templates, filter_templates_as_of};
-pub use rule::{apply, checkpoint_epoch, distinct_keys, refresh_time, Filtered, TemplateConfig};
+pub use rule::{
+    apply, checkpoint_epoch, distinct_keys, refresh_time, Filtered, TemplateConfig, SITE_WIDE,
+};
 
 /// The template operator.
 /// Pages with their template sentences removed.
@@ -91,18 +93,20 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
             .arrange_by_key_named("Arrange: repeated sentences by host");
         // The threshold, not the page count, meets the frequencies: it changes once in 1/fraction
         // pages, so a page arriving does not re-join every key of its host.
-        let host_thresholds = self
-            .clone()
-            .map(|(_, page)| page.host)
-            .count()
-            .map(move |(host, pages)| (host, config.threshold(pages as u64)));
+        let host_thresholds =
+            self.clone().map(|(_, page)| page.host).count().map(move |(host, pages)| {
+                // The host's pages as a power of two (for the classes): changes at doublings.
+                let pages = pages as u64;
+                (host, (config.threshold(pages), 1u64 << pages.max(1).ilog2()))
+            });
         // A template sentence with its frequency class (`TemplateConfig::class`), which
-        // changes at each doubling of its pages, not at each page.
+        // changes at each doubling of its pages or of its host's, not at each page.
         let classed = document_frequency
             .map(|((host, key), count)| (host, (key, count)))
-            .join_map(host_thresholds, move |&host, &(key, count), &threshold| {
+            .join_map(host_thresholds, move |&host, &(key, count), &(threshold, host_pages)| {
                 let count = count as u64;
-                (count >= threshold).then(|| ((host, key), TemplateConfig::class(count)))
+                (count >= threshold)
+                    .then(|| ((host, key), TemplateConfig::class(count, host_pages)))
             })
             .flat_map(|template| template)
             // In effect from the next refresh.
@@ -385,6 +389,17 @@ mod tests {
         );
         let tight = TemplateConfig { furniture_classes: 2, ..TemplateConfig::default() };
         assert_eq!(apply(&page(&keys), &near, &tight).content.sentences.len(), 7);
+        // Site-wide template goes whatever the span, unless all the page's template is; 255
+        // keeps everything.
+        let mut small = classed(&[1, 2, 3, 4, 5, 6], 4);
+        small.extend(classed(&[50, 51, 60, 61, 62, 63], SITE_WIDE));
+        small.sort_unstable();
+        let wide = TemplateConfig { furniture_classes: 200, ..TemplateConfig::default() };
+        assert_eq!(apply(&page(&keys), &small, &wide).content.sentences.len(), 7);
+        let all = classed(&[1, 2, 3, 4, 5, 6, 50, 51, 60, 61, 62, 63], SITE_WIDE);
+        assert_eq!(apply(&page(&keys), &all, &wide).content.sentences.len(), 13);
+        let off = TemplateConfig { furniture_classes: u8::MAX, ..TemplateConfig::default() };
+        assert_eq!(apply(&page(&keys), &small, &off).content.sentences.len(), 13);
     }
 
     #[test]
@@ -416,9 +431,16 @@ mod tests {
 
     #[test]
     fn a_frequency_class_changes_at_each_doubling() {
-        let classes: Vec<u8> = [1, 2, 3, 4, 31, 32, 1023, 1024].map(TemplateConfig::class).to_vec();
+        let class = |pages| TemplateConfig::class(pages, 4096);
+        let classes: Vec<u8> = [1, 2, 3, 4, 31, 32, 1023, 1024].map(class).to_vec();
         assert_eq!(classes, vec![0, 1, 1, 2, 4, 5, 9, 10]);
-        assert_eq!(TemplateConfig::class(0), 0);
+        assert_eq!(class(0), 0);
+        // From a quarter to a half of the host's pages on (by their powers of two): site-wide.
+        assert_eq!(class(2047), 10);
+        assert_eq!(class(2048), SITE_WIDE);
+        assert_eq!(TemplateConfig::class(2048, 6000), SITE_WIDE);
+        assert_eq!(TemplateConfig::class(2047, 8192), 10);
+        assert_eq!(TemplateConfig::class(4, 8), SITE_WIDE, "on a small host, all template is");
     }
 
     #[test]

@@ -7,6 +7,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::ingest::page::{Content, Page, Sentences, Words};
 
+/// The frequency class of a template sentence on a large share of its host's pages
+/// (`TemplateConfig::class`).
+pub const SITE_WIDE: u8 = u8::MAX;
+
 /// Settings of the template stage.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -31,10 +35,10 @@ pub struct TemplateConfig {
     /// entries repeated on the host's other listings are what the listing shows, where a
     /// generated block many times the page's own text (an implemented trait's methods) is not.
     pub interior_run_share: f64,
-    /// A template-dominated page is compared without the template sentences more than this
-    /// many frequency classes above its rarest (a class is ⌊log2 pages⌋ of the sentence's
-    /// host): a stub's or a repeated post's text without the site's menus and sidebars around
-    /// it.
+    /// A template-dominated page is compared without its site-wide template sentences and
+    /// those more than this many frequency classes above its rarest (a class is ⌊log2 pages⌋
+    /// of the sentence's host; `TemplateConfig::class`): a stub's or a repeated post's text
+    /// without the site's menus and sidebars around it. 255: with all of them.
     pub furniture_classes: u8,
     /// The template sentences in effect change every this many epochs (1: every epoch): a
     /// sentence that becomes template (or stops being) between refreshes takes effect at the
@@ -71,11 +75,18 @@ impl TemplateConfig {
         by_fraction.max(self.min_pages as u64).max(2)
     }
 
-    /// The frequency class of a template sentence on `pages` pages of its host: ⌊log2 pages⌋.
-    /// It changes when the count crosses a power of two, so a sentence's holders are filtered
-    /// again once for each doubling, not at each page.
-    pub fn class(pages: u64) -> u8 {
-        pages.max(1).ilog2() as u8
+    /// The frequency class of a template sentence on `pages` pages of a host of `host_pages`:
+    /// ⌊log2 pages⌋, or `SITE_WIDE` when that is at least the host's ⌊log2 host_pages⌋ less one
+    /// (a sentence on a quarter to a half of the host's pages or more: its menus, sidebars and
+    /// footers). It changes when either count crosses a power of two, so a sentence's holders
+    /// are filtered again once for each doubling, not at each page.
+    pub fn class(pages: u64, host_pages: u64) -> u8 {
+        let class = pages.max(1).ilog2();
+        if class + 1 >= host_pages.max(1).ilog2() {
+            SITE_WIDE
+        } else {
+            class as u8
+        }
     }
 
     /// The epoch at which a template change of epoch `time` takes effect: the next refresh,
@@ -245,8 +256,9 @@ pub fn apply(page: &Page, templates: &[(u64, u8)], config: &TemplateConfig) -> F
 }
 
 /// Which sentences of a template-dominated page are kept (`class`: each sentence's frequency
-/// class, `None` for its own): all but the template sentences more than `span` classes above
-/// the rarest.
+/// class, `None` for its own): all but the site-wide template sentences and those more than
+/// `span` classes above the rarest; all of a page whose template is all site-wide, and all of
+/// every page with `span` 255.
 fn dominated_text(class: &[Option<u8>], span: u8) -> Vec<bool> {
     let rarest = class.iter().flatten().min().copied().unwrap_or(0);
     let furniture = rarest.saturating_add(span);
