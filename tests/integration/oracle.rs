@@ -68,7 +68,7 @@ fn config(variant: Variant) -> MethodConfig {
     MethodConfig {
         template: TemplateConfig {
             min_pages: 3,
-            page_fraction: 0.1,
+            page_fraction: 0.3,
             min_content_share: 0.25,
             min_content_units: 8,
             interior_run_units: 6,
@@ -144,7 +144,7 @@ fn workload_with(seed: u64, copies: bool) -> Vec<(u64, Page, isize)> {
                 updates.push((round, copy, 1));
                 continue;
             }
-            let host = [0, 0, 0, 1, 2][rng.below(5) as usize];
+            let host = rng.below(3);
             let content: Vec<u64> = if !bases.is_empty() && rng.below(3) > 0 {
                 // A variant of an earlier page: replace, drop or add a few sentences; or the
                 // same page written for another name (one word of every sentence replaced: new
