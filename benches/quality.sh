@@ -254,7 +254,11 @@ for name in "${corpora[@]}"; do
         explain=()
         [ "$system" = dupflow:clusters ] && explain=(--explain "$dupflow" "$work/$name.warc.gz" "$out" "$@")
         "$py" benches/quality/kinds.py "$work/$name.truth.json" "$out/${system#*:}.jsonl" "$work/$name.tokens.pickle" "${explain[@]}" ;;
-      *) "$py" "$bench/score.py" "$work/$name.truth.json" "$out/${system#*:}.jsonl" --tokens "$work/$name.tokens.pickle" --by-section ;;
+      *) "$py" "$bench/score.py" "$work/$name.truth.json" "$out/${system#*:}.jsonl" --tokens "$work/$name.tokens.pickle" --by-section
+         if [ "$system" = dupflow:clusters ]; then # how far apart the clusters reach
+           "$py" benches/quality/kinds.py "$work/$name.truth.json" "$out/clusters.jsonl" "$work/$name.tokens.pickle" \
+             --explain "$dupflow" "$work/$name.warc.gz" "$out" "$@" | grep -E '^(largest|pairs below)'
+         fi ;;
     esac
   done
 done

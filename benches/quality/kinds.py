@@ -13,10 +13,10 @@ A page's precision and recall count its predicted and true mates of every kind.
 Then the clusters' reach: for each cluster of scored pages, its smallest pairwise resemblance
 (main contents, rapidfuzz Indel over words; up to 200 members sampled); the clusters whose
 smallest is below the truth's `non` (0.5) mix unrelated pages, and the largest cluster's is
-printed. With --explain, for each cluster holding a pair below `non`, that cluster's least alike
-pair is looked up with `DUPFLOW explain --run RUN` (the run's --out folder, read from WARC):
-the verified path joining the two, and how many edges it takes (a direct edge is 1; the
-chains that join unrelated pages are the longer ones). Needs rapidfuzz.
+printed. With --explain, every pair below `non` in a cluster (of its up to 200 sampled members)
+is looked up with `DUPFLOW explain --run RUN` (the run's --out folder, read from WARC): the
+verified path joining the two, and how many edges it takes (a direct edge is 1; the chains
+that join unrelated pages are the longer ones). Needs rapidfuzz.
 """
 import collections
 import itertools
@@ -116,8 +116,9 @@ def main():
         if len(members) < 2:
             continue
         sample = members if len(members) <= 200 else rng.sample(members, 200)
-        low, pair = min((resemblance(a, b), (a, b)) for a, b in itertools.combinations(sample, 2))
-        spread.append((len(members), low, c, pair))
+        pairs = [(resemblance(a, b), (a, b)) for a, b in itertools.combinations(sample, 2)]
+        low = min(s for s, _ in pairs)
+        spread.append((len(members), low, c, [pair for s, pair in pairs if s < non]))
     spread.sort(reverse=True)
     mixed = [s for s in spread if s[1] < non]
     if spread:
@@ -130,17 +131,17 @@ def main():
         print(f"  cluster {c}: {size} pages {dict(kinds)}, smallest {low:.3f}, e.g. {urls[groups[c][0]]}")
     if explain and mixed:
         edges = collections.Counter()
-        for size, low, c, (a, b) in mixed:
-            binary, warc, run, *config = explain
-            answer = subprocess.run(
-                [binary, "explain", "--json", "--run", run, *config, urls[a], urls[b], warc],
-                capture_output=True, text=True, check=True)
-            path = json.loads(answer.stdout)["clusters"].get("path") or []
-            edges[len(path)] += 1
-        longest = max(edges)
-        print(f"verified edges joining each such cluster's least alike pair: "
-              f"{', '.join(f'{n} edges: {k} clusters' for n, k in sorted(edges.items()))}; "
-              f"longest {longest}")
+        binary, warc, run, *config = explain
+        for size, low, c, unlike in mixed:
+            for a, b in unlike:
+                answer = subprocess.run(
+                    [binary, "explain", "--json", "--run", run, *config, urls[a], urls[b], warc],
+                    capture_output=True, text=True, check=True)
+                path = json.loads(answer.stdout)["clusters"].get("path") or []
+                edges[len(path)] += 1
+        print(f"pairs below {non} in a cluster: {sum(edges.values())}, joined by "
+              f"{', '.join(f'{n} verified edges: {k}' for n, k in sorted(edges.items()))}; "
+              f"longest {max(edges)}")
 
 
 if __name__ == "__main__":
