@@ -123,3 +123,26 @@ fn a_blogs_listings_and_sidebars_join_no_unrelated_posts() {
     assert!(p >= 0.95, "precision {p:.4}");
     assert!(r >= 0.9, "recall {r:.4}");
 }
+
+#[test]
+fn explain_names_the_longer_share_when_it_decides() {
+    // A tag page listing two posts whole, and one of them: resemblance over τ, but what they
+    // share is under half the tag page.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/blog");
+    let truth = Truth::read(&fixtures.join("hugo.truth.json"));
+    let site = truth.urls[0].split('/').take(3).collect::<Vec<_>>().join("/");
+    let output = dupflow()
+        .args(["explain", "--json"])
+        .arg(format!("{site}/tags/seeing/"))
+        .arg(format!("{site}/posts/gpgconf-offered-considerations-track-0111/"))
+        .arg(fixtures.join("hugo.warc.gz"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let answer: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let verdict = &answer["verdict"];
+    assert_eq!(verdict["similar"], false);
+    assert!(verdict["sentence_resemblance"].as_f64().unwrap() >= 0.6, "{verdict}");
+    let reason = verdict["reason"].as_str().unwrap();
+    assert!(reason.contains("of the longer page, below min_longer_share 0.55"), "{reason}");
+}
