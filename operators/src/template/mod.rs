@@ -5,9 +5,11 @@
 //! When a key becomes template (or stops being), only the pages holding it are filtered again:
 //! the cost follows the key's pages, never the host's.
 //! Template sentences take no part in fingerprints. Verification sees a page's own text with
-//! the short runs of template inside it (a generator's boilerplate), not its menus, footers
-//! or long generated blocks. A page that is nothing but template keeps all its sentences (it
-//! *is* the template, and its copies are its duplicates).
+//! the runs of template inside it (a generator's boilerplate, a listing's entries), not its
+//! menus, footers or long generated blocks. A page that is (nearly) nothing but template is
+//! compared on its template without the site's furniture (a stub's text, a post its host
+//! repeats on its listings: its copies are its duplicates), and on all of it where all of its
+//! template is furniture.
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::VecCollection;

@@ -129,7 +129,7 @@ pub fn checkpoint_epoch(next: u64, every: u64) -> u64 {
 /// A page with its template removed: what fingerprinting and verification see.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 pub struct Filtered {
-    /// Non-template sentences in order (all sentences if the page is pure template); whether
+    /// The sentences compared, in order (`apply`: the own ones and the template kept); whether
     /// the page is template-dominated, and the keys to fingerprint (`Content::fingerprint_keys`).
     pub content: Content,
 }
