@@ -309,8 +309,8 @@ mod tests {
     }
 
     /// Short interior runs of template stay, and a template-dominated page leaves out the
-    /// template two classes above its rarest: pages filter differently as their keys and the
-    /// keys' classes change.
+    /// template more than one class above its rarest: pages filter differently as their keys
+    /// and the keys' classes change.
     fn config() -> TemplateConfig {
         TemplateConfig {
             interior_run_units: 3,

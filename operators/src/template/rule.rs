@@ -29,7 +29,8 @@ pub struct TemplateConfig {
     pub min_content_units: u32,
     /// Template sentences inside a page's own text (between its first and last own sentence)
     /// in runs of at most this many units stay in it: a generator's boilerplate read as part
-    /// of the text. Longer runs (member lists, a sidebar) are left out. 0: none stay.
+    /// of the text. Longer runs (member lists, a sidebar) are left out. 0 (with
+    /// `interior_run_share` 0): none stay.
     pub interior_run_units: u32,
     /// ... or of at most this many times the page's own text, if that is more: a listing's
     /// entries repeated on the host's other listings are what the listing shows, where a
