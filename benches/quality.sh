@@ -44,6 +44,10 @@
 #              pages, teaser or whole-post indexes.                               HELD OUT
 #   jekyll     the same from Jekyll 4.3 (Debian) with minima and jekyll-archives: year, month,
 #              tag and category archives of excerpts.                             HELD OUT
+#   news       three news sites (hugo, a news theme of quality/blogs.py): section fronts and
+#              tag pages of headlines and teasers, a related-stories box in every article and
+#              a most-read list beside it (landmarks: <main>, <aside>), mobile copies of the
+#              articles, wire stories on several hosts, a recrawl whose fronts shift. TUNING
 # PostgreSQL, Python and JDK documentation and Pelican sites are reserved for checks outside
 # this repository: no corpus here is built from them.
 # Needs: wget, the Debian packages above (doxygen's, sphinx's and javadoc's installed when
@@ -60,7 +64,7 @@ done
 corpora=()
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do corpora+=("$1"); shift; done
 [ $# -gt 0 ] && shift
-[ ${#corpora[@]} -gt 0 ] || corpora=(synthetic rustdoc doxygen javadoc erlang sphinxdoc sphinx gtkdoc haddock vimdoc texinfo hugo hexo nikola jekyll)
+[ ${#corpora[@]} -gt 0 ] || corpora=(synthetic rustdoc doxygen javadoc erlang sphinxdoc sphinx gtkdoc haddock vimdoc texinfo hugo hexo nikola jekyll news)
 work=$PWD/target/quality
 mkdir -p "$work"
 cargo build --release --locked -q
@@ -128,7 +132,7 @@ blog_tools() {
   local tools=$work/blog-tools
   mkdir -p "$tools"
   case $1 in
-    hugo) need_packages hugo ;;
+    hugo|news) need_packages hugo ;;
     jekyll) need_packages jekyll jekyll-theme-minima ruby-jekyll-archives ;;
     hexo)
       if ! [ -x "$tools/hexo-tools/node_modules/.bin/hexo" ]; then
@@ -215,7 +219,7 @@ build_corpus() {
         done
       done
       crawl "$root" 127.0.0.1 "$work/$name.warc.gz" ;;
-    hugo|hexo|nikola|jekyll)
+    hugo|hexo|nikola|jekyll|news)
       blog_tools "$name"
       python3 benches/quality/blogs.py "$name" "$root" --tools "$work/blog-tools"
       local host n=0 parts=()
@@ -225,7 +229,7 @@ build_corpus() {
         parts+=("$work/$name-$n.warc.gz")
       done
       cat "${parts[@]}" > "$work/$name.warc.gz"; rm "${parts[@]}" ;;
-    *) echo "unknown corpus $name (synthetic, rustdoc, doxygen, javadoc, erlang, sphinxdoc, sphinx, gtkdoc, haddock, vimdoc, texinfo, hugo, hexo, nikola, jekyll)" >&2; exit 2 ;;
+    *) echo "unknown corpus $name (synthetic, rustdoc, doxygen, javadoc, erlang, sphinxdoc, sphinx, gtkdoc, haddock, vimdoc, texinfo, hugo, hexo, nikola, jekyll, news)" >&2; exit 2 ;;
   esac
   "$py" benches/quality/truth.py "$work/$name.warc.gz" "$work/$name"
 }
@@ -250,7 +254,7 @@ for name in "${corpora[@]}"; do
   for system in dupflow:clusters peer:peer; do
     echo "-- ${system%%:*}"
     case $name in
-      hugo|hexo|nikola|jekyll) # by page kind, and how far apart the clusters reach
+      hugo|hexo|nikola|jekyll|news) # by page kind, and how far apart the clusters reach
         explain=()
         [ "$system" = dupflow:clusters ] && explain=(--explain "$dupflow" "$work/$name.warc.gz" "$out" "$@")
         "$py" benches/quality/kinds.py "$work/$name.truth.json" "$out/${system#*:}.jsonl" "$work/$name.tokens.pickle" "${explain[@]}" ;;

@@ -115,8 +115,8 @@ pub const PREVIOUS: &str = "checkpoint.previous.json";
 /// the template at the edges of a marked main content (held pages carry `main_marked`); 4,
 /// per-sentence groups compare only the pairs whose sentences may reach τ; 5, a
 /// template-dominated page leaves out the template far more frequent than its text, a
-/// listing's repeated entries stay in its text, and a pair shares `min_longer_share` of the
-/// longer page.
+/// listing's repeated entries stay in its text, a pair shares `min_longer_share` of the
+/// longer page, and an `<aside>` is left out wherever it is.
 pub const METHOD_VERSION: u64 = 5;
 
 /// A stable key of what decides the clusters: `METHOD_VERSION`, the method's settings

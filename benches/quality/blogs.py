@@ -5,7 +5,9 @@ Usage: blogs.py GENERATOR OUTDIR [--seed 1] [--tools DIR] [--hosts NAME,...] [--
 
 GENERATOR: hugo (Debian's hugo, a magazine theme written here, with print copies of posts),
 hexo (Hexo 7 from npm with its landscape theme), nikola (Nikola 8.3 from PyPI, bootblog4),
-jekyll (Debian's jekyll 4.3 with its minima theme and jekyll-archives).
+jekyll (Debian's jekyll 4.3 with its minima theme and jekyll-archives), news (Debian's hugo,
+a news site's theme written here: section fronts of headlines and teasers, related stories in
+each article, a most-read list, mobile copies of articles).
 Three hosts, each its own site; OUTDIR/<host>/ holds the built site at its root and a later
 build of it under v2/ (a recrawl: new posts on top, so every paginated listing shifts). The
 posts are this machine's prose (/usr/share/doc, as benches/text_corpus.py reads it), with:
@@ -208,6 +210,71 @@ def hugo_site(corpus, host, dest, root, later, tools):
     shutil.rmtree(src)
 
 
+# --- news: a news site's theme written here, built by hugo -------------------------------------
+
+NEWS_BASEOF = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }} | {{ .Site.Title }}</title></head>
+<body>
+<header class="site"><a href="{{ "/" | relURL }}">{{ .Site.Title }}</a>
+<nav><ul>{{ range .Site.Taxonomies.categories }}<li><a href="{{ .Page.RelPermalink }}">{{ .Page.Title }}</a></li>{{ end }}</ul></nav></header>
+<main>{{ block "main" . }}{{ end }}</main>
+<aside class="most-read"><h3>Most read</h3><ol>{{ range first 6 (where .Site.RegularPages "Section" "posts") }}<li><a href="{{ .RelPermalink }}">{{ .Title }}</a><p>{{ .Summary | plainify | truncate 120 }}</p></li>{{ end }}</ol></aside>
+<footer><p>{{ .Site.Params.footer }}</p><p>Corrections and tips: write to the newsroom. Our journalism is free to read.</p></footer>
+</body></html>
+"""
+NEWS_SINGLE = """{{ define "main" }}<article><h1>{{ .Title }}</h1>
+<p class="byline">By {{ range .Params.authors }}{{ . }}{{ end }}, {{ .Date.Format "January 2, 2006" }}</p>
+{{ .Content }}
+<aside class="related"><h3>More in {{ range .Params.categories }}{{ . }}{{ end }}</h3>
+{{ $here := .Permalink }}{{ range first 5 (where (where .Site.RegularPages "Section" "posts") "Params.categories" "intersect" .Params.categories) }}{{ if ne .Permalink $here }}<div class="teaser"><h4><a href="{{ .RelPermalink }}">{{ .Title }}</a></h4><p>{{ .Summary | plainify }}</p></div>{{ end }}{{ end }}</aside>
+<p>{{ with .OutputFormats.Get "amp" }}<a href="{{ .RelPermalink }}">Mobile version</a>{{ end }}</p></article>{{ end }}
+"""
+NEWS_LIST = """{{ define "main" }}<h1>{{ .Title }}</h1>
+{{ $paginator := .Paginate .Pages }}
+{{ range $paginator.Pages }}<div class="story"><h2><a href="{{ .RelPermalink }}">{{ .Title }}</a></h2>
+<p class="teaser">{{ .Summary | plainify }}</p></div>
+{{ end }}
+<p class="pager">{{ if $paginator.HasPrev }}<a href="{{ $paginator.Prev.URL }}">Newer</a>{{ end }} Page {{ $paginator.PageNumber }} of {{ $paginator.TotalPages }} {{ if $paginator.HasNext }}<a href="{{ $paginator.Next.URL }}">Older</a>{{ end }}</p>
+{{ end }}
+"""
+NEWS_AMP = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{{ .Title }}</title></head>
+<body><main><article><h1>{{ .Title }}</h1><p>{{ .Date.Format "January 2, 2006" }}</p>{{ .Content }}</article></main>
+<footer><p>{{ .Site.Title }}, mobile edition.</p></footer></body></html>
+"""
+
+
+def news_site(corpus, host, dest, root, later, tools):
+    """A news site: section fronts and tag pages of headlines and teasers, a related-stories box
+    inside each article and a most-read list beside it, mobile (AMP-like) copies of articles;
+    wire stories are the syndicated posts. Landmarks mark the main content (<main>, <aside>)."""
+    src = dest + ".src"
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(f"{src}/content/posts")
+    config = {
+        "baseURL": root, "title": f"The {host.capitalize()} Courier", "languageCode": "en",
+        "paginate": 10, "summaryLength": 30, "disableKinds": ["RSS", "sitemap", "robotsTXT"],
+        "taxonomies": {"tag": "tags", "category": "categories"},
+        "outputFormats": {"amp": {"mediaType": "text/html", "path": "amp", "baseName": "index", "isHTML": True, "permalinkable": False}},
+        "outputs": {"page": ["html", "amp"]},
+        "params": {"footer": f"The {host.capitalize()} Courier. All rights reserved."},
+    }
+    with open(f"{src}/config.json", "w") as f:
+        json.dump(config, f)
+    os.makedirs(f"{src}/layouts/_default")
+    for name, text in [("baseof.html", NEWS_BASEOF), ("single.html", NEWS_SINGLE),
+                       ("list.html", NEWS_LIST), ("single.amp.html", NEWS_AMP)]:
+        with open(f"{src}/layouts/_default/{name}", "w") as f:
+            f.write(text)
+    for post in corpus.snapshot(host, later):
+        meta = {"title": post["title"], "date": post["date"].isoformat(), "tags": post["tags"],
+                "categories": [post["category"]], "authors": [post["author"]]}
+        with open(f"{src}/content/posts/{post['slug']}.html", "w") as f:
+            f.write(json.dumps(meta) + "\n\n" + body_html(post, "<!--more-->") + "\n")
+    subprocess.run(["hugo", "--quiet", "-s", src, "-d", dest], check=True)
+    shutil.rmtree(src)
+
+
 # --- hexo: landscape ---------------------------------------------------------------------------
 
 def hexo_site(corpus, host, dest, root, later, tools):
@@ -343,7 +410,7 @@ jekyll-archives:
     shutil.rmtree(src)
 
 
-SITES = {"hugo": hugo_site, "hexo": hexo_site, "nikola": nikola_site, "jekyll": jekyll_site}
+SITES = {"hugo": hugo_site, "hexo": hexo_site, "nikola": nikola_site, "jekyll": jekyll_site, "news": news_site}
 
 
 def main():
@@ -357,7 +424,8 @@ def main():
     args = parser.parse_args()
     globals()["POSTS_PER_HOST"] = args.posts
     tools = os.path.abspath(args.tools)
-    corpus = Corpus(args.seed + sorted(SITES).index(args.generator))
+    # Each generator's own posts (news after the four blogs: their corpora stay as they were).
+    corpus = Corpus(args.seed + ["hexo", "hugo", "jekyll", "nikola", "news"].index(args.generator))
     for host in args.hosts.split(","):
         site = os.path.join(os.path.abspath(args.outdir), host)
         shutil.rmtree(site, ignore_errors=True)

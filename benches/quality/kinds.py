@@ -5,7 +5,8 @@ Usage: kinds.py TRUTH.json CLUSTERS.jsonl TOKENS.pickle [--explain DUPFLOW WARC 
 
 The figures of ../shared/bench/score.py (page-averaged precision, recall and F1, where every
 page weighs the same; pairwise precision), overall and for each kind of page, told by its URL:
-- article: a post (hugo's and Nikola's /posts/NAME/, Hexo's /YYYY/MM/DD/NAME/) or its print copy;
+- article: a post (hugo's and Nikola's /posts/NAME/, Hexo's /YYYY/MM/DD/NAME/) or its print or
+  mobile copy;
 - listing: what lists posts: the index and its pages, tag, category, author and date archives;
 - other: the rest (about pages, galleries).
 A page's precision and recall count its predicted and true mates of every kind.
@@ -29,7 +30,7 @@ import sys
 
 from rapidfuzz.distance import Indel
 
-ARTICLE = re.compile(r"/(posts|print/posts)/[^/]+/(index\.html)?$|/\d{4}/\d{2}/\d{2}/[^/]+/(index\.html)?$")
+ARTICLE = re.compile(r"/(posts|print/posts|amp/posts)/[^/]+/(index\.html)?$|/\d{4}/\d{2}/\d{2}/[^/]+/(index\.html)?$")
 LISTING = re.compile(r"/(tags?|categor(y|ies)|authors?|archives?|page|posts)(/|\.html|$)|/index(-\d+)?\.html$|/\d{4}/(\d{2}/)?(index\.html)?$|^https?://[^/]+/(v2/)?$")
 
 

@@ -43,6 +43,8 @@ DROP = (
     " | //div[@id='synopsis'] | //div[@id='table-of-contents']"
     # gtk-doc: the navigation bars; gtk-doc and erl_docgen: the footer
     " | //table[@class='navigation'] | //div[@class='footer']"
+    # news (quality/blogs.py): the related stories' headlines and teasers inside an article
+    " | //aside[@class='related']"
 )
 # gtk-doc's generated summaries: a reference page's sections named <page>.functions, .other
 # (types and values), .properties, .signals (summary tables of what the page details below),

@@ -265,7 +265,7 @@ const LISTS: &[(Flags, &[&str])] = &[
         ],
     ),
     (MAIN, &["main"]),
-    (NAV, &["nav"]),
+    (NAV, &["nav", "aside"]),
     (PAGE_CHROME, &["header", "footer", "aside"]),
     (SECTIONING, &["article", "section", "aside", "nav"]),
     (TITLE, &["title"]),

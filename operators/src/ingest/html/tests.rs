@@ -19,13 +19,15 @@ fn keeps_visible_text_in_blocks() {
 
 #[test]
 fn landmarks_keep_the_main_content() {
-    // A main landmark: its blocks alone, without the navigation inside it. A footer or an
-    // aside inside it is the article's.
+    // A main landmark: its blocks alone, without the navigation or the asides inside it (a
+    // box of related stories, a pull quote). A footer inside it is the article's.
     let page = strip(
         "<body><header><p>Site</p></header><nav><li>Home</li></nav><main><h1>T</h1><p>Text.</p>\
-         <nav>toc</nav><aside>note</aside><footer>end of article</footer></main><footer><p>(c)</p></footer></body>",
+         <nav>toc</nav><aside>related</aside><footer>end of article</footer></main><footer><p>(c)</p></footer></body>",
     );
-    assert_eq!(page.blocks, ["T", "Text.", "note", "end of article"]);
+    assert_eq!(page.blocks, ["T", "Text.", "end of article"]);
+    let page = strip("<main><article><p>Text.</p><aside><h3>More</h3><p>Another story.</p></aside></article></main>");
+    assert_eq!(page.blocks, ["Text."]);
     assert!(page.main_marked);
     // ARIA roles on divs, as Sphinx writes them.
     let page =
