@@ -180,9 +180,6 @@ HUGO_PRINT = """<!DOCTYPE html>
 
 
 def hugo_site(corpus, host, dest, root, later, tools):
-    src = dest + ".src"
-    shutil.rmtree(src, ignore_errors=True)
-    os.makedirs(f"{src}/content/posts")
     full = HOSTS.index(host) == 1  # one host shows whole posts in its listings
     config = {
         "baseURL": root, "title": f"The {host.capitalize()} Gazette", "languageCode": "en",
@@ -194,11 +191,21 @@ def hugo_site(corpus, host, dest, root, later, tools):
                    "about": f"The {host.capitalize()} Gazette is written by a small group of volunteers who like long walks and short sentences.",
                    "footer": f"Copyright {host.capitalize()} Gazette contributors. Text available under a free licence."},
     }
+    build_hugo(corpus, host, dest, later, config,
+               [("baseof.html", HUGO_BASEOF), ("single.html", HUGO_SINGLE),
+                ("list.html", HUGO_LIST), ("single.print.html", HUGO_PRINT)])
+
+
+def build_hugo(corpus, host, dest, later, config, layouts):
+    """Builds the host's posts (as of the first crawl, or of the recrawl) with hugo, the site's
+    config and its layouts (name, text) into dest."""
+    src = dest + ".src"
+    shutil.rmtree(src, ignore_errors=True)
+    os.makedirs(f"{src}/content/posts")
     with open(f"{src}/config.json", "w") as f:
         json.dump(config, f)
     os.makedirs(f"{src}/layouts/_default")
-    for name, text in [("baseof.html", HUGO_BASEOF), ("single.html", HUGO_SINGLE),
-                       ("list.html", HUGO_LIST), ("single.print.html", HUGO_PRINT)]:
+    for name, text in layouts:
         with open(f"{src}/layouts/_default/{name}", "w") as f:
             f.write(text)
     for post in corpus.snapshot(host, later):
@@ -248,9 +255,6 @@ def news_site(corpus, host, dest, root, later, tools):
     """A news site: section fronts and tag pages of headlines and teasers, a related-stories box
     inside each article and a most-read list beside it, mobile (AMP-like) copies of articles;
     wire stories are the syndicated posts. Landmarks mark the main content (<main>, <aside>)."""
-    src = dest + ".src"
-    shutil.rmtree(src, ignore_errors=True)
-    os.makedirs(f"{src}/content/posts")
     config = {
         "baseURL": root, "title": f"The {host.capitalize()} Courier", "languageCode": "en",
         "paginate": 10, "summaryLength": 30, "disableKinds": ["RSS", "sitemap", "robotsTXT"],
@@ -259,20 +263,9 @@ def news_site(corpus, host, dest, root, later, tools):
         "outputs": {"page": ["html", "amp"]},
         "params": {"footer": f"The {host.capitalize()} Courier. All rights reserved."},
     }
-    with open(f"{src}/config.json", "w") as f:
-        json.dump(config, f)
-    os.makedirs(f"{src}/layouts/_default")
-    for name, text in [("baseof.html", NEWS_BASEOF), ("single.html", NEWS_SINGLE),
-                       ("list.html", NEWS_LIST), ("single.amp.html", NEWS_AMP)]:
-        with open(f"{src}/layouts/_default/{name}", "w") as f:
-            f.write(text)
-    for post in corpus.snapshot(host, later):
-        meta = {"title": post["title"], "date": post["date"].isoformat(), "tags": post["tags"],
-                "categories": [post["category"]], "authors": [post["author"]]}
-        with open(f"{src}/content/posts/{post['slug']}.html", "w") as f:
-            f.write(json.dumps(meta) + "\n\n" + body_html(post, "<!--more-->") + "\n")
-    subprocess.run(["hugo", "--quiet", "-s", src, "-d", dest], check=True)
-    shutil.rmtree(src)
+    build_hugo(corpus, host, dest, later, config,
+               [("baseof.html", NEWS_BASEOF), ("single.html", NEWS_SINGLE),
+                ("list.html", NEWS_LIST), ("single.amp.html", NEWS_AMP)])
 
 
 # --- hexo: landscape ---------------------------------------------------------------------------
