@@ -258,7 +258,7 @@ fn pair_verdict(a: &Filtered, b: &Filtered, method: &MethodConfig) -> PairVerdic
     let config = &method.verify;
     let tau_ppm = lcs::ppm(config.threshold);
     let sentence_resemblance = lcs::dp_resemblance(&a.content, &b.content);
-    let words = |f: &Filtered| f.content.words.iter().copied().collect::<Vec<_>>();
+    let words = |f: &Filtered| f.content.words.to_vec();
     let word_resemblance = lcs::dp_word_resemblance(&words(a), &words(b));
     let verdict = dupflow_operators::verify::compare(config, &a.content, &b.content, tau_ppm);
     let (wa, wb) = (a.content.weight(), b.content.weight());

@@ -150,10 +150,12 @@ impl CurrentPages {
     }
 
     /// The held page's bytes: its sentences and words are shared with the dataflow's copies
-    /// (reference counted), so they are counted once, here.
+    /// (reference counted), so they are counted once, here; words in the word store not at
+    /// all.
     fn cost(page: &Page) -> usize {
+        let words = if page.words.is_stored() { 0 } else { page.words.len() };
         page.sentences.len() * std::mem::size_of::<Sentence>()
-            + page.words.len() * std::mem::size_of::<dupflow_operators::ingest::page::Word>()
+            + words * std::mem::size_of::<dupflow_operators::ingest::page::Word>()
             + page.shingles.len() * 8
             + page.url.len()
             + page.record_id.len()
@@ -316,7 +318,7 @@ impl CurrentPages {
                 out.write_all(&s.to_le_bytes())?;
             }
             out.write_all(&(page.words.len() as u32).to_le_bytes())?;
-            for w in page.words.iter() {
+            for w in page.words.load().iter() {
                 out.write_all(&w.to_le_bytes())?;
             }
             out.write_all(&[page.main_marked as u8])?;

@@ -115,7 +115,9 @@ pub fn page_fingerprints(
     let mut out = sentence_fingerprints(&keys, config, |keys| {
         short_page_prefix(keys, &content.sentences, prefix_ppm)
     });
-    out.extend(word_fingerprints(&content.words, config));
+    if config.word_bands > 0 && !content.words.is_empty() {
+        out.extend(word_fingerprints(&content.words.load(), config));
+    }
     out.sort_unstable();
     out.dedup();
     out

@@ -1,8 +1,10 @@
 //! Ingest: a page's HTML stripped to its visible text blocks (`html`, the main content where
 //! landmarks mark it), split into normalized, hashed and weighed sentences and words
-//! (`sentence`, `text`), kept as one compact page (`page`).
+//! (`sentence`, `text`), kept as one compact page (`page`), its words in the run's word store when it has one
+//! (`words`).
 
 pub mod html;
 pub mod page;
 pub mod sentence;
 pub mod text;
+pub mod words;

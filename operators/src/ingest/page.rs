@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::words::{Loaded, Words};
+
 /// Stable identity of a page, ordered so that the *earliest* page (by crawl date, then by a
 /// hash of its URL and record id) is the smallest. Cluster ids are a member's id, the anchor
 /// (smallest `anchor_key`), so they depend only on the set of pages, never on scheduling.
@@ -145,10 +147,10 @@ pub struct Page {
     /// Hashes of word n-gram shingles, in order (only for the MinHash and SimHash methods).
     #[serde(default)]
     pub shingles: Vec<u64>,
-    /// Hashes of the normalized words of all sentences, in order (see `Sentence::words`);
-    /// shared as `sentences` is.
+    /// Hashes of the normalized words of all sentences, in order (see `Sentence::words`): in
+    /// the run's word store when it has one (`runtime::store`), else shared as `sentences` is.
     #[serde(default)]
-    pub words: Arc<[Word]>,
+    pub words: Words,
     /// Its markup marked its main content (`html::StrippedPage::main_marked`): its sentences
     /// are that content, with no menu or footer at their edges, so the template at its edges is
     /// the text's own boilerplate (`template::apply`).
@@ -182,25 +184,6 @@ pub trait RunItem: Copy {
     }
 }
 
-impl RunItem for Word {
-    type Compared = Word;
-    fn compared(&self) -> Word {
-        *self
-    }
-    fn from_compared(word: Word) -> Word {
-        word
-    }
-    fn hash_run<H: std::hash::Hasher>(items: &[Word], state: &mut H) {
-        items.hash(state)
-    }
-    fn cmp_run(a: &[Word], b: &[Word]) -> std::cmp::Ordering {
-        a.cmp(b)
-    }
-    fn eq_run(a: &[Word], b: &[Word]) -> bool {
-        a == b
-    }
-}
-
 /// A sentence as the comparisons read it, (key, weight).
 impl RunItem for (u64, u16) {
     type Compared = (u64, u16);
@@ -229,15 +212,13 @@ impl RunItem for Sentence {
     }
 }
 
-/// A run of a page's words or sentences, shared with the page (`Page::words`,
-/// `Page::sentences`), or of their own.
+/// A run of a page's sentences (`Page::sentences`), shared with the page, or of their own.
 ///
 /// A filtered content whose kept sentences are one run of its page's sentences (most pages:
-/// the template removed is at its edges) points into the page's sentences and words instead of
-/// copying them: the page, its held copy and its content then hold one allocation of each,
-/// where the content had its own copies (words ~1.3 KB a page on the 100k scale crawl,
-/// sentences 12 bytes each). It reads as the slice it covers; it compares, hashes and
-/// serializes as that slice's `RunItem::compared` (as a `Vec` of them did).
+/// the template removed is at its edges) points into the page's sentences instead of copying
+/// them (12 bytes a sentence); its words do the same (`Words`). It reads as the slice it
+/// covers; it compares, hashes and serializes as that slice's `RunItem::compared` (as a `Vec`
+/// of them did).
 #[derive(Clone)]
 pub struct Run<T> {
     all: Arc<[T]>,
@@ -245,8 +226,6 @@ pub struct Run<T> {
     end: u32,
 }
 
-/// A run of a page's words.
-pub type Words = Run<Word>;
 /// A run of a page's sentences.
 pub type Sentences = Run<Sentence>;
 
@@ -303,12 +282,6 @@ impl<T> From<Vec<T>> for Run<T> {
 impl FromIterator<(u64, u16)> for Sentences {
     fn from_iter<I: IntoIterator<Item = (u64, u16)>>(pairs: I) -> Self {
         Run::from(pairs.into_iter().map(Sentence::from_compared).collect::<Vec<_>>())
-    }
-}
-
-impl FromIterator<Word> for Words {
-    fn from_iter<I: IntoIterator<Item = Word>>(words: I) -> Self {
-        Run::from(words.into_iter().collect::<Vec<_>>())
     }
 }
 
@@ -494,32 +467,6 @@ mod tests {
     }
 
     #[test]
-    fn shared_words_read_compare_and_hash_as_the_slice_they_cover() {
-        use std::hash::{BuildHasher, RandomState};
-        let all: Arc<[Word]> = vec![1, 2, 3, 4, 5, 6].into();
-        let run = Words::shared(&all, 1..4);
-        assert_eq!(&*run, &[2, 3, 4]);
-        assert!(run.is_shared_with(&all));
-        let own = Words::from(vec![2, 3, 4]);
-        assert!(!own.is_shared_with(&all));
-        assert_eq!(run, own);
-        assert_eq!(run.cmp(&Words::from(vec![2, 3, 5])), std::cmp::Ordering::Less);
-        assert_eq!(run.cmp(&Words::from(vec![2, 3])), std::cmp::Ordering::Greater);
-        let hasher = RandomState::new();
-        assert_eq!(hasher.hash_one(&run), hasher.hash_one(&own));
-        assert_eq!(format!("{run:?}"), "[2, 3, 4]");
-        // A sub-run is relative to the run, clamped to it, and still shared.
-        let sub = run.sub(1..5);
-        assert_eq!(&*sub, &[3, 4]);
-        assert!(sub.is_shared_with(&all));
-        assert!(run.sub(7..9).is_empty());
-        assert!(Words::shared(&all, 4..10).iter().eq([5, 6].iter()));
-        assert!(Words::default().is_empty());
-        // Words hash as the slice of words did.
-        assert_eq!(hasher.hash_one(&run), hasher.hash_one(&[2u16, 3, 4][..]));
-    }
-
-    #[test]
     fn shared_sentences_compare_and_hash_as_their_keys_and_weights() {
         use std::hash::{BuildHasher, RandomState};
         let sentence = |key, weight, words| Sentence::new(key, weight, key % 2 == 0, words);
@@ -566,6 +513,6 @@ mod tests {
         assert_eq!(back.sentences.iter().copied().collect::<Vec<_>>(), &all[..]);
         assert_eq!(back.fingerprint_keys(), [2], "only the fingerprinted sentence");
         assert_eq!(back, content);
-        assert_eq!(&*back.words, &[5, 6, 7]);
+        assert_eq!(back.words.to_vec(), [5, 6, 7]);
     }
 }

@@ -1,5 +1,5 @@
 //! What the operators share: holding updates until their time is complete (`by_time`), maps
-//! whose common entries stay small (`dense`, `compact`), sorted-list kernels (`sorted`),
+//! whose common entries stay small (`dense`, `compact`), sorted-list kernels (`sorted`), the word store (`store`),
 //! and stable hashes (`hashing`).
 
 pub mod by_time;
@@ -7,3 +7,4 @@ pub mod compact;
 pub mod dense;
 pub mod hashing;
 pub mod sorted;
+pub mod store;

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::ingest::page::{Page, PageId, Sentence, Word};
+use crate::ingest::page::{Page, PageId, Sentence, Words};
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Narrow};
 use crate::runtime::sorted::{consolidated, merge_counts};
@@ -50,13 +50,14 @@ impl Part {
     }
 }
 
-/// What the filtering reads of a page (`template::apply`), as the operator holds it: 72 bytes
-/// (a `Page` is 136), its sentences and words shared with the page's.
+/// What the filtering reads of a page (`template::apply`), as the operator holds it: 96 bytes
+/// (a `Page` is 144), its sentences and words shared with the page's (its words a place in
+/// the word store when the run has one).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct Held {
     id: PageId,
     sentences: Arc<[Sentence]>,
-    words: Arc<[Word]>,
+    words: Words,
     shingles: Box<[u64]>,
     main_marked: bool,
 }
@@ -341,7 +342,7 @@ mod tests {
 
     #[test]
     fn a_page_without_template_is_held_alone() {
-        assert_eq!(std::mem::size_of::<Held>(), 72);
+        assert_eq!(std::mem::size_of::<Held>(), 96);
         assert_eq!(std::mem::size_of::<Part>(), 24);
         let config = TemplateConfig::default();
         let mut filter = Filter::new(config);

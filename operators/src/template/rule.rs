@@ -224,10 +224,13 @@ pub fn apply(page: &Page, templates: &[(u64, u8)], config: &TemplateConfig) -> F
     }
     let words = match runs.as_slice() {
         [] => Words::default(),
-        [run] => Words::shared(&page.words, run.clone()),
-        runs => Words::from(
-            runs.iter().flat_map(|run| page.words[run.clone()].iter().copied()).collect::<Vec<_>>(),
-        ),
+        [run] => page.words.sub(run.clone()),
+        runs => {
+            let all = page.words.load();
+            Words::from(
+                runs.iter().flat_map(|run| all[run.clone()].iter().copied()).collect::<Vec<_>>(),
+            )
+        }
     };
     if words.is_empty() {
         word_counts.clear();

@@ -325,11 +325,9 @@ pub fn content_hash(c: &Content) -> u64 {
     }
     // Four words a step (the chain of mixes is the cost: a page has thousands of words), with
     // their count first, so that a last step's padding is no word.
+    // The words by their digest, made when they were (they may be in the word store).
     h = crate::runtime::hashing::mix64(h ^ c.words.len() as u64);
-    for four in c.words.chunks(4) {
-        let packed = four.iter().fold(0u64, |p, &w| p << 16 | w as u64);
-        h = crate::runtime::hashing::mix64(h ^ packed).wrapping_add(0x2545_f491_4f6c_dd1d);
-    }
+    h = crate::runtime::hashing::mix64(h ^ c.words.digest()).wrapping_add(0x2545_f491_4f6c_dd1d);
     // The cosine's IDF weights change as pages come and go: part of the key.
     for &w in &c.term_weights {
         h = crate::runtime::hashing::mix64(h ^ w as u64).wrapping_add(0x9e6c_63d0_676a_9a99);
@@ -452,7 +450,7 @@ pub fn or_by_words(
     {
         return verdict;
     }
-    match by_words(&a.words, &b.words, lcs::ppm(config.word_threshold)) {
+    match by_words(&a.words.load(), &b.words.load(), lcs::ppm(config.word_threshold)) {
         similar @ Verdict::Similar(_) => similar,
         _ => verdict,
     }
@@ -554,13 +552,14 @@ pub fn own_texts_are_different_texts_keyed(
             return (0, 0);
         }
         let (mut weight, mut count, mut offset) = (0u64, 0usize, 0usize);
+        let loaded = words.is_some().then(|| c.words.load());
         for ((k, w), &n) in c.sentences.compared().zip(&c.word_counts) {
             let end = (offset + n as usize).min(c.words.len());
             if own_keys.binary_search(&k).is_ok() {
                 weight += w as u64;
                 count += end - offset;
-                if let Some(words) = words.as_mut() {
-                    words.extend_from_slice(&c.words[offset..end]);
+                if let (Some(words), Some(loaded)) = (words.as_mut(), loaded.as_ref()) {
+                    words.extend_from_slice(&loaded[offset..end]);
                 }
             }
             offset = end;

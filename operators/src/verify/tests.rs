@@ -245,11 +245,12 @@ fn own_texts_differ_from_scratch(config: &VerifyConfig, a: &Content, b: &Content
     let own = |c: &Content, other: &Content| -> (u64, Vec<u16>) {
         let keys = distinct_sentence_keys(other);
         let (mut weight, mut words, mut offset) = (0u64, Vec::new(), 0usize);
+        let all = c.words.load();
         for ((k, w), &n) in c.sentences.compared().zip(&c.word_counts) {
             let end = offset + n as usize;
             if !keys.contains(&k) {
                 weight += w as u64;
-                words.extend_from_slice(&c.words[offset..end]);
+                words.extend_from_slice(&all[offset..end]);
             }
             offset = end;
         }
@@ -330,7 +331,7 @@ proptest::proptest! {
         let (verdict, words_lcs) = compare_keyed_words(&config, &a, &b, None, lcs::ppm(config.threshold));
         proptest::prop_assert_eq!(verdict, compare(&config, &a, &b, lcs::ppm(config.threshold)));
         if let (Some(n), false) = (words_lcs, trim) {
-            proptest::prop_assert_eq!(n, lcs::bit_parallel_lcs(&a.words, &b.words));
+            proptest::prop_assert_eq!(n, lcs::bit_parallel_lcs(&a.words.load(), &b.words.load()));
         }
         if matches!(verdict, Verdict::Similar(_)) {
             let (ka, kb) = (distinct_sentence_keys(&a), distinct_sentence_keys(&b));
