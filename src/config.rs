@@ -71,6 +71,24 @@ pub struct RunConfig {
     /// not ended this many seconds after the signal (or a second signal comes), the process
     /// ends at once with exit code 2.
     pub stop_timeout_secs: u64,
+    /// Where the pages' words are kept (`runtime::store`).
+    pub words: WordsAt,
+    /// The word store's cache, in MiB.
+    pub word_cache_mb: u64,
+    /// The directory of the word store's file; empty: the output directory (`--out`), else
+    /// the system's temporary directory.
+    pub word_store_dir: String,
+}
+
+/// Where a run keeps its pages' words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum WordsAt {
+    /// In a file (LZ4), read back through a cache of `run.word_cache_mb`.
+    #[default]
+    Disk,
+    /// In memory.
+    Memory,
 }
 
 impl Default for RunConfig {
@@ -83,6 +101,9 @@ impl Default for RunConfig {
             retention_secs: 0,
             checkpoint_epochs: 10,
             stop_timeout_secs: 60,
+            words: WordsAt::Disk,
+            word_cache_mb: 256,
+            word_store_dir: String::new(),
         }
     }
 }
@@ -388,6 +409,11 @@ impl PipelineConfig {
         }
         if self.run.epochs_in_flight == 0 {
             invalid("run.epochs_in_flight", "must be at least 1");
+        }
+        if !self.run.word_store_dir.is_empty()
+            && !std::path::Path::new(&self.run.word_store_dir).is_dir()
+        {
+            invalid("run.word_store_dir", "is not a directory");
         }
         for message in self.urls.problems() {
             invalid("urls.tracking_parameters", &message);

@@ -42,6 +42,8 @@ pub struct RunOutput {
     pub resumed_from: Option<u64>,
     /// Inputs read from their start that held no record, sorted.
     pub empty_inputs: Vec<String>,
+    /// What the word store did (`run.words = "disk"`).
+    pub word_store: Option<dupflow_operators::runtime::store::StoreStats>,
 }
 
 #[derive(Debug, Error)]

@@ -346,6 +346,19 @@ fn print_summary(
             held / summary.pages as i64
         );
     }
+    if let Some(store) = output.word_store.filter(|s| s.pages > 0) {
+        let reads = store.hits + store.misses;
+        println!(
+            "words:     {:.1} MB on disk for {} pages ({} bytes a page, LZ4 of {}); cache {:.1} \
+            MB, {:.1}% of {reads} reads",
+            store.bytes_written as f64 / 1e6,
+            store.pages,
+            store.bytes_written / store.pages,
+            store.bytes_in / store.pages,
+            store.cached_bytes as f64 / 1e6,
+            100.0 * store.hits as f64 / reads.max(1) as f64,
+        );
+    }
     let arranged = metrics.total(metrics::ARRANGED_UPDATES);
     if summary.pages > 0 && arranged > 0 {
         let largest = metrics::arrangements::largest(metrics, 5)

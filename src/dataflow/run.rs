@@ -13,7 +13,7 @@ use timely_communication::initialize::WorkerGuards;
 use super::abort::{panic_message, Abort};
 use super::worker::{self, Context};
 use crate::checkpoint::{self, Manifest};
-use crate::config::PipelineConfig;
+use crate::config::{PipelineConfig, WordsAt};
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::source::reader::{
@@ -21,6 +21,7 @@ use crate::source::reader::{
 };
 use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
+use dupflow_operators::runtime::store::{StoreStats, WordStore};
 
 /// How long the workers of a failing run have to leave before the run returns its error.
 const FAILURE_GRACE: Duration = Duration::from_millis(1_500);
@@ -109,6 +110,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     super::abort::catch_run_panics();
     let registry = options.live.registry.clone();
     let manifest = resume_point(&options)?;
+    let store = WordStoreGuard::install(&options)?;
     let (readers, receivers) = start_readers(&options, manifest.as_ref())?;
     let (workers, peers) = options.workers();
     let context = Context {
@@ -174,6 +176,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     if let Some(error) = options.abort.take() {
         return Err(error);
     }
+    output.word_store = store.stats();
     output.empty_inputs.sort();
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
@@ -183,6 +186,44 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         .get()
         .map_or(Duration::ZERO, |at| at.saturating_duration_since(started));
     Ok(output)
+}
+
+/// The run's word store (`run.words = "disk"`), installed for the pages the run makes and
+/// taken down when the run returns: their words stay readable as long as a page holds them.
+struct WordStoreGuard(Option<Arc<WordStore>>);
+
+impl WordStoreGuard {
+    fn install(options: &RunOptions) -> Result<WordStoreGuard, RunError> {
+        let run = &options.config.run;
+        if run.words != WordsAt::Disk {
+            return Ok(WordStoreGuard(None));
+        }
+        let dir = match (&run.word_store_dir, &options.out) {
+            (dir, _) if !dir.is_empty() => PathBuf::from(dir),
+            (_, Some(out)) => out.clone(),
+            _ => std::env::temp_dir(),
+        };
+        std::fs::create_dir_all(&dir)
+            .map_err(|error| RunError::Output { path: dir.clone(), error })?;
+        let cache = (run.word_cache_mb as usize).saturating_mul(1 << 20);
+        let store = WordStore::create(&dir, cache)
+            .map_err(|error| RunError::Output { path: dir.clone(), error })?;
+        let store = Arc::new(store);
+        dupflow_operators::runtime::store::install(Some(store.clone()));
+        Ok(WordStoreGuard(Some(store)))
+    }
+
+    fn stats(&self) -> Option<StoreStats> {
+        self.0.as_ref().map(|store| store.stats())
+    }
+}
+
+impl Drop for WordStoreGuard {
+    fn drop(&mut self) {
+        if self.0.is_some() {
+            dupflow_operators::runtime::store::install(None);
+        }
+    }
 }
 
 /// The checkpoint the run resumes from, if any, checked against the run's shape and method.

@@ -265,6 +265,18 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
         ));
     }
 
+    // The word store's disk fills (`run.word_store_dir`): the worker that cannot write a
+    // page's words stops the run.
+    if let Some(full) = Tmpfs::mount(&dir.join("full-words"), 64, 4) {
+        let config = dir.join("words.toml");
+        std::fs::write(&config, format!("[run]\nword_store_dir = \"{}\"\n", full.0.display()))
+            .unwrap();
+        let out = dir.join("out-w");
+        let (output, secs) =
+            run(&["run", s(&input), "--config", s(&config), "--out", s(&out), "--quiet"], &[]);
+        rows.push(failed("word store disk full", &output, secs, &[&full.0, &out], "No space left"));
+    }
+
     // An input that cannot be read (an I/O error, not a damaged record).
     let (output, secs) =
         run(&["run", "/proc/self/mem", "--out", s(&dir.join("out-io")), "--quiet"], &[]);

@@ -22,3 +22,4 @@ mod metrics_endpoint;
 mod oracle;
 mod text;
 mod warc_samples;
+mod words;

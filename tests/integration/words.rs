@@ -1,0 +1,74 @@
+//! The word store (`run.words`): pages' words on disk, read back through a cache, give the
+//! clusters that words in memory give, at 1 and 2 workers and with no cache at all (every
+//! read from the file); the run says what the store holds; the file leaves nothing behind.
+
+use std::path::Path;
+
+use crate::common::{dupflow, temp_dir};
+
+/// Runs the fixture blog crawl with `config` and `workers`; returns clusters.jsonl and stdout.
+fn run(dir: &Path, name: &str, config: &str, workers: &str) -> (String, String) {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/blog/hugo.warc.gz");
+    let toml = dir.join(format!("{name}.toml"));
+    std::fs::write(&toml, config).unwrap();
+    let out = dir.join(name);
+    let output = dupflow()
+        .args(["run", "--workers", workers, "--config"])
+        .arg(&toml)
+        .arg("--out")
+        .arg(&out)
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let clusters = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
+    (clusters, String::from_utf8(output.stdout).unwrap())
+}
+
+#[test]
+fn words_on_disk_give_the_clusters_of_words_in_memory() {
+    let dir = temp_dir("words");
+    let (memory, summary) = run(&dir, "memory", "[run]\nwords = \"memory\"\n", "2");
+    assert!(!summary.contains("words:"), "no store without one: {summary}");
+    assert!(memory.lines().count() > 100);
+    for (name, config, workers) in [
+        ("disk-1", "[run]\nwords = \"disk\"\n", "1"),
+        ("disk-2", "[run]\nwords = \"disk\"\n", "2"),
+        ("uncached", "[run]\nwords = \"disk\"\nword_cache_mb = 0\n", "2"),
+    ] {
+        let (clusters, summary) = run(&dir, name, config, workers);
+        assert!(clusters == memory, "{name}: clusters differ from words in memory");
+        let line = summary.lines().find(|l| l.starts_with("words:")).unwrap_or_else(|| {
+            panic!("{name}: the summary names the store: {summary}");
+        });
+        assert!(line.contains("MB on disk for"), "{line}");
+        if name == "uncached" {
+            assert!(line.contains(" 0.0% of "), "no cache, no hit: {line}");
+        }
+        // The store's file is unlinked as soon as it is made: the output directory holds
+        // only the outputs.
+        let left: Vec<_> = std::fs::read_dir(dir.join(name))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+    }
+}
+
+#[test]
+fn validate_names_a_word_store_directory_that_is_not_one_and_an_unknown_place() {
+    let dir = temp_dir("words-validate");
+    for (config, named) in [
+        ("[run]\nword_store_dir = \"/nonexistent/words\"\n", "run.word_store_dir"),
+        ("[run]\nwords = \"tape\"\n", "tape"),
+    ] {
+        let toml = dir.join("bad.toml");
+        std::fs::write(&toml, config).unwrap();
+        let output = dupflow().arg("validate").arg(&toml).output().unwrap();
+        assert!(!output.status.success(), "{config}");
+        let text = String::from_utf8_lossy(&output.stderr).into_owned()
+            + &String::from_utf8_lossy(&output.stdout);
+        assert!(text.contains(named), "{config}: {text}");
+    }
+}
