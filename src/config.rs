@@ -71,6 +71,9 @@ pub struct RunConfig {
     /// not ended this many seconds after the signal (or a second signal comes), the process
     /// ends at once with exit code 2.
     pub stop_timeout_secs: u64,
+    /// Resident memory at which the run stops, in MiB; 0: 90% of the machine's memory (or of
+    /// its control group's limit).
+    pub memory_limit_mb: u64,
     /// Where the pages' words are kept (`runtime::store`).
     pub words: WordsAt,
     /// The word store's cache, in MiB.
@@ -101,6 +104,7 @@ impl Default for RunConfig {
             retention_secs: 0,
             checkpoint_epochs: 10,
             stop_timeout_secs: 60,
+            memory_limit_mb: 0,
             words: WordsAt::Disk,
             word_cache_mb: 256,
             word_store_dir: String::new(),

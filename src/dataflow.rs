@@ -29,6 +29,7 @@
 
 mod abort;
 mod connect;
+mod memory;
 mod run;
 mod worker;
 

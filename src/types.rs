@@ -62,6 +62,15 @@ pub enum RunError {
     /// An input could not be opened (the message names it).
     #[error("{0}")]
     Open(String),
+    /// The process's resident memory passed the run's limit (`run.memory_limit_mb`).
+    #[error(
+        "resident memory {:.2} GB passed the limit of {:.2} GB ({setting}): give the run more \
+         memory, hold fewer pages (run.retention_secs) or spread them over processes \
+         (docs/cluster.md#sizing)",
+        *resident as f64 / 1e9,
+        *limit as f64 / 1e9
+    )]
+    Memory { resident: u64, limit: u64, setting: &'static str },
     /// The run was asked to stop and did not finish within the bound.
     #[error("{0}")]
     Stopped(String),

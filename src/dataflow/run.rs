@@ -11,6 +11,7 @@ use timely::{CommunicationConfig, WorkerConfig};
 use timely_communication::initialize::WorkerGuards;
 
 use super::abort::{panic_message, Abort};
+use super::memory::MemoryWatch;
 use super::worker::{self, Context};
 use crate::checkpoint::{self, Manifest};
 use crate::config::{PipelineConfig, WordsAt};
@@ -296,10 +297,14 @@ fn wait_for_workers<T: Send + 'static>(
     workers: usize,
     guards: WorkerGuards<T>,
 ) -> Result<WorkerGuards<T>, RunError> {
+    let mut memory = MemoryWatch::new(context.pipeline.run.memory_limit_mb);
     while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
         && !abort.raised()
     {
         std::thread::sleep(Duration::from_millis(2));
+        if let Err(error) = memory.check() {
+            abort.raise(error);
+        }
     }
     if abort.raised() {
         let deadline = Instant::now() + FAILURE_GRACE;

@@ -238,8 +238,16 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
     rows.push(failed("--checkpoint is a file", &output, secs, &[&dir], "--checkpoint"));
 
     // The output disk fills while the run writes its change stream; then the checkpoint disk.
+    // (The word store, which the output directory holds by default, is kept apart: its own
+    // disk filling is a row below.)
     if let Some(full) = Tmpfs::mount(&dir.join("full-out"), 64, 4) {
-        let (output, secs) = run(&["run", s(&input), "--out", s(&full.0), "--quiet"], &[]);
+        let config = dir.join("words-apart.toml");
+        std::fs::write(&config, format!("[run]\nword_store_dir = \"{}\"\n", dir.display()))
+            .unwrap();
+        let (output, secs) = run(
+            &["run", s(&input), "--config", s(&config), "--out", s(&full.0), "--quiet"],
+            &[],
+        );
         rows.push(failed("output disk full", &output, secs, &[&full.0], "No space left"));
         assert!(secs < 2.0 + 1.0, "the run stops at once: {secs} s");
     }
@@ -276,6 +284,15 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
             run(&["run", s(&input), "--config", s(&config), "--out", s(&out), "--quiet"], &[]);
         rows.push(failed("word store disk full", &output, secs, &[&full.0, &out], "No space left"));
     }
+
+    // The run's resident memory passes run.memory_limit_mb: it stops at once, with one line,
+    // not killed by the kernel.
+    let config = dir.join("memory.toml");
+    std::fs::write(&config, "[run]\nmemory_limit_mb = 40\n").unwrap();
+    let out = dir.join("out-m");
+    let (output, secs) =
+        run(&["run", s(&input), "--config", s(&config), "--out", s(&out), "--quiet"], &[]);
+    rows.push(failed("memory limit passed", &output, secs, &[&out], "run.memory_limit_mb"));
 
     // An input that cannot be read (an I/O error, not a damaged record).
     let (output, secs) =
