@@ -48,7 +48,7 @@ impl MemoryWatch {
     /// the run's error once it is over the limit.
     pub fn check(&mut self) -> Result<(), RunError> {
         self.checks += 1;
-        let Some((limit, source)) = self.limit.filter(|_| self.checks % 50 == 0) else {
+        let Some((limit, source)) = self.limit.filter(|_| self.checks.is_multiple_of(50)) else {
             return Ok(());
         };
         let resident = resident_bytes().max(0) as u64;
