@@ -244,10 +244,8 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
         let config = dir.join("words-apart.toml");
         std::fs::write(&config, format!("[run]\nword_store_dir = \"{}\"\n", dir.display()))
             .unwrap();
-        let (output, secs) = run(
-            &["run", s(&input), "--config", s(&config), "--out", s(&full.0), "--quiet"],
-            &[],
-        );
+        let (output, secs) =
+            run(&["run", s(&input), "--config", s(&config), "--out", s(&full.0), "--quiet"], &[]);
         rows.push(failed("output disk full", &output, secs, &[&full.0], "No space left"));
         assert!(secs < 2.0 + 1.0, "the run stops at once: {secs} s");
     }
