@@ -25,8 +25,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::ingest::page::Word;
 use crate::runtime::hashing::Mixed;
+
+/// A word as the store keeps it: a 16-bit hash (`ingest::page::Word`, which this module, below
+/// ingest, does not import).
+type Word = u16;
 
 /// Bytes gathered before they are written to the file (one write each).
 const WRITE_BYTES: usize = 1 << 20;
