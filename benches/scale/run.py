@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs dupflow on the scale corpora and prints cost per size (benches/scale.sh calls it).
 
-Usage: run.py DUPFLOW WORKDIR SIZE... [--workers 2] [--limit-gib 20] [--repeat 5] [-- dupflow run args]
+Usage: run.py DUPFLOW WORKDIR SIZE... [--workers 2] [--limit-gib 20] [--repeat 5] [--peer PYTHON]
+              [-- dupflow run args]
 
 For each SIZE (10k, 100k, 1M or a number), writes WORKDIR/sSIZE.warc.gz with corpus.py if it is
 absent, runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
@@ -14,6 +15,14 @@ and the RSS slope (bytes per added page) between consecutive sizes. Beside the w
 ratio, the same ratio in pages per CPU second: on a shared machine a run can get less than its
 cores (another tenant, throttling), which the wall time counts and the CPU time does not; when
 the two ratios differ much, the machine, not the code, moved between the runs.
+
+With --peer PYTHON (a Python with fastwarc, resiliparse and rensa), each size is also run once
+through the fast peer (../shared/tools/fast_minhash_peer.py, one core) right after dupflow: its
+wall time, pages/s, peak RSS and planted-truth score, and dupflow's pages/s per core over the
+peer's (dupflow's CPU seconds, not its workers, are the cores counted).
+
+A run that passes its memory limit (`run.memory_limit_mb`, by default 90% of the machine's
+memory) stops with its one line; it is reported as stopped, with the pages it had read.
 
 A size under 100,000 pages runs --repeat times (default 5) and counts at its median wall time
 (its peak RSS: the median too): such a run lasts seconds, and a machine's speed can move by
@@ -84,10 +93,36 @@ def run_once(dupflow, corpus, out, workers, extra, limit_gib):
     cpu = children_cpu() - cpu_before
     with open(log_path) as f:
         summary = f.read()
+    if "passed the limit" in summary:
+        stopped = True
     if not stopped and proc.returncode != 0:
         print(summary)
         sys.exit(f"dupflow failed on {corpus}")
     return wall, peak, summary, stopped, cpu
+
+
+def run_peer(python, corpus, out):
+    """The fast peer once on `corpus`: (wall seconds, peak RSS KiB, pages, score text)."""
+    peer = os.path.join(HERE, "..", "..", "..", "shared", "tools", "fast_minhash_peer.py")
+    if not os.path.exists(peer):
+        sys.exit(f"{peer} is absent: --peer needs ../shared/tools beside the checkout")
+    os.makedirs(out, exist_ok=True)
+    clusters = os.path.join(out, "clusters.jsonl")
+    started = time.time()
+    with open(os.path.join(out, "run.log"), "w") as log:
+        proc = subprocess.Popen([python, peer, corpus, clusters], stdout=log, stderr=subprocess.STDOUT)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, rss_kib(proc.pid))
+            time.sleep(0.1)
+    wall = time.time() - started
+    if proc.returncode != 0:
+        sys.exit(f"the peer failed on {corpus}: see {out}/run.log")
+    with open(clusters) as f:
+        pages = sum(1 for _ in f)
+    score = subprocess.run([sys.executable, os.path.join(HERE, "score.py"), clusters],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    return wall, peak, pages, score
 
 
 def median(values):
@@ -101,7 +136,11 @@ def main():
     if "--" in args:
         extra = args[args.index("--") + 1:]
         args = args[:args.index("--")]
-    workers, limit_gib, repeat = "2", 20.0, 5
+    workers, limit_gib, repeat, peer = "2", 20.0, 5, None
+    if "--peer" in args:
+        i = args.index("--peer")
+        peer = args[i + 1]
+        del args[i:i + 2]
     if "--workers" in args:
         i = args.index("--workers")
         workers = args[i + 1]
@@ -153,6 +192,13 @@ def main():
               f"peak RSS {peak / 1024:.0f} MB ({peak * 1024 / n / 1024:.1f} KB a page), "
               f"latency p50 {latency.group(1)} s p99 {latency.group(2)} s", flush=True)
         print("   " + score.replace("\n", "\n   "), flush=True)
+        if peer:
+            p_wall, p_peak, p_pages, p_score = run_peer(peer, corpus, os.path.join(work, f"s{label}-peer"))
+            p_rate = p_pages / p_wall
+            print(f"   the peer, 1 core: wall {p_wall:.1f} s, {p_rate:.0f} pages/s, peak RSS {p_peak / 1024:.0f} MB "
+                  f"({p_peak * 1024 / n / 1024:.1f} KB a page); dupflow per core {count / cpu:.0f} pages/s, "
+                  f"{count / cpu / p_rate:.2f}x the peer", flush=True)
+            print("      " + p_score.replace("\n", "\n      "), flush=True)
         results.append((label, n, rate, peak, rates, count / cpu))
     done = [r for r in results if r[2] is not None]
     if len(done) >= 2:
