@@ -19,7 +19,9 @@ the two ratios differ much, the machine, not the code, moved between the runs.
 With --peer PYTHON (a Python with fastwarc, resiliparse and rensa), each size is also run once
 through the fast peer (../shared/tools/fast_minhash_peer.py, one core) right after dupflow: its
 wall time, pages/s, peak RSS and planted-truth score, and dupflow's pages/s per core over the
-peer's (dupflow's CPU seconds, not its workers, are the cores counted).
+peer's (dupflow's CPU seconds, not its workers, are the cores counted). A peer still running
+after 10 times dupflow's wall time (its LSH query is quadratic in a bucket's pages: a large
+family of identical pages) is stopped and reported as not finished.
 
 A run that passes its memory limit (`run.memory_limit_mb`, by default 90% of the machine's
 memory) stops with its one line; it is reported as stopped, with the pages it had read.
@@ -101,8 +103,9 @@ def run_once(dupflow, corpus, out, workers, extra, limit_gib):
     return wall, peak, summary, stopped, cpu
 
 
-def run_peer(python, corpus, out):
-    """The fast peer once on `corpus`: (wall seconds, peak RSS KiB, pages, score text)."""
+def run_peer(python, corpus, out, limit_s):
+    """The fast peer once on `corpus`: (wall seconds, peak RSS KiB, pages, score text); pages
+    and score None when it was stopped after `limit_s` seconds."""
     peer = os.path.join(HERE, "..", "..", "..", "shared", "tools", "fast_minhash_peer.py")
     if not os.path.exists(peer):
         sys.exit(f"{peer} is absent: --peer needs ../shared/tools beside the checkout")
@@ -114,6 +117,10 @@ def run_peer(python, corpus, out):
         peak = 0
         while proc.poll() is None:
             peak = max(peak, rss_kib(proc.pid))
+            if time.time() - started > limit_s:
+                proc.kill()
+                proc.wait()
+                return time.time() - started, peak, None, None
             time.sleep(0.1)
     wall = time.time() - started
     if proc.returncode != 0:
@@ -193,7 +200,12 @@ def main():
               f"latency p50 {latency.group(1)} s p99 {latency.group(2)} s", flush=True)
         print("   " + score.replace("\n", "\n   "), flush=True)
         if peer:
-            p_wall, p_peak, p_pages, p_score = run_peer(peer, corpus, os.path.join(work, f"s{label}-peer"))
+            p_wall, p_peak, p_pages, p_score = run_peer(peer, corpus, os.path.join(work, f"s{label}-peer"), 10 * wall)
+            if p_pages is None:
+                print(f"   the peer, 1 core: not finished, stopped after {p_wall:.0f} s (10x dupflow's wall), "
+                      f"peak RSS {p_peak / 1024:.0f} MB", flush=True)
+                results.append((label, n, rate, peak, rates, count / cpu))
+                continue
             p_rate = p_pages / p_wall
             print(f"   the peer, 1 core: wall {p_wall:.1f} s, {p_rate:.0f} pages/s, peak RSS {p_peak / 1024:.0f} MB "
                   f"({p_peak * 1024 / n / 1024:.1f} KB a page); dupflow per core {count / cpu:.0f} pages/s, "
