@@ -83,12 +83,14 @@ struct Generations {
 }
 
 impl Generations {
-    fn get(&mut self, at: u64) -> Option<Arc<[Word]>> {
+    /// The words at `at`; a hit in the old generation moves to the current one.
+    fn get(&mut self, at: u64, half: usize) -> Option<Arc<[Word]>> {
         if let Some(words) = self.current.get(&at) {
             return Some(words.clone());
         }
         let words = self.old.remove(&at)?;
         self.old_bytes -= bytes_of(&words);
+        self.put(at, words.clone(), half);
         Some(words)
     }
 
@@ -189,7 +191,7 @@ impl WordStore {
     /// nothing can go on without the words: it panics with the file and the error, which the
     /// run reports as its failure.
     pub fn get(&self, place: Place) -> Arc<[Word]> {
-        if let Some(words) = lock(self.shard(place.at)).get(place.at) {
+        if let Some(words) = lock(self.shard(place.at)).get(place.at, self.half_shard) {
             self.hits.fetch_add(1, Ordering::Relaxed);
             return words;
         }
