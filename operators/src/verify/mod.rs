@@ -323,9 +323,8 @@ pub fn content_hash(c: &Content) -> u64 {
     for &s in &c.shingles {
         h = crate::runtime::hashing::mix64(h ^ s).wrapping_add(0x632b_e59b_d9b4_e019);
     }
-    // Four words a step (the chain of mixes is the cost: a page has thousands of words), with
-    // their count first, so that a last step's padding is no word.
-    // The words by their digest, made when they were (they may be in the word store).
+    // The words by their count and digest, made with them (`ingest::words::digest`): they
+    // may be in the word store, and are never read for the key.
     h = crate::runtime::hashing::mix64(h ^ c.words.len() as u64);
     h = crate::runtime::hashing::mix64(h ^ c.words.digest()).wrapping_add(0x2545_f491_4f6c_dd1d);
     // The cosine's IDF weights change as pages come and go: part of the key.
