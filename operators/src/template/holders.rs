@@ -242,7 +242,7 @@ impl Keyed for PageSlots {
 /// goes once to each worker that holds one of its sentences' slots; each time's pages are held
 /// until the input frontier passes it, and times are applied in order (timestamps are totally
 /// ordered), a time's sentences in passes over ranges of slots (about `pass_updates`
-/// sentences a pass: `by_time::Passes`), so the same updates give the same output whatever the
+/// sentences a pass: `by_time::Passes`, one pass an activation), so the same updates give the same output whatever the
 /// worker count or batch boundaries. A time is a refresh when `refresh(time) == time`; a
 /// sentence that falls below `least` between refreshes has its holders looked at again at
 /// `refresh(time)`.
@@ -257,7 +257,8 @@ where
     F: FnMut(&T) -> T + 'static,
 {
     type Update<T> = ((u64, u64, u64, Vec<u64>), T, isize);
-    let peers = pages.inner.scope().peers();
+    let scope = pages.inner.scope();
+    let peers = scope.peers();
     let routed = pages.flat_map(move |(host, page, keys)| {
         let slots = keys.into_iter().map(move |key| slot(host, key));
         by_worker(slots, peers, mix64)
@@ -270,11 +271,12 @@ where
             // `routed` names the worker itself (timely sends a datum to its hash modulo the peers).
             Exchange::new(|update: &Update<T>| (update.0).0),
             "Sentence holders",
-            move |_capability, _info| {
+            move |_capability, info| {
+                let activator = scope.activator_for(info.address);
                 let mut holders = Holders::new(least);
                 let mut pending: ByTime<T, PageSlots, Vec<u64>> = ByTime::default();
+                let mut current: Option<Applying<T>> = None;
                 let mut out = Vec::new();
-                let mut recheck = Vec::new();
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
                         pending.hold(&capability, data, |(_, host, page, slots), diff| PageSlots {
@@ -284,37 +286,92 @@ where
                             diff,
                         })
                     });
-                    // Times the frontier has passed are complete: apply them in order.
-                    while let Some((time, Held { capability, updates: pages, extra: slots })) = pending.pop_ready(frontier) {
+                    if current.is_none() {
+                        // Times the frontier has passed are complete: apply them in order.
+                        let Some((time, Held { capability, updates: pages, extra: slots })) =
+                            pending.pop_ready(frontier)
+                        else {
+                            return;
+                        };
                         let next = refresh(&time);
-                        // A sentence's updates all fall in one pass: its slot's. The pass's
-                        // lists are the time's own, freed with it (up to ~48 MB a worker).
-                        let (mut pairs, mut updates) = (Vec::new(), Vec::new());
-                        let mut passes = Passes::new(&pages, pass_updates);
-                        while passes.next(&pages, &mut pairs) {
-                            updates.clear();
-                            updates.extend(pairs.iter().map(|&(at, i)| {
-                                let page = &pages[i as usize];
-                                ((page.host, at ^ mix64(page.host), page.page), page.diff)
-                            }));
-                            holders.apply(&mut updates, next == time, &mut out, &mut recheck);
-                        }
-                        holders.recheck(&slots, &mut out);
-                        if !recheck.is_empty() {
-                            debug_assert!(time < next, "a refresh is never earlier than its time");
-                            pending.later(&capability, next).extra.append(&mut recheck);
-                        }
-                        output.session(&capability).give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
+                        let passes = Passes::new(&pages, pass_updates);
+                        current = Some(Applying {
+                            capability,
+                            next,
+                            pages,
+                            slots,
+                            passes,
+                            pairs: Vec::new(),
+                            updates: Vec::new(),
+                            recheck: Vec::new(),
+                        });
                     }
+                    let Some(applying) = current.as_mut() else { return };
+                    let time = applying.capability.time().clone();
+                    // One pass an activation, its output sent at once: the operators after this
+                    // one take it in before the next pass, so that a large time's holdings are
+                    // not all in the channels at once. A sentence's updates all fall in one pass:
+                    // its slot's.
+                    if applying.passes.next(&applying.pages, &mut applying.pairs) {
+                        applying.updates.clear();
+                        let pages = &applying.pages;
+                        applying.updates.extend(applying.pairs.iter().map(|&(at, i)| {
+                            let page = &pages[i as usize];
+                            ((page.host, at ^ mix64(page.host), page.page), page.diff)
+                        }));
+                        holders.apply(
+                            &mut applying.updates,
+                            applying.next == time,
+                            &mut out,
+                            &mut applying.recheck,
+                        );
+                    } else {
+                        let Some(mut applying) = current.take() else { return };
+                        holders.recheck(&applying.slots, &mut out);
+                        if !applying.recheck.is_empty() {
+                            debug_assert!(time < applying.next, "a refresh is never earlier than its time");
+                            pending
+                                .later(&applying.capability, applying.next.clone())
+                                .extra
+                                .append(&mut applying.recheck);
+                        }
+                        output
+                            .session(&applying.capability)
+                            .give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
+                        if pending.ready(frontier) {
+                            activator.activate();
+                        }
+                        return;
+                    }
+                    output
+                        .session(&applying.capability)
+                        .give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
+                    activator.activate();
                 }
             },
         )
         .as_collection()
 }
 
-/// The sentences the holders operator lists at once, about (`sentence_holders`): 32 MB of
-/// updates.
-pub const PASS_UPDATES: usize = 1 << 20;
+/// The sentences the holders operator lists at once, about (`sentence_holders`): 1 MB of
+/// updates. A pass's output is sent before the next pass is made, so a time of any size holds
+/// about one pass's lists and output in the operator and its channels, not the whole time's.
+pub const PASS_UPDATES: usize = 1 << 15;
+
+/// The time the holders operator is applying, a pass an activation.
+struct Applying<T: Timestamp> {
+    capability: timely::dataflow::operators::Capability<T>,
+    /// The refresh its template changes take effect at.
+    next: T,
+    pages: Vec<PageSlots>,
+    /// The slots to look at again at this time (a refresh's sentences).
+    slots: Vec<u64>,
+    passes: Passes,
+    pairs: Vec<(u64, u32)>,
+    updates: Vec<((u64, u64, u64), isize)>,
+    /// The slots to look at again at the next refresh.
+    recheck: Vec<u64>,
+}
 
 #[cfg(test)]
 mod tests {
@@ -357,7 +414,12 @@ mod tests {
                     .collect()
             })
             .collect();
-        let pass_updates = if workers == 2 { 1 } else { PASS_UPDATES };
+        // Passes of a few sentences on 2 and 4 workers: a time applied over many activations.
+        let pass_updates = match workers {
+            2 => 1,
+            4 => 3,
+            _ => PASS_UPDATES,
+        };
         crate::testing::run_steps(&steps, workers, move |pages| {
             sentence_holders(pages, least, pass_updates, move |&t| {
                 crate::template::refresh_time(t, every)
