@@ -242,10 +242,10 @@ impl Keyed for PageSlots {
 /// goes once to each worker that holds one of its sentences' slots; each time's pages are held
 /// until the input frontier passes it, and times are applied in order (timestamps are totally
 /// ordered), a time's sentences in passes over ranges of slots (about `pass_updates`
-/// sentences a pass: `by_time::Passes`, one pass an activation), so the same updates give the same output whatever the
-/// worker count or batch boundaries. A time is a refresh when `refresh(time) == time`; a
-/// sentence that falls below `least` between refreshes has its holders looked at again at
-/// `refresh(time)`.
+/// sentences a pass: `by_time::Passes`, one pass an activation), so the same updates give the
+/// same output whatever the worker count or batch boundaries. A time is a refresh when
+/// `refresh(time) == time`; a sentence that falls below `least` between refreshes has its
+/// holders looked at again at `refresh(time)`.
 pub fn sentence_holders<'scope, T, F>(
     pages: VecCollection<'scope, T, (u64, u64, Vec<u64>), isize>,
     least: isize,
@@ -312,41 +312,34 @@ where
                     // one take it in before the next pass, so that a large time's holdings are
                     // not all in the channels at once. A sentence's updates all fall in one pass:
                     // its slot's.
-                    if applying.passes.next(&applying.pages, &mut applying.pairs) {
+                    let done = !applying.passes.next(&applying.pages, &mut applying.pairs);
+                    if done {
+                        holders.recheck(&applying.slots, &mut out);
+                        if !applying.recheck.is_empty() {
+                            debug_assert!(time < applying.next, "a refresh is never earlier");
+                            let next = applying.next.clone();
+                            let later = pending.later(&applying.capability, next);
+                            later.extra.append(&mut applying.recheck);
+                        }
+                    } else {
                         applying.updates.clear();
                         let pages = &applying.pages;
                         applying.updates.extend(applying.pairs.iter().map(|&(at, i)| {
                             let page = &pages[i as usize];
                             ((page.host, at ^ mix64(page.host), page.page), page.diff)
                         }));
-                        holders.apply(
-                            &mut applying.updates,
-                            applying.next == time,
-                            &mut out,
-                            &mut applying.recheck,
-                        );
-                    } else {
-                        let Some(mut applying) = current.take() else { return };
-                        holders.recheck(&applying.slots, &mut out);
-                        if !applying.recheck.is_empty() {
-                            debug_assert!(time < applying.next, "a refresh is never earlier than its time");
-                            pending
-                                .later(&applying.capability, applying.next.clone())
-                                .extra
-                                .append(&mut applying.recheck);
-                        }
-                        output
-                            .session(&applying.capability)
-                            .give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
-                        if pending.ready(frontier) {
-                            activator.activate();
-                        }
-                        return;
+                        let (refreshing, recheck) = (applying.next == time, &mut applying.recheck);
+                        holders.apply(&mut applying.updates, refreshing, &mut out, recheck);
                     }
                     output
                         .session(&applying.capability)
                         .give_iterator(out.drain(..).map(|(o, d)| (o, time.clone(), d)));
-                    activator.activate();
+                    if done {
+                        current = None;
+                    }
+                    if !done || pending.ready(frontier) {
+                        activator.activate();
+                    }
                 }
             },
         )
