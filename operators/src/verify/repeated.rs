@@ -231,6 +231,7 @@ impl Halves {
     /// product of their multiplicities.
     pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<(Half, isize)>) {
         self.views.clear();
+        crate::runtime::by_time::release_large(&mut self.views);
         self.repeated.apply(updates, &mut self.views);
         let mut changes: Vec<(PageId, Candidate, isize)> = updates
             .iter()
