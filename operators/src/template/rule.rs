@@ -243,6 +243,10 @@ pub fn apply(page: &Page, templates: &[(u64, u8)], config: &TemplateConfig) -> F
     };
     template_keys.sort_unstable();
     template_keys.dedup();
+    // Both live as long as the page does (in its member): at their length, not the capacity
+    // their pushes reached.
+    template_keys.shrink_to_fit();
+    word_counts.shrink_to_fit();
     let mut shingles = page.shingles.clone();
     shingles.sort_unstable();
     shingles.dedup();
