@@ -34,6 +34,7 @@ mod run;
 mod worker;
 
 pub use abort::Abort;
+pub use memory::on_memory_pressure;
 pub use run::{run, RunOptions};
 
 pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};
