@@ -25,6 +25,7 @@ dir=target/bench-rustdoc
 mkdir -p "$dir"
 large=$dir/large.warc.gz small=$dir/small.warc.gz
 if [ ! -f "$large" ]; then
+  command -v wget > /dev/null || { echo "GNU wget is needed to crawl the corpus (Debian: wget)" >&2; exit 1; }
   CARGO_TARGET_DIR="$PWD/$dir/target" cargo doc -q --workspace --locked
   rm -rf "$dir/root" && mkdir -p "$dir/root"
   for crate in "$dir/target/doc"/*; do
