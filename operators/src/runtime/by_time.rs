@@ -240,8 +240,8 @@ where
 }
 
 /// Capacity a buffer reused from time to time keeps: a large time's output is let go once it
-/// is sent, not held beside every later time's state (on a template-heavy crawl each operator's
-/// largest time was ~2.5 KB a page of the crawl, kept to the end).
+/// is sent, not held beside every later time's state (on a template-heavy crawl the sibling
+/// halves of its largest time are ~2.5 KB a page of the crawl).
 pub const RETAINED_CAPACITY: usize = 4096;
 
 /// Empties a drained buffer's capacity when it is over `RETAINED_CAPACITY`.
