@@ -36,7 +36,7 @@ use crate::ingest::page::PageId;
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Held, Narrow};
 use crate::runtime::hashing::Mixed;
-use crate::runtime::sorted::{consolidated, merge_counts};
+use crate::runtime::sorted::{consolidated, intersect, merge_counts};
 use crate::verify::member::{Edge, Member};
 
 /// Sorted sentence keys.
@@ -91,25 +91,13 @@ impl Entry {
         let Some(keys) = self.members.iter().map(|(member, _)| &member.keys).min() else {
             return Vec::new();
         };
-        // The keys marked in place: a page in many groups with the same blocks meets each key
-        // many times, and the list it keeps is exactly as long as the keys it holds.
-        let mut marked = vec![false; keys.len()];
-        for (blocks, _) in &self.blocks {
-            let (mut i, mut j) = (0, 0);
-            while i < keys.len() && j < blocks.len() {
-                match keys[i].cmp(&blocks[j]) {
-                    std::cmp::Ordering::Less => i += 1,
-                    std::cmp::Ordering::Greater => j += 1,
-                    std::cmp::Ordering::Equal => {
-                        marked[i] = true;
-                        i += 1;
-                        j += 1;
-                    }
-                }
-            }
-        }
-        let mut union = Vec::with_capacity(marked.iter().filter(|&&m| m).count());
-        union.extend(keys.iter().zip(&marked).filter(|(_, &m)| m).map(|(&key, _)| key));
+        let mut union: Vec<u64> =
+            self.blocks.iter().flat_map(|(blocks, _)| intersect(keys, blocks)).collect();
+        union.sort_unstable();
+        union.dedup();
+        // Kept as long as the page is: at its length, not the capacity of every block's
+        // meeting (a page in many groups with the same blocks meets each key many times).
+        union.shrink_to_fit();
         union
     }
 
