@@ -84,9 +84,10 @@ impl MemoryWatch {
         if resident as f64 > limit as f64 * PRESSURE_SHARE {
             if let Some(hook) = self.pressure.take() {
                 tracing::info!(
-                    "resident memory {} MiB is past half of the limit ({} MiB, {source}): freed \
+                    "resident memory {} MiB is past {:.0}% of the limit ({} MiB, {source}): freed \
                      memory now goes back to the system at once",
                     resident >> 20,
+                    PRESSURE_SHARE * 100.0,
                     limit >> 20
                 );
                 hook();
