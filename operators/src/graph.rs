@@ -18,6 +18,7 @@ use crate::cluster::rows::join_by_page;
 use crate::cluster::share::{SentenceShare, Shared};
 use crate::ingest::page::{Content, Page, PageId};
 use crate::method::{Fingerprinting, MethodConfig};
+use crate::runtime::footprint;
 use crate::template::{Filtered, RemoveTemplates};
 use crate::verify::edges::{Edges, VerifyEdges};
 use crate::verify::member::Member;
@@ -238,6 +239,14 @@ fn bounded_clusters<'scope>(
         "Representatives' members",
         |id, member, ()| (id, member.clone()),
     );
+    // The members' bytes, from their changes: one member a page, however many groups hold it.
+    let mut tally = footprint::Tally::new(footprint::Structure::Members);
+    let members = members.inspect_batch(move |_, updates| {
+        for ((_, member), _, diff) in updates {
+            tally.add(member.bytes(), *diff);
+        }
+        tally.report();
+    });
     let Edges { edges, oversized_fingerprints } = members.verified_edges(
         content_fingerprints(method),
         method.verify.clone(),

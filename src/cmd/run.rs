@@ -11,6 +11,7 @@ use dupflow::dataflow::{self, RunOptions};
 use dupflow::metrics::live::Live;
 use dupflow::metrics::{self, progress, server, Registry};
 use dupflow::{sink, source};
+use dupflow_operators::runtime::footprint::{self, Structure};
 
 use super::load_config;
 
@@ -344,6 +345,26 @@ fn print_summary(
             "held:      {:.1} MB of compact pages to retract or checkpoint ({} bytes a page)",
             held as f64 / 1e6,
             held / summary.pages as i64
+        );
+    }
+    let structures: Vec<(&str, i64)> =
+        Structure::ALL.iter().map(|&s| (s.name(), footprint::at_end(s))).collect();
+    let state: i64 = structures.iter().map(|s| s.1).sum();
+    if summary.pages > 0 && state > 0 {
+        let pages = summary.pages as i64;
+        println!(
+            "state:     {:.1} MB at the end ({} bytes a page): {}",
+            state as f64 / 1e6,
+            state / pages,
+            structures
+                .iter()
+                .map(|(name, bytes)| format!(
+                    "{name} {:.1} MB ({})",
+                    *bytes as f64 / 1e6,
+                    bytes / pages
+                ))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     if let Some(store) = output.word_store.filter(|s| s.pages > 0) {

@@ -150,6 +150,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         shared.workers_done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         result
     };
+    // What the operators hold at the end, from this run's alone.
+    dupflow_operators::runtime::footprint::reset_at_end();
     let guards = start_workers(&options, workers, work)?;
 
     let guards = wait_for_workers(&context, &options.abort, workers, guards)?;

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
+use dupflow_operators::runtime::footprint::{self, Structure};
 use dupflow_operators::PageId;
 
 use super::{Registry, CLUSTERS, DUPLICATE_PAGES, DUPLICATE_RATIO, LARGEST_CLUSTER, PAGES_HELD};
@@ -398,11 +399,9 @@ impl Live {
         if let Some(depth) = self.channel_depth.lock().expect("live lock").as_ref() {
             r.set(super::CHANNEL_DEPTH, "", depth() as i64);
         }
-        // Page state: 16 bytes per sentence (key, weight, flag) in about three arrangements
-        // (pages by host, filtered content, candidate members), plus ~200 bytes of URL and ids.
-        let split = r.get(super::STAGE_PAGES, "split").max(1);
-        let per_page = 3 * 16 * r.get(super::SENTENCES, "") / split + 200;
-        r.set(super::STATE_BYTES, "", pages as i64 * per_page);
+        for structure in Structure::ALL {
+            r.set(super::STATE_BYTES, structure.name(), footprint::held(structure));
+        }
         let secs = self.started.elapsed().as_secs_f64();
         let pages_read = r.get(super::PAGES, "");
         inner.series.push_back(Sample { secs, pages: pages_read, duplicate_ratio: ratio });

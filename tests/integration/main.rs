@@ -14,6 +14,7 @@ mod docs;
 mod families;
 mod faults;
 mod follow;
+mod footprint;
 mod http_limits;
 mod join;
 mod live;

@@ -94,6 +94,17 @@ impl Words {
         self.digest
     }
 
+    /// The bytes of its words in memory when they are its holder's alone, else 0 (stored
+    /// words are the store's; words shared with the page are the held page's).
+    pub fn own_bytes(&self) -> usize {
+        match &self.all {
+            All::Resident(all) if Arc::strong_count(all) == 1 && !all.is_empty() => {
+                2 * std::mem::size_of::<usize>() + std::mem::size_of_val(&**all)
+            }
+            _ => 0,
+        }
+    }
+
     /// Whether they are in a word store.
     pub fn is_stored(&self) -> bool {
         matches!(self.all, All::Stored(..))

@@ -50,6 +50,16 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
         self.len() == 0
     }
 
+    /// The bytes held (`runtime::footprint`): the two maps' tables, and the buffers of each
+    /// value in the common case (`one`) and of each other entry (`many`, beside its box).
+    pub fn bytes(&self, one: impl Fn(&O) -> usize, many: impl Fn(&M) -> usize) -> usize {
+        use crate::runtime::footprint::hash_table;
+        hash_table(self.one.capacity(), std::mem::size_of::<(K, O)>())
+            + hash_table(self.many.capacity(), std::mem::size_of::<(K, Box<M>)>())
+            + self.one.values().map(one).sum::<usize>()
+            + self.many.values().map(|m| std::mem::size_of::<M>() + many(m)).sum::<usize>()
+    }
+
     /// The keys held in the common case, and the others.
     pub fn sizes(&self) -> (usize, usize) {
         (self.one.len(), self.many.len())

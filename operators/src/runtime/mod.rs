@@ -1,10 +1,11 @@
 //! What the operators share: holding updates until their time is complete (`by_time`), maps
 //! whose common entries stay small (`dense`, `compact`), sorted-list kernels (`sorted`), the word store (`store`),
-//! and stable hashes (`hashing`).
+//! resident bytes by structure (`footprint`) and stable hashes (`hashing`).
 
 pub mod by_time;
 pub mod compact;
 pub mod dense;
+pub mod footprint;
 pub mod hashing;
 pub mod sorted;
 pub mod store;

@@ -26,6 +26,7 @@ use timely::progress::Timestamp;
 use crate::ingest::page::{Page, PageId, Sentence, Words};
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::sorted::{consolidated, merge_counts};
 use crate::template::{apply, Filtered, TemplateConfig};
 
@@ -110,11 +111,44 @@ impl Entry {
 pub struct Filter {
     config: TemplateConfig,
     pages: Compact<u64, Held, Entry>,
+    gauge: Gauge,
+}
+
+impl Drop for Filter {
+    /// What it holds at the end of the run, reported once more.
+    fn drop(&mut self) {
+        let bytes = self.bytes();
+        self.gauge.finish(bytes);
+    }
 }
 
 impl Filter {
     pub fn new(config: TemplateConfig) -> Self {
-        Filter { config, pages: Compact::default() }
+        Filter { config, pages: Compact::default(), gauge: Gauge::new(Structure::Filtered) }
+    }
+
+    /// The bytes held, walked: the two maps' tables, each page's own buffers (its sentences
+    /// and words only where they are not the page's), and each entry of several parts.
+    pub fn bytes(&self) -> usize {
+        Self::walk(&self.pages)
+    }
+
+    fn walk(pages: &Compact<u64, Held, Entry>) -> usize {
+        use crate::runtime::footprint::{array, own_slice};
+        let held = |h: &Held| {
+            own_slice(&h.sentences) + h.words.own_bytes() + array::<u64>(h.shingles.len())
+        };
+        pages.bytes(held, |e| {
+            array::<(Held, isize)>(e.pages.capacity())
+                + e.pages.iter().map(|(h, _)| held(h)).sum::<usize>()
+                + array::<((u64, u8), isize)>(e.templates.capacity())
+        })
+    }
+
+    /// Walks what it holds into its gauge, when a report is due (after a complete time).
+    fn report_if_due(&mut self) {
+        let pages = &self.pages;
+        self.gauge.report_if_due(|| Self::walk(pages));
     }
 
     /// Applies one time's updates and appends the changes of `(page, filtered)` to `out`.
@@ -207,7 +241,8 @@ where
 {
     let mut filter = Filter::new(config);
     in_time_order(parts, "Filtered pages", Part::page, move |updates, out| {
-        filter.apply(updates, out)
+        filter.apply(updates, out);
+        filter.report_if_due();
     })
 }
 

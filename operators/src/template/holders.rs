@@ -36,6 +36,7 @@ use timely::progress::Timestamp;
 
 use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::runtime::dense::DenseMap;
+use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::hashing::{mix64, Mixed};
 
 /// A page (its compact id) holding a sentence of a host: `(host, key, page)`.
@@ -79,12 +80,48 @@ pub struct Holders {
     least: isize,
     one: DenseMap<u64>,
     many: HashMap<u64, Box<Many>, Mixed>,
+    gauge: Gauge,
+}
+
+impl Drop for Holders {
+    /// What it holds at the end of the run, reported once more.
+    fn drop(&mut self) {
+        let bytes = self.bytes();
+        self.gauge.finish(bytes);
+    }
 }
 
 impl Holders {
     /// Holders whose frequencies and holder lists come out from `least` pages.
     pub fn new(least: isize) -> Self {
-        Holders { least, one: DenseMap::default(), many: HashMap::default() }
+        Holders {
+            least,
+            one: DenseMap::default(),
+            many: HashMap::default(),
+            gauge: Gauge::new(Structure::Holders),
+        }
+    }
+
+    /// The bytes held, walked: the two maps' tables and each sentence of several pages with
+    /// its list.
+    pub fn bytes(&self) -> usize {
+        Self::walk(&self.one, &self.many)
+    }
+
+    fn walk(one: &DenseMap<u64>, many: &HashMap<u64, Box<Many>, Mixed>) -> usize {
+        use crate::runtime::footprint::{array, hash_table};
+        one.table_bytes()
+            + hash_table(many.capacity(), std::mem::size_of::<(u64, Box<Many>)>())
+            + many
+                .values()
+                .map(|m| std::mem::size_of::<Many>() + array::<(u64, isize)>(m.holders.capacity()))
+                .sum::<usize>()
+    }
+
+    /// Walks what it holds into its gauge, when a report is due (after a complete time).
+    pub fn report_if_due(&mut self) {
+        let (one, many) = (&self.one, &self.many);
+        self.gauge.report_if_due(|| Self::walk(one, many));
     }
 
     /// The sentences held.
@@ -315,6 +352,7 @@ where
                     let done = !applying.passes.next(&applying.pages, &mut applying.pairs);
                     if done {
                         holders.recheck(&applying.slots, &mut out);
+                        holders.report_if_due();
                         if !applying.recheck.is_empty() {
                             debug_assert!(time < applying.next, "a refresh is never earlier");
                             let next = applying.next.clone();

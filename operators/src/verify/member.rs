@@ -64,6 +64,15 @@ impl std::hash::Hash for Member {
 }
 
 impl Member {
+    /// The bytes of its allocation, with its keys and its content's (the content's sentences
+    /// and words where they are its own: `Content::own_bytes`).
+    pub fn bytes(&self) -> usize {
+        use crate::runtime::footprint::array;
+        let word = std::mem::size_of::<usize>();
+        let content = 2 * word + std::mem::size_of::<Content>() + self.content.own_bytes();
+        2 * word + std::mem::size_of::<Member>() + array::<u64>(self.keys.len()) + content
+    }
+
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
         let keys = verify::distinct_sentence_keys(&content).into_boxed_slice();
         Member {
@@ -164,6 +173,11 @@ pub enum BlocksChange {
 }
 
 impl KeyTally {
+    /// The bytes of its buffers beyond the struct.
+    pub fn own_bytes(&self) -> usize {
+        self.counts.capacity() * 2 + self.filter.len()
+    }
+
     /// The filter's slots, at least.
     const MIN_SLOTS: u32 = 16;
     /// The filter's slots, at most (16 KB).

@@ -282,6 +282,13 @@ impl<V: Copy> VerdictCache<V> {
         VerdictCache { current: HashMap::default(), old: HashMap::default(), capacity }
     }
 
+    /// The bytes of its two generations' tables.
+    pub fn bytes(&self) -> usize {
+        use crate::runtime::footprint::hash_table;
+        let entry = std::mem::size_of::<((u64, u64), V)>();
+        hash_table(self.current.capacity(), entry) + hash_table(self.old.capacity(), entry)
+    }
+
     /// The verdict of `key`, computed by `compute` when neither generation holds it.
     pub fn get_or_insert_with(&mut self, key: (u64, u64), compute: impl FnOnce() -> V) -> V {
         if let Some(&v) = self.current.get(&key) {

@@ -70,6 +70,25 @@ impl Slots {
         self.one.len() + self.many.len()
     }
 
+    /// The bytes held, walked: the two maps' tables, and each group of several pages with its
+    /// list and blocks (its members are counted where they are made: `Structure::Members`).
+    pub fn bytes(&self) -> usize {
+        use crate::runtime::footprint::{arc_share, array, hash_table};
+        let many = self.many.values().map(|group| {
+            std::mem::size_of::<Group>()
+                + array::<Entry>(group.members.capacity())
+                + group.blocks.as_ref().map_or(0, |b| arc_share(b, 24 + array::<u64>(b.capacity())))
+                + group.sample_bound.as_ref().map_or(0, |_| std::mem::size_of::<SampleKey>())
+                + group
+                    .tally
+                    .as_ref()
+                    .map_or(0, |t| std::mem::size_of::<KeyTally>() + t.own_bytes())
+        });
+        self.one.table_bytes()
+            + hash_table(self.many.capacity(), std::mem::size_of::<(u64, Box<Group>)>())
+            + many.sum::<usize>()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

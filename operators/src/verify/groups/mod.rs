@@ -44,6 +44,7 @@ use timely::progress::Timestamp;
 use crate::ingest::page::PageId;
 use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::runtime::dense::DenseMap;
+use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::hashing::Mixed;
 use crate::verify::lcs::{self, Verdict};
 use crate::verify::member::{
@@ -259,10 +260,7 @@ where
             "Verify groups",
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
-                let mut held = WorkerGroups {
-                    groups: Slots::default(),
-                    cache: verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES),
-                };
+                let mut held = WorkerGroups::new();
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
                 move |(input, frontier), output| {
@@ -321,6 +319,7 @@ where
                         drop(session);
                         if done {
                             current = None;
+                            held.report_if_due();
                         }
                     }
                     if !changed.is_empty() {
@@ -332,13 +331,40 @@ where
         .as_collection()
 }
 
-/// A worker's groups and its cache of verdicts.
+/// A worker's groups and its cache of verdicts, with their gauges (`runtime::footprint`).
 struct WorkerGroups {
     groups: Slots,
     cache: verify::VerdictCache<CachedVerdict>,
+    gauges: [Gauge; 2],
+}
+
+impl Drop for WorkerGroups {
+    /// What it holds at the end of the run, reported once more.
+    fn drop(&mut self) {
+        let [groups, verdicts] = &mut self.gauges;
+        groups.finish(self.groups.bytes());
+        verdicts.finish(self.cache.bytes());
+    }
 }
 
 impl WorkerGroups {
+    fn new() -> Self {
+        WorkerGroups {
+            groups: Slots::default(),
+            cache: verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES),
+            gauges: [Gauge::new(Structure::Groups), Gauge::new(Structure::Verdicts)],
+        }
+    }
+
+    /// Walks what it holds into its gauges, when a report is due (after a complete time).
+    fn report_if_due(&mut self) {
+        let ([groups, verdicts], slots) = (&mut self.gauges, &self.groups);
+        if groups.due() {
+            groups.report_if_due(|| slots.bytes());
+            verdicts.set(self.cache.bytes());
+        }
+    }
+
     /// Applies one group's `changes`; the group's output goes to `out`.
     fn apply(
         &mut self,

@@ -700,3 +700,26 @@ fn an_incremental_per_sentence_group_equals_the_group_from_scratch() {
         );
     }
 }
+
+#[test]
+fn the_groups_bytes_are_their_tables_and_lists_not_their_members() {
+    let big: Vec<u64> = (1..=1000).collect();
+    let (small, large) = (member(2, &[1]), member(2, &big));
+    assert!(large.bytes() >= small.bytes() + 999 * 8, "a member's keys count in its bytes");
+    // The same groups of small members and of large ones.
+    let slots = |a: &Arc<Member>, b: &Arc<Member>| {
+        let mut slots = Slots::default();
+        let empty = slots.bytes();
+        slots.put(10, Slot::One(a.clone()));
+        let mut group = Group::from_slot(Some(Slot::One(a.clone())));
+        group.members.push(scan::Entry::new(b.clone()));
+        slots.put(12, Slot::Many(Box::new(group)));
+        (empty, slots.bytes())
+    };
+    let (empty, of_small) = slots(&small, &member(3, &[9]));
+    let (_, of_large) = slots(&large, &member(3, &big));
+    assert_eq!(of_small, of_large, "members are counted where they are made");
+    assert!(
+        of_small >= empty + std::mem::size_of::<Group>() + 2 * std::mem::size_of::<scan::Entry>()
+    );
+}
