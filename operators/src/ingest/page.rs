@@ -243,12 +243,6 @@ impl<T> Run<T> {
         Run { all: all.clone(), start: start as u32, end: end as u32 }
     }
 
-    /// The bytes of its allocation when it is its holder's alone, else 0: an allocation
-    /// shared with the page is the held page's (`runtime::footprint`).
-    pub fn own_bytes(&self) -> usize {
-        crate::runtime::footprint::own_slice(&self.all)
-    }
-
     /// Whether this run points into `all` (shared, not copied).
     pub fn is_shared_with(&self, all: &Arc<[T]>) -> bool {
         Arc::ptr_eq(&self.all, all)
@@ -376,16 +370,15 @@ pub struct Content {
 }
 
 impl Content {
-    /// The bytes of its buffers beyond the struct: its vectors at their capacity, and its
-    /// sentences and words where they are its own (`Run::own_bytes`, `Words::own_bytes`).
-    pub fn own_bytes(&self) -> usize {
+    /// The bytes of its vectors beyond the struct, by their lengths (a function of the content,
+    /// so a change and its retraction count the same): its sentences and words not among
+    /// them, which are the page's (`runtime::footprint`).
+    pub fn vector_bytes(&self) -> usize {
         use crate::runtime::footprint::array;
-        self.sentences.own_bytes()
-            + self.words.own_bytes()
-            + array::<u64>(self.shingles.capacity())
-            + array::<u32>(self.term_weights.capacity())
-            + array::<u16>(self.word_counts.capacity())
-            + array::<u64>(self.template_keys.capacity())
+        array::<u64>(self.shingles.len())
+            + array::<u32>(self.term_weights.len())
+            + array::<u16>(self.word_counts.len())
+            + array::<u64>(self.template_keys.len())
     }
 
     /// The distinct keys its sentence fingerprints are made of, sorted: its own sentences'

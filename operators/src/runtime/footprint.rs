@@ -1,16 +1,18 @@
-//! Resident bytes by structure: what the operators that hold pages' state hold, each walked by
-//! its owner (`Gauge::report`) and summed over the workers of the process.
+//! Resident bytes by structure: what the operators that hold pages' state hold, summed over
+//! the workers of the process.
 //!
 //! A structure counts its own allocations: its tables at their capacity, its entries, and the
-//! buffers only it points to. A buffer shared by several holders (a member held by several
-//! groups, an `Arc` held on several workers) is counted by each holder at its share (the bytes
-//! over the holders); page sentences and words shared with the page held to retract it are that
-//! page's, counted where the held pages are (`dupflow_held_page_bytes`), not here.
+//! buffers it points to. A buffer shared by several holders is counted once: by each holder at
+//! its share (`arc_share`: a group's blocks), or where it is made, from its changes (`Tally`:
+//! the members, each held by every group of its page). The sentences and words a structure
+//! shares with the page held to retract it are that page's, counted with the held pages
+//! (`dupflow_held_page_bytes`), not here.
 //!
-//! The figures are process-wide, as resident memory is: two dataflows of one process add up.
-//! An operator reports while it runs, at most once in `REPORT_EVERY` and never more often than
-//! its walks allow (a walk's time, times `WALK_SHARE`, apart), and once more as it is dropped:
-//! what it held at the end of the run, which `at_end` gives.
+//! An operator walks what it holds into its `Gauge` while it runs, at most once in
+//! `REPORT_EVERY` and never more often than its walks allow (a walk's time, times
+//! `WALK_SHARE`, apart), and once more as it is dropped: what it held at the end of the run,
+//! which `at_end` gives. The figures are the process's, as resident memory is: two dataflows
+//! of one process add up.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -22,8 +24,8 @@ pub enum Structure {
     /// The fingerprint index: each fingerprint's group (its members in order, their scans,
     /// its repeated blocks), a pointer for a fingerprint of one page.
     Groups,
-    /// The groups' members: a page's length, id, hash, sorted keys and content (the parts not
-    /// shared with the page).
+    /// The groups' members: a page's length, id, hash, sorted keys and content (its sentences
+    /// and words are the page's).
     Members,
     /// The verdict cache (capped by `verify::VERDICT_CACHE_ENTRIES` a worker).
     Verdicts,

@@ -64,12 +64,13 @@ impl std::hash::Hash for Member {
 }
 
 impl Member {
-    /// The bytes of its allocation, with its keys and its content's (the content's sentences
-    /// and words where they are its own: `Content::own_bytes`).
+    /// The bytes of its allocation, with its keys and its content's vectors (its sentences and
+    /// words are the page's: `Content::vector_bytes`); a function of the member, so a member
+    /// and its retraction count the same.
     pub fn bytes(&self) -> usize {
         use crate::runtime::footprint::array;
         let word = std::mem::size_of::<usize>();
-        let content = 2 * word + std::mem::size_of::<Content>() + self.content.own_bytes();
+        let content = 2 * word + std::mem::size_of::<Content>() + self.content.vector_bytes();
         2 * word + std::mem::size_of::<Member>() + array::<u64>(self.keys.len()) + content
     }
 
