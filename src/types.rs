@@ -64,13 +64,19 @@ pub enum RunError {
     Open(String),
     /// The process's resident memory passed the run's limit (`run.memory_limit_mb`).
     #[error(
-        "resident memory {:.2} GB passed the limit of {:.2} GB ({setting}): give the run more \
-         memory, hold fewer pages (run.retention_secs) or spread them over processes \
+        "resident memory {:.2} GB passed the limit of {:.2} GB ({setting}){state}: give the run \
+         more memory, hold fewer pages (run.retention_secs) or spread them over processes \
          (docs/cluster.md#sizing)",
         *resident as f64 / 1e9,
         *limit as f64 / 1e9
     )]
-    Memory { resident: u64, limit: u64, setting: &'static str },
+    Memory {
+        resident: u64,
+        limit: u64,
+        setting: &'static str,
+        /// What the method's structures held at their last walk (`memory::state_held`).
+        state: String,
+    },
     /// The run was asked to stop and did not finish within the bound.
     #[error("{0}")]
     Stopped(String),

@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use crate::metrics::resident_bytes;
 use crate::types::RunError;
+use dupflow_operators::runtime::footprint::{self, Structure};
 
 /// The share of the limit past which freed memory goes back to the system at once.
 pub const PRESSURE_SHARE: f64 = 0.5;
@@ -94,15 +95,52 @@ impl MemoryWatch {
             }
         }
         if resident > limit {
-            return Err(RunError::Memory { resident, limit, setting: source });
+            let state = state_held(
+                &Structure::ALL.map(|structure| (structure.name(), footprint::held(structure))),
+            );
+            return Err(RunError::Memory { resident, limit, setting: source, state });
         }
         Ok(())
     }
 }
 
+/// What the method's structures hold (`(name, bytes)`, at their operators' last walks), for
+/// the memory limit's line: their sum and the three largest, or nothing before any walk.
+pub fn state_held(structures: &[(&str, i64)]) -> String {
+    let total: i64 = structures.iter().map(|s| s.1).sum();
+    if total <= 0 {
+        return String::new();
+    }
+    let mut largest = structures.to_vec();
+    largest.sort_by_key(|&(name, bytes)| (std::cmp::Reverse(bytes), name));
+    let gb = |bytes: i64| bytes as f64 / 1e9;
+    let named: Vec<String> = largest
+        .iter()
+        .take(3)
+        .map(|(name, bytes)| format!("{name} {:.2} GB", gb(*bytes)))
+        .collect();
+    format!("; the method's state {:.2} GB, largest {}", gb(total), named.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_limit_line_names_the_largest_structures_once_they_are_walked() {
+        assert_eq!(state_held(&[("groups", 0), ("holders", 0)]), "", "nothing walked yet");
+        let line = state_held(&[
+            ("groups", 2_000_000_000),
+            ("members", 500_000_000),
+            ("verdicts", 100_000_000),
+            ("holders", 3_000_000_000),
+            ("filtered", 400_000_000),
+        ]);
+        assert_eq!(
+            line,
+            "; the method's state 6.00 GB, largest holders 3.00 GB, groups 2.00 GB, members 0.50 GB"
+        );
+    }
 
     #[test]
     fn the_default_is_most_of_the_machine_and_a_setting_is_mib() {
