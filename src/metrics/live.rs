@@ -361,9 +361,9 @@ impl Live {
     }
 
     pub fn finish(&self) {
-        self.sample();
         *self.finished_secs.lock().expect("live lock") = Some(self.started.elapsed().as_secs_f64());
         self.inner.lock().expect("live lock").finished = true;
+        self.sample();
     }
 
     pub fn is_finished(&self) -> bool {
@@ -399,8 +399,15 @@ impl Live {
         if let Some(depth) = self.channel_depth.lock().expect("live lock").as_ref() {
             r.set(super::CHANNEL_DEPTH, "", depth() as i64);
         }
+        // While the run goes on, what the structures hold now; once it has ended (its state
+        // let go), what they held at its end, as the summary states it.
         for structure in Structure::ALL {
-            r.set(super::STATE_BYTES, structure.name(), footprint::held(structure));
+            let bytes = if inner.finished {
+                footprint::at_end(structure)
+            } else {
+                footprint::held(structure)
+            };
+            r.set(super::STATE_BYTES, structure.name(), bytes);
         }
         let secs = self.started.elapsed().as_secs_f64();
         let pages_read = r.get(super::PAGES, "");
@@ -500,6 +507,7 @@ impl Live {
             "channel_depth": r.get(super::CHANNEL_DEPTH, ""),
             "epoch_lag": r.get(super::EPOCH_LAG, ""),
             "rss_bytes": r.get(super::RSS_BYTES, ""),
+            "state_bytes": r.by_label(super::STATE_BYTES),
             "hosts": hosts.into_iter().take(20).map(|(h, (n, d))| json!({"host": h, "pages": n, "duplicate_pages": d})).collect::<Vec<_>>(),
             "series": series,
         })

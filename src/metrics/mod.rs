@@ -93,7 +93,7 @@ metrics! {
     LARGEST_CLUSTER = "dupflow_largest_cluster_pages", Gauge, None, "Pages in the largest cluster.";
     CLUSTER_TOTALS = "dupflow_cluster_totals", Gauge, Some("of"), "Process 0 of a cluster: the whole cluster's clusters, pages, duplicate_pages and largest (the other gauges show this process's shard).";
     ARRANGED_UPDATES = "dupflow_arranged_updates", Gauge, Some("arrangement"), "Updates held by each of the dataflow's arrangements (all workers), by operator name and id (differential's batch log).";
-    STATE_BYTES = "dupflow_state_bytes", Gauge, Some("structure"), "Bytes held by each structure of the method that grows with the pages (walked by its operator at most every 10 s), this process; held pages and the word store have gauges of their own.";
+    STATE_BYTES = "dupflow_state_bytes", Gauge, Some("structure"), "Bytes held by each structure of the method that grows with the pages (walked by its operator at most every 10 s; once the run has ended, what they held at its end), this process; held pages have their own (dupflow_held_page_bytes).";
     RSS_BYTES = "dupflow_process_resident_memory_bytes", Gauge, None, "Resident memory of the process.";
     HTTP_RESPONSES = "dupflow_http_responses_total", Counter, Some("status"), "Responses of the HTTP endpoint, by status code.";
     HTTP_REFUSED = "dupflow_http_refused_total", Counter, Some("reason"), "Connections or checks the endpoint turned away: connections (max_connections), check_queue (503), deadline (a connection past its time).";

@@ -73,6 +73,14 @@ fn dashboard_shows_the_run_and_the_alarm() {
         dom.contains("<span class=\"muted\">pages</span><b>8</b>"),
         "the pages tile shows the run's 8 pages"
     );
+    // The method's state as the run ended, its structures (largest first) in the tile's title.
+    let tile =
+        dom.split("<div class=\"tile\"").find(|t| t.contains("state MB")).unwrap_or_else(|| {
+            panic!("a state tile: {dom}");
+        });
+    for structure in ["groups", "members", "verdicts", "holders", "filtered"] {
+        assert!(tile.contains(&format!("{structure} ")), "{structure} in the state tile: {tile}");
+    }
 
     let screenshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/dashboard.png");
     let status = headless(&browser, &dir.join("profile-shot"))

@@ -46,6 +46,11 @@ fn metrics_agree_with_the_run() {
     );
     assert_eq!(value(&scrape, "dupflow_pages_total", None), 6.0);
     assert!(value(&scrape, "dupflow_input_read_bytes_total", None) > 2000.0);
+    // The run has ended: each structure's bytes as it ended.
+    for structure in ["groups", "members", "holders", "filtered"] {
+        let bytes = value(&scrape, "dupflow_state_bytes", Some(("structure", structure)));
+        assert!(bytes > 0.0, "{structure}: {bytes}");
+    }
 
     let lines = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
     let clusters: BTreeSet<String> = lines
