@@ -98,10 +98,8 @@ impl Words {
     /// words are the store's; words shared with the page are the held page's).
     pub fn own_bytes(&self) -> usize {
         match &self.all {
-            All::Resident(all) if Arc::strong_count(all) == 1 && !all.is_empty() => {
-                2 * std::mem::size_of::<usize>() + std::mem::size_of_val(&**all)
-            }
-            _ => 0,
+            All::Resident(all) => crate::runtime::footprint::own_slice(all),
+            All::Stored(..) => 0,
         }
     }
 

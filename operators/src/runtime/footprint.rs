@@ -203,6 +203,9 @@ impl Drop for Tally {
     }
 }
 
+/// The bytes an `Arc`'s allocation holds beside its value: its two counts.
+pub const ARC_COUNTS: usize = 2 * std::mem::size_of::<usize>();
+
 /// A heap allocation's bytes for `len` elements of `T` (its capacity, for a `Vec`).
 pub fn array<T>(len: usize) -> usize {
     len * std::mem::size_of::<T>()
@@ -211,7 +214,7 @@ pub fn array<T>(len: usize) -> usize {
 /// The bytes of an `Arc`'s allocation (its two counts and `value_bytes`), at this holder's
 /// share: over the `Arc`'s holders.
 pub fn arc_share<T: ?Sized>(arc: &Arc<T>, value_bytes: usize) -> usize {
-    (2 * std::mem::size_of::<usize>() + value_bytes) / Arc::strong_count(arc)
+    (ARC_COUNTS + value_bytes) / Arc::strong_count(arc)
 }
 
 /// The bytes of a slice's `Arc` when it is its holder's alone, else 0: a slice shared with
@@ -220,7 +223,7 @@ pub fn own_slice<T>(arc: &Arc<[T]>) -> usize {
     if Arc::strong_count(arc) > 1 || arc.is_empty() {
         return 0;
     }
-    2 * std::mem::size_of::<usize>() + std::mem::size_of_val(&**arc)
+    ARC_COUNTS + std::mem::size_of_val(&**arc)
 }
 
 /// A `hashbrown` table's bytes at `capacity` entries of `entry` bytes: its buckets (a power of

@@ -129,7 +129,7 @@ impl Filter {
 
     /// The bytes held, walked: the two maps' tables, each page's own buffers (its sentences
     /// and words only where they are not the page's), and each entry of several parts.
-    pub fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         Self::walk(&self.pages)
     }
 

@@ -104,7 +104,7 @@ impl Holders {
 
     /// The bytes held, walked: the two maps' tables and each sentence of several pages with
     /// its list.
-    pub fn bytes(&self) -> usize {
+    fn bytes(&self) -> usize {
         Self::walk(&self.one, &self.many)
     }
 
@@ -119,7 +119,7 @@ impl Holders {
     }
 
     /// Walks what it holds into its gauge, when a report is due (after a complete time).
-    pub fn report_if_due(&mut self) {
+    fn report_if_due(&mut self) {
         let (one, many) = (&self.one, &self.many);
         self.gauge.report_if_due(|| Self::walk(one, many));
     }

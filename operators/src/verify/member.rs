@@ -68,10 +68,9 @@ impl Member {
     /// words are the page's: `Content::vector_bytes`); a function of the member, so a member
     /// and its retraction count the same.
     pub fn bytes(&self) -> usize {
-        use crate::runtime::footprint::array;
-        let word = std::mem::size_of::<usize>();
-        let content = 2 * word + std::mem::size_of::<Content>() + self.content.vector_bytes();
-        2 * word + std::mem::size_of::<Member>() + array::<u64>(self.keys.len()) + content
+        use crate::runtime::footprint::{array, ARC_COUNTS};
+        let content = ARC_COUNTS + std::mem::size_of::<Content>() + self.content.vector_bytes();
+        ARC_COUNTS + std::mem::size_of::<Member>() + array::<u64>(self.keys.len()) + content
     }
 
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {

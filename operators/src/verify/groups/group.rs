@@ -77,7 +77,9 @@ impl Slots {
         let many = self.many.values().map(|group| {
             std::mem::size_of::<Group>()
                 + array::<Entry>(group.members.capacity())
-                + group.blocks.as_ref().map_or(0, |b| arc_share(b, 24 + array::<u64>(b.capacity())))
+                + group.blocks.as_ref().map_or(0, |b| {
+                    arc_share(b, std::mem::size_of::<Vec<u64>>() + array::<u64>(b.capacity()))
+                })
                 + group.sample_bound.as_ref().map_or(0, |_| std::mem::size_of::<SampleKey>())
                 + group
                     .tally
