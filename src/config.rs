@@ -78,16 +78,21 @@ pub struct RunConfig {
     pub words: WordsAt,
     /// The word store's cache, in MiB.
     pub word_cache_mb: u64,
-    /// The directory of the word store's file; empty: the output directory (`--out`), else
-    /// the system's temporary directory.
+    /// Where the held pages and the group members' contents are kept (`runtime::store`).
+    pub pages: WordsAt,
+    /// The cache of the page and content stores, in MiB.
+    pub page_cache_mb: u64,
+    /// The directory of the stores' files; empty: the output directory (`--out`), else the
+    /// system's temporary directory.
     pub word_store_dir: String,
 }
 
-/// Where a run keeps its pages' words.
+/// Where a run keeps its pages' words (`run.words`), and its held pages and members' contents
+/// (`run.pages`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum WordsAt {
-    /// In a file (LZ4), read back through a cache of `run.word_cache_mb`.
+    /// In a file (LZ4), read back through a cache (`run.word_cache_mb`, `run.page_cache_mb`).
     #[default]
     Disk,
     /// In memory.
@@ -107,6 +112,8 @@ impl Default for RunConfig {
             memory_limit_mb: 0,
             words: WordsAt::Disk,
             word_cache_mb: 256,
+            pages: WordsAt::Disk,
+            page_cache_mb: 128,
             word_store_dir: String::new(),
         }
     }

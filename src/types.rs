@@ -44,6 +44,8 @@ pub struct RunOutput {
     pub empty_inputs: Vec<String>,
     /// What the word store did (`run.words = "disk"`).
     pub word_store: Option<dupflow_operators::runtime::store::StoreStats>,
+    /// The page and content stores' figures (`run.pages = "disk"`).
+    pub page_store: Option<dupflow_operators::runtime::store::StoreStats>,
 }
 
 #[derive(Debug, Error)]

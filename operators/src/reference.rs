@@ -213,12 +213,12 @@ fn bounded_clusters(
             config.candidates.neighbors as usize,
             &mut VerifyStats::default(),
             |a, b| {
-                let v = verdict(config, &a.content, &b.content);
+                let v = verdict(config, &a.content(), &b.content());
                 let differ = matches!(v, Verdict::Similar(_))
                     && crate::verify::own_texts_are_different_texts(
                         &config.verify,
-                        &a.content,
-                        &b.content,
+                        &a.content(),
+                        &b.content(),
                     );
                 (v, differ)
             },

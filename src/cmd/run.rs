@@ -380,6 +380,17 @@ fn print_summary(
             100.0 * store.hits as f64 / reads.max(1) as f64,
         );
     }
+    if let Some(store) = output.page_store.filter(|s| s.pages > 0 && summary.pages > 0) {
+        let reads = store.hits + store.misses;
+        println!(
+            "stored:    {:.1} MB on disk of held pages and members' contents ({} bytes a \
+            page); cache {:.1} MB, {:.1}% of {reads} reads",
+            store.bytes_written as f64 / 1e6,
+            store.bytes_written / summary.pages as u64,
+            store.cached_bytes as f64 / 1e6,
+            100.0 * store.hits as f64 / reads.max(1) as f64,
+        );
+    }
     let arranged = metrics.total(metrics::ARRANGED_UPDATES);
     if summary.pages > 0 && arranged > 0 {
         let largest = metrics::arrangements::largest(metrics, 5)

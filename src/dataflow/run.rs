@@ -22,7 +22,8 @@ use crate::source::reader::{
 };
 use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
-use dupflow_operators::runtime::store::{StoreStats, WordStore};
+use dupflow_operators::ingest::page::{Content, Page, CONTENT_STORE, PAGE_STORE};
+use dupflow_operators::runtime::store::{Store, StoreStats, WordStore};
 
 /// How long the workers of a failing run have to leave before the run returns its error.
 const FAILURE_GRACE: Duration = Duration::from_millis(1_500);
@@ -111,7 +112,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     super::abort::catch_run_panics();
     let registry = options.live.registry.clone();
     let manifest = resume_point(&options)?;
-    let store = WordStoreGuard::install(&options)?;
+    let store = StoreGuard::install(&options)?;
     let (readers, receivers) = start_readers(&options, manifest.as_ref())?;
     let (workers, peers) = options.workers();
     let context = Context {
@@ -179,7 +180,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     if let Some(error) = options.abort.take() {
         return Err(error);
     }
-    output.word_store = store.stats();
+    output.word_store = store.word_stats();
+    output.page_store = store.page_stats();
     output.empty_inputs.sort();
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
@@ -191,15 +193,20 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     Ok(output)
 }
 
-/// The run's word store (`run.words = "disk"`), installed for the pages the run makes and
-/// taken down when the run returns: their words stay readable as long as a page holds them.
-struct WordStoreGuard(Option<Arc<WordStore>>);
+/// The run's stores (`run.words = "disk"`, `run.pages = "disk"`), installed for the pages the
+/// run makes and taken down when the run returns: what they hold stays readable as long as a
+/// page, a held page or a member holds its place.
+struct StoreGuard {
+    words: Option<Arc<WordStore>>,
+    pages: Option<(Arc<Store<Page>>, Arc<Store<Content>>)>,
+}
 
-impl WordStoreGuard {
-    fn install(options: &RunOptions) -> Result<WordStoreGuard, RunError> {
+impl StoreGuard {
+    fn install(options: &RunOptions) -> Result<StoreGuard, RunError> {
         let run = &options.config.run;
-        if run.words != WordsAt::Disk {
-            return Ok(WordStoreGuard(None));
+        let mut guard = StoreGuard { words: None, pages: None };
+        if run.words != WordsAt::Disk && run.pages != WordsAt::Disk {
+            return Ok(guard);
         }
         let dir = match (&run.word_store_dir, &options.out) {
             (dir, _) if !dir.is_empty() => PathBuf::from(dir),
@@ -208,23 +215,49 @@ impl WordStoreGuard {
         };
         std::fs::create_dir_all(&dir)
             .map_err(|error| RunError::Output { path: dir.clone(), error })?;
-        let cache = (run.word_cache_mb as usize).saturating_mul(1 << 20);
-        let store = WordStore::create(&dir, cache)
-            .map_err(|error| RunError::Output { path: dir.clone(), error })?;
-        let store = Arc::new(store);
-        dupflow_operators::runtime::store::install(Some(store.clone()));
-        Ok(WordStoreGuard(Some(store)))
+        let failed = |error| RunError::Output { path: dir.clone(), error };
+        let mib = |n: u64| (n as usize).saturating_mul(1 << 20);
+        if run.words == WordsAt::Disk {
+            let store = Arc::new(WordStore::create(&dir, mib(run.word_cache_mb)).map_err(failed)?);
+            dupflow_operators::runtime::store::install(Some(store.clone()));
+            guard.words = Some(store);
+        }
+        if run.pages == WordsAt::Disk {
+            // Members' contents are read at every verification, held pages only when a page
+            // leaves or its host's template changes: most of the cache is the contents'.
+            let cache = mib(run.page_cache_mb);
+            let pages = Arc::new(Store::<Page>::create(&dir, cache / 8).map_err(failed)?);
+            let contents =
+                Arc::new(Store::<Content>::create(&dir, cache - cache / 8).map_err(failed)?);
+            PAGE_STORE.install(Some(pages.clone()));
+            CONTENT_STORE.install(Some(contents.clone()));
+            guard.pages = Some((pages, contents));
+        }
+        Ok(guard)
     }
 
-    fn stats(&self) -> Option<StoreStats> {
-        self.0.as_ref().map(|store| store.stats())
+    fn word_stats(&self) -> Option<StoreStats> {
+        self.words.as_ref().map(|store| store.stats())
+    }
+
+    /// The page and content stores' figures, summed.
+    fn page_stats(&self) -> Option<StoreStats> {
+        self.pages.as_ref().map(|(pages, contents)| {
+            let mut stats = pages.stats();
+            stats += contents.stats();
+            stats
+        })
     }
 }
 
-impl Drop for WordStoreGuard {
+impl Drop for StoreGuard {
     fn drop(&mut self) {
-        if self.0.is_some() {
+        if self.words.is_some() {
             dupflow_operators::runtime::store::install(None);
+        }
+        if self.pages.is_some() {
+            PAGE_STORE.install(None);
+            CONTENT_STORE.install(None);
         }
     }
 }

@@ -13,12 +13,17 @@
 //! is out of the window anyway) and are saved in checkpoints.
 //! To retract a page the dataflow needs it again, so the compact page is kept (sentence keys
 //! and weights, shingles when a method needs them, URL, ids: no text); this is also what a
-//! checkpoint saves (LZ4-framed).
+//! checkpoint saves (LZ4-framed). With a page store (`run.pages = "disk"`) the compact page is
+//! written there and memory holds what a capture is checked against (`Held`), 72 bytes; the
+//! page is read back when it leaves or is saved.
 
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Read, Write};
+use std::sync::Arc;
 
+use dupflow_operators::ingest::page::PAGE_STORE;
 use dupflow_operators::ingest::sentence::stable_hash;
+use dupflow_operators::runtime::store::{Kept, Store};
 use dupflow_operators::{Page, PageId, Sentence};
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +63,35 @@ pub fn url_key(url: &str) -> u64 {
     stable_hash(url)
 }
 
+/// A held page: what a capture of its URL is checked against, and the page itself, in memory
+/// or in the run's page store (`runtime::store::Kept`).
+struct Held {
+    id: PageId,
+    /// The identity key of its URL (`UrlIdentity::key`).
+    url: u64,
+    /// Stable hashes of its URL and record id: an alias has another URL, a record read again
+    /// the same record id.
+    url_hash: u64,
+    record_hash: u64,
+    page: Kept<Page>,
+}
+
+impl Held {
+    fn new(page: Page, identity: &UrlIdentity, store: Option<&Arc<Store<Page>>>) -> Held {
+        Held {
+            id: page.id,
+            url: identity.key(&page.url),
+            url_hash: stable_hash(&page.url),
+            record_hash: stable_hash(&page.record_id),
+            page: Kept::keep_in(Arc::new(page), store, false),
+        }
+    }
+
+    fn page(&self) -> Arc<Page> {
+        self.page.get()
+    }
+}
+
 /// One worker's pages.
 pub struct CurrentPages {
     mode: Recrawls,
@@ -67,10 +101,9 @@ pub struct CurrentPages {
     /// identity (an alias: `https` for `http`, a tracking parameter, …).
     aliases: u64,
     /// Page key (the URL's key, or in `Keep` mode the page id's hash) → held page, boxed: a
-    /// slot of the table is 16 bytes, not the 144 of a `Page` inline, so the table's empty
-    /// slots (a hash table is 44–88% full) and the old table held while it grows cost little
-    /// (an inline table costs 456 bytes a page at the peak heap of a 1M-page crawl).
-    pages: HashMap<u64, Box<Page>>,
+    /// slot of the table is 16 bytes, not the 72 of a `Held` inline, so the table's empty
+    /// slots (a hash table is 44–88% full) and the old table held while it grows cost little.
+    pages: HashMap<u64, Box<Held>>,
     /// URL key → page keys (all captures of the URL), in `Keep` mode only (in `Replace` mode a
     /// URL's page key is its own key), made at the first deletion and kept from then on: a
     /// crawl that deletes nothing holds no such map (~60 bytes a page with its vector).
@@ -83,11 +116,23 @@ pub struct CurrentPages {
     /// (date, URL key) of the tombstones: the retention order.
     tombstones_by_date: BTreeSet<(u64, u64)>,
     bytes: usize,
+    /// Where the held pages are kept (the run's page store, `ingest::page::PAGE_STORE`).
+    store: Option<Arc<Store<Page>>>,
 }
 
 impl CurrentPages {
     pub fn new(mode: Recrawls, identity: UrlIdentity) -> Self {
+        Self::with_store(mode, identity, PAGE_STORE.get())
+    }
+
+    /// Pages held in `store` (in memory without one).
+    pub fn with_store(
+        mode: Recrawls,
+        identity: UrlIdentity,
+        store: Option<Arc<Store<Page>>>,
+    ) -> Self {
         CurrentPages {
+            store,
             mode,
             identity,
             aliases: 0,
@@ -149,18 +194,24 @@ impl CurrentPages {
         }
     }
 
-    /// The held page's bytes: its sentences and words are shared with the dataflow's copies
-    /// (reference counted), so they are counted once, here; words in the word store not at
+    /// The held page's bytes: its entry (with its box), and a page in memory whole (its
+    /// sentences and words are shared with the dataflow's copies, reference counted, so they
+    /// are counted once, here); a page in the page store, or words in the word store, not at
     /// all.
-    fn cost(page: &Page) -> usize {
+    fn cost(page: &Page, kept: &Kept<Page>) -> usize {
+        let entry = std::mem::size_of::<Held>() + 16 + 16;
+        if kept.is_stored() {
+            return entry;
+        }
         let words = if page.words.is_stored() { 0 } else { page.words.len() };
-        page.sentences.len() * std::mem::size_of::<Sentence>()
+        entry
+            + page.sentences.len() * std::mem::size_of::<Sentence>()
             + words * std::mem::size_of::<dupflow_operators::ingest::page::Word>()
             + page.shingles.len() * 8
             + page.url.len()
             + page.record_id.len()
             + std::mem::size_of::<Page>()
-            + 48
+            + 16
     }
 
     fn page_key(&self, page: &Page) -> u64 {
@@ -172,11 +223,11 @@ impl CurrentPages {
 
     /// The URL index (`Keep` mode), made from the held pages the first time it is needed.
     fn by_url(&mut self) -> &HashMap<u64, Vec<u64>> {
-        let (pages, identity) = (&self.pages, &self.identity);
+        let pages = &self.pages;
         self.by_url.get_or_insert_with(|| {
             let mut by_url: HashMap<u64, Vec<u64>> = HashMap::new();
-            for (&key, page) in pages {
-                by_url.entry(identity.key(&page.url)).or_default().push(key);
+            for (&key, held) in pages {
+                by_url.entry(held.url).or_default().push(key);
             }
             // The table's order is the process's own: each URL's keys sorted instead.
             by_url.values_mut().for_each(|keys| keys.sort_unstable());
@@ -188,12 +239,13 @@ impl CurrentPages {
     fn by_date(&mut self) -> &BTreeSet<(u64, u64)> {
         let pages = &self.pages;
         self.by_date
-            .get_or_insert_with(|| pages.iter().map(|(&key, page)| (page.id.date, key)).collect())
+            .get_or_insert_with(|| pages.iter().map(|(&key, held)| (held.id.date, key)).collect())
     }
 
     fn take(&mut self, key: u64) -> Option<Change> {
-        let page = *self.pages.remove(&key)?;
-        self.bytes -= Self::cost(&page);
+        let held = *self.pages.remove(&key)?;
+        let page = Arc::unwrap_or_clone(held.page());
+        self.bytes -= Self::cost(&page, &held.page);
         if let Some(by_date) = self.by_date.as_mut() {
             by_date.remove(&(page.id.date, key));
         }
@@ -210,14 +262,15 @@ impl CurrentPages {
     }
 
     fn put(&mut self, key: u64, page: Page) {
-        self.bytes += Self::cost(&page);
+        let held = Held::new(page, &self.identity, self.store.as_ref());
+        self.bytes += Self::cost(&held.page(), &held.page);
         if let Some(by_date) = self.by_date.as_mut() {
-            by_date.insert((page.id.date, key));
+            by_date.insert((held.id.date, key));
         }
         if let Some(by_url) = self.by_url.as_mut() {
-            by_url.entry(self.identity.key(&page.url)).or_default().push(key);
+            by_url.entry(held.url).or_default().push(key);
         }
-        self.pages.insert(key, Box::new(page));
+        self.pages.insert(key, Box::new(held));
     }
 
     /// A capture: inserts it (retracting what it replaces), or says why it changed nothing.
@@ -235,12 +288,12 @@ impl CurrentPages {
         let key = self.page_key(&page);
         let mut changes = Vec::with_capacity(2);
         if let Some(held) = self.pages.get(&key) {
-            if held.url != page.url {
+            if held.url_hash != stable_hash(&page.url) {
                 self.aliases += 1;
             }
             // Same crawl second: the later arrival wins (WARC-Date has second precision). The
             // same record read again changes nothing.
-            if held.id.date > page.id.date || held.record_id == page.record_id {
+            if held.id.date > page.id.date || held.record_hash == stable_hash(&page.record_id) {
                 return Err(Ignored::Superseded);
             }
             changes.extend(self.take(key));
@@ -287,7 +340,8 @@ impl CurrentPages {
 
     /// The held pages, by page id.
     pub fn into_pages(self) -> Vec<Page> {
-        let mut pages: Vec<Page> = self.pages.into_values().map(|page| *page).collect();
+        let mut pages: Vec<Page> =
+            self.pages.into_values().map(|held| Arc::unwrap_or_clone(held.page())).collect();
         pages.sort_by_key(|p| p.id);
         pages
     }
@@ -298,7 +352,7 @@ impl CurrentPages {
         keys.sort();
         out.write_all(&(keys.len() as u64).to_le_bytes())?;
         for key in keys {
-            let page = &self.pages[key];
+            let page = self.pages[key].page();
             for n in [page.id.date, page.id.hash, page.host] {
                 out.write_all(&n.to_le_bytes())?;
             }
@@ -411,6 +465,17 @@ impl CurrentPages {
 mod tests {
     use super::*;
 
+    /// Each test runs with the pages in memory and in a page store that caches nothing (every
+    /// read from its file).
+    fn stores() -> [Option<Arc<Store<Page>>>; 2] {
+        let store = Store::create(&std::env::temp_dir(), 0).expect("a store in the temp dir");
+        [None, Some(Arc::new(store))]
+    }
+
+    fn held(mode: Recrawls, store: &Option<Arc<Store<Page>>>) -> CurrentPages {
+        CurrentPages::with_store(mode, UrlIdentity::exact(), store.clone())
+    }
+
     fn page(url: &str, date: u64, rid: &str) -> Page {
         Page {
             id: PageId::new(date, url, rid),
@@ -425,146 +490,182 @@ mod tests {
     }
 
     #[test]
-    fn newer_capture_replaces_older_is_ignored() {
-        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
-        assert_eq!(pages.capture(page("u", 10, "a"), 0).unwrap().len(), 1);
-        let changes = pages.capture(page("u", 20, "b"), 0).unwrap();
+    fn a_page_store_holds_the_pages_and_memory_what_a_capture_is_checked_against() {
+        let [_, store] = stores();
+        let (mut stored, mut resident) =
+            (held(Recrawls::Replace, &store), held(Recrawls::Replace, &None));
+        for i in 0..100 {
+            for pages in [&mut stored, &mut resident] {
+                pages.capture(page(&format!("u{i}"), 10 + i, "a"), 0).unwrap();
+            }
+        }
+        assert_eq!(store.as_ref().unwrap().stats().pages, 100);
+        assert!(stored.bytes() < resident.bytes() / 2, "{} {}", stored.bytes(), resident.bytes());
+        // A re-crawl retracts the page read back from the store.
         assert_eq!(
-            changes,
-            vec![Change::Remove(page("u", 10, "a")), Change::Insert(page("u", 20, "b"))]
+            stored.capture(page("u7", 500, "b"), 0).unwrap(),
+            vec![Change::Remove(page("u7", 17, "a")), Change::Insert(page("u7", 500, "b"))]
         );
-        assert_eq!(pages.capture(page("u", 15, "c"), 0), Err(Ignored::Superseded));
-        assert_eq!(pages.capture(page("u", 20, "b"), 0), Err(Ignored::Superseded));
-        assert_eq!(pages.len(), 1);
-        assert_eq!(pages.delete("u", 0), vec![Change::Remove(page("u", 20, "b"))]);
-        assert!(pages.is_empty());
-        assert_eq!((pages.tombstones(), pages.bytes()), (1, CurrentPages::TOMBSTONE_COST));
+        resident.capture(page("u7", 500, "b"), 0).unwrap();
+        assert_eq!(stored.into_pages(), resident.into_pages());
+    }
+
+    #[test]
+    fn newer_capture_replaces_older_is_ignored() {
+        for store in stores() {
+            let mut pages = held(Recrawls::Replace, &store);
+            assert_eq!(pages.capture(page("u", 10, "a"), 0).unwrap().len(), 1);
+            let changes = pages.capture(page("u", 20, "b"), 0).unwrap();
+            assert_eq!(
+                changes,
+                vec![Change::Remove(page("u", 10, "a")), Change::Insert(page("u", 20, "b"))]
+            );
+            assert_eq!(pages.capture(page("u", 15, "c"), 0), Err(Ignored::Superseded));
+            assert_eq!(pages.capture(page("u", 20, "b"), 0), Err(Ignored::Superseded));
+            assert_eq!(pages.len(), 1);
+            assert_eq!(pages.delete("u", 0), vec![Change::Remove(page("u", 20, "b"))]);
+            assert!(pages.is_empty());
+            assert_eq!((pages.tombstones(), pages.bytes()), (1, CurrentPages::TOMBSTONE_COST));
+        }
     }
 
     #[test]
     fn keep_mode_holds_every_capture_and_deletes_them_all() {
-        let mut pages = CurrentPages::new(Recrawls::Keep, UrlIdentity::exact());
-        pages.capture(page("u", 10, "a"), 0).unwrap();
-        pages.capture(page("u", 20, "b"), 0).unwrap();
-        assert_eq!(pages.len(), 2);
-        assert_eq!(pages.delete("u", 0).len(), 2);
-        assert_eq!(pages.capture(page("u", 20, "c"), 0), Err(Ignored::Deleted));
-        assert_eq!(pages.capture(page("u", 21, "d"), 0).unwrap().len(), 1);
+        for store in stores() {
+            let mut pages = held(Recrawls::Keep, &store);
+            pages.capture(page("u", 10, "a"), 0).unwrap();
+            pages.capture(page("u", 20, "b"), 0).unwrap();
+            assert_eq!(pages.len(), 2);
+            assert_eq!(pages.delete("u", 0).len(), 2);
+            assert_eq!(pages.capture(page("u", 20, "c"), 0), Err(Ignored::Deleted));
+            assert_eq!(pages.capture(page("u", 21, "d"), 0).unwrap().len(), 1);
+        }
     }
 
     #[test]
     fn a_deletion_stops_older_captures_and_a_recrawl_brings_the_url_back() {
-        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
-        pages.capture(page("u", 10, "a"), 0).unwrap();
-        // Read when the feed had reached date 30: captures up to 30 are stale copies.
-        assert_eq!(pages.delete("u", 30).len(), 1);
-        assert_eq!(pages.capture(page("u", 5, "old"), 0), Err(Ignored::Deleted));
-        assert_eq!(pages.capture(page("u", 30, "same"), 0), Err(Ignored::Deleted));
-        // A URL never held is buried too (its capture may still be on its way).
-        assert!(pages.delete("w", 30).is_empty());
-        assert_eq!(pages.capture(page("w", 12, "late"), 0), Err(Ignored::Deleted));
-        // Deleting a capture newer than the feed's clock buries at the capture's date.
-        pages.capture(page("x", 50, "a"), 0).unwrap();
-        pages.delete("x", 30);
-        assert_eq!(pages.capture(page("x", 40, "b"), 0), Err(Ignored::Deleted));
-        // A re-crawl after the deletion is back, and its tombstone gone.
-        assert_eq!(
-            pages.capture(page("u", 31, "new"), 0).unwrap(),
-            vec![Change::Insert(page("u", 31, "new"))]
-        );
-        assert_eq!(pages.tombstones(), 2);
-        // Retention forgets tombstones before the window (what they stop is expired anyway).
-        pages.expire(31);
-        assert_eq!(pages.tombstones(), 1);
-        assert_eq!(pages.capture(page("w", 12, "late"), 31), Err(Ignored::Expired));
-        assert_eq!(pages.capture(page("x", 45, "c"), 31), Err(Ignored::Deleted));
+        for store in stores() {
+            let mut pages = held(Recrawls::Replace, &store);
+            pages.capture(page("u", 10, "a"), 0).unwrap();
+            // Read when the feed had reached date 30: captures up to 30 are stale copies.
+            assert_eq!(pages.delete("u", 30).len(), 1);
+            assert_eq!(pages.capture(page("u", 5, "old"), 0), Err(Ignored::Deleted));
+            assert_eq!(pages.capture(page("u", 30, "same"), 0), Err(Ignored::Deleted));
+            // A URL never held is buried too (its capture may still be on its way).
+            assert!(pages.delete("w", 30).is_empty());
+            assert_eq!(pages.capture(page("w", 12, "late"), 0), Err(Ignored::Deleted));
+            // Deleting a capture newer than the feed's clock buries at the capture's date.
+            pages.capture(page("x", 50, "a"), 0).unwrap();
+            pages.delete("x", 30);
+            assert_eq!(pages.capture(page("x", 40, "b"), 0), Err(Ignored::Deleted));
+            // A re-crawl after the deletion is back, and its tombstone gone.
+            assert_eq!(
+                pages.capture(page("u", 31, "new"), 0).unwrap(),
+                vec![Change::Insert(page("u", 31, "new"))]
+            );
+            assert_eq!(pages.tombstones(), 2);
+            // Retention forgets tombstones before the window (what they stop is expired anyway).
+            pages.expire(31);
+            assert_eq!(pages.tombstones(), 1);
+            assert_eq!(pages.capture(page("w", 12, "late"), 31), Err(Ignored::Expired));
+            assert_eq!(pages.capture(page("x", 45, "c"), 31), Err(Ignored::Deleted));
+        }
     }
 
     #[test]
     fn retention_expires_by_crawl_date() {
-        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
-        for (i, url) in ["a", "b", "c"].iter().enumerate() {
-            pages.capture(page(url, 10 * (i as u64 + 1), "r"), 0).unwrap();
+        for store in stores() {
+            let mut pages = held(Recrawls::Replace, &store);
+            for (i, url) in ["a", "b", "c"].iter().enumerate() {
+                pages.capture(page(url, 10 * (i as u64 + 1), "r"), 0).unwrap();
+            }
+            assert_eq!(pages.capture(page("d", 5, "r"), 11), Err(Ignored::Expired));
+            let gone = pages.expire(25);
+            assert_eq!(gone.len(), 2);
+            assert_eq!(pages.len(), 1);
         }
-        assert_eq!(pages.capture(page("d", 5, "r"), 11), Err(Ignored::Expired));
-        let gone = pages.expire(25);
-        assert_eq!(gone.len(), 2);
-        assert_eq!(pages.len(), 1);
     }
 
     /// The URL index and the retention order are made from the held pages when first needed
     /// and kept from then on: captures before and after give the same answers.
     #[test]
     fn the_indexes_made_late_hold_the_captures_before_and_after() {
-        let mut pages = CurrentPages::new(Recrawls::Keep, UrlIdentity::exact());
-        pages.capture(page("u", 10, "a"), 0).unwrap();
-        pages.capture(page("u", 20, "b"), 0).unwrap();
-        pages.capture(page("v", 15, "a"), 0).unwrap();
-        assert!(pages.by_url.is_none() && pages.by_date.is_none(), "no index before it is needed");
-        assert_eq!(pages.delete("v", 0).len(), 1);
-        pages.capture(page("u", 30, "c"), 0).unwrap();
-        pages.capture(page("w", 12, "a"), 0).unwrap();
-        let mut gone: Vec<PageId> = pages
-            .delete("u", 0)
-            .into_iter()
-            .map(|c| if let Change::Remove(p) = c { p.id } else { panic!("{c:?}") })
-            .collect();
-        gone.sort();
-        let mut expected =
-            vec![page("u", 10, "a").id, page("u", 20, "b").id, page("u", 30, "c").id];
-        expected.sort();
-        assert_eq!(gone, expected);
-        assert_eq!(pages.len(), 1);
+        for store in stores() {
+            let mut pages = held(Recrawls::Keep, &store);
+            pages.capture(page("u", 10, "a"), 0).unwrap();
+            pages.capture(page("u", 20, "b"), 0).unwrap();
+            pages.capture(page("v", 15, "a"), 0).unwrap();
+            assert!(
+                pages.by_url.is_none() && pages.by_date.is_none(),
+                "no index before it is needed"
+            );
+            assert_eq!(pages.delete("v", 0).len(), 1);
+            pages.capture(page("u", 30, "c"), 0).unwrap();
+            pages.capture(page("w", 12, "a"), 0).unwrap();
+            let mut gone: Vec<PageId> = pages
+                .delete("u", 0)
+                .into_iter()
+                .map(|c| if let Change::Remove(p) = c { p.id } else { panic!("{c:?}") })
+                .collect();
+            gone.sort();
+            let mut expected =
+                vec![page("u", 10, "a").id, page("u", 20, "b").id, page("u", 30, "c").id];
+            expected.sort();
+            assert_eq!(gone, expected);
+            assert_eq!(pages.len(), 1);
 
-        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
-        pages.capture(page("a", 10, "r"), 0).unwrap();
-        pages.capture(page("b", 20, "r"), 0).unwrap();
-        assert_eq!(pages.expire(15), vec![Change::Remove(page("a", 10, "r"))]);
-        pages.capture(page("c", 25, "r"), 0).unwrap();
-        pages.capture(page("b", 30, "s"), 0).unwrap();
-        assert_eq!(pages.expire(28), vec![Change::Remove(page("c", 25, "r"))]);
-        assert_eq!(pages.into_pages(), vec![page("b", 30, "s")]);
-        // In `Replace` mode a deletion needs no index.
-        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
-        pages.capture(page("a", 10, "r"), 0).unwrap();
-        assert_eq!(pages.delete("a", 0), vec![Change::Remove(page("a", 10, "r"))]);
-        assert!(pages.delete("a", 0).is_empty());
-        assert!(pages.by_url.is_none());
+            let mut pages = held(Recrawls::Replace, &store);
+            pages.capture(page("a", 10, "r"), 0).unwrap();
+            pages.capture(page("b", 20, "r"), 0).unwrap();
+            assert_eq!(pages.expire(15), vec![Change::Remove(page("a", 10, "r"))]);
+            pages.capture(page("c", 25, "r"), 0).unwrap();
+            pages.capture(page("b", 30, "s"), 0).unwrap();
+            assert_eq!(pages.expire(28), vec![Change::Remove(page("c", 25, "r"))]);
+            assert_eq!(pages.into_pages(), vec![page("b", 30, "s")]);
+            // In `Replace` mode a deletion needs no index.
+            let mut pages = held(Recrawls::Replace, &store);
+            pages.capture(page("a", 10, "r"), 0).unwrap();
+            assert_eq!(pages.delete("a", 0), vec![Change::Remove(page("a", 10, "r"))]);
+            assert!(pages.delete("a", 0).is_empty());
+            assert!(pages.by_url.is_none());
+        }
     }
 
     #[test]
     fn save_and_load_round_trip() {
-        let mut pages = CurrentPages::new(Recrawls::Replace, UrlIdentity::exact());
-        pages.capture(page("ü", 10, "a"), 0).unwrap();
-        pages.capture(page("v", 11, "b"), 0).unwrap();
-        pages.delete("gone", 40);
-        let mut bytes = Vec::new();
-        pages.save(&mut bytes).unwrap();
-        let (mut loaded, mut buried) = (Vec::new(), Vec::new());
-        CurrentPages::load(
-            &mut bytes.as_slice(),
-            |p| loaded.push(p),
-            |url, date| buried.push((url, date)),
-        )
-        .unwrap();
-        loaded.sort();
-        let mut expected = vec![page("ü", 10, "a"), page("v", 11, "b")];
-        expected.sort();
-        assert_eq!(loaded, expected);
-        assert_eq!(buried, vec![(url_key("gone"), 40)]);
-        assert!(CurrentPages::load(&mut &bytes[..bytes.len() - 3], |_| {}, |_, _| {}).is_err());
-        // A sentence with more words than a sentence keeps (an earlier dupflow kept up to
-        // 65,535) is an error, not a page with a wrong count.
-        let sentence =
-            [&10u64.to_le_bytes()[..], &3u16.to_le_bytes(), &[1], &2u16.to_le_bytes()].concat();
-        let at = bytes
-            .windows(sentence.len())
-            .position(|w| w == sentence)
-            .expect("the first page's sentence")
-            + sentence.len()
-            - 2;
-        bytes[at..at + 2].copy_from_slice(&(Sentence::MAX_WORDS + 1).to_le_bytes());
-        let error = CurrentPages::load(&mut bytes.as_slice(), |_| {}, |_, _| {}).unwrap_err();
-        assert!(error.to_string().contains("more words than a sentence keeps"), "{error}");
+        for store in stores() {
+            let mut pages = held(Recrawls::Replace, &store);
+            pages.capture(page("ü", 10, "a"), 0).unwrap();
+            pages.capture(page("v", 11, "b"), 0).unwrap();
+            pages.delete("gone", 40);
+            let mut bytes = Vec::new();
+            pages.save(&mut bytes).unwrap();
+            let (mut loaded, mut buried) = (Vec::new(), Vec::new());
+            CurrentPages::load(
+                &mut bytes.as_slice(),
+                |p| loaded.push(p),
+                |url, date| buried.push((url, date)),
+            )
+            .unwrap();
+            loaded.sort();
+            let mut expected = vec![page("ü", 10, "a"), page("v", 11, "b")];
+            expected.sort();
+            assert_eq!(loaded, expected);
+            assert_eq!(buried, vec![(url_key("gone"), 40)]);
+            assert!(CurrentPages::load(&mut &bytes[..bytes.len() - 3], |_| {}, |_, _| {}).is_err());
+            // A sentence with more words than a sentence keeps (an earlier dupflow kept up to
+            // 65,535) is an error, not a page with a wrong count.
+            let sentence =
+                [&10u64.to_le_bytes()[..], &3u16.to_le_bytes(), &[1], &2u16.to_le_bytes()].concat();
+            let at = bytes
+                .windows(sentence.len())
+                .position(|w| w == sentence)
+                .expect("the first page's sentence")
+                + sentence.len()
+                - 2;
+            bytes[at..at + 2].copy_from_slice(&(Sentence::MAX_WORDS + 1).to_le_bytes());
+            let error = CurrentPages::load(&mut bytes.as_slice(), |_| {}, |_, _| {}).unwrap_err();
+            assert!(error.to_string().contains("more words than a sentence keeps"), "{error}");
+        }
     }
 }

@@ -1,6 +1,7 @@
-//! The word store (`run.words`): pages' words on disk, read back through a cache, give the
-//! clusters that words in memory give, at 1 and 2 workers and with no cache at all (every
-//! read from the file); the run says what the store holds; the file leaves nothing behind.
+//! The stores (`run.words`, `run.pages`): pages' words, held pages and members' contents on
+//! disk, read back through a cache, give the clusters that the same in memory gives, at 1 and
+//! 2 workers and with no cache at all (every read from the file); the run says what the
+//! stores hold; the files leave nothing behind.
 
 use std::path::Path;
 
@@ -57,11 +58,49 @@ fn words_on_disk_give_the_clusters_of_words_in_memory() {
 }
 
 #[test]
+fn pages_on_disk_give_the_clusters_of_pages_in_memory() {
+    let dir = temp_dir("pages");
+    let (memory, summary) = run(&dir, "memory", "[run]\npages = \"memory\"\n", "2");
+    assert!(!summary.contains("stored:"), "no store without one: {summary}");
+    let held = |summary: &str| -> u64 {
+        let line = summary.lines().find(|l| l.starts_with("held:")).expect("a held: line");
+        let at = line.find('(').unwrap() + 1;
+        line[at..].split(' ').next().unwrap().parse().unwrap()
+    };
+    let in_memory = held(&summary);
+    for (name, config, workers) in [
+        ("pages-1", "[run]\npages = \"disk\"\n", "1"),
+        ("pages-2", "[run]\npages = \"disk\"\n", "2"),
+        ("pages-uncached", "[run]\npages = \"disk\"\npage_cache_mb = 0\n", "2"),
+    ] {
+        let (clusters, summary) = run(&dir, name, config, workers);
+        assert!(clusters == memory, "{name}: clusters differ from pages in memory");
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with("stored:"))
+            .unwrap_or_else(|| panic!("{name}: the summary names the stores: {summary}"));
+        assert!(line.contains("held pages and members' contents"), "{line}");
+        if name == "pages-uncached" {
+            assert!(line.contains(" 0.0% of "), "no cache, no hit: {line}");
+        }
+        // Held pages on disk leave memory a small entry each.
+        assert!(held(&summary) * 4 < in_memory, "{name}: {} vs {in_memory}", held(&summary));
+        let left: Vec<_> = std::fs::read_dir(dir.join(name))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+    }
+}
+
+#[test]
 fn validate_names_a_word_store_directory_that_is_not_one_and_an_unknown_place() {
     let dir = temp_dir("words-validate");
     for (config, named) in [
         ("[run]\nword_store_dir = \"/nonexistent/words\"\n", "run.word_store_dir"),
         ("[run]\nwords = \"tape\"\n", "tape"),
+        ("[run]\npages = \"tape\"\n", "tape"),
     ] {
         let toml = dir.join("bad.toml");
         std::fs::write(&toml, config).unwrap();

@@ -6,11 +6,14 @@
 //! is ~16 bytes per sentence and 2 per word.
 
 use std::hash::Hash;
+use std::io;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 pub use super::words::{Loaded, Words};
+use crate::runtime::store::bytes::{put_bytes, put_u16, put_u32, put_u64, put_u8, Reader};
+use crate::runtime::store::{Blob, Installed, Store, WordStore};
 
 /// Stable identity of a page, ordered so that the *earliest* page (by crawl date, then by a
 /// hash of its URL and record id) is the smallest. Cluster ids are a member's id, the anchor
@@ -409,6 +412,119 @@ impl Content {
     }
 }
 
+/// Held pages (`source::current`, `template::filter`) in the run's page store when it has one
+/// (`runtime::store`).
+pub static PAGE_STORE: Installed<Page> = Installed::new();
+/// Group members' contents (`verify::member`) in the run's content store when it has one.
+pub static CONTENT_STORE: Installed<Content> = Installed::new();
+
+fn put_sentences(out: &mut Vec<u8>, sentences: &[Sentence]) {
+    put_u32(out, sentences.len() as u32);
+    for s in sentences {
+        put_u64(out, s.key);
+        put_u16(out, s.weight);
+        put_u16(out, s.words_and_flag);
+    }
+}
+
+fn read_sentences(input: &mut Reader) -> io::Result<Vec<Sentence>> {
+    input.list(|r| Ok(Sentence { key: r.u64()?, weight: r.u16()?, words_and_flag: r.u16()? }))
+}
+
+fn read_text(input: &mut Reader) -> io::Result<Arc<str>> {
+    let text = std::str::from_utf8(input.bytes()?)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "stored text is not UTF-8"))?;
+    Ok(if text.is_empty() { no_text() } else { Arc::from(text) })
+}
+
+/// A page as the page store keeps it: every field, its words by their place in the word store
+/// when they are stored there (`Words::encode`).
+impl Blob for Page {
+    const KIND: &'static str = "pages";
+    const COMPRESS: bool = false;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        for n in [self.id.date, self.id.hash, self.host] {
+            put_u64(out, n);
+        }
+        put_bytes(out, self.url.as_bytes());
+        put_bytes(out, self.record_id.as_bytes());
+        put_sentences(out, &self.sentences);
+        put_u32(out, self.shingles.len() as u32);
+        self.shingles.iter().for_each(|&s| put_u64(out, s));
+        self.words.encode(out);
+        put_u8(out, self.main_marked as u8);
+    }
+
+    fn decode(bytes: &[u8], words: Option<&Arc<WordStore>>) -> io::Result<Arc<Page>> {
+        let input = &mut Reader(bytes);
+        let id = PageId { date: input.u64()?, hash: input.u64()? };
+        let host = input.u64()?;
+        let (url, record_id) = (read_text(input)?, read_text(input)?);
+        let sentences = read_sentences(input)?.into();
+        let shingles = input.list(|r| r.u64())?;
+        let words = Words::decode(input, words)?;
+        let main_marked = input.u8()? != 0;
+        Ok(Arc::new(Page { id, url, host, record_id, sentences, shingles, words, main_marked }))
+    }
+
+    fn resident_bytes(&self) -> usize {
+        std::mem::size_of::<Page>()
+            + std::mem::size_of_val(&*self.sentences)
+            + self.shingles.capacity() * 8
+            + self.url.len()
+            + self.record_id.len()
+    }
+
+    fn installed() -> Option<Arc<Store<Page>>> {
+        PAGE_STORE.get()
+    }
+}
+
+/// A content as the content store keeps it (its sentences its own when read back).
+impl Blob for Content {
+    const KIND: &'static str = "contents";
+    const COMPRESS: bool = false;
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        put_sentences(out, &self.sentences);
+        put_u32(out, self.shingles.len() as u32);
+        self.shingles.iter().for_each(|&s| put_u64(out, s));
+        put_u32(out, self.term_weights.len() as u32);
+        self.term_weights.iter().for_each(|&w| put_u32(out, w));
+        self.words.encode(out);
+        put_u32(out, self.word_counts.len() as u32);
+        self.word_counts.iter().for_each(|&n| put_u16(out, n));
+        put_u32(out, self.template_keys.len() as u32);
+        self.template_keys.iter().for_each(|&k| put_u64(out, k));
+        put_u8(out, self.dominated as u8);
+    }
+
+    fn decode(bytes: &[u8], words: Option<&Arc<WordStore>>) -> io::Result<Arc<Content>> {
+        let input = &mut Reader(bytes);
+        Ok(Arc::new(Content {
+            sentences: read_sentences(input)?.into(),
+            shingles: input.list(|r| r.u64())?,
+            term_weights: input.list(|r| r.u32())?,
+            words: Words::decode(input, words)?,
+            word_counts: input.list(|r| r.u16())?,
+            template_keys: input.list(|r| r.u64())?,
+            dominated: input.u8()? != 0,
+        }))
+    }
+
+    fn resident_bytes(&self) -> usize {
+        std::mem::size_of::<Content>()
+            + self.vector_bytes()
+            + std::mem::size_of_val(&*self.sentences)
+            + self.words.own_bytes()
+    }
+
+    fn installed() -> Option<Arc<Store<Content>>> {
+        CONTENT_STORE.get()
+    }
+}
+
 /// The empty URL or record id, one allocation for all: what a copy of a page that needs
 /// neither (the template filtering's) holds.
 pub fn no_text() -> Arc<str> {
@@ -446,6 +562,62 @@ impl Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A page and a content read back from their stores are what was written, with words in
+    /// memory (written whole) and in a word store (written as their place).
+    #[test]
+    fn pages_and_contents_come_back_from_their_stores() {
+        let dir = std::env::temp_dir();
+        let words = Arc::new(WordStore::create(&dir, 0).unwrap());
+        let pages = Store::<Page>::create_naming(&dir, 0, Some(words.clone())).unwrap();
+        let contents = Store::<Content>::create_naming(&dir, 0, Some(words.clone())).unwrap();
+        let stored_words = {
+            let place = words.put((0..40).collect::<Vec<Word>>().into(), false).unwrap();
+            let mut out = vec![1];
+            let (at, compressed, raw) = place.to_parts();
+            for n in [at] {
+                out.extend(n.to_le_bytes());
+            }
+            out.extend(compressed.to_le_bytes());
+            out.extend(raw.to_le_bytes());
+            out.extend(3u32.to_le_bytes());
+            out.extend(9u32.to_le_bytes());
+            out.extend(super::super::words::digest(&(3..9).collect::<Vec<Word>>()).to_le_bytes());
+            out
+        };
+        let from_store = Words::decode(&mut Reader(&stored_words), Some(&words)).unwrap();
+        assert!(from_store.is_stored());
+        assert_eq!(from_store.to_vec(), (3..9).collect::<Vec<Word>>());
+        for words in [Words::resident(vec![5, 6, 7]), from_store] {
+            let page = Page {
+                id: PageId { date: 7, hash: 9 },
+                url: "https://example.org/ü".into(),
+                host: 3,
+                record_id: "<urn:uuid:1>".into(),
+                sentences: vec![Sentence::new(u64::MAX, 4, true, 3), Sentence::new(2, 1, false, 0)]
+                    .into(),
+                shingles: vec![1, u64::MAX],
+                words: words.clone(),
+                main_marked: true,
+            };
+            let place = pages.put(Arc::new(page.clone()), false).unwrap();
+            assert_eq!(*pages.get(place), page);
+            let content = Content {
+                sentences: Run::shared(&page.sentences, 1..2),
+                shingles: vec![4],
+                term_weights: vec![64],
+                words: words.sub(1..3),
+                word_counts: vec![2],
+                template_keys: vec![2],
+                dominated: true,
+            };
+            let place = contents.put(Arc::new(content.clone()), false).unwrap();
+            let back = contents.get(place);
+            assert_eq!(*back, content);
+            assert_eq!(back.words.to_vec(), content.words.to_vec());
+        }
+        assert_eq!(pages.stats().hits, 0, "every read from the file");
+    }
 
     #[test]
     fn a_sentence_is_twelve_bytes_and_keeps_its_flag_and_word_count_apart() {

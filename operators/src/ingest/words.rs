@@ -66,7 +66,7 @@ impl Words {
         let words: Arc<[Word]> = words.into();
         let all = match crate::runtime::store::installed() {
             Some(store) if !words.is_empty() => {
-                let place = store.put(words).unwrap_or_else(|e| panic!("{e}"));
+                let place = store.put(words, true).unwrap_or_else(|e| panic!("{e}"));
                 All::Stored(store, place)
             }
             _ => All::Resident(words),
@@ -145,6 +145,51 @@ impl Words {
             (All::Stored(sa, a), All::Stored(sb, b)) => Arc::ptr_eq(sa, sb) && a == b,
             _ => false,
         }
+    }
+}
+
+/// A run of words in a blob of the stores (`runtime::store::Blob`: a held page, a member's
+/// content): its place in the word store with its range and digest when its words are stored,
+/// else the words themselves.
+impl Words {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        use crate::runtime::store::bytes::*;
+        match &self.all {
+            All::Stored(_, place) => {
+                let (at, compressed, raw) = place.to_parts();
+                put_u8(out, 1);
+                put_u64(out, at);
+                put_u32(out, compressed);
+                put_u32(out, raw);
+                put_u32(out, self.start);
+                put_u32(out, self.end);
+                put_u64(out, self.digest);
+            }
+            All::Resident(_) => {
+                put_u8(out, 0);
+                let words = self.load();
+                put_u32(out, words.len() as u32);
+                words.iter().for_each(|&w| put_u16(out, w));
+            }
+        }
+    }
+
+    /// What `encode` wrote; stored words are in `store`.
+    pub(crate) fn decode(
+        input: &mut crate::runtime::store::bytes::Reader,
+        store: Option<&Arc<WordStore>>,
+    ) -> std::io::Result<Words> {
+        if input.u8()? == 0 {
+            return Ok(Words::resident(input.list(|r| r.u16())?));
+        }
+        let place = Place::from_parts(input.u64()?, input.u32()?, input.u32()?);
+        let (start, end, digest) = (input.u32()?, input.u32()?, input.u64()?);
+        let store = store.cloned().ok_or_else(|| {
+            std::io::Error::other(
+                "a stored value names stored words, and its store names no word store",
+            )
+        })?;
+        Ok(Words { all: All::Stored(store, place), start, end, digest })
     }
 }
 
@@ -252,7 +297,7 @@ mod tests {
     fn stored_words_read_and_compare_as_words_in_memory() {
         let store = Arc::new(WordStore::create(&std::env::temp_dir(), 0).unwrap());
         let words: Vec<Word> = (0..500).map(|i| (i * 31) as Word).collect();
-        let place = store.put(words.clone().into()).unwrap();
+        let place = store.put(words.clone().into(), true).unwrap();
         let stored = Words {
             all: All::Stored(store.clone(), place),
             start: 0,

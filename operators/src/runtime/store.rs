@@ -1,22 +1,29 @@
-//! The word store: each page's words (16-bit hashes, 2 bytes a word, most of what a page holds)
-//! written once, LZ4-compressed, to an append-only file, and read back by their place in it
-//! through a bounded cache.
+//! The stores: what a page holds that a run reads only now and then, written once,
+//! LZ4-compressed, to an append-only file, and read back by its place in it through a bounded
+//! cache.
 //!
-//! A page's words are read only when the page is filtered, fingerprinted, or verified by
-//! words against another page; between those times they need not be resident. A run with a
-//! store installed (`install`) writes every page's words to it as the page is made
-//! (`ingest::page::Words::new`); a `Words` then holds the place (16 bytes) and its digest, and
-//! `Words::load` reads the words through the cache. Without a store, words stay in memory.
+//! Three kinds are stored (`Blob`), each in a store of its own, installed for a run:
+//! - a page's words (16-bit hashes, 2 bytes a word): read when the page is filtered,
+//!   fingerprinted, or verified by words against another page. `Words::new` writes them and a
+//!   `Words` holds their place and digest (`ingest::words`);
+//! - the pages a run holds to retract or save them (`source::current`), and the pages the
+//!   template filter holds to filter them again when their host's template changes
+//!   (`template::filter`): read when a page leaves, at a checkpoint, and at a refresh;
+//! - a group member's content (`verify::member`): read when the member is verified against
+//!   another page.
 //!
-//! The file is unlinked as soon as it is created: it lives as long as the process and leaves
-//! nothing behind, whatever way the process ends. Words of pages that leave (re-crawls,
-//! deletions) stay in the file until the process ends: the file grows by the words of every
-//! page made, compressed (`bytes_written`).
+//! A `Kept` value is in memory or in its kind's store, as the run installed it: with a store,
+//! resident memory holds a place (16 bytes) and the cache, not every page's content.
 //!
-//! The cache holds whole pages' words in two generations (`Generations`), by bytes: a page read
-//! again moves to the current generation; when the current generation is full, the old one is
+//! Each file is unlinked as soon as it is created: it lives as long as the process and leaves
+//! nothing behind, whatever way the process ends. What leaves (re-crawls, deletions) stays in
+//! the file until the process ends: a file grows by what the run writes, compressed
+//! (`bytes_written`).
+//!
+//! A cache holds whole values in two generations (`Generations`), by bytes: a value read again
+//! moves to the current generation; when the current generation is full, the old one is
 //! dropped and the current becomes old. Resident bytes are at most `cache_bytes`, besides
-//! words that a caller holds while it reads them.
+//! values that a caller holds while it reads them.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -36,29 +43,51 @@ const WRITE_BYTES: usize = 1 << 20;
 /// Cache shards (each its own lock): workers reading at once rarely meet.
 const SHARDS: usize = 16;
 
-/// Where a page's words are in a store: their offset, compressed length and word count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a store keeps: a value written as bytes and read back from them.
+pub trait Blob: Send + Sync + 'static {
+    /// The kind's name, for the file's name and its errors ("words", "pages", "contents").
+    const KIND: &'static str;
+    /// Whether its bytes are LZ4-compressed (words: ~0.6 of their size; sentence keys, 64-bit
+    /// hashes, do not compress).
+    const COMPRESS: bool = true;
+    /// Appends the value's bytes to `out`.
+    fn encode(&self, out: &mut Vec<u8>);
+    /// The value `encode` wrote as `bytes`; `words`: the word store its words are in, if it
+    /// names stored words (`ingest::words::Words::encode`).
+    fn decode(bytes: &[u8], words: Option<&Arc<WordStore>>) -> io::Result<Arc<Self>>;
+    /// The bytes it holds in memory (the cache's measure).
+    fn resident_bytes(&self) -> usize;
+    /// The store the run installed for this kind (`install`), if any.
+    fn installed() -> Option<Arc<Store<Self>>>;
+}
+
+/// Where a value is in a store: its offset, compressed length and length before compression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Place {
     at: u64,
     compressed: u32,
-    words: u32,
+    raw: u32,
 }
 
 impl Place {
-    /// The number of words stored there.
-    pub fn words(&self) -> usize {
-        self.words as usize
+    /// Its three numbers, for a value that holds a place in what it writes.
+    pub fn to_parts(self) -> (u64, u32, u32) {
+        (self.at, self.compressed, self.raw)
+    }
+
+    pub fn from_parts(at: u64, compressed: u32, raw: u32) -> Place {
+        Place { at, compressed, raw }
     }
 }
 
 /// What a store has done, for the run's summary and metrics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StoreStats {
-    /// Pages whose words were written.
+    /// Values written.
     pub pages: u64,
-    /// Bytes written to the file (compressed words).
+    /// Bytes written to the file (compressed).
     pub bytes_written: u64,
-    /// The words' bytes before compression.
+    /// The values' bytes before compression.
     pub bytes_in: u64,
     /// Reads answered by the cache.
     pub hits: u64,
@@ -68,39 +97,68 @@ pub struct StoreStats {
     pub cached_bytes: u64,
 }
 
+impl std::ops::AddAssign for StoreStats {
+    fn add_assign(&mut self, other: StoreStats) {
+        self.pages += other.pages;
+        self.bytes_written += other.bytes_written;
+        self.bytes_in += other.bytes_in;
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.cached_bytes += other.cached_bytes;
+    }
+}
+
 /// The bytes not yet written: they start at `start` in the file.
 struct Tail {
     start: u64,
     bytes: Vec<u8>,
 }
 
-#[derive(Default)]
-struct Generations {
-    current: HashMap<u64, Arc<[Word]>, Mixed>,
-    old: HashMap<u64, Arc<[Word]>, Mixed>,
+struct Generations<V: ?Sized> {
+    current: HashMap<u64, Arc<V>, Mixed>,
+    old: HashMap<u64, Arc<V>, Mixed>,
     current_bytes: usize,
     old_bytes: usize,
+    /// Reads of the shard answered here, and from the file (counted under the shard's lock,
+    /// not in a counter every worker writes).
+    hits: u64,
+    misses: u64,
 }
 
-impl Generations {
-    /// The words at `at`; a hit in the old generation moves to the current one.
-    fn get(&mut self, at: u64, half: usize) -> Option<Arc<[Word]>> {
-        if let Some(words) = self.current.get(&at) {
-            return Some(words.clone());
+impl<V: ?Sized> Default for Generations<V> {
+    fn default() -> Self {
+        Generations {
+            current: HashMap::default(),
+            old: HashMap::default(),
+            current_bytes: 0,
+            old_bytes: 0,
+            hits: 0,
+            misses: 0,
         }
-        let words = self.old.remove(&at)?;
-        self.old_bytes -= bytes_of(&words);
-        self.put(at, words.clone(), half);
-        Some(words)
+    }
+}
+
+impl<V: ?Sized + Blob> Generations<V> {
+    /// The value at `at`; a hit in the old generation moves to the current one.
+    fn get(&mut self, at: u64, half: usize) -> Option<Arc<V>> {
+        if let Some(value) = self.current.get(&at) {
+            self.hits += 1;
+            return Some(value.clone());
+        }
+        let value = self.old.remove(&at)?;
+        self.hits += 1;
+        self.old_bytes -= bytes_of(&*value);
+        self.put(at, value.clone(), half);
+        Some(value)
     }
 
-    fn put(&mut self, at: u64, words: Arc<[Word]>, half: usize) {
-        let n = bytes_of(&words);
+    fn put(&mut self, at: u64, value: Arc<V>, half: usize) {
+        let n = bytes_of(&*value);
         if self.current_bytes + n > half {
             self.old = std::mem::take(&mut self.current);
             self.old_bytes = std::mem::replace(&mut self.current_bytes, 0);
         }
-        if n <= half && self.current.insert(at, words).is_none() {
+        if n <= half && self.current.insert(at, value).is_none() {
             self.current_bytes += n;
         }
     }
@@ -110,34 +168,48 @@ impl Generations {
     }
 }
 
-fn bytes_of(words: &[Word]) -> usize {
-    std::mem::size_of_val(words) + 16
+/// A cached value's bytes: its own, its `Arc`'s counts and its entry in the cache's table.
+fn bytes_of<V: ?Sized + Blob>(value: &V) -> usize {
+    value.resident_bytes() + 16
 }
 
-/// An append-only file of pages' words and its cache.
-pub struct WordStore {
+/// An append-only file of values of one kind and its cache.
+pub struct Store<V: ?Sized + Blob> {
     file: File,
     path: PathBuf,
     tail: Mutex<Tail>,
-    cache: Vec<Mutex<Generations>>,
+    cache: Vec<Mutex<Generations<V>>>,
     /// Bytes a generation of a shard holds at most.
     half_shard: usize,
     pages: AtomicU64,
     bytes_in: AtomicU64,
-    hits: AtomicU64,
-    misses: AtomicU64,
+    /// The word store installed when it was created: where the words its values name are.
+    words: Option<Arc<WordStore>>,
 }
 
-impl std::fmt::Debug for WordStore {
+/// The pages' words.
+pub type WordStore = Store<[Word]>;
+
+impl<V: ?Sized + Blob> std::fmt::Debug for Store<V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WordStore").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
     }
 }
 
-impl WordStore {
-    /// A store in a new file in `dir` (unlinked at once), caching at most `cache_bytes`.
-    pub fn create(dir: &Path, cache_bytes: usize) -> io::Result<WordStore> {
-        let path = dir.join(format!(".dupflow-words-{}-{}", std::process::id(), unique()));
+impl<V: ?Sized + Blob> Store<V> {
+    /// A store in a new file in `dir` (unlinked at once), caching at most `cache_bytes`. The
+    /// words its values name are in the word store installed now (`install`).
+    pub fn create(dir: &Path, cache_bytes: usize) -> io::Result<Store<V>> {
+        Self::create_naming(dir, cache_bytes, installed())
+    }
+
+    /// `create`, its values' words in `words`.
+    pub fn create_naming(
+        dir: &Path,
+        cache_bytes: usize,
+        words: Option<Arc<WordStore>>,
+    ) -> io::Result<Store<V>> {
+        let path = dir.join(format!(".dupflow-{}-{}-{}", V::KIND, std::process::id(), unique()));
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -146,7 +218,7 @@ impl WordStore {
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
         std::fs::remove_file(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        Ok(WordStore {
+        Ok(Store {
             file,
             path,
             tail: Mutex::new(Tail { start: 0, bytes: Vec::with_capacity(WRITE_BYTES) }),
@@ -154,16 +226,20 @@ impl WordStore {
             half_shard: cache_bytes / SHARDS / 2,
             pages: AtomicU64::new(0),
             bytes_in: AtomicU64::new(0),
-            hits: AtomicU64::new(0),
-            misses: AtomicU64::new(0),
+            words,
         })
     }
 
-    /// Writes `words` and returns their place; they are cached as well (a page's words are
-    /// read again soon after it is made: its filtering and fingerprints).
-    pub fn put(&self, words: Arc<[Word]>) -> io::Result<Place> {
-        let raw: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let compressed = lz4_flex::block::compress(&raw);
+    /// Writes `value` and returns its place; with `cache`, it is cached as well (a page's
+    /// words are read again soon after it is made: its filtering and fingerprints).
+    pub fn put(&self, value: Arc<V>, cache: bool) -> io::Result<Place> {
+        let mut raw = Vec::new();
+        value.encode(&mut raw);
+        let compressed = if V::COMPRESS {
+            std::borrow::Cow::Owned(lz4_flex::block::compress(&raw))
+        } else {
+            std::borrow::Cow::Borrowed(&raw[..])
+        };
         let place = {
             let mut tail = lock(&self.tail);
             let at = tail.start + tail.bytes.len() as u64;
@@ -171,11 +247,13 @@ impl WordStore {
             if tail.bytes.len() >= WRITE_BYTES {
                 self.write_tail(&mut tail)?;
             }
-            Place { at, compressed: compressed.len() as u32, words: words.len() as u32 }
+            Place { at, compressed: compressed.len() as u32, raw: raw.len() as u32 }
         };
         self.pages.fetch_add(1, Ordering::Relaxed);
         self.bytes_in.fetch_add(raw.len() as u64, Ordering::Relaxed);
-        lock(self.shard(place.at)).put(place.at, words, self.half_shard);
+        if cache {
+            lock(self.shard(place.at)).put(place.at, value, self.half_shard);
+        }
         Ok(place)
     }
 
@@ -187,21 +265,21 @@ impl WordStore {
         Ok(())
     }
 
-    /// The words at `place`. A failure to read the store's own file is no input's fault and
-    /// nothing can go on without the words: it panics with the file and the error, which the
+    /// The value at `place`. A failure to read the store's own file is no input's fault and
+    /// nothing can go on without the value: it panics with the file and the error, which the
     /// run reports as its failure.
-    pub fn get(&self, place: Place) -> Arc<[Word]> {
-        if let Some(words) = lock(self.shard(place.at)).get(place.at, self.half_shard) {
-            self.hits.fetch_add(1, Ordering::Relaxed);
-            return words;
+    pub fn get(&self, place: Place) -> Arc<V> {
+        if let Some(value) = lock(self.shard(place.at)).get(place.at, self.half_shard) {
+            return value;
         }
-        self.misses.fetch_add(1, Ordering::Relaxed);
-        let words = self.read(place).unwrap_or_else(|e| panic!("{e}"));
-        lock(self.shard(place.at)).put(place.at, words.clone(), self.half_shard);
-        words
+        let value = self.read(place).unwrap_or_else(|e| panic!("{e}"));
+        let mut shard = lock(self.shard(place.at));
+        shard.misses += 1;
+        shard.put(place.at, value.clone(), self.half_shard);
+        value
     }
 
-    fn read(&self, place: Place) -> io::Result<Arc<[Word]>> {
+    fn read(&self, place: Place) -> io::Result<Arc<V>> {
         use std::os::unix::fs::FileExt;
         let mut compressed = vec![0u8; place.compressed as usize];
         {
@@ -217,32 +295,45 @@ impl WordStore {
                     .map_err(|e| self.error("read", e))?;
             }
         }
-        let raw = lz4_flex::block::decompress(&compressed, place.words() * 2)
-            .map_err(|e| self.error("read", io::Error::new(io::ErrorKind::InvalidData, e)))?;
-        Ok(raw.chunks_exact(2).map(|b| Word::from_le_bytes([b[0], b[1]])).collect())
+        let invalid = |e: String| self.error("read", io::Error::new(io::ErrorKind::InvalidData, e));
+        if !V::COMPRESS {
+            return V::decode(&compressed, self.words.as_ref()).map_err(|e| invalid(e.to_string()));
+        }
+        let raw = lz4_flex::block::decompress(&compressed, place.raw as usize)
+            .map_err(|e| invalid(e.to_string()))?;
+        V::decode(&raw, self.words.as_ref()).map_err(|e| invalid(e.to_string()))
     }
 
     fn error(&self, what: &str, e: io::Error) -> io::Error {
         io::Error::new(
             e.kind(),
-            format!("the word store ({}, unlinked) could not be {what}: {e}", self.path.display()),
+            format!(
+                "the {} store ({}, unlinked) could not be {what}: {e}",
+                V::KIND,
+                self.path.display()
+            ),
         )
     }
 
-    fn shard(&self, at: u64) -> &Mutex<Generations> {
+    fn shard(&self, at: u64) -> &Mutex<Generations<V>> {
         &self.cache[(crate::runtime::hashing::mix64(at) % SHARDS as u64) as usize]
     }
 
     pub fn stats(&self) -> StoreStats {
-        let tail = lock(&self.tail);
-        StoreStats {
+        let mut stats = StoreStats {
             pages: self.pages.load(Ordering::Relaxed),
-            bytes_written: tail.start + tail.bytes.len() as u64,
             bytes_in: self.bytes_in.load(Ordering::Relaxed),
-            hits: self.hits.load(Ordering::Relaxed),
-            misses: self.misses.load(Ordering::Relaxed),
-            cached_bytes: self.cache.iter().map(|s| lock(s).bytes() as u64).sum(),
+            ..StoreStats::default()
+        };
+        for shard in &self.cache {
+            let shard = lock(shard);
+            stats.hits += shard.hits;
+            stats.misses += shard.misses;
+            stats.cached_bytes += shard.bytes() as u64;
         }
+        let tail = lock(&self.tail);
+        stats.bytes_written = tail.start + tail.bytes.len() as u64;
+        stats
     }
 }
 
@@ -255,17 +346,220 @@ fn unique() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-static INSTALLED: RwLock<Option<Arc<WordStore>>> = RwLock::new(None);
+/// A kind's installed store.
+pub struct Installed<V: ?Sized + Blob>(RwLock<Option<Arc<Store<V>>>>);
+
+impl<V: ?Sized + Blob> Installed<V> {
+    pub const fn new() -> Self {
+        Installed(RwLock::new(None))
+    }
+
+    /// Makes `store` the one new values go to (`None`: they stay in memory). Values already
+    /// stored keep their store.
+    pub fn install(&self, store: Option<Arc<Store<V>>>) {
+        *self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
+    }
+
+    /// The installed store, if any.
+    pub fn get(&self) -> Option<Arc<Store<V>>> {
+        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
+impl<V: ?Sized + Blob> Default for Installed<V> {
+    fn default() -> Self {
+        Installed::new()
+    }
+}
+
+static WORDS: Installed<[Word]> = Installed::new();
+
+/// Words as the store keeps them: two bytes each, little-endian.
+impl Blob for [Word] {
+    const KIND: &'static str = "words";
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        out.extend(self.iter().flat_map(|w| w.to_le_bytes()));
+    }
+
+    fn decode(bytes: &[u8], _: Option<&Arc<WordStore>>) -> io::Result<Arc<[Word]>> {
+        Ok(bytes.chunks_exact(2).map(|b| Word::from_le_bytes([b[0], b[1]])).collect())
+    }
+
+    fn resident_bytes(&self) -> usize {
+        std::mem::size_of_val(self)
+    }
+
+    fn installed() -> Option<Arc<WordStore>> {
+        WORDS.get()
+    }
+}
 
 /// Makes `store` the one new pages' words go to (`None`: they stay in memory). Words already
 /// stored keep their store.
 pub fn install(store: Option<Arc<WordStore>>) {
-    *INSTALLED.write().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
+    WORDS.install(store);
 }
 
-/// The installed store, if any.
+/// The installed word store, if any.
 pub fn installed() -> Option<Arc<WordStore>> {
-    INSTALLED.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    WORDS.get()
+}
+
+/// A value in memory or in its kind's store (`Blob::installed` when it was kept).
+pub enum Kept<V: ?Sized + Blob> {
+    Resident(Arc<V>),
+    Stored(Arc<Store<V>>, Place),
+}
+
+impl<V: ?Sized + Blob> Clone for Kept<V> {
+    fn clone(&self) -> Self {
+        match self {
+            Kept::Resident(value) => Kept::Resident(value.clone()),
+            Kept::Stored(store, place) => Kept::Stored(store.clone(), *place),
+        }
+    }
+}
+
+impl<V: ?Sized + Blob> Kept<V> {
+    /// `value`, written to its kind's installed store when there is one (and cached: it is
+    /// read again soon), else held in memory. A store that cannot be written stops the run,
+    /// as for words (`ingest::words::Words::new`).
+    pub fn new(value: Arc<V>) -> Kept<V> {
+        Self::keep(value, true)
+    }
+
+    /// `new`, not cached: a value read again only now and then (a held page).
+    pub fn cold(value: Arc<V>) -> Kept<V> {
+        Self::keep(value, false)
+    }
+
+    fn keep(value: Arc<V>, cache: bool) -> Kept<V> {
+        Self::keep_in(value, V::installed().as_ref(), cache)
+    }
+
+    /// `value` in `store` (cached or not), or in memory without one.
+    pub fn keep_in(value: Arc<V>, store: Option<&Arc<Store<V>>>, cache: bool) -> Kept<V> {
+        match store {
+            Some(store) => {
+                let place = store.put(value, cache).unwrap_or_else(|e| panic!("{e}"));
+                Kept::Stored(store.clone(), place)
+            }
+            None => Kept::Resident(value),
+        }
+    }
+
+    /// The value, read through its store's cache when it is stored.
+    pub fn get(&self) -> Arc<V> {
+        match self {
+            Kept::Resident(value) => value.clone(),
+            Kept::Stored(store, place) => store.get(*place),
+        }
+    }
+
+    /// Whether it is in a store.
+    pub fn is_stored(&self) -> bool {
+        matches!(self, Kept::Stored(..))
+    }
+
+    /// The bytes it holds in memory: the value's when resident, none when stored (the store's
+    /// cache is counted apart).
+    pub fn resident_bytes(&self) -> usize {
+        match self {
+            Kept::Resident(value) => value.resident_bytes() + crate::runtime::footprint::ARC_COUNTS,
+            Kept::Stored(..) => 0,
+        }
+    }
+}
+
+impl<V: ?Sized + Blob + std::fmt::Debug> std::fmt::Debug for Kept<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.get().fmt(f)
+    }
+}
+
+/// Serialized as the value (a checkpoint, another process): the other side keeps it as its
+/// own (`Kept::new`), in its store when it has one.
+impl<V: Blob + serde::Serialize> serde::Serialize for Kept<V> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.get().serialize(serializer)
+    }
+}
+
+impl<'de, V: Blob + serde::Deserialize<'de>> serde::Deserialize<'de> for Kept<V> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Kept<V>, D::Error> {
+        V::deserialize(deserializer).map(|value| Kept::new(Arc::new(value)))
+    }
+}
+
+/// Little-endian writing and reading of a blob's fields.
+pub mod bytes {
+    use std::io;
+
+    pub fn put_u8(out: &mut Vec<u8>, n: u8) {
+        out.push(n);
+    }
+    pub fn put_u16(out: &mut Vec<u8>, n: u16) {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    pub fn put_u32(out: &mut Vec<u8>, n: u32) {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    pub fn put_u64(out: &mut Vec<u8>, n: u64) {
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+    /// A length (u32), then the bytes.
+    pub fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+        put_u32(out, bytes.len() as u32);
+        out.extend_from_slice(bytes);
+    }
+
+    /// Reads fields from the front of a blob.
+    pub struct Reader<'a>(pub &'a [u8]);
+
+    impl<'a> Reader<'a> {
+        pub fn take(&mut self, n: usize) -> io::Result<&'a [u8]> {
+            if self.0.len() < n {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "a stored value is cut short",
+                ));
+            }
+            let (head, rest) = self.0.split_at(n);
+            self.0 = rest;
+            Ok(head)
+        }
+        pub fn u8(&mut self) -> io::Result<u8> {
+            Ok(self.take(1)?[0])
+        }
+        pub fn u16(&mut self) -> io::Result<u16> {
+            Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+        }
+        pub fn u32(&mut self) -> io::Result<u32> {
+            Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        }
+        pub fn u64(&mut self) -> io::Result<u64> {
+            Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        }
+        /// A count (u32) of items, each read by `item`.
+        pub fn list<T>(
+            &mut self,
+            mut item: impl FnMut(&mut Self) -> io::Result<T>,
+        ) -> io::Result<Vec<T>> {
+            let n = self.u32()? as usize;
+            // No more items than bytes left: a damaged count allocates nothing large.
+            let mut items = Vec::with_capacity(n.min(self.0.len()));
+            for _ in 0..n {
+                items.push(item(self)?);
+            }
+            Ok(items)
+        }
+        /// What `put_bytes` wrote.
+        pub fn bytes(&mut self) -> io::Result<&'a [u8]> {
+            let n = self.u32()? as usize;
+            self.take(n)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -279,7 +573,8 @@ mod tests {
         let store = WordStore::create(&dir, 0).unwrap();
         let pages: Vec<Arc<[Word]>> =
             (0..3000u32).map(|p| (0..(p % 700)).map(|w| (w * 7 + p) as Word).collect()).collect();
-        let places: Vec<Place> = pages.iter().map(|w| store.put(w.clone()).unwrap()).collect();
+        let places: Vec<Place> =
+            pages.iter().map(|w| store.put(w.clone(), true).unwrap()).collect();
         let stats = store.stats();
         assert!(stats.bytes_written > WRITE_BYTES as u64, "part of it is in the file");
         for (words, place) in pages.iter().zip(&places) {
@@ -288,7 +583,7 @@ mod tests {
         assert_eq!(store.stats().hits, 0);
         // With a cache, a read again is a hit.
         let cached = WordStore::create(&dir, 1 << 20).unwrap();
-        let place = cached.put(pages[5].clone()).unwrap();
+        let place = cached.put(pages[5].clone(), true).unwrap();
         assert_eq!(&cached.get(place)[..], &pages[5][..]);
         assert_eq!(cached.stats().hits, 1);
         assert_eq!(cached.stats().pages, 1);
@@ -298,7 +593,7 @@ mod tests {
     fn the_cache_holds_at_most_its_bytes() {
         let store = WordStore::create(&std::env::temp_dir(), 64 * 1024).unwrap();
         for p in 0..1000u32 {
-            store.put((0..200).map(|w| (w + p) as Word).collect()).unwrap();
+            store.put((0..200).map(|w| (w + p) as Word).collect(), true).unwrap();
         }
         assert!(store.stats().cached_bytes <= 64 * 1024, "{:?}", store.stats());
         assert!(store.stats().cached_bytes > 0);
@@ -309,7 +604,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dupflow-store-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let store = WordStore::create(&dir, 0).unwrap();
-        store.put(vec![1, 2, 3].into()).unwrap();
+        store.put(vec![1, 2, 3].into(), true).unwrap();
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "unlinked at once");
         std::fs::remove_dir(&dir).unwrap();
     }

@@ -23,11 +23,12 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::ingest::page::{Page, PageId, Sentence, Words};
+use crate::ingest::page::{Page, PageId, PAGE_STORE};
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Narrow};
 use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::sorted::{consolidated, merge_counts};
+use crate::runtime::store::{Kept, Store};
 use crate::template::{apply, Filtered, TemplateConfig};
 
 /// One input update of the operator, keyed by the page's compact id (`PageId::compact`): 24
@@ -51,42 +52,80 @@ impl Part {
     }
 }
 
-/// What the filtering reads of a page (`template::apply`), as the operator holds it: 96 bytes
-/// (a `Page` is 144), its sentences and words shared with the page's (its words a place in
-/// the word store when the run has one).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// What the filtering reads of a page (`template::apply`), as the operator holds it: 48 bytes,
+/// the page (its sentences, words and shingles; no URL) in the run's page store once the
+/// operator holds it (`store`), or in memory, its sentences and words shared with the page's.
+/// It compares, orders and hashes by its id and the digest of what the filtering reads, never
+/// reading a store: two copies of one page with the same 64-bit digest would count as one
+/// (probability 2^-64 a change), as group members do (`verify::member::Member`).
+#[derive(Clone, Debug)]
 struct Held {
     id: PageId,
-    sentences: Arc<[Sentence]>,
-    words: Words,
-    shingles: Box<[u64]>,
-    main_marked: bool,
+    digest: u64,
+    page: Kept<Page>,
+}
+
+impl PartialEq for Held {
+    fn eq(&self, other: &Self) -> bool {
+        (self.id, self.digest) == (other.id, other.digest)
+    }
+}
+
+impl Eq for Held {}
+
+impl PartialOrd for Held {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Held {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.id, self.digest).cmp(&(other.id, other.digest))
+    }
 }
 
 impl Held {
     fn new(id: PageId, page: &Page) -> Held {
-        Held {
+        let page = Page {
             id,
+            url: crate::ingest::page::no_text(),
+            host: 0,
+            record_id: crate::ingest::page::no_text(),
             sentences: page.sentences.clone(),
+            shingles: page.shingles.clone(),
             words: page.words.clone(),
-            shingles: page.shingles.clone().into_boxed_slice(),
             main_marked: page.main_marked,
+        };
+        Held { id, digest: Self::digest(&page), page: Kept::Resident(Arc::new(page)) }
+    }
+
+    /// The digest of what the filtering reads of `page`.
+    fn digest(page: &Page) -> u64 {
+        use crate::runtime::hashing::mix64;
+        let mut h = mix64(page.sentences.len() as u64 ^ (page.main_marked as u64) << 40);
+        for s in page.sentences.iter() {
+            h = mix64(h ^ s.key).wrapping_add(
+                (s.weight as u64) << 32 | (s.words() as u64) << 1 | s.fingerprinted() as u64,
+            );
+        }
+        h = mix64(h ^ page.words.digest()).wrapping_add(page.words.len() as u64);
+        for &shingle in &page.shingles {
+            h = mix64(h ^ shingle);
+        }
+        mix64(h ^ page.shingles.len() as u64)
+    }
+
+    /// Kept in `store`, when there is one: the operator holds it from now on.
+    fn store(&mut self, store: Option<&Arc<Store<Page>>>) {
+        if let (Kept::Resident(page), Some(_)) = (&self.page, store) {
+            self.page = Kept::keep_in(page.clone(), store, false);
         }
     }
 
     /// `(page, filtered)` with the template `keys` (`(key, class)`, sorted) removed.
     fn filtered(&self, keys: &[(u64, u8)], config: &TemplateConfig) -> (PageId, Filtered) {
-        let page = Page {
-            id: self.id,
-            url: crate::ingest::page::no_text(),
-            host: 0,
-            record_id: crate::ingest::page::no_text(),
-            sentences: self.sentences.clone(),
-            shingles: self.shingles.to_vec(),
-            words: self.words.clone(),
-            main_marked: self.main_marked,
-        };
-        (self.id, apply(&page, keys, config))
+        (self.id, apply(&self.page.get(), keys, config))
     }
 }
 
@@ -111,6 +150,8 @@ impl Entry {
 pub struct Filter {
     config: TemplateConfig,
     pages: Compact<u64, Held, Entry>,
+    /// Where the pages it holds are kept (the run's page store, `ingest::page::PAGE_STORE`).
+    store: Option<Arc<Store<Page>>>,
     gauge: Gauge,
 }
 
@@ -124,7 +165,12 @@ impl Drop for Filter {
 
 impl Filter {
     pub fn new(config: TemplateConfig) -> Self {
-        Filter { config, pages: Compact::default(), gauge: Gauge::new(Structure::Filtered) }
+        Self::with_store(config, PAGE_STORE.get())
+    }
+
+    /// A filter that keeps its pages in `store` (in memory without one).
+    pub fn with_store(config: TemplateConfig, store: Option<Arc<Store<Page>>>) -> Self {
+        Filter { config, pages: Compact::default(), store, gauge: Gauge::new(Structure::Filtered) }
     }
 
     /// The bytes held, walked: the two maps' tables, each page's own buffers (its sentences
@@ -134,9 +180,17 @@ impl Filter {
     }
 
     fn walk(pages: &Compact<u64, Held, Entry>) -> usize {
-        use crate::runtime::footprint::{array, own_slice};
-        let held = |h: &Held| {
-            own_slice(&h.sentences) + h.words.own_bytes() + array::<u64>(h.shingles.len())
+        use crate::runtime::footprint::{array, own_slice, ARC_COUNTS};
+        let held = |h: &Held| match &h.page {
+            Kept::Resident(page) => {
+                ARC_COUNTS
+                    + std::mem::size_of::<Page>()
+                    + own_slice(&page.sentences)
+                    + page.words.own_bytes()
+                    + array::<u64>(page.shingles.capacity())
+            }
+            // The page store's cache is counted apart.
+            Kept::Stored(..) => 0,
         };
         pages.bytes(held, |e| {
             array::<(Held, isize)>(e.pages.capacity())
@@ -176,7 +230,8 @@ impl Filter {
             if let ([(page, d)], true) = (pages.as_slice(), templates.is_empty()) {
                 if *d == 1 && !self.pages.contains(&compact) {
                     out.push((page.filtered(&[], &config), 1));
-                    let (page, _) = pages.pop().expect("one page");
+                    let (mut page, _) = pages.pop().expect("one page");
+                    page.store(self.store.as_ref());
                     self.pages.insert_new(compact, page);
                     continue;
                 }
@@ -219,6 +274,7 @@ impl Filter {
                     entry.pages.iter().map(|(page, n)| (page.filtered(&after, &config), *n)),
                 );
             }
+            entry.pages.iter_mut().for_each(|(page, _)| page.store(self.store.as_ref()));
             self.pages.put(compact, entry, |entry| {
                 match (entry.pages.as_slice(), entry.templates.is_empty()) {
                     ([], true) => Narrow::Gone,
@@ -249,6 +305,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::page::Sentence;
     use crate::testing::{assert_incremental, input_at, Rng};
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -375,9 +432,30 @@ mod tests {
         }
     }
 
+    /// Pages held in a page store that caches nothing (every page read back from its file)
+    /// filter as pages held in memory, step by step, and leave memory the entries alone.
+    #[test]
+    fn pages_in_a_store_filter_as_pages_in_memory() {
+        let store = Arc::new(Store::create(&std::env::temp_dir(), 0).unwrap());
+        for seed in 0..10 {
+            let mut stored = Filter::with_store(config(), Some(store.clone()));
+            let mut resident = Filter::with_store(config(), None);
+            for step in workload(seed) {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                stored.apply(&mut step.clone(), &mut a);
+                resident.apply(&mut step.clone(), &mut b);
+                a.sort();
+                b.sort();
+                assert_eq!(a, b, "seed {seed}");
+            }
+            assert!(stored.bytes() <= resident.bytes(), "seed {seed}");
+        }
+        assert!(store.stats().pages > 0 && store.stats().misses > 0);
+    }
+
     #[test]
     fn a_page_without_template_is_held_alone() {
-        assert_eq!(std::mem::size_of::<Held>(), 96);
+        assert_eq!(std::mem::size_of::<Held>(), 48);
         assert_eq!(std::mem::size_of::<Part>(), 24);
         let config = TemplateConfig::default();
         let mut filter = Filter::new(config);

@@ -148,7 +148,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
         // page's fingerprints. The groups are the operator's own state (`groups::Group`), kept
         // incrementally: a change costs the scans that reach it, not a pass over the group.
         let pages = members.clone().map(move |(_, member)| {
-            let fps = fingerprints(&member.content);
+            let fps = fingerprints(&member.content());
             (member, fps)
         });
         let outputs = verify_groups(pages, settings, crate::verify::groups::PACE, on_stats);
@@ -275,7 +275,7 @@ mod tests {
         let [candidate] = verdicts.candidates[..] else {
             panic!("one candidate: {:?}", verdicts.candidates)
         };
-        let (a, b) = (&pair[0].content, &pair[1].content);
+        let (a, b) = (&*pair[0].content(), &*pair[1].content());
         assert_eq!((candidate.shorter, candidate.longer), (pair[0].id, pair[1].id));
         assert!(!siblings(a, &[], b, &[]), "90% shared, nothing known to be repeated: an edge");
         assert!(

@@ -206,27 +206,43 @@ pub fn compare_keyed(
 
 /// The length filter: the LCS is at most the shorter length, so a resemblance of τ needs
 /// `2 · min(a, b) ≥ τ · (a + b)`.
-fn lengths_may_reach(a: u64, b: u64, tau_ppm: u64) -> bool {
+pub fn lengths_may_reach(a: u64, b: u64, tau_ppm: u64) -> bool {
     2 * a.min(b) as u128 * 1_000_000 >= tau_ppm as u128 * (a + b) as u128
 }
 
 /// Whether two contents' sentences may reach LCS resemblance `tau_ppm`: `compare_keyed`'s
 /// length filter and the fragment filter's bound (the weight of each page's sentences the
-/// other lacks is part of D) without the LCS, and without allocating. `ka` and `kb` are the
-/// contents' distinct sentence keys, sorted. False only where `compare_keyed` is dissimilar
-/// (tested): a necessary condition of a similar verdict at the sentence level.
+/// other lacks is part of D) without the LCS. `ka` and `kb` are the contents' distinct
+/// sentence keys, sorted. False only where `compare_keyed` is dissimilar (tested): a
+/// necessary condition of a similar verdict at the sentence level.
 pub fn sentences_may_reach(a: &Content, ka: &[u64], b: &Content, kb: &[u64], tau_ppm: u64) -> bool {
-    sentences_of_weights_may_reach((a, a.weight(), ka), (b, b.weight(), kb), tau_ppm)
+    let (va, vb) = (key_weights(a, ka), key_weights(b, kb));
+    keys_may_reach((a.weight(), ka, &va), (b.weight(), kb, &vb), tau_ppm)
 }
 
-/// `sentences_may_reach`, given each content's weight (`Content::weight`, a sum over its
-/// sentences that the caller holds: a group member's `length`), beside its sorted keys.
-pub fn sentences_of_weights_may_reach(
-    (a, wa, ka): (&Content, u64, &[u64]),
-    (b, wb, kb): (&Content, u64, &[u64]),
+/// The summed weight of each of `keys` (a content's distinct sentence keys, sorted) over the
+/// content's sentences, parallel to `keys`.
+pub fn key_weights(content: &Content, keys: &[u64]) -> Vec<u32> {
+    let mut weights = vec![0u32; keys.len()];
+    for s in content.sentences.iter() {
+        let (key, weight) = (s.key, s.weight);
+        if let Ok(at) = keys.binary_search(&key) {
+            weights[at] = weights[at].saturating_add(weight as u32);
+        }
+    }
+    weights
+}
+
+/// `sentences_may_reach` from what a group member holds, never its content: each content's
+/// weight (`Content::weight`: a member's `length`), its distinct keys, sorted, and their
+/// summed weights (`key_weights`). The weight a page's sentences lack in the other is the sum
+/// over its keys the other lacks, whatever their order: the same answer.
+pub fn keys_may_reach<A: Copy + Into<u64>, B: Copy + Into<u64>>(
+    (wa, ka, va): (u64, &[u64], &[A]),
+    (wb, kb, vb): (u64, &[u64], &[B]),
     tau_ppm: u64,
 ) -> bool {
-    debug_assert_eq!((wa, wb), (a.weight(), b.weight()), "the contents' weights");
+    debug_assert!(ka.len() == va.len() && kb.len() == vb.len(), "a weight a key");
     let total = wa + wb;
     if total == 0 {
         return true;
@@ -236,17 +252,18 @@ pub fn sentences_of_weights_may_reach(
     }
     let budget = max_distance(total, tau_ppm);
     // Stops once the weight dropped is past the budget. A key whose bit is clear in the other
-    // content's `KeyBits` is absent without a search: most sentences of a pair this rejects.
-    fn drop_absent<S: KeyWeight>(
-        sentences: &[S],
+    // content's `KeyBits` is absent without a search: most keys of a pair this rejects.
+    fn drop_absent<W: Copy + Into<u64>>(
+        keys: &[u64],
+        weights: &[W],
         present: &[u64],
         dropped: &mut u64,
         budget: u64,
     ) -> bool {
         let bits = KeyBits::of(present);
-        for (key, weight) in sentences.iter().map(S::compared) {
-            if !bits.may_hold(key) || present.binary_search(&key).is_err() {
-                *dropped += weight as u64;
+        for (key, &weight) in keys.iter().zip(weights) {
+            if !bits.may_hold(*key) || present.binary_search(key).is_err() {
+                *dropped += weight.into();
                 if *dropped > budget {
                     return false;
                 }
@@ -255,8 +272,7 @@ pub fn sentences_of_weights_may_reach(
         true
     }
     let mut dropped = 0u64;
-    drop_absent(&a.sentences, kb, &mut dropped, budget)
-        && drop_absent(&b.sentences, ka, &mut dropped, budget)
+    drop_absent(ka, va, kb, &mut dropped, budget) && drop_absent(kb, vb, ka, &mut dropped, budget)
 }
 
 /// A set of 256 bits over keys: a key's bit is set for every key of the set, so a key whose

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::ingest::page::{Content, PageId};
+use crate::runtime::store::Kept;
 use crate::verify::lcs::{self, Verdict};
 use crate::verify::{self, VerifyConfig};
 
@@ -22,13 +23,19 @@ pub struct Member {
     pub id: PageId,
     /// `verify::content_hash`: the verdict cache's key.
     pub hash: u64,
-    pub content: Arc<Content>,
+    /// In the run's content store when it has one (`runtime::store`): read by `content` when
+    /// the member is verified against another page.
+    content: Kept<Content>,
     /// The content's distinct sentence keys, sorted (`verify::distinct_sentence_keys`): what
     /// the groups' repeated blocks are counted on. A function of the content, so no part of
     /// the identity. A boxed slice, not an `Arc<Vec<_>>`: the member is shared whole
     /// (`Arc<Member>`), so its keys need no count of their own, and a boxed slice is one
     /// allocation of exactly their length.
     pub keys: Box<[u64]>,
+    /// Each key's summed weight over the content's sentences (`lcs::key_weights`), parallel
+    /// to `keys`: what the groups' pruning reads (`may_reach`), so it never reads the content.
+    /// Empty where a sum passes `u16::MAX` (the pruning then sums them from the content).
+    key_weights: Box<[u16]>,
 }
 
 impl Member {
@@ -69,19 +76,67 @@ impl Member {
     /// and its retraction count the same.
     pub fn bytes(&self) -> usize {
         use crate::runtime::footprint::{array, ARC_COUNTS};
-        let content = ARC_COUNTS + std::mem::size_of::<Content>() + self.content.vector_bytes();
-        ARC_COUNTS + std::mem::size_of::<Member>() + array::<u64>(self.keys.len()) + content
+        let content = match &self.content {
+            Kept::Resident(content) => {
+                ARC_COUNTS + std::mem::size_of::<Content>() + content.vector_bytes()
+            }
+            // The store's cache is counted apart.
+            Kept::Stored(..) => 0,
+        };
+        ARC_COUNTS
+            + std::mem::size_of::<Member>()
+            + array::<u64>(self.keys.len())
+            + array::<u16>(self.key_weights.len())
+            + content
     }
 
     pub fn new(method: verify::VerifyMethod, id: PageId, content: Content) -> Self {
         let keys = verify::distinct_sentence_keys(&content).into_boxed_slice();
+        let wide = lcs::key_weights(&content, &keys);
+        let key_weights = wide.iter().map(|&w| u16::try_from(w)).collect::<Result<_, _>>();
         Member {
+            key_weights: key_weights.unwrap_or_default(),
             length: verify::length(method, &content),
             id,
             hash: verify::content_hash(&content),
-            content: Arc::new(content),
+            content: Kept::new(Arc::new(content)),
             keys,
         }
+    }
+
+    /// Whether the two members' sentences may reach resemblance `tau_ppm`
+    /// (`lcs::keys_may_reach`), from their keys and key weights; `lengths`: a member's `length`
+    /// is its content's weight (not under Jaccard, where the weights are summed).
+    pub fn may_reach(&self, other: &Member, lengths: bool, tau_ppm: u64) -> bool {
+        let wide = |m: &Member| {
+            (m.key_weights.len() != m.keys.len()).then(|| lcs::key_weights(&m.content(), &m.keys))
+        };
+        let (wide_a, wide_b) = (wide(self), wide(other));
+        let weight = |m: &Member, wide: &Option<Vec<u32>>| match (lengths, wide) {
+            (true, _) => m.length,
+            (false, Some(w)) => w.iter().map(|&w| w as u64).sum(),
+            (false, None) => m.key_weights.iter().map(|&w| w as u64).sum(),
+        };
+        let (a, b) = ((weight(self, &wide_a), &*self.keys), (weight(other, &wide_b), &*other.keys));
+        match (&wide_a, &wide_b) {
+            (None, None) => lcs::keys_may_reach(
+                (a.0, a.1, &*self.key_weights),
+                (b.0, b.1, &*other.key_weights),
+                tau_ppm,
+            ),
+            (Some(va), None) => {
+                lcs::keys_may_reach((a.0, a.1, va), (b.0, b.1, &*other.key_weights), tau_ppm)
+            }
+            (None, Some(vb)) => {
+                lcs::keys_may_reach((a.0, a.1, &*self.key_weights), (b.0, b.1, vb), tau_ppm)
+            }
+            (Some(va), Some(vb)) => lcs::keys_may_reach((a.0, a.1, va), (b.0, b.1, vb), tau_ppm),
+        }
+    }
+
+    /// Its content, read from the content store (through its cache) when it is stored.
+    pub fn content(&self) -> Arc<Content> {
+        self.content.get()
     }
 }
 
@@ -482,17 +537,11 @@ pub type PairVerdict = (Verdict, bool);
 /// (`Member::keys`) instead of sorting each content's again.
 pub fn pair_verdict(config: &VerifyConfig, a: &Member, b: &Member) -> PairVerdict {
     let (ka, kb) = (&*a.keys, &*b.keys);
-    let (verdict, words_lcs) = verify::compare_keyed_words(
-        config,
-        &a.content,
-        &b.content,
-        Some((ka, kb)),
-        lcs::ppm(config.threshold),
-    );
+    let (ca, cb) = (a.content(), b.content());
+    let (verdict, words_lcs) =
+        verify::compare_keyed_words(config, &ca, &cb, Some((ka, kb)), lcs::ppm(config.threshold));
     let differ = matches!(verdict, Verdict::Similar(_))
-        && verify::own_texts_are_different_texts_keyed(
-            config, &a.content, &b.content, ka, kb, words_lcs,
-        );
+        && verify::own_texts_are_different_texts_keyed(config, &ca, &cb, ka, kb, words_lcs);
     (verdict, differ)
 }
 
@@ -514,6 +563,48 @@ pub(crate) mod tests {
         let content =
             Content { sentences: keys.iter().map(|&k| (k, 1)).collect(), ..Default::default() };
         Member::new(VerifyMethod::Lcs, id(n), content)
+    }
+
+    /// The groups' pruning from a member's keys and key weights is the pruning from its
+    /// content, repeated sentences and a key whose weight passes 16 bits included.
+    #[test]
+    fn members_may_reach_as_their_contents_do() {
+        let mut rng = crate::testing::Rng(7);
+        let heavy = Content {
+            sentences: (0..3).map(|_| (9, 30_000)).chain([(1, 2)]).collect(),
+            ..Default::default()
+        };
+        let mut contents = vec![heavy];
+        for _ in 0..60 {
+            let n = 1 + rng.below(12);
+            let sentences = (0..n).map(|_| (rng.below(15), 1 + rng.below(4) as u16)).collect();
+            contents.push(Content { sentences, ..Default::default() });
+        }
+        for method in [VerifyMethod::Lcs, VerifyMethod::Jaccard] {
+            let members: Vec<Member> = contents
+                .iter()
+                .enumerate()
+                .map(|(n, c)| Member::new(method, id(n as u64), c.clone()))
+                .collect();
+            assert!(
+                members[0].key_weights.is_empty(),
+                "a key over 16 bits: summed from the content"
+            );
+            for a in &members {
+                for b in &members {
+                    for tau in [500_000, 800_000, 950_000] {
+                        let (ca, cb) = (a.content(), b.content());
+                        assert_eq!(
+                            a.may_reach(b, method != VerifyMethod::Jaccard, tau),
+                            lcs::sentences_may_reach(&ca, &a.keys, &cb, &b.keys, tau),
+                            "{:?} {:?}",
+                            a.id,
+                            b.id
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
@@ -656,9 +747,9 @@ pub(crate) mod tests {
             };
             for a in &members {
                 for b in &members {
-                    let unkeyed = verify::compare(&config, &a.content, &b.content, lcs::ppm(config.threshold));
+                    let unkeyed = verify::compare(&config, &a.content(), &b.content(), lcs::ppm(config.threshold));
                     let differ = matches!(unkeyed, Verdict::Similar(_))
-                        && verify::own_texts_are_different_texts(&config, &a.content, &b.content);
+                        && verify::own_texts_are_different_texts(&config, &a.content(), &b.content());
                     proptest::prop_assert_eq!(pair_verdict(&config, a, b), (unkeyed, differ));
                 }
             }

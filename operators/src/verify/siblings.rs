@@ -40,7 +40,7 @@ impl Pair {
         for ((a, ra), m) in &self.shorter {
             for ((b, rb), n) in &self.longer {
                 debug_assert!(a.id == edge.shorter && b.id == edge.longer);
-                if !siblings_by_keys(&a.content, ra, &b.keys, rb) {
+                if !siblings_by_keys(&a.content(), ra, &b.keys, rb) {
                     edges += m * n;
                 }
             }
@@ -162,7 +162,7 @@ mod tests {
             let at_longer = alive.get(&Part::Candidate((*e, false))).copied().unwrap_or(0);
             for ((a, ra), m) in views(e.shorter) {
                 for ((b, rb), n) in views(e.longer) {
-                    if !siblings_by_keys(&a.content, &ra, &b.keys, &rb) {
+                    if !siblings_by_keys(&a.content(), &ra, &b.keys, &rb) {
                         *state.entry(*e).or_insert(0) += c * at_longer * m * n;
                     } else {
                         siblings += 1;

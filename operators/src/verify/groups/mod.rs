@@ -119,15 +119,8 @@ where
     // A member's length is its content's weight but under Jaccard (`verify::length`), where it
     // is summed again.
     let weights = settings.config.method != verify::VerifyMethod::Jaccard;
-    let weight = move |m: &Member| if weights { m.length } else { m.content.weight() };
     move |a, b| {
-        if prune.get()
-            && !lcs::sentences_of_weights_may_reach(
-                (&a.content, weight(a), &a.keys),
-                (&b.content, weight(b), &b.keys),
-                tau,
-            )
-        {
+        if prune.get() && !a.may_reach(b, weights, tau) {
             pruned.set(pruned.get() + 1);
             return (Verdict::Dissimilar, false);
         }
