@@ -198,7 +198,13 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
 /// page, a held page or a member holds its place.
 struct StoreGuard {
     words: Option<Arc<WordStore>>,
-    pages: Option<(Arc<Store<Page>>, Arc<Store<Content>>)>,
+    pages: Option<PageStores>,
+}
+
+/// The held pages' store and the members' contents' store (`run.pages = "disk"`).
+struct PageStores {
+    pages: Arc<Store<Page>>,
+    contents: Arc<Store<Content>>,
 }
 
 impl StoreGuard {
@@ -231,7 +237,7 @@ impl StoreGuard {
                 Arc::new(Store::<Content>::create(&dir, cache - cache / 8).map_err(failed)?);
             PAGE_STORE.install(Some(pages.clone()));
             CONTENT_STORE.install(Some(contents.clone()));
-            guard.pages = Some((pages, contents));
+            guard.pages = Some(PageStores { pages, contents });
         }
         Ok(guard)
     }
@@ -242,9 +248,9 @@ impl StoreGuard {
 
     /// The page and content stores' figures, summed.
     fn page_stats(&self) -> Option<StoreStats> {
-        self.pages.as_ref().map(|(pages, contents)| {
-            let mut stats = pages.stats();
-            stats += contents.stats();
+        self.pages.as_ref().map(|stores| {
+            let mut stats = stores.pages.stats();
+            stats += stores.contents.stats();
             stats
         })
     }

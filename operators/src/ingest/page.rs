@@ -575,9 +575,7 @@ mod tests {
             let place = words.put((0..40).collect::<Vec<Word>>().into(), false).unwrap();
             let mut out = vec![1];
             let (at, compressed, raw) = place.to_parts();
-            for n in [at] {
-                out.extend(n.to_le_bytes());
-            }
+            out.extend(at.to_le_bytes());
             out.extend(compressed.to_le_bytes());
             out.extend(raw.to_le_bytes());
             out.extend(3u32.to_le_bytes());
