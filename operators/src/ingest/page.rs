@@ -443,7 +443,7 @@ impl Blob for Page {
     const KIND: &'static str = "pages";
     const COMPRESS: bool = false;
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>, words: Option<&Arc<WordStore>>) {
         for n in [self.id.date, self.id.hash, self.host] {
             put_u64(out, n);
         }
@@ -452,7 +452,7 @@ impl Blob for Page {
         put_sentences(out, &self.sentences);
         put_u32(out, self.shingles.len() as u32);
         self.shingles.iter().for_each(|&s| put_u64(out, s));
-        self.words.encode(out);
+        self.words.encode(out, words);
         put_u8(out, self.main_marked as u8);
     }
 
@@ -486,13 +486,13 @@ impl Blob for Content {
     const KIND: &'static str = "contents";
     const COMPRESS: bool = false;
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>, words: Option<&Arc<WordStore>>) {
         put_sentences(out, &self.sentences);
         put_u32(out, self.shingles.len() as u32);
         self.shingles.iter().for_each(|&s| put_u64(out, s));
         put_u32(out, self.term_weights.len() as u32);
         self.term_weights.iter().for_each(|&w| put_u32(out, w));
-        self.words.encode(out);
+        self.words.encode(out, words);
         put_u32(out, self.word_counts.len() as u32);
         self.word_counts.iter().for_each(|&n| put_u16(out, n));
         put_u32(out, self.template_keys.len() as u32);
@@ -571,8 +571,9 @@ mod tests {
         let words = Arc::new(WordStore::create(&dir, 0).unwrap());
         let pages = Store::<Page>::create_naming(&dir, 0, Some(words.clone())).unwrap();
         let contents = Store::<Content>::create_naming(&dir, 0, Some(words.clone())).unwrap();
-        let stored_words = {
-            let place = words.put((0..40).collect::<Vec<Word>>().into(), false).unwrap();
+        // Words 3..9 of 0..40, stored in `store`.
+        let stored_in = |store: &Arc<WordStore>| {
+            let place = store.put((0..40).collect::<Vec<Word>>().into(), false).unwrap();
             let mut out = vec![1];
             let (at, compressed, raw) = place.to_parts();
             out.extend(at.to_le_bytes());
@@ -581,12 +582,18 @@ mod tests {
             out.extend(3u32.to_le_bytes());
             out.extend(9u32.to_le_bytes());
             out.extend(super::super::words::digest(&(3..9).collect::<Vec<Word>>()).to_le_bytes());
-            out
+            let words = Words::decode(&mut Reader(&out), Some(store)).unwrap();
+            assert!(words.is_stored());
+            assert_eq!(words.to_vec(), (3..9).collect::<Vec<Word>>());
+            words
         };
-        let from_store = Words::decode(&mut Reader(&stored_words), Some(&words)).unwrap();
-        assert!(from_store.is_stored());
-        assert_eq!(from_store.to_vec(), (3..9).collect::<Vec<Word>>());
-        for words in [Words::resident(vec![5, 6, 7]), from_store] {
+        let from_store = stored_in(&words);
+        // Words of another store (another run's) are written whole, not by a place the
+        // blob's store would read in its own word store.
+        let other = Arc::new(WordStore::create(&dir, 0).unwrap());
+        other.put(vec![1; 300].into(), false).unwrap();
+        let from_other = stored_in(&other);
+        for words in [Words::resident(vec![5, 6, 7]), from_store, from_other] {
             let page = Page {
                 id: PageId { date: 7, hash: 9 },
                 url: "https://example.org/ü".into(),
@@ -599,7 +606,9 @@ mod tests {
                 main_marked: true,
             };
             let place = pages.put(Arc::new(page.clone()), false).unwrap();
-            assert_eq!(*pages.get(place), page);
+            let back = pages.get(place);
+            assert_eq!(*back, page);
+            assert_eq!(back.words.to_vec(), words.to_vec());
             let content = Content {
                 sentences: Run::shared(&page.sentences, 1..2),
                 shingles: vec![4],

@@ -149,13 +149,14 @@ impl Words {
 }
 
 /// A run of words in a blob of the stores (`runtime::store::Blob`: a held page, a member's
-/// content): its place in the word store with its range and digest when its words are stored,
-/// else the words themselves.
+/// content): its place in the word store with its range and digest when its words are in the
+/// blob's store's word store (`store`, the run's), else the words themselves (words of another
+/// store, or in memory).
 impl Words {
-    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+    pub(crate) fn encode(&self, out: &mut Vec<u8>, store: Option<&Arc<WordStore>>) {
         use crate::runtime::store::bytes::*;
         match &self.all {
-            All::Stored(_, place) => {
+            All::Stored(own, place) if store.is_some_and(|s| Arc::ptr_eq(s, own)) => {
                 let (at, compressed, raw) = place.to_parts();
                 put_u8(out, 1);
                 put_u64(out, at);
@@ -165,7 +166,7 @@ impl Words {
                 put_u32(out, self.end);
                 put_u64(out, self.digest);
             }
-            All::Resident(_) => {
+            _ => {
                 put_u8(out, 0);
                 let words = self.load();
                 put_u32(out, words.len() as u32);

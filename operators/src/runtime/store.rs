@@ -50,8 +50,9 @@ pub trait Blob: Send + Sync + 'static {
     /// Whether its bytes are LZ4-compressed (words: ~0.6 of their size; sentence keys, 64-bit
     /// hashes, do not compress).
     const COMPRESS: bool = true;
-    /// Appends the value's bytes to `out`.
-    fn encode(&self, out: &mut Vec<u8>);
+    /// Appends the value's bytes to `out`; `words`: the word store the store's values name
+    /// (`Store::create`), where stored words may be named by their place.
+    fn encode(&self, out: &mut Vec<u8>, words: Option<&Arc<WordStore>>);
     /// The value `encode` wrote as `bytes`; `words`: the word store its words are in, if it
     /// names stored words (`ingest::words::Words::encode`).
     fn decode(bytes: &[u8], words: Option<&Arc<WordStore>>) -> io::Result<Arc<Self>>;
@@ -234,7 +235,7 @@ impl<V: ?Sized + Blob> Store<V> {
     /// words are read again soon after it is made: its filtering and fingerprints).
     pub fn put(&self, value: Arc<V>, cache: bool) -> io::Result<Place> {
         let mut raw = Vec::new();
-        value.encode(&mut raw);
+        value.encode(&mut raw, self.words.as_ref());
         let compressed = if V::COMPRESS {
             std::borrow::Cow::Owned(lz4_flex::block::compress(&raw))
         } else {
@@ -378,7 +379,7 @@ static WORDS: Installed<[Word]> = Installed::new();
 impl Blob for [Word] {
     const KIND: &'static str = "words";
 
-    fn encode(&self, out: &mut Vec<u8>) {
+    fn encode(&self, out: &mut Vec<u8>, _: Option<&Arc<WordStore>>) {
         out.extend(self.iter().flat_map(|w| w.to_le_bytes()));
     }
 
