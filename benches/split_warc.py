@@ -8,9 +8,14 @@ src, base, extra, urls, every = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[
 data = open(src, "rb").read()
 pos, members = 0, []
 while pos < len(data):
-    d = zlib.decompressobj(31)
-    body = d.decompress(data[pos:])
-    end = len(data) - len(d.unused_data)
+    # A member at a time, fed in pieces: slicing the rest of the file for each member would
+    # copy it once a member (quadratic in the file's size).
+    d, fed, body = zlib.decompressobj(31), pos, b""
+    while not d.eof and fed < len(data):
+        piece = data[fed:fed + (1 << 16)]
+        fed += len(piece)
+        body += d.decompress(piece)
+    end = fed - len(d.unused_data)
     members.append((data[pos:end], body))
     pos = end
 responses = 0
