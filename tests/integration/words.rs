@@ -26,6 +26,17 @@ fn run(dir: &Path, name: &str, config: &str, workers: &str) -> (String, String) 
     (clusters, String::from_utf8(output.stdout).unwrap())
 }
 
+/// A store's file is unlinked as soon as it is made: the output directory holds only the
+/// outputs.
+fn assert_nothing_left(out: &Path) {
+    let left: Vec<_> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(left.is_empty(), "{}: {left:?}", out.display());
+}
+
 #[test]
 fn words_on_disk_give_the_clusters_of_words_in_memory() {
     let dir = temp_dir("words");
@@ -46,14 +57,7 @@ fn words_on_disk_give_the_clusters_of_words_in_memory() {
         if name == "uncached" {
             assert!(line.contains(" 0.0% of "), "no cache, no hit: {line}");
         }
-        // The store's file is unlinked as soon as it is made: the output directory holds
-        // only the outputs.
-        let left: Vec<_> = std::fs::read_dir(dir.join(name))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with('.'))
-            .collect();
-        assert!(left.is_empty(), "{name}: {left:?}");
+        assert_nothing_left(&dir.join(name));
     }
 }
 
@@ -85,12 +89,7 @@ fn pages_on_disk_give_the_clusters_of_pages_in_memory() {
         }
         // Held pages on disk leave memory a small entry each.
         assert!(held(&summary) * 4 < in_memory, "{name}: {} vs {in_memory}", held(&summary));
-        let left: Vec<_> = std::fs::read_dir(dir.join(name))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with('.'))
-            .collect();
-        assert!(left.is_empty(), "{name}: {left:?}");
+        assert_nothing_left(&dir.join(name));
     }
 }
 
