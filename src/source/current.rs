@@ -14,7 +14,7 @@
 //! To retract a page the dataflow needs it again, so the compact page is kept (sentence keys
 //! and weights, shingles when a method needs them, URL, ids: no text); this is also what a
 //! checkpoint saves (LZ4-framed). With a page store (`run.pages = "disk"`) the compact page is
-//! written there and memory holds what a capture is checked against (`Held`), 72 bytes; the
+//! written there and memory holds what a capture is checked against (`Held`), 64 bytes; the
 //! page is read back when it leaves or is saved.
 
 use std::collections::{BTreeSet, HashMap};
@@ -101,7 +101,7 @@ pub struct CurrentPages {
     /// identity (an alias: `https` for `http`, a tracking parameter, …).
     aliases: u64,
     /// Page key (the URL's key, or in `Keep` mode the page id's hash) → held page, boxed: a
-    /// slot of the table is 16 bytes, not the 72 of a `Held` inline, so the table's empty
+    /// slot of the table is 16 bytes, not the 64 of a `Held` inline, so the table's empty
     /// slots (a hash table is 44–88% full) and the old table held while it grows cost little.
     pages: HashMap<u64, Box<Held>>,
     /// URL key → page keys (all captures of the URL), in `Keep` mode only (in `Replace` mode a
@@ -500,6 +500,7 @@ mod tests {
             }
         }
         assert_eq!(store.as_ref().unwrap().stats().pages, 100);
+        assert_eq!(std::mem::size_of::<Held>(), 64, "what a held page keeps in memory");
         assert!(stored.bytes() < resident.bytes() / 2, "{} {}", stored.bytes(), resident.bytes());
         // A re-crawl retracts the page read back from the store.
         assert_eq!(
