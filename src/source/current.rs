@@ -198,9 +198,9 @@ impl CurrentPages {
     /// sentences and words are shared with the dataflow's copies, reference counted, so they
     /// are counted once, here); a page in the page store, or words in the word store, not at
     /// all.
-    fn cost(page: &Page, kept: &Kept<Page>) -> usize {
+    fn cost(page: &Page, stored: bool) -> usize {
         let entry = std::mem::size_of::<Held>() + 16 + 16;
-        if kept.is_stored() {
+        if stored {
             return entry;
         }
         let words = if page.words.is_stored() { 0 } else { page.words.len() };
@@ -245,7 +245,7 @@ impl CurrentPages {
     fn take(&mut self, key: u64) -> Option<Change> {
         let held = *self.pages.remove(&key)?;
         let page = Arc::unwrap_or_clone(held.page());
-        self.bytes -= Self::cost(&page, &held.page);
+        self.bytes -= Self::cost(&page, held.page.is_stored());
         if let Some(by_date) = self.by_date.as_mut() {
             by_date.remove(&(page.id.date, key));
         }
@@ -262,8 +262,9 @@ impl CurrentPages {
     }
 
     fn put(&mut self, key: u64, page: Page) {
+        // Counted from the page in hand: a stored page is not read back for it.
+        self.bytes += Self::cost(&page, self.store.is_some());
         let held = Held::new(page, &self.identity, self.store.as_ref());
-        self.bytes += Self::cost(&held.page(), &held.page);
         if let Some(by_date) = self.by_date.as_mut() {
             by_date.insert((held.id.date, key));
         }
