@@ -427,16 +427,7 @@ impl<V: ?Sized + Blob> Kept<V> {
     /// read again soon), else held in memory. A store that cannot be written stops the run,
     /// as for words (`ingest::words::Words::new`).
     pub fn new(value: Arc<V>) -> Kept<V> {
-        Self::keep(value, true)
-    }
-
-    /// `new`, not cached: a value read again only now and then (a held page).
-    pub fn cold(value: Arc<V>) -> Kept<V> {
-        Self::keep(value, false)
-    }
-
-    fn keep(value: Arc<V>, cache: bool) -> Kept<V> {
-        Self::keep_in(value, V::installed().as_ref(), cache)
+        Self::keep_in(value, V::installed().as_ref(), true)
     }
 
     /// `value` in `store` (cached or not), or in memory without one.
