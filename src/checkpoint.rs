@@ -101,6 +101,46 @@ impl FileSum {
     pub fn of(bytes: &[u8]) -> FileSum {
         FileSum { bytes: bytes.len() as u64, crc32: crc32fast::hash(bytes) }
     }
+
+    /// The sum of the file at `path`, read a block at a time (a part is as large as the pages
+    /// it holds: it is never read whole into memory).
+    pub fn of_file(path: &Path) -> std::io::Result<FileSum> {
+        let mut summing = Summing::new(std::io::sink());
+        std::io::copy(&mut std::fs::File::open(path)?, &mut summing)?;
+        Ok(summing.sum())
+    }
+}
+
+/// A writer that passes its bytes on and sums them as they go (`FileSum`): a checkpoint's part
+/// is written to its file as it is encoded, never held whole in memory.
+pub struct Summing<W> {
+    inner: W,
+    bytes: u64,
+    crc32: crc32fast::Hasher,
+}
+
+impl<W: std::io::Write> Summing<W> {
+    pub fn new(inner: W) -> Self {
+        Summing { inner, bytes: 0, crc32: crc32fast::Hasher::new() }
+    }
+
+    /// The sum of the bytes written so far.
+    pub fn sum(&self) -> FileSum {
+        FileSum { bytes: self.bytes, crc32: self.crc32.clone().finalize() }
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for Summing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc32.update(&buf[..n]);
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The format of a checkpoint's files: 2 adds the checksums (LZ4 frame checksums, the digests of
@@ -309,19 +349,18 @@ pub fn verify(dir: &Path, manifest: &Manifest) -> Result<(), RunError> {
             let Some(sum) = manifest.files.get(&file_name(&path)) else {
                 return Err(fail("damaged: the manifest holds no checksum for it"));
             };
-            let bytes = match std::fs::read(&path) {
-                Ok(bytes) => bytes,
+            let found = match FileSum::of_file(&path) {
+                Ok(found) => found,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(fail("missing")),
                 Err(e) => return Err(fail(&e.to_string())),
             };
-            if bytes.len() as u64 != sum.bytes {
+            if found.bytes != sum.bytes {
                 return Err(fail(&format!(
                     "damaged: {} bytes, the manifest says {}",
-                    bytes.len(),
-                    sum.bytes
+                    found.bytes, sum.bytes
                 )));
             }
-            if crc32fast::hash(&bytes) != sum.crc32 {
+            if found.crc32 != sum.crc32 {
                 return Err(fail("damaged: its checksum does not match the manifest's"));
             }
         }
@@ -396,21 +435,23 @@ pub fn save_part(
 ) -> Result<(), RunError> {
     let path = part_path(dir, epoch, worker);
     let frame = lz4_flex::frame::FrameInfo::new().block_checksums(true).content_checksum(true);
-    let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(frame, Vec::new());
-    let part = pages
-        .save(&mut encoder)
-        .and_then(|_| encoder.finish().map_err(std::io::Error::other))
-        .map_err(failed(path.clone()))?;
-    write_atomic(&path, &part).map_err(failed(path.clone()))?;
+    let mut part = FileSum::default();
+    crate::files::write_with(&path, |file| {
+        let mut summing = Summing::new(file);
+        let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(frame, &mut summing);
+        pages.save(&mut encoder)?;
+        encoder.finish().map_err(std::io::Error::other)?;
+        part = summing.sum();
+        Ok(())
+    })
+    .map_err(failed(path.clone()))?;
     let revisits_file = revisits_path(dir, epoch, worker);
     let revisits = serde_json::to_vec(revisits).expect("revisits serialize");
     write_atomic(&revisits_file, &revisits).map_err(failed(revisits_file.clone()))?;
-    let sums: BTreeMap<String, FileSum> = [
-        (file_name(&path), FileSum::of(&part)),
-        (file_name(&revisits_file), FileSum::of(&revisits)),
-    ]
-    .into_iter()
-    .collect();
+    let sums: BTreeMap<String, FileSum> =
+        [(file_name(&path), part), (file_name(&revisits_file), FileSum::of(&revisits))]
+            .into_iter()
+            .collect();
     let path = sums_path(dir, epoch, worker);
     write_atomic(&path, &serde_json::to_vec(&sums).expect("sums serialize")).map_err(failed(path))
 }
@@ -446,8 +487,10 @@ pub fn restore_pages(
     let identity = pages.identity().clone();
     for part in 0..manifest.parts {
         let path = part_path(dir, manifest.epoch, part);
-        let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
-        let mut raw = std::io::BufReader::new(lz4_flex::frame::FrameDecoder::new(bytes.as_slice()));
+        let file = std::fs::File::open(&path).map_err(failed(path.clone()))?;
+        let mut raw = std::io::BufReader::new(lz4_flex::frame::FrameDecoder::new(
+            std::io::BufReader::new(file),
+        ));
         let mut buried = Vec::new();
         CurrentPages::load(
             &mut raw,
@@ -494,6 +537,29 @@ pub fn restore_revisits(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A part's sum taken as it is written, in pieces of any size, and a file's sum read back
+    /// a block at a time, are the sum of its bytes whole.
+    #[test]
+    fn sums_taken_while_writing_and_reading_are_the_sum_of_the_bytes() {
+        use std::io::Write as _;
+        let bytes: Vec<u8> =
+            (0..3_000_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        let mut summing = Summing::new(Vec::new());
+        for piece in bytes.chunks(77_777) {
+            summing.write_all(piece).unwrap();
+        }
+        assert_eq!(summing.sum(), FileSum::of(&bytes));
+        assert_eq!(summing.inner, bytes);
+        let dir = std::env::temp_dir().join(format!("dupflow-sums-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("part");
+        std::fs::write(&path, &bytes).unwrap();
+        assert_eq!(FileSum::of_file(&path).unwrap(), FileSum::of(&bytes));
+        std::fs::write(&path, b"").unwrap();
+        assert_eq!(FileSum::of_file(&path).unwrap(), FileSum::of(b""));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn a_checkpoint_from_before_cluster_anchors_is_refused_with_a_reason() {

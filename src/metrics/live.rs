@@ -587,6 +587,12 @@ impl Live {
     /// of an unsettled page whose count is not zero. The sink's clusters and checkpoints are
     /// written from these (the sink keeps no rows of its own).
     pub fn rows(&self) -> Vec<ClusterRow> {
+        self.with_rows(|rows| rows.into_iter().cloned().collect())
+    }
+
+    /// `f` of the rows `rows` gives, borrowed (under the live view's lock): a checkpoint writes
+    /// the clusters from them without a copy of every row.
+    pub fn with_rows<R>(&self, f: impl FnOnce(Vec<&ClusterRow>) -> R) -> R {
         let inner = self.inner.lock().expect("live lock");
         let settled = inner
             .current
@@ -595,9 +601,9 @@ impl Live {
             .map(|(_, row)| row);
         let unsettled =
             inner.rows_of.values().flatten().filter(|(_, count)| *count != 0).map(|(row, _)| row);
-        let mut rows: Vec<ClusterRow> = settled.chain(unsettled).cloned().collect();
+        let mut rows: Vec<&ClusterRow> = settled.chain(unsettled).collect();
         rows.sort_unstable();
-        rows
+        f(rows)
     }
 
     /// All clusters as (cluster, size) for tests and summaries.

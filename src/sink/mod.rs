@@ -21,20 +21,21 @@ use dupflow_operators::PageId;
 
 use crate::types::{ClusterRow, RunOutput};
 
-/// One line of clusters.jsonl.
+/// One line of clusters.jsonl, written from a row and the rows it names (a line at a time, so
+/// writing the file holds no copy of the clusters' text).
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct ClusterLine {
-    pub url: String,
-    pub record_id: String,
+struct ClusterLine<'a> {
+    url: &'a str,
+    record_id: &'a str,
     /// Stable cluster id: the hash part of the anchor's id (the member with the smallest hash of
     /// URL and record id; see `PageId::anchor_key`).
-    pub cluster: String,
+    cluster: String,
     /// URL of the anchor (the member the id is taken from).
-    pub cluster_url: String,
-    pub size: usize,
+    cluster_url: &'a str,
+    size: usize,
     /// Resemblance to the page it was verified against (its leader); 1 for a leader.
-    pub similarity: f64,
-    pub leader_url: String,
+    similarity: f64,
+    leader_url: &'a str,
 }
 
 /// One line of changes.jsonl.
@@ -56,34 +57,40 @@ pub struct ClusterSummary {
     pub largest_cluster: usize,
 }
 
-/// Lines of clusters.jsonl, sorted by cluster id then URL.
-pub fn cluster_lines(rows: &[ClusterRow]) -> Vec<ClusterLine> {
+/// Writes `rows` to `path` as clusters.jsonl (atomically): a line a page, sorted by cluster id
+/// then URL, the order `dupflow merge` restores from shards. Each line is made as it is
+/// written: beside the rows, writing holds their order and a map of URLs and of cluster sizes
+/// (~60 bytes a page), not the file's text.
+pub fn write_clusters(path: &Path, rows: &[&ClusterRow]) -> io::Result<()> {
     let url_of: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let mut sizes: HashMap<PageId, usize> = HashMap::new();
     for row in rows {
         *sizes.entry(row.assignment.cluster).or_default() += 1;
     }
-    let mut lines: Vec<(PageId, ClusterLine)> = rows
-        .iter()
-        .map(|row| {
+    // The id as written is the hash in fixed-width hex, so its order is the hash's; a stable
+    // sort keeps the rows' own order between equal keys.
+    let mut order: Vec<&ClusterRow> = rows.to_vec();
+    order.sort_by(|a, b| {
+        (a.assignment.cluster.hash, &a.url).cmp(&(b.assignment.cluster.hash, &b.url))
+    });
+    let url = |id: &PageId| url_of.get(id).copied().unwrap_or("");
+    crate::files::write_with(path, |file| {
+        for row in order {
             let a = row.assignment;
-            (
-                a.cluster,
-                ClusterLine {
-                    url: row.url.to_string(),
-                    record_id: row.record_id.to_string(),
-                    cluster: a.cluster.to_string(),
-                    cluster_url: url_of.get(&a.cluster).copied().unwrap_or("").to_string(),
-                    size: sizes[&a.cluster],
-                    similarity: (a.similarity_ppm as f64 / 1e6 * 1e4).round() / 1e4,
-                    leader_url: url_of.get(&a.leader).copied().unwrap_or("").to_string(),
-                },
-            )
-        })
-        .collect();
-    // By the cluster id as written, then URL: the order `dupflow merge` restores from shards.
-    lines.sort_by(|a, b| (&a.1.cluster, &a.1.url).cmp(&(&b.1.cluster, &b.1.url)));
-    lines.into_iter().map(|(_, l)| l).collect()
+            let line = ClusterLine {
+                url: &row.url,
+                record_id: &row.record_id,
+                cluster: a.cluster.to_string(),
+                cluster_url: url(&a.cluster),
+                size: sizes[&a.cluster],
+                similarity: (a.similarity_ppm as f64 / 1e6 * 1e4).round() / 1e4,
+                leader_url: url(&a.leader),
+            };
+            serde_json::to_writer(&mut *file, &line)?;
+            file.write_all(b"\n")?;
+        }
+        Ok(())
+    })
 }
 
 pub fn summarize(rows: &[ClusterRow]) -> ClusterSummary {
@@ -154,7 +161,7 @@ pub struct SpanOut {
 
 /// spans.jsonl lines, by URL.
 pub fn span_lines(
-    rows: &[ClusterRow],
+    rows: &[&ClusterRow],
     shares: &[(PageId, dupflow_operators::cluster::share::Shared)],
 ) -> Vec<SpanLine> {
     let urls: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
@@ -184,9 +191,10 @@ pub fn write_outputs(
     shard: Shard,
 ) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    write_jsonl(&dir.join(shard.file("clusters")), &cluster_lines(rows))?;
+    let rows: Vec<&ClusterRow> = rows.iter().collect();
+    write_clusters(&dir.join(shard.file("clusters")), &rows)?;
     if shard.count <= 1 {
-        write_jsonl(&dir.join("spans.jsonl"), &span_lines(rows, &output.shares))?;
+        write_jsonl(&dir.join("spans.jsonl"), &span_lines(&rows, &output.shares))?;
     }
     #[derive(Serialize)]
     struct RevisitLine<'a> {

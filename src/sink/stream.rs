@@ -216,19 +216,19 @@ impl Sink {
             file.get_ref().sync_data().map_err(|e| fail(e.to_string()))?;
         }
         if let Some(out) = &self.out {
-            let rows = self.final_rows();
-            crate::sink::write_jsonl(
-                &out.join(self.shard.file("clusters")),
-                &crate::sink::cluster_lines(&rows),
-            )
-            .map_err(|e| fail(e.to_string()))?;
-            if self.shard.count <= 1 {
-                crate::sink::write_jsonl(
-                    &out.join("spans.jsonl"),
-                    &crate::sink::span_lines(&rows, &self.final_shares()),
-                )
+            let shares = (self.shard.count <= 1).then(|| self.final_shares());
+            self.live
+                .with_rows(|rows| {
+                    crate::sink::write_clusters(&out.join(self.shard.file("clusters")), &rows)?;
+                    match shares {
+                        Some(shares) => crate::sink::write_jsonl(
+                            &out.join("spans.jsonl"),
+                            &crate::sink::span_lines(&rows, &shares),
+                        ),
+                        None => Ok(()),
+                    }
+                })
                 .map_err(|e| fail(e.to_string()))?;
-            }
         }
         if self.readers <= 1 {
             let reader: ReaderProgress = serde_json::from_slice(
