@@ -8,7 +8,7 @@ For each SIZE (10k, 100k, 1M or a number), writes WORKDIR/sSIZE.warc.gz with cor
 absent, runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
 peak RSS, RSS per page, record-to-change latency (p50/p99, from the run's summary) and the
 planted-truth score (score.py), the CPU (user + system) a page, and the run's own `held:`,
-`state:`, `words:` and `stored:` lines (bytes a page in memory by structure, and on disk). Peak RSS is sampled from
+`rows:`, `state:`, `words:` and `stored:` lines (bytes a page in memory by structure, and on disk). Peak RSS is sampled from
 /proc every 0.1 s (its course, every 0.5 s, in WORKDIR/sSIZE-out/rss.txt: seconds, MB); a run
 over --limit-gib is stopped and reported as such, so a 1M run never takes the machine down. The
 last lines give the ratios the issue asks for: pages/s at the largest size over the smallest,
@@ -202,7 +202,7 @@ def main():
         print("   " + score.replace("\n", "\n   "), flush=True)
         # Bytes a page in memory by structure and on disk, as the run states them.
         for line in summary.splitlines():
-            if line.startswith(("held:", "state:", "words:", "stored:")):
+            if line.startswith(("held:", "rows:", "state:", "words:", "stored:")):
                 print("   " + line, flush=True)
         if peer:
             p_wall, p_peak, p_pages, p_score = run_peer(peer, corpus, os.path.join(work, f"s{label}-peer"), 10 * wall)

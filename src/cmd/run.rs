@@ -347,6 +347,14 @@ fn print_summary(
             held / summary.pages as i64
         );
     }
+    let rows = live.bytes();
+    if let Some(per_page) = rows.checked_div(summary.pages) {
+        println!(
+            "rows:      {:.1} MB of the clusters' rows on this process ({per_page} bytes a \
+            page): URLs, record ids, members",
+            rows as f64 / 1e6,
+        );
+    }
     let structures: Vec<(&str, i64)> =
         Structure::ALL.iter().map(|&s| (s.name(), footprint::at_end(s))).collect();
     let state: i64 = structures.iter().map(|s| s.1).sum();

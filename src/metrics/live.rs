@@ -106,12 +106,19 @@ struct Sample {
 type MemberKey = (Arc<str>, PageId);
 type MemberValue = (u32, PageId);
 
+/// Members a cluster holds in a sorted vector (`Members::Few`) at most; a larger one is a
+/// `BTreeMap`, and back to a vector at half of this.
+const FEW_MEMBERS: usize = 32;
+
 /// A cluster's members, in (url, page) order. Most clusters are one page (a page with no
-/// duplicate): such a cluster is held inline, not in a `BTreeMap`, whose first leaf holds room
-/// for eleven members (~700 bytes for one, ~450 bytes a page on the 100k scale crawl).
+/// duplicate): such a cluster is held inline. A small cluster is a sorted vector of exactly
+/// its members (56 bytes each), not a `BTreeMap`, whose first leaf holds room for eleven
+/// (~630 bytes for a cluster of two); a large one is a `BTreeMap`, whose insertions stay
+/// logarithmic.
 #[derive(Debug)]
 enum Members {
     One(MemberKey, MemberValue),
+    Few(Vec<(MemberKey, MemberValue)>),
     Many(BTreeMap<MemberKey, MemberValue>),
 }
 
@@ -119,16 +126,17 @@ impl Members {
     fn len(&self) -> usize {
         match self {
             Members::One(..) => 1,
+            Members::Few(m) => m.len(),
             Members::Many(m) => m.len(),
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&MemberKey, &MemberValue)> {
-        let (one, many) = match self {
-            Members::One(k, v) => (Some((k, v)), None),
-            Members::Many(m) => (None, Some(m.iter())),
-        };
-        one.into_iter().chain(many.into_iter().flatten())
+    fn iter(&self) -> Box<dyn Iterator<Item = (&MemberKey, &MemberValue)> + '_> {
+        match self {
+            Members::One(k, v) => Box::new(std::iter::once((k, v))),
+            Members::Few(m) => Box::new(m.iter().map(|(k, v)| (k, v))),
+            Members::Many(m) => Box::new(m.iter()),
+        }
     }
 
     fn keys(&self) -> impl Iterator<Item = &MemberKey> {
@@ -140,9 +148,22 @@ impl Members {
         match members {
             None => Members::One(key, value),
             Some(Members::One(k, v)) if k != key => {
-                Members::Many(BTreeMap::from([(k, v), (key, value)]))
+                let mut few = vec![(k, v), (key, value)];
+                few.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                Members::Few(few)
             }
             Some(Members::One(..)) => Members::One(key, value),
+            Some(Members::Few(mut m)) => {
+                match m.binary_search_by(|(k, _)| k.cmp(&key)) {
+                    Ok(at) => m[at].1 = value,
+                    Err(at) => m.insert(at, (key, value)),
+                }
+                if m.len() > FEW_MEMBERS {
+                    return Members::Many(m.into_iter().collect());
+                }
+                m.shrink_to_fit();
+                Members::Few(m)
+            }
             Some(Members::Many(mut m)) => {
                 m.insert(key, value);
                 Members::Many(m)
@@ -151,16 +172,30 @@ impl Members {
     }
 
     /// Removes a member; `None` when none is left. A cluster down to one page is held inline
-    /// again.
+    /// again, one down to half of `FEW_MEMBERS` in a vector.
     fn remove(self, key: &MemberKey) -> Option<Members> {
         match self {
             Members::One(k, _) if k == *key => None,
             one @ Members::One(..) => Some(one),
+            Members::Few(mut m) => {
+                if let Ok(at) = m.binary_search_by(|(k, _)| k.cmp(key)) {
+                    m.remove(at);
+                }
+                match m.len() {
+                    0 => None,
+                    1 => m.pop().map(|(k, v)| Members::One(k, v)),
+                    _ => {
+                        m.shrink_to_fit();
+                        Some(Members::Few(m))
+                    }
+                }
+            }
             Members::Many(mut m) => {
                 m.remove(key);
                 match m.len() {
                     0 => None,
                     1 => m.pop_first().map(|(k, v)| Members::One(k, v)),
+                    n if n <= FEW_MEMBERS / 2 => Some(Members::Few(m.into_iter().collect())),
                     _ => Some(Members::Many(m)),
                 }
             }
@@ -604,6 +639,44 @@ impl Live {
         let mut rows: Vec<&ClusterRow> = settled.chain(unsettled).collect();
         rows.sort_unstable();
         f(rows)
+    }
+
+    /// The bytes the live view holds, walked: its maps' tables; each page's row with its URL
+    /// and record id (an `Arc<str>` each, which the page's member entry shares); the clusters
+    /// of several pages (a vector each, or past `FEW_MEMBERS` a B-tree: about a node of eleven
+    /// entries for every eight members, an estimate); the hosts' counts. It grows with
+    /// every page held, on the process that writes the clusters. A pass over every page: for
+    /// the run's summary, not for the dashboard's second-by-second figures.
+    pub fn bytes(&self) -> usize {
+        use dupflow_operators::runtime::footprint::{array, hash_table, ARC_COUNTS};
+        use std::mem::size_of;
+        let inner = self.inner.lock().expect("live lock");
+        let text = |row: &ClusterRow| 2 * ARC_COUNTS + row.url.len() + row.record_id.len();
+        let current = hash_table(inner.current.capacity(), size_of::<(PageId, ClusterRow)>())
+            + inner.current.values().map(text).sum::<usize>();
+        let unsettled =
+            hash_table(inner.rows_of.capacity(), size_of::<(PageId, Vec<(ClusterRow, isize)>)>())
+                + inner
+                    .rows_of
+                    .values()
+                    .map(|rows| array::<(ClusterRow, isize)>(rows.capacity()))
+                    .sum::<usize>();
+        let node = |entry: usize| 11 * entry + 2 * size_of::<usize>();
+        let btree = |len: usize, entry: usize| len.div_ceil(8) * node(entry);
+        let members = hash_table(inner.members.capacity(), size_of::<(PageId, Members)>())
+            + inner
+                .members
+                .values()
+                .map(|m| match m {
+                    Members::One(..) => 0,
+                    Members::Few(m) => array::<(MemberKey, MemberValue)>(m.capacity()),
+                    Members::Many(m) => btree(m.len(), size_of::<(MemberKey, MemberValue)>()),
+                })
+                .sum::<usize>();
+        let multi = btree(inner.multi.len(), size_of::<(Reverse<usize>, PageId)>());
+        let hosts = hash_table(inner.hosts.capacity(), size_of::<(String, (usize, usize))>())
+            + inner.hosts.keys().map(String::capacity).sum::<usize>();
+        current + unsettled + members + multi + hosts
     }
 
     /// All clusters as (cluster, size) for tests and summaries.

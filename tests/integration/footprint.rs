@@ -1,5 +1,6 @@
-//! The run summary's `state:` line: what each structure that grows with the pages holds at
-//! the end of the run, walked by its operator, on a real crawl at 1 and 2 workers.
+//! The run summary's `state:` and `rows:` lines: what each structure that grows with the pages
+//! holds at the end of the run, walked by its operator (and the clusters' rows, by the live
+//! view), on a real crawl at 1 and 2 workers.
 
 use std::path::Path;
 
@@ -51,5 +52,17 @@ fn the_summary_states_the_bytes_of_each_structure_at_the_end() {
             (sum - total).abs() <= 0.1 * parts.len() as f64,
             "{workers}: the parts add up: {summary}"
         );
+        // The clusters' rows the process writes from: a URL and a record id a page at least,
+        // and the members of its clusters.
+        let rows = summary
+            .lines()
+            .find(|l| l.starts_with("rows:"))
+            .unwrap_or_else(|| panic!("the summary has a rows line: {summary}"));
+        let per_page: u64 = rows
+            .split_once(" (")
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("bytes a page on the rows line: {rows}"));
+        assert!((100..2_000).contains(&per_page), "{workers}: {rows}");
     }
 }

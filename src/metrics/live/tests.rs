@@ -57,8 +57,15 @@ fn from_scratch(inner: &Inner) -> Kept {
 
 #[test]
 fn the_kept_sizes_multi_page_clusters_hosts_and_rows_equal_a_count_from_scratch() {
-    // Pages on three hosts move between clusters, come and go; each step's retractions and
-    // insertions arrive in a scrambled order, sometimes split over two batches.
+    // Small clusters (vectors), and clusters that grow past `FEW_MEMBERS` (B-trees) and back.
+    for (pages, clusters) in [(40, 12), (60, 3), (100, 2)] {
+        kept_indexes_follow_the_clusters(pages, clusters);
+    }
+}
+
+/// Pages on three hosts move between clusters, come and go; each step's retractions and
+/// insertions arrive in a scrambled order, sometimes split over two batches.
+fn kept_indexes_follow_the_clusters(pages: u64, clusters: u64) {
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut below = |n: u64| {
         seed ^= seed << 13;
@@ -83,10 +90,10 @@ fn the_kept_sizes_multi_page_clusters_hosts_and_rows_equal_a_count_from_scratch(
     for step in 0..400u64 {
         let mut updates = Vec::new();
         for _ in 0..1 + below(6) {
-            let page = below(40);
+            let page = below(pages);
             let next = match below(4) {
                 0 => None,
-                _ => Some(below(12)),
+                _ => Some(below(clusters)),
             };
             if let Some(&cluster) = now.get(&page) {
                 updates.push((row(page, cluster), step, -1));
@@ -186,6 +193,28 @@ fn a_cluster_grows_from_one_page_and_shrinks_back() {
     live.apply(&[(row(1, 1, 1), 4, -1)]);
     assert!(live.sizes().is_empty());
     assert!(members(&live).is_empty());
+    // Past `FEW_MEMBERS` a B-tree, and a vector again at half of it, in URL order throughout.
+    let kind = |live: &Live| match live.inner.lock().unwrap().members.values().next() {
+        Some(Members::One(..)) => "one",
+        Some(Members::Few(..)) => "few",
+        Some(Members::Many(..)) => "many",
+        None => "none",
+    };
+    let n = FEW_MEMBERS as u64 + 1;
+    live.apply(&(1..=n).map(|p| (row(p, 1, 1), 5, 1)).collect::<Vec<_>>());
+    assert_eq!(kind(&live), "many");
+    let mut urls: Vec<String> = (1..=n).map(|p| format!("http://h/{p}")).collect();
+    urls.sort();
+    assert_eq!(members(&live), urls);
+    live.apply(&(2..=n / 2 + 1).map(|p| (row(p, 1, 1), 6, -1)).collect::<Vec<_>>());
+    assert_eq!(kind(&live), "many", "above half of FEW_MEMBERS");
+    live.apply(&[(row(n / 2 + 2, 1, 1), 7, -1)]);
+    assert_eq!(kind(&live), "few");
+    let mut left: Vec<String> =
+        [1].into_iter().chain(n / 2 + 3..=n).map(|p| format!("http://h/{p}")).collect();
+    left.sort();
+    assert_eq!(members(&live), left);
+    assert_eq!(live.sizes().into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [left.len()]);
 }
 
 #[test]
@@ -210,4 +239,23 @@ fn a_page_that_leaves_takes_its_row_and_url_along() {
     live.apply(&[(row(2, 2, 2), 2, 1)]);
     assert_eq!(live.sizes().len(), 1);
     assert!(live.inner.lock().unwrap().rows_of.is_empty());
+}
+
+#[test]
+fn the_bytes_walked_count_every_row_and_the_clusters_of_several_pages() {
+    let live = Live::new(Arc::new(Registry::default()), 10);
+    assert_eq!(live.bytes(), 0, "nothing held");
+    // 200 pages in clusters of two.
+    live.apply(&(0..200).map(|p| (row(p, p / 2 * 2, p / 2 * 2), 0, 1)).collect::<Vec<_>>());
+    let text: usize =
+        (0..200u64).map(|p| format!("http://h/{p}").len() + p.to_string().len()).sum();
+    let pair = 2 * std::mem::size_of::<(MemberKey, MemberValue)>();
+    let bytes = live.bytes();
+    assert!(bytes >= text + 100 * pair, "{bytes} bytes: the texts and the pairs at least");
+    // With a B-tree node a pair (room for eleven members) it would be ~124 KB.
+    assert!(bytes < 200 * 400, "{bytes} bytes: a pair is a vector of two, not a B-tree node");
+    // The same pages alone hold no member vectors.
+    live.apply(&(0..200).map(|p| (row(p, p / 2 * 2, p / 2 * 2), 1, -1)).collect::<Vec<_>>());
+    live.apply(&(0..200).map(|p| (row(p, p, p), 1, 1)).collect::<Vec<_>>());
+    assert!(live.bytes() < bytes, "{} bytes alone, {bytes} in pairs", live.bytes());
 }
