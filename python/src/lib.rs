@@ -136,15 +136,16 @@ fn cluster_files(
                     let _ = sender.send(Err(e.to_string()));
                 }
                 Ok(output) => {
-                    for l in dupflow::sink::cluster_lines(&output.rows) {
+                    let rows: Vec<_> = output.rows.iter().collect();
+                    for l in dupflow::sink::cluster_lines(&rows) {
                         let row = (
-                            l.url,
-                            l.record_id,
+                            l.url.to_string(),
+                            l.record_id.to_string(),
                             l.cluster,
-                            l.cluster_url,
+                            l.cluster_url.to_string(),
                             l.size,
                             l.similarity,
-                            l.leader_url,
+                            l.leader_url.to_string(),
                         );
                         // The iterator was dropped: nobody wants the rest.
                         if sender.send(Ok(row)).is_err() {

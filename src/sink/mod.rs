@@ -21,21 +21,20 @@ use dupflow_operators::PageId;
 
 use crate::types::{ClusterRow, RunOutput};
 
-/// One line of clusters.jsonl, written from a row and the rows it names (a line at a time, so
-/// writing the file holds no copy of the clusters' text).
+/// One line of clusters.jsonl, made from a row and the rows it names (`cluster_lines`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
-struct ClusterLine<'a> {
-    url: &'a str,
-    record_id: &'a str,
+pub struct ClusterLine<'a> {
+    pub url: &'a str,
+    pub record_id: &'a str,
     /// Stable cluster id: the hash part of the anchor's id (the member with the smallest hash of
     /// URL and record id; see `PageId::anchor_key`).
-    cluster: String,
+    pub cluster: String,
     /// URL of the anchor (the member the id is taken from).
-    cluster_url: &'a str,
-    size: usize,
+    pub cluster_url: &'a str,
+    pub size: usize,
     /// Resemblance to the page it was verified against (its leader); 1 for a leader.
-    similarity: f64,
-    leader_url: &'a str,
+    pub similarity: f64,
+    pub leader_url: &'a str,
 }
 
 /// One line of changes.jsonl.
@@ -57,35 +56,42 @@ pub struct ClusterSummary {
     pub largest_cluster: usize,
 }
 
-/// Writes `rows` to `path` as clusters.jsonl (atomically): a line a page, sorted by cluster id
-/// then URL, the order `dupflow merge` restores from shards. Each line is made as it is
-/// written: beside the rows, writing holds their order and a map of URLs and of cluster sizes
-/// (~60 bytes a page), not the file's text.
-pub fn write_clusters(path: &Path, rows: &[&ClusterRow]) -> io::Result<()> {
-    let url_of: HashMap<PageId, &str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
+/// The lines of clusters.jsonl for `rows`: a line a page, sorted by cluster id then URL, the
+/// order `dupflow merge` restores from shards. Each line is made as it is taken: beside the
+/// rows, the lines hold the rows' order and a map of URLs and of cluster sizes (~60 bytes a
+/// page), not the file's text.
+pub fn cluster_lines<'a>(rows: &[&'a ClusterRow]) -> impl Iterator<Item = ClusterLine<'a>> {
+    let url_of: HashMap<PageId, &'a str> = rows.iter().map(|r| (r.page, &*r.url)).collect();
     let mut sizes: HashMap<PageId, usize> = HashMap::new();
     for row in rows {
         *sizes.entry(row.assignment.cluster).or_default() += 1;
     }
     // The id as written is the hash in fixed-width hex, so its order is the hash's; a stable
     // sort keeps the rows' own order between equal keys.
-    let mut order: Vec<&ClusterRow> = rows.to_vec();
+    let mut order: Vec<&'a ClusterRow> = rows.to_vec();
     order.sort_by(|a, b| {
         (a.assignment.cluster.hash, &a.url).cmp(&(b.assignment.cluster.hash, &b.url))
     });
-    let url = |id: &PageId| url_of.get(id).copied().unwrap_or("");
+    order.into_iter().map(move |row| {
+        let a = row.assignment;
+        let url = |id: &PageId| url_of.get(id).copied().unwrap_or("");
+        ClusterLine {
+            url: &row.url,
+            record_id: &row.record_id,
+            cluster: a.cluster.to_string(),
+            cluster_url: url(&a.cluster),
+            size: sizes[&a.cluster],
+            similarity: (a.similarity_ppm as f64 / 1e6 * 1e4).round() / 1e4,
+            leader_url: url(&a.leader),
+        }
+    })
+}
+
+/// Writes `rows` to `path` as clusters.jsonl (atomically), a line at a time (`cluster_lines`).
+pub fn write_clusters(path: &Path, rows: &[&ClusterRow]) -> io::Result<()> {
+    let lines = cluster_lines(rows);
     crate::files::write_with(path, |file| {
-        for row in order {
-            let a = row.assignment;
-            let line = ClusterLine {
-                url: &row.url,
-                record_id: &row.record_id,
-                cluster: a.cluster.to_string(),
-                cluster_url: url(&a.cluster),
-                size: sizes[&a.cluster],
-                similarity: (a.similarity_ppm as f64 / 1e6 * 1e4).round() / 1e4,
-                leader_url: url(&a.leader),
-            };
+        for line in lines {
             serde_json::to_writer(&mut *file, &line)?;
             file.write_all(b"\n")?;
         }
