@@ -82,6 +82,9 @@ pub struct RunConfig {
     pub pages: WordsAt,
     /// The cache of the page and content stores, in MiB.
     pub page_cache_mb: u64,
+    /// With `pages = "disk"`, the entries of one page of each index (sentences, fingerprints)
+    /// a worker keeps in memory before it writes them to disk (`runtime::spill`).
+    pub spill_after: u64,
     /// The directory of the stores' files; empty: the output directory (`--out`), else the
     /// system's temporary directory.
     pub word_store_dir: String,
@@ -114,6 +117,7 @@ impl Default for RunConfig {
             word_cache_mb: 256,
             pages: WordsAt::Disk,
             page_cache_mb: 128,
+            spill_after: 1 << 20,
             word_store_dir: String::new(),
         }
     }
@@ -417,6 +421,9 @@ impl PipelineConfig {
         }
         if self.run.stop_timeout_secs == 0 {
             invalid("run.stop_timeout_secs", "must be at least 1");
+        }
+        if self.run.spill_after == 0 {
+            invalid("run.spill_after", "must be at least 1");
         }
         if self.run.epochs_in_flight == 0 {
             invalid("run.epochs_in_flight", "must be at least 1");

@@ -46,6 +46,8 @@ pub struct RunOutput {
     pub word_store: Option<dupflow_operators::runtime::store::StoreStats>,
     /// The page and content stores' figures (`run.pages = "disk"`).
     pub page_store: Option<dupflow_operators::runtime::store::StoreStats>,
+    /// What the indexes' entries of one page wrote to disk (`run.pages = "disk"`).
+    pub spilled: Option<dupflow_operators::runtime::spill::SpillStats>,
 }
 
 #[derive(Debug, Error)]

@@ -399,6 +399,17 @@ fn print_summary(
             100.0 * store.hits as f64 / reads.max(1) as f64,
         );
     }
+    if let Some(spilled) = output.spilled.filter(|s| s.runs > 0 && summary.pages > 0) {
+        println!(
+            "spilled:   {:.1} MB on disk at most of the indexes' entries of one page ({} \
+            bytes a page); {:.1} MB written in {} runs, {} blocks read",
+            spilled.peak_on_disk as f64 / 1e6,
+            spilled.peak_on_disk / summary.pages as u64,
+            spilled.written as f64 / 1e6,
+            spilled.runs,
+            spilled.block_reads,
+        );
+    }
     let arranged = metrics.total(metrics::ARRANGED_UPDATES);
     if summary.pages > 0 && arranged > 0 {
         let largest = metrics::arrangements::largest(metrics, 5)

@@ -23,6 +23,7 @@ use crate::source::reader::{
 use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
 use dupflow_operators::ingest::page::{Content, Page, CONTENT_STORE, PAGE_STORE};
+use dupflow_operators::runtime::spill::{self, Spill};
 use dupflow_operators::runtime::store::{Store, StoreStats, WordStore};
 
 /// How long the workers of a failing run have to leave before the run returns its error.
@@ -182,6 +183,7 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
     }
     output.word_store = store.word_stats();
     output.page_store = store.page_stats();
+    output.spilled = store.spill.as_ref().map(|spill| spill.stats());
     output.empty_inputs.sort();
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
@@ -199,6 +201,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
 struct StoreGuard {
     words: Option<Arc<WordStore>>,
     pages: Option<PageStores>,
+    /// Where the indexes' entries of one page spill (`run.pages = "disk"`).
+    spill: Option<Arc<Spill>>,
 }
 
 /// The held pages' store and the members' contents' store (`run.pages = "disk"`).
@@ -210,7 +214,7 @@ struct PageStores {
 impl StoreGuard {
     fn install(options: &RunOptions) -> Result<StoreGuard, RunError> {
         let run = &options.config.run;
-        let mut guard = StoreGuard { words: None, pages: None };
+        let mut guard = StoreGuard { words: None, pages: None, spill: None };
         if run.words != WordsAt::Disk && run.pages != WordsAt::Disk {
             return Ok(guard);
         }
@@ -238,6 +242,9 @@ impl StoreGuard {
             PAGE_STORE.install(Some(pages.clone()));
             CONTENT_STORE.install(Some(contents.clone()));
             guard.pages = Some(PageStores { pages, contents });
+            let spill = Arc::new(Spill::new(&dir, run.spill_after as usize));
+            spill::install(Some(spill.clone()));
+            guard.spill = Some(spill);
         }
         Ok(guard)
     }
@@ -264,6 +271,9 @@ impl Drop for StoreGuard {
         if self.pages.is_some() {
             PAGE_STORE.install(None);
             CONTENT_STORE.install(None);
+        }
+        if self.spill.is_some() {
+            spill::install(None);
         }
     }
 }

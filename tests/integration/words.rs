@@ -1,7 +1,8 @@
 //! The stores (`run.words`, `run.pages`): pages' words, held pages and members' contents on
-//! disk, read back through a cache, give the clusters that the same in memory gives, at 1 and
-//! 2 workers and with no cache at all (every read from the file); the run says what the
-//! stores hold; the files leave nothing behind.
+//! disk, read back through a cache, and the indexes' entries of one page spilled to disk
+//! (`run.spill_after`), give the clusters that the same in memory gives, at 1 and 2
+//! workers and with no cache at all (every read from the file); the run says what the stores
+//! hold; the files leave nothing behind.
 
 use std::path::Path;
 
@@ -94,12 +95,37 @@ fn pages_on_disk_give_the_clusters_of_pages_in_memory() {
 }
 
 #[test]
+fn spilled_sentences_give_the_clusters_of_sentences_in_memory() {
+    let dir = temp_dir("spill");
+    let (memory, summary) = run(&dir, "memory", "[run]\npages = \"disk\"\n", "2");
+    assert!(!summary.contains("spilled:"), "under its bound nothing spills: {summary}");
+    for (name, config, workers) in [
+        ("spill-1", "[run]\nspill_after = 16\n", "1"),
+        ("spill-2", "[run]\nspill_after = 16\n", "2"),
+        ("spill-uncached", "[run]\nspill_after = 1\npage_cache_mb = 0\n", "2"),
+    ] {
+        let (clusters, summary) = run(&dir, name, config, workers);
+        assert!(clusters == memory, "{name}: clusters differ from sentences in memory");
+        let line = summary
+            .lines()
+            .find(|l| l.starts_with("spilled:"))
+            .unwrap_or_else(|| panic!("{name}: the summary names what spilled: {summary}"));
+        assert!(line.contains("entries of one page"), "{line}");
+        let runs: u64 =
+            line.split(" in ").nth(1).and_then(|r| r.split(' ').next()).unwrap().parse().unwrap();
+        assert!(runs > 10, "{name}: {line}");
+        assert_nothing_left(&dir.join(name));
+    }
+}
+
+#[test]
 fn validate_names_a_word_store_directory_that_is_not_one_and_an_unknown_place() {
     let dir = temp_dir("words-validate");
     for (config, named) in [
         ("[run]\nword_store_dir = \"/nonexistent/words\"\n", "run.word_store_dir"),
         ("[run]\nwords = \"tape\"\n", "tape"),
         ("[run]\npages = \"tape\"\n", "tape"),
+        ("[run]\nspill_after = 0\n", "run.spill_after"),
     ] {
         let toml = dir.join("bad.toml");
         std::fs::write(&toml, config).unwrap();

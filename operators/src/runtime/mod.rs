@@ -1,5 +1,6 @@
 //! What the operators share: holding updates until their time is complete (`by_time`), maps
-//! whose common entries stay small (`dense`, `compact`), sorted-list kernels (`sorted`), the word store (`store`),
+//! whose common entries stay small (`dense`, `compact`), sorted-list kernels (`sorted`), the word store (`store`), maps whose
+//! entries go to disk past a bound (`spill`),
 //! resident bytes by structure (`footprint`) and stable hashes (`hashing`).
 
 pub mod by_time;
@@ -8,4 +9,5 @@ pub mod dense;
 pub mod footprint;
 pub mod hashing;
 pub mod sorted;
+pub mod spill;
 pub mod store;

@@ -8,8 +8,9 @@
 //! ~45% of all arranged updates at 1M pages.
 //!
 //! `Holders` keeps a sentence of one page as a 16-byte entry of its own map (the sentence's
-//! slot and the page's compact id, in a `DenseMap`: 20 to 25 bytes an entry) and a list of
-//! holders only from a second page on, as the groups keep fingerprints (`groups::Slots`). Out
+//! slot and the page's compact id, in a `SpillMap`: with the run's spill installed, its
+//! newest entries in memory, 20 to 25 bytes an entry, the rest on disk with 1.6 bytes an
+//! entry in memory) and a list of holders only from a second page on, as the groups keep fingerprints (`groups::Slots`). Out
 //! of it come the frequencies of the sentences on at least `least` pages, and those sentences'
 //! holders: the only ones a template lookup can ask for, since a template sentence is on
 //! `least` pages at least.
@@ -24,6 +25,7 @@
 //! 2^-64, the same odds as two sentences sharing a key.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use differential_dataflow::lattice::Lattice;
 use differential_dataflow::{AsCollection, VecCollection};
@@ -35,9 +37,9 @@ use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
 use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
-use crate::runtime::dense::DenseMap;
 use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::hashing::{mix64, Mixed};
+use crate::runtime::spill::{Spill, SpillMap};
 
 /// A page (its compact id) holding a sentence of a host: `(host, key, page)`.
 pub type Holding = (u64, u64, u64);
@@ -78,7 +80,7 @@ impl Many {
 #[derive(Debug)]
 pub struct Holders {
     least: isize,
-    one: DenseMap<u64>,
+    one: SpillMap,
     many: HashMap<u64, Box<Many>, Mixed>,
     gauge: Gauge,
 }
@@ -92,25 +94,30 @@ impl Drop for Holders {
 }
 
 impl Holders {
-    /// Holders whose frequencies and holder lists come out from `least` pages.
+    /// Holders whose frequencies and holder lists come out from `least` pages, held in memory.
     pub fn new(least: isize) -> Self {
+        Self::spilling(least, None)
+    }
+
+    /// `new`, the sentences of one page spilling into `spill`.
+    pub fn spilling(least: isize, spill: Option<Arc<Spill>>) -> Self {
         Holders {
             least,
-            one: DenseMap::default(),
+            one: SpillMap::new(spill),
             many: HashMap::default(),
             gauge: Gauge::new(Structure::Holders),
         }
     }
 
-    /// The bytes held, walked: the two maps' tables and each sentence of several pages with
-    /// its list.
+    /// The bytes held in memory, walked: the two maps' tables (and what finds the spilled
+    /// entries) and each sentence of several pages with its list.
     fn bytes(&self) -> usize {
         Self::walk(&self.one, &self.many)
     }
 
-    fn walk(one: &DenseMap<u64>, many: &HashMap<u64, Box<Many>, Mixed>) -> usize {
+    fn walk(one: &SpillMap, many: &HashMap<u64, Box<Many>, Mixed>) -> usize {
         use crate::runtime::footprint::{array, hash_table};
-        one.table_bytes()
+        one.memory_bytes()
             + hash_table(many.capacity(), std::mem::size_of::<(u64, Box<Many>)>())
             + many
                 .values()
@@ -282,12 +289,14 @@ impl Keyed for PageSlots {
 /// sentences a pass: `by_time::Passes`, one pass an activation), so the same updates give the
 /// same output whatever the worker count or batch boundaries. A time is a refresh when
 /// `refresh(time) == time`; a sentence that falls below `least` between refreshes has its
-/// holders looked at again at `refresh(time)`.
+/// holders looked at again at `refresh(time)`. With `spill`, each worker's sentences of one
+/// page spill into it past its bound (`runtime::spill`).
 pub fn sentence_holders<'scope, T, F>(
     pages: VecCollection<'scope, T, (u64, u64, Vec<u64>), isize>,
     least: isize,
     pass_updates: usize,
     mut refresh: F,
+    spill: Option<Arc<Spill>>,
 ) -> VecCollection<'scope, T, HolderChange, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
@@ -310,7 +319,7 @@ where
             "Sentence holders",
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
-                let mut holders = Holders::new(least);
+                let mut holders = Holders::spilling(least, spill);
                 let mut pending: ByTime<T, PageSlots, Vec<u64>> = ByTime::default();
                 let mut current: Option<Applying<T>> = None;
                 let mut out = Vec::new();
@@ -420,6 +429,7 @@ mod tests {
         least: isize,
         every: u64,
         workers: usize,
+        spill: Option<Arc<Spill>>,
     ) -> Updates {
         // Each step's holdings as pages (a record a host, page and difference, its keys
         // together); on 2 workers, a sentence a record and a pass a sentence as well.
@@ -452,9 +462,13 @@ mod tests {
             _ => PASS_UPDATES,
         };
         crate::testing::run_steps(&steps, workers, move |pages| {
-            sentence_holders(pages, least, pass_updates, move |&t| {
-                crate::template::refresh_time(t, every)
-            })
+            sentence_holders(
+                pages,
+                least,
+                pass_updates,
+                move |&t| crate::template::refresh_time(t, every),
+                spill.clone(),
+            )
         })
     }
 
@@ -540,7 +554,7 @@ mod tests {
         for seed in 0..6 {
             let steps = workload(seed);
             for (least, every) in [(3, 1), (3, 3), (2, 4), (4, 2)] {
-                let one = operator_output(&steps, least, every, 1);
+                let one = operator_output(&steps, least, every, 1, None);
                 for time in 0..steps.len() as u64 {
                     assert_eq!(
                         state_at(&one, time),
@@ -550,7 +564,7 @@ mod tests {
                 }
                 for workers in [2, 4] {
                     assert_eq!(
-                        operator_output(&steps, least, every, workers),
+                        operator_output(&steps, least, every, workers, None),
                         one,
                         "seed {seed}, least {least}, every {every}, {workers} workers"
                     );
@@ -559,13 +573,39 @@ mod tests {
         }
     }
 
+    /// With the sentences of one page spilling to disk past two entries a worker (a run
+    /// written, and runs merged, at nearly every time), the operator gives what it gives in
+    /// memory, on 1, 2 and 4 workers, insertions and retractions alike.
+    #[test]
+    fn spilled_holders_equal_the_holders_from_scratch() {
+        let spill = Arc::new(Spill::new(&std::env::temp_dir(), 2));
+        for seed in 0..6 {
+            let steps = workload(seed);
+            for (least, every) in [(3, 1), (2, 4)] {
+                for workers in [1, 2, 4] {
+                    let out = operator_output(&steps, least, every, workers, Some(spill.clone()));
+                    for time in 0..steps.len() as u64 {
+                        assert_eq!(
+                            state_at(&out, time),
+                            from_scratch(&steps, least, every, time),
+                            "seed {seed}, least {least}, every {every}, {workers} workers, time {time}"
+                        );
+                    }
+                }
+            }
+        }
+        let stats = spill.stats();
+        assert!(stats.runs > 100 && stats.block_reads > 100, "it spilled and read: {stats:?}");
+        assert_eq!(stats.on_disk, 0, "the runs went with their operators");
+    }
+
     /// What a worker's holders hold: each one-page sentence's page, and each other sentence's
     /// host, key, whether its holders are out, and its holders' list as it is kept.
     #[allow(clippy::type_complexity)]
     fn held(
         holders: &Holders,
     ) -> (BTreeMap<u64, u64>, BTreeMap<u64, (u64, u64, bool, Vec<(u64, isize)>)>) {
-        let one = holders.one.iter().map(|(slot, &page)| (slot, page)).collect();
+        let one = holders.one.entries().into_iter().collect();
         let many = holders
             .many
             .iter()
@@ -575,13 +615,17 @@ mod tests {
     }
 
     /// `apply` sorts a list in slot order (what the operator's passes give) by sorting each
-    /// sentence's run alone: the same changes as a list in any order, sorted whole.
+    /// sentence's run alone: the same changes as a list in any order, sorted whole; and
+    /// holders whose sentences of one page spill hold what holders in memory hold.
     #[test]
     fn a_list_in_slot_order_gives_what_any_order_gives() {
         for seed in 0..20 {
             let mut rng = Rng(seed);
             let least = 2 + rng.below(3) as isize;
-            let (mut by_slot, mut any) = (Holders::new(least), Holders::new(least));
+            // One spilling past three sentences of one page, the other in memory.
+            let spill = Arc::new(Spill::new(&std::env::temp_dir(), 3));
+            let (mut by_slot, mut any) =
+                (Holders::spilling(least, Some(spill)), Holders::new(least));
             for (time, step) in workload(seed).into_iter().enumerate() {
                 let refresh = rng.below(2) == 0;
                 // Any order: rotated by a random amount. Slot order: the pages of each run last

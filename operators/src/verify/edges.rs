@@ -151,7 +151,13 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
             let fps = fingerprints(&member.content());
             (member, fps)
         });
-        let outputs = verify_groups(pages, settings, crate::verify::groups::PACE, on_stats);
+        let outputs = verify_groups(
+            pages,
+            settings,
+            crate::verify::groups::PACE,
+            on_stats,
+            crate::runtime::spill::installed(),
+        );
         let oversized_fingerprints = outputs.clone().flat_map(|o| match o {
             GroupOutput::Oversized(fp, pages) => Some((fp, pages)),
             _ => None,

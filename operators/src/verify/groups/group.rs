@@ -34,44 +34,113 @@ pub enum Slot {
 /// (a key and a pointer), where one map of `Slot`s would spend 24 (the enum's tag takes a
 /// word): at 1 M pages, ~18 M entries a worker, that is ~0.3 KB a page less. The pages'
 /// map is a `DenseMap` (0.64 to 0.8 full, where a `HashMap` is 0.44 to 0.88 full).
+///
+/// With the run's spill (`runtime::spill`), the fingerprints of one page go to disk when the
+/// pages' map holds `Spill::recent_entries` of them: each as a key in a
+/// `SpillMap` (1.6 bytes an entry in memory) naming the member (`member_key`), the member held
+/// once in `Spilled`, with the count of its fingerprints there.
 #[derive(Debug, Default)]
 pub struct Slots {
     one: DenseMap<Option<Arc<Member>>>,
     many: HashMap<u64, Box<Group>, Mixed>,
+    spilled: Option<Box<Spilled>>,
+}
+
+/// A member's identity (length, id, content hash) in one word, as `Spilled` keys it. A page
+/// whose content changes under the same id (a template refresh filters it again) is a new
+/// member, and the two are held at once while a time moves the page's groups from one to the
+/// other: keyed by the page's id alone, the new member's fingerprints would find the old one.
+/// Two members meet on it with the odds of a 64-bit hash collision.
+fn member_key(member: &Member) -> u64 {
+    use crate::runtime::hashing::mix64;
+    mix64(member.id.compact() ^ mix64(member.hash ^ mix64(member.length)))
+}
+
+/// The fingerprints of one page on disk, and their pages' members.
+#[derive(Debug)]
+struct Spilled {
+    /// Fingerprint → the member's key (`member_key`).
+    map: SpillMap,
+    /// Member's key → the member, and how many of its fingerprints `map` holds.
+    members: HashMap<u64, (Arc<Member>, u32), Mixed>,
+    /// The pages' map is written to `map` when it holds this many.
+    after: usize,
 }
 
 impl Slots {
-    /// Takes out the group of `fp`, if one is held.
-    pub fn take(&mut self, fp: u64) -> Option<Slot> {
-        match self.one.remove(fp).flatten() {
-            Some(member) => Some(Slot::One(member)),
-            None => self.many.remove(&fp).map(Slot::Many),
-        }
+    /// Groups whose fingerprints of one page spill into `spill` (`None`: all in memory).
+    pub fn new(spill: Option<Arc<Spill>>) -> Slots {
+        let spilled = spill.map(|spill| {
+            Box::new(Spilled {
+                after: spill.recent_entries(),
+                map: SpillMap::new(Some(spill)),
+                members: HashMap::default(),
+            })
+        });
+        Slots { spilled, ..Slots::default() }
     }
 
-    /// Holds `slot` as the group of `fp` (taken out before, so held in neither map).
+    /// Takes out the group of `fp`, if one is held.
+    pub fn take(&mut self, fp: u64) -> Option<Slot> {
+        if let Some(member) = self.one.remove(fp).flatten() {
+            return Some(Slot::One(member));
+        }
+        if let Some(group) = self.many.remove(&fp) {
+            return Some(Slot::Many(group));
+        }
+        let spilled = self.spilled.as_mut()?;
+        let key = spilled.map.remove(fp)?;
+        let (member, count) = spilled.members.get_mut(&key).expect("a spilled page's member");
+        *count -= 1;
+        let member = if *count == 0 {
+            spilled.members.remove(&key).expect("held").0
+        } else {
+            member.clone()
+        };
+        Some(Slot::One(member))
+    }
+
+    /// Holds `slot` as the group of `fp` (taken out before, so held in none of the maps).
     pub fn put(&mut self, fp: u64, slot: Slot) {
         let replaced = match slot {
             Slot::One(member) => self.one.insert(fp, Some(member)).is_some(),
             Slot::Many(group) => self.many.insert(fp, group).is_some(),
         };
         debug_assert!(!replaced, "a group is put back after it was taken out");
+        if let Some(spilled) = self.spilled.as_mut().filter(|s| self.one.len() >= s.after) {
+            let one = std::mem::take(&mut self.one);
+            let entries = one
+                .iter()
+                .filter_map(|(fp, member)| {
+                    let member = member.as_ref()?;
+                    let key = member_key(member);
+                    spilled.members.entry(key).or_insert_with(|| (member.clone(), 0)).1 += 1;
+                    Some((fp, key))
+                })
+                .collect();
+            spilled.map.push_run(entries);
+        }
     }
 
     /// A hint that the group of `fp` is taken soon: its slot in the pages alone's map
-    /// (`DenseMap::prefetch`), where `take` looks first and most fingerprints are. The groups of
-    /// several pages are in a `HashMap`, which offers no prefetch.
+    /// (`DenseMap::prefetch`), where `take` looks first and most fingerprints are, and the
+    /// filters of the spilled ones. The groups of several pages are in a `HashMap`, which
+    /// offers no prefetch.
     pub fn prefetch(&self, fp: u64) {
         self.one.prefetch(fp);
+        if let Some(spilled) = &self.spilled {
+            spilled.map.prefetch(fp);
+        }
     }
 
     /// The groups held.
     pub fn len(&self) -> usize {
-        self.one.len() + self.many.len()
+        self.one.len() + self.many.len() + self.spilled.as_ref().map_or(0, |s| s.map.len())
     }
 
-    /// The bytes held, walked: the two maps' tables, and each group of several pages with its
-    /// list and blocks (its members are counted where they are made: `Structure::Members`).
+    /// The bytes held, walked: the maps' tables (and what finds the spilled fingerprints), and
+    /// each group of several pages with its list and blocks (its members are counted where
+    /// they are made: `Structure::Members`).
     pub fn bytes(&self) -> usize {
         use crate::runtime::footprint::{arc_share, array, hash_table};
         let many = self.many.values().map(|group| {
@@ -86,9 +155,14 @@ impl Slots {
                     .as_ref()
                     .map_or(0, |t| std::mem::size_of::<KeyTally>() + t.own_bytes())
         });
+        let spilled = self.spilled.as_ref().map_or(0, |s| {
+            s.map.memory_bytes()
+                + hash_table(s.members.capacity(), std::mem::size_of::<(u64, (Arc<Member>, u32))>())
+        });
         self.one.table_bytes()
             + hash_table(self.many.capacity(), std::mem::size_of::<(u64, Box<Group>)>())
             + many.sum::<usize>()
+            + spilled
     }
 
     pub fn is_empty(&self) -> bool {

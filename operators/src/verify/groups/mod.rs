@@ -46,6 +46,7 @@ use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::runtime::dense::DenseMap;
 use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::hashing::Mixed;
+use crate::runtime::spill::{Spill, SpillMap};
 use crate::verify::lcs::{self, Verdict};
 use crate::verify::member::{
     group_blocks, pair_verdict, sample_key, BlocksChange, Edge, KeyTally, Member, PairVerdict,
@@ -225,12 +226,14 @@ impl Applying {
 /// before it goes on. A time that changes many groups (a large epoch, a template refresh
 /// filtering many pages again) otherwise held all its output in the channels at once: ~0.9 GB
 /// at the peak of the 1M-page scale crawl. The output is the same updates at the same time,
-/// whatever the slices and passes.
+/// whatever the slices and passes. With `spill`, each worker's fingerprints of one page spill
+/// into it past its bound (`Slots`), with the same output.
 pub fn verify_groups<'scope, T, S>(
     pages: VecCollection<'scope, T, (Arc<Member>, Vec<u64>), isize>,
     settings: GroupSettings,
     pace: Pace,
     mut on_stats: S,
+    spill: Option<Arc<Spill>>,
 ) -> VecCollection<'scope, T, GroupOutput, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
@@ -253,7 +256,7 @@ where
             "Verify groups",
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
-                let mut held = WorkerGroups::new();
+                let mut held = WorkerGroups::new(spill.clone());
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
                 move |(input, frontier), output| {
@@ -341,9 +344,9 @@ impl Drop for WorkerGroups {
 }
 
 impl WorkerGroups {
-    fn new() -> Self {
+    fn new(spill: Option<Arc<Spill>>) -> Self {
         WorkerGroups {
-            groups: Slots::default(),
+            groups: Slots::new(spill),
             cache: verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES),
             gauges: [Gauge::new(Structure::Groups), Gauge::new(Structure::Verdicts)],
         }

@@ -22,6 +22,16 @@ type PageStep = Vec<(Arc<Member>, Vec<u64>, isize)>;
 /// The groups operator's output, consolidated, for `steps` (the `(member, fingerprints,
 /// diff)` updates of each time), on `workers` workers at `pace`.
 fn operator_output(steps: &[PageStep], workers: usize, pace: Pace) -> Updates {
+    spilled_output(steps, workers, pace, None)
+}
+
+/// `operator_output`, each worker's fingerprints of one page spilling into `spill`.
+fn spilled_output(
+    steps: &[PageStep],
+    workers: usize,
+    pace: Pace,
+    spill: Option<Arc<crate::runtime::spill::Spill>>,
+) -> Updates {
     type Step = Vec<((Arc<Member>, Vec<u64>), isize)>;
     let steps: Vec<Step> = steps
         .iter()
@@ -30,13 +40,13 @@ fn operator_output(steps: &[PageStep], workers: usize, pace: Pace) -> Updates {
         })
         .collect();
     crate::testing::run_steps(&steps, workers, move |pages| {
-        verify_groups(pages, settings(2, 12, 3), pace, |_| {})
+        verify_groups(pages, settings(2, 12, 3), pace, |_| {}, spill.clone())
     })
 }
 
 #[test]
 fn a_time_applied_in_slices_and_passes_gives_what_one_pass_and_a_rebuild_give() {
-    // Four families of near-copies over eleven fingerprints (a page in three groups; the
+    // Four families of near-copies over eleven fingerprints (a page in three of them; the
     // groups of fingerprints 9 and 10 cross max_pages and drop back), pages that arrive,
     // leave, and come back changed (into another family) in later times. The fingerprints
     // are spread over the range of u64, so that passes split them.
@@ -47,9 +57,11 @@ fn a_time_applied_in_slices_and_passes_gives_what_one_pass_and_a_rebuild_give() 
             &[10 * family + 1, 10 * family + 2, 10 * family + 3, 10 * family + 4, 500 + n],
         )
     };
+    // Each page also has two fingerprints of its own (its own sentences: a group of one).
     let fps = |n: u64| {
-        let mut fps =
-            [n % 6, 6 + n % 3, 9 + n % 2].map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15)).to_vec();
+        let mut fps = [n % 6, 6 + n % 3, 9 + n % 2, 100 + n, 200 + n]
+            .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .to_vec();
         fps.sort_unstable();
         fps
     };
@@ -101,6 +113,19 @@ fn a_time_applied_in_slices_and_passes_gives_what_one_pass_and_a_rebuild_give() 
             whole,
             "a fingerprint a record, {workers} workers"
         );
+        // The fingerprints of one page on disk past two (or five) a worker: runs written and
+        // merged at every time, groups taken back from them as pages arrive and leave.
+        for recent in [2, 5] {
+            let spill = Arc::new(crate::runtime::spill::Spill::new(&std::env::temp_dir(), recent));
+            assert_eq!(
+                spilled_output(&steps, workers, PACE, Some(spill.clone())),
+                whole,
+                "spilling past {recent}, {workers} workers"
+            );
+            let stats = spill.stats();
+            assert!(stats.runs > 2 && stats.block_reads > 0, "it spilled: {stats:?}");
+            assert_eq!(stats.on_disk, 0, "the runs went with the operator");
+        }
     }
     // From scratch: the final pages in one time give what the three times add up to.
     let mut last: Vec<(u64, u64)> =
@@ -722,4 +747,51 @@ fn the_groups_bytes_are_their_tables_and_lists_not_their_members() {
     assert!(
         of_small >= empty + std::mem::size_of::<Group>() + 2 * std::mem::size_of::<scan::Entry>()
     );
+}
+
+/// A page whose content changes under its id (a template refresh filters it again) is a new
+/// member, and a time moves its groups from the old member to the new. With the fingerprints
+/// of one page spilling in the middle of that time, a group must find the member it holds,
+/// not the other version of the page: a page arriving later in the new version's group is
+/// compared with the new version (identical to it), not the old (unlike it).
+#[test]
+fn a_page_changed_under_its_id_while_its_fingerprints_spill_finds_its_new_version() {
+    let fp = |n: u64, k: u64| (1000 + 10 * n + k).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let fps = |n: u64, ks: [u64; 2]| {
+        let mut fps = ks.map(|k| fp(n, k)).to_vec();
+        fps.sort_unstable();
+        fps
+    };
+    // The old version, the new one (same id), and a copy of the new one (another page).
+    let page = |n: u64, version: u8| match version {
+        0 => (member(n, &[700 + 3 * n, 701 + 3 * n, 702 + 3 * n]), fps(n, [0, 1])),
+        1 => (member(n, &[500 + 2 * n, 501 + 2 * n]), fps(n, [1, 2])),
+        _ => (member(100 + n, &[500 + 2 * n, 501 + 2 * n]), fps(n, [2, 3])),
+    };
+    let step = |changes: &[(u8, isize)]| -> PageStep {
+        (0..40u64)
+            .flat_map(|n| changes.iter().map(move |&(v, d)| (page(n, v), d)))
+            .map(|((m, fps), d)| (m, fps, d))
+            .collect()
+    };
+    let steps =
+        vec![step(&[(0, 1)]), step(&[(0, -1), (1, 1)]), step(&[(2, 1)]), step(&[(2, -1), (1, -1)])];
+    let memory = operator_output(&steps, 1, PACE);
+    let edges = |out: &Updates, time: u64| {
+        out.iter()
+            .filter(|(o, t, d)| matches!(o, GroupOutput::Verdict(..)) && *t == time && *d > 0)
+            .count()
+    };
+    assert_eq!(edges(&memory, 2), 40, "each copy meets the new version: {memory:?}");
+    for workers in [1, 2, 4] {
+        for recent in [3, 7, 20] {
+            let spill = Arc::new(crate::runtime::spill::Spill::new(&std::env::temp_dir(), recent));
+            assert_eq!(
+                spilled_output(&steps, workers, PACE, Some(spill.clone())),
+                memory,
+                "spilling past {recent}, {workers} workers"
+            );
+            assert!(spill.stats().runs > 2, "it spilled: {:?}", spill.stats());
+        }
+    }
 }
