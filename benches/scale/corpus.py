@@ -2,6 +2,7 @@
 """A web crawl of N pages with the statistics of real crawls, as one WARC.
 
 Usage: corpus.py OUT.warc.gz --pages N [--seed 1] [--source ../shared/bench/docs-dev.warc.gz]
+       corpus.py - --truth TRUTH.json --pages N ...   (the WARC on stdout, as it is written)
 
 Text comes from the dev benchmark's crawl (the visible text of its 3,545 pages): its sentences
 are the pool real prose is drawn from, its words (with their frequencies) the vocabulary new
@@ -172,6 +173,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--pages", type=int, required=True)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--truth", help="with OUT -: where the truth goes")
     ap.add_argument("--source", default=os.path.join(os.path.dirname(__file__), "../../../shared/bench/docs-dev.warc.gz"))
     args = ap.parse_args()
     if not os.path.exists(args.source):
@@ -230,7 +232,11 @@ def main():
                 cache[key] = (None, writer.text(t, 30, 80))
         return cache[key]
 
-    with open(args.out + ".tmp", "wb") as out:
+    streamed = args.out == "-"
+    if streamed and not args.truth:
+        sys.exit("corpus.py -: --truth PATH names where the truth goes")
+    truth = args.truth or args.out.removesuffix(".warc.gz") + ".truth.json"
+    with (open(sys.stdout.fileno(), "wb", closefd=False) if streamed else open(args.out + ".tmp", "wb")) as out:
         out.write(record(f"http://scale.example/warcinfo", "2026-01-01T00:00:00Z", "", uuid.UUID(int=0)))
         for i, (kind, g, m, h) in enumerate(descriptors):
             t = random.Random(f"{args.seed}/page/{i}")
@@ -248,12 +254,14 @@ def main():
             url = f"http://host{h}.example/{kind}/{g}/{m}/{i}.html"
             date = datetime.datetime.fromtimestamp(1_767_225_600 + i, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
             out.write(record(url, date, render(template(h), title, body, aside), uuid.UUID(int=r.getrandbits(128))))
-    os.replace(args.out + ".tmp", args.out)
-    with open(args.out.removesuffix(".warc.gz") + ".truth.json", "w") as f:
+    if not streamed:
+        os.replace(args.out + ".tmp", args.out)
+    with open(truth, "w") as f:
         json.dump({"pages": n, "families": families}, f)
     print(f"{n} pages on {hosts} hosts: {len(families['near_copies'])} near-copy families (largest "
           f"{max(families['near_copies'], default=0)}), {len(families['stubs'])} stub families (largest "
-          f"{max(families['stubs'], default=0)}), {len(families['siblings'])} sibling groups -> {args.out}")
+          f"{max(families['stubs'], default=0)}), {len(families['siblings'])} sibling groups -> {args.out}",
+          file=sys.stderr if streamed else sys.stdout)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,15 @@
 """Runs dupflow on the scale corpora and prints cost per size (benches/scale.sh calls it).
 
 Usage: run.py DUPFLOW WORKDIR SIZE... [--workers 2] [--limit-gib 20] [--repeat 5] [--peer PYTHON]
-              [-- dupflow run args]
+              [--stream] [-- dupflow run args]
 
-For each SIZE (10k, 100k, 1M or a number), writes WORKDIR/sSIZE.warc.gz with corpus.py if it is
-absent, runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
+For each SIZE (10k, 100k, 1M, 10M or a number), writes WORKDIR/sSIZE.warc.gz with corpus.py if it is
+absent (with --stream, or when the disk cannot hold it beside the run's own files, ~6.6 KB a
+page together, it is not written: corpus.py writes it to dupflow's stdin as dupflow reads it,
+on a core of its own, and the pages/s is then at most the generator's; the peer is not run), runs `DUPFLOW run` on it (2 workers, outputs in WORKDIR/sSIZE-out) and prints pages/s,
 peak RSS, RSS per page, record-to-change latency (p50/p99, from the run's summary) and the
 planted-truth score (score.py), the CPU (user + system) a page, and the run's own `held:`,
-`rows:`, `state:`, `words:` and `stored:` lines (bytes a page in memory by structure, and on disk). Peak RSS is sampled from
+`rows:`, `state:`, `words:`, `stored:` and `spilled:` lines (bytes a page in memory by structure, and on disk). Peak RSS is sampled from
 /proc every 0.1 s (its course, every 0.5 s, in WORKDIR/sSIZE-out/rss.txt: seconds, MB); a run
 over --limit-gib is stopped and reported as such, so a 1M run never takes the machine down. The
 last lines give the ratios the issue asks for: pages/s at the largest size over the smallest,
@@ -35,11 +37,16 @@ the range the small size's runs give.
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Bytes a page of a corpus.py crawl (gzip WARC), and of a run's files on it (words, contents,
+# spilled index entries, outputs).
+CORPUS_BYTES_A_PAGE = 2_900
+RUN_BYTES_A_PAGE = 3_700
 
 
 def size_of(label):
@@ -68,15 +75,24 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(dupflow, corpus, out, workers, extra, limit_gib):
-    """One run: (wall seconds, peak RSS KiB, summary text, stopped at the RSS limit, CPU seconds)."""
+def run_once(dupflow, corpus, out, workers, extra, limit_gib, generate=None):
+    """One run: (wall seconds, peak RSS KiB, summary text, stopped at the RSS limit, CPU seconds).
+    With `generate` (corpus.py's arguments), the corpus is written as dupflow reads it: the
+    generator's stdout is dupflow's stdin, and `corpus` is not read."""
     os.makedirs(out, exist_ok=True)
     cpu_before = children_cpu()
     started = time.time()
     log_path = os.path.join(out, "run.log")
     with open(log_path, "w") as log:
-        proc = subprocess.Popen([dupflow, "run", corpus, "--workers", workers, "--out", out, *extra],
+        generator = None
+        if generate:
+            generator = subprocess.Popen([sys.executable, os.path.join(HERE, "corpus.py"), "-", *generate],
+                                         stdout=subprocess.PIPE)
+        proc = subprocess.Popen([dupflow, "run", "-" if generate else corpus, "--workers", workers, "--out", out, *extra],
+                                stdin=generator.stdout if generator else None,
                                 stdout=log, stderr=subprocess.STDOUT, text=True)
+        if generator:
+            generator.stdout.close()
         peak, stopped = 0, False
         # The summary is short: read it after the run; sample RSS meanwhile, and keep its
         # course (seconds since start, MB; every 0.5 s) in rss.txt beside the log.
@@ -93,6 +109,8 @@ def run_once(dupflow, corpus, out, workers, extra, limit_gib):
                     stopped = True
                 time.sleep(0.1)
         wall = time.time() - started
+        if generator and generator.wait() != 0 and not stopped:
+            sys.exit("the corpus generator failed")
     cpu = children_cpu() - cpu_before
     with open(log_path) as f:
         summary = f.read()
@@ -157,6 +175,9 @@ def main():
         i = args.index("--limit-gib")
         limit_gib = float(args[i + 1])
         del args[i:i + 2]
+    stream = "--stream" in args
+    if stream:
+        args.remove("--stream")
     if "--repeat" in args:
         i = args.index("--repeat")
         repeat = max(1, int(args[i + 1]))
@@ -167,14 +188,20 @@ def main():
     for label in labels:
         n = size_of(label)
         corpus = os.path.join(work, f"s{label}.warc.gz")
-        if not os.path.exists(corpus):
+        generate = None
+        if not os.path.exists(corpus) and (stream or shutil.disk_usage(work).free < (CORPUS_BYTES_A_PAGE + RUN_BYTES_A_PAGE) * n):
+            # Too large to keep beside the run's own files: written as it is read.
+            generate = ["--truth", os.path.join(work, f"s{label}.truth.json"), "--pages", str(n)]
+            print(f"(s{label}: the corpus is written as dupflow reads it, by corpus.py on a core of its own:"
+                  f" pages/s is at most the generator's, ~2,600)", flush=True)
+        elif not os.path.exists(corpus):
             started = time.time()
             subprocess.run([sys.executable, os.path.join(HERE, "corpus.py"), corpus, "--pages", str(n)], check=True)
             print(f"(wrote {corpus} in {time.time() - started:.0f} s)", flush=True)
         out = os.path.join(work, f"s{label}-out")
         runs = []
         for _ in range(repeat if n < 100_000 else 1):
-            wall, peak, summary, stopped, cpu = run_once(dupflow, corpus, out, workers, extra, limit_gib)
+            wall, peak, summary, stopped, cpu = run_once(dupflow, corpus, out, workers, extra, limit_gib, generate)
             if stopped:
                 progress = re.findall(r"(\d+) pages, (\d+) pages/s", summary)
                 read = f", {progress[-1][0]} pages read" if progress else ""
@@ -202,9 +229,11 @@ def main():
         print("   " + score.replace("\n", "\n   "), flush=True)
         # Bytes a page in memory by structure and on disk, as the run states them.
         for line in summary.splitlines():
-            if line.startswith(("held:", "rows:", "state:", "words:", "stored:")):
+            if line.startswith(("held:", "rows:", "state:", "words:", "stored:", "spilled:")):
                 print("   " + line, flush=True)
-        if peer:
+        if peer and generate:
+            print("   the peer: not run (it reads a corpus on disk)", flush=True)
+        elif peer:
             p_wall, p_peak, p_pages, p_score = run_peer(peer, corpus, os.path.join(work, f"s{label}-peer"), 10 * wall)
             if p_pages is None:
                 print(f"   the peer, 1 core: not finished, stopped after {p_wall:.0f} s (10x dupflow's wall), "
