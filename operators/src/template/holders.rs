@@ -10,7 +10,8 @@
 //! `Holders` keeps a sentence of one page as a 16-byte entry of its own map (the sentence's
 //! slot and the page's compact id, in a `SpillMap`: with the run's spill installed, its
 //! newest entries in memory, 20 to 25 bytes an entry, the rest on disk with 1.6 bytes an
-//! entry in memory) and a list of holders only from a second page on, as the groups keep fingerprints (`groups::Slots`). Out
+//! entry in memory) and a list of holders only from a second page on, as the groups keep
+//! fingerprints (`groups::Slots`). Out
 //! of it come the frequencies of the sentences on at least `least` pages, and those sentences'
 //! holders: the only ones a template lookup can ask for, since a template sentence is on
 //! `least` pages at least.
