@@ -270,6 +270,7 @@ fn every_flag_the_docs_give_a_dupflow_command_exists() {
             "--window",
             "--epoch-ms",
             "--pages",
+            "--stream",
             "--check",
             "--tokens",
             "--help",
