@@ -330,10 +330,7 @@ impl Run {
     }
 
     fn fail(&self, what: &str, e: io::Error) -> ! {
-        panic!(
-            "an index's spilled keys ({}, unlinked) could not be {what}: {e}",
-            self.path.display()
-        )
+        fail(&self.path, what, e)
     }
 
     /// A run of `count` entries, sorted by key, written to a new file in the spill's directory.
@@ -348,12 +345,7 @@ impl Run {
             std::process::id(),
             UNIQUE.fetch_add(1, Ordering::Relaxed)
         ));
-        let fail = |what: &str, e: io::Error| -> ! {
-            panic!(
-                "an index's spilled keys ({}, unlinked) could not be {what}: {e}",
-                path.display()
-            )
-        };
+        let fail = |what: &str, e: io::Error| -> ! { fail(&path, what, e) };
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -471,6 +463,12 @@ impl Run {
         }
         None
     }
+}
+
+/// A spill file that could not be made, written or read: no input's fault, and nothing can go
+/// on without it. The run reports the panic as its failure, in one line.
+fn fail(path: &Path, what: &str, e: io::Error) -> ! {
+    panic!("an index's spilled keys ({}, unlinked) could not be {what}: {e}", path.display())
 }
 
 /// The entry `i` of a block as read.
