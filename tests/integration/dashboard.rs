@@ -78,7 +78,8 @@ fn dashboard_shows_the_run_and_the_alarm() {
         dom.split("<div class=\"tile\"").find(|t| t.contains("state MB")).unwrap_or_else(|| {
             panic!("a state tile: {dom}");
         });
-    for structure in ["groups", "members", "verdicts", "holders", "filtered"] {
+    for structure in ["groups", "members", "verdicts", "holders", "filtered", "components", "joins"]
+    {
         assert!(tile.contains(&format!("{structure} ")), "{structure} in the state tile: {tile}");
     }
 

@@ -41,7 +41,23 @@ fn the_summary_states_the_bytes_of_each_structure_at_the_end() {
         let summary = String::from_utf8(output.stdout).unwrap();
         let (parts, total) = state_line(&summary);
         let names: Vec<&str> = parts.iter().map(|p| p.0.as_str()).collect();
-        assert_eq!(names, ["groups", "members", "verdicts", "holders", "filtered"], "{summary}");
+        assert_eq!(
+            names,
+            [
+                "groups",
+                "members",
+                "verdicts",
+                "holders",
+                "filtered",
+                "edges",
+                "siblings",
+                "components",
+                "families",
+                "assignments",
+                "joins"
+            ],
+            "{summary}"
+        );
         for (name, _, per_page) in &parts {
             // Every structure holds something for a crawl of near-copies, and none more than a
             // few KB a page of it.

@@ -47,7 +47,7 @@ fn metrics_agree_with_the_run() {
     assert_eq!(value(&scrape, "dupflow_pages_total", None), 6.0);
     assert!(value(&scrape, "dupflow_input_read_bytes_total", None) > 2000.0);
     // The run has ended: each structure's bytes as it ended.
-    for structure in ["groups", "members", "holders", "filtered"] {
+    for structure in ["groups", "members", "holders", "filtered", "components", "assignments"] {
         let bytes = value(&scrape, "dupflow_state_bytes", Some(("structure", structure)));
         assert!(bytes > 0.0, "{structure}: {bytes}");
     }

@@ -27,6 +27,7 @@ use timely::progress::Timestamp;
 use crate::ingest::page::{Page, PageId};
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::footprint::{Gauged, Structure};
 use crate::runtime::hashing::mix64;
 use crate::verify::Assignment;
 
@@ -64,6 +65,14 @@ pub struct Families {
 impl Families {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The bytes held (`runtime::footprint`), walked: the maps' tables and each family of
+    /// several pages (a B-tree: about a node of eleven entries for every eight members).
+    pub fn bytes(&self) -> usize {
+        let node =
+            11 * std::mem::size_of::<((u64, u64), isize)>() + 2 * std::mem::size_of::<usize>();
+        self.families.bytes(|_| 0, |members| members.len().div_ceil(8) * node)
     }
 
     /// Applies one time's updates `((key, page), diff)` and appends the changes of
@@ -201,12 +210,15 @@ pub fn families<'scope, T>(
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut families = Families::new();
+    let mut families = Gauged::new(Structure::Families, Families::new(), Families::bytes);
     in_time_order(
         keyed,
         "Exact families",
         |(key, _)| *key,
-        move |updates, out| families.apply(updates, out),
+        move |updates, out| {
+            families.state.apply(updates, out);
+            families.report();
+        },
     )
 }
 

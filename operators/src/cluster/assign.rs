@@ -27,6 +27,7 @@ use crate::candidates::exact::member_assignment;
 use crate::ingest::page::PageId;
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::footprint::{Gauged, Structure};
 use crate::runtime::sorted::{consolidated, merge_counts};
 use crate::verify::Assignment;
 
@@ -85,6 +86,18 @@ pub struct Assigner {
 impl Assigner {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The bytes held (`runtime::footprint`), walked: the maps' tables and each entry's lists.
+    pub fn bytes(&self) -> usize {
+        use crate::runtime::footprint::array;
+        self.pages.bytes(
+            |_| 0,
+            |entry| {
+                array::<(PageId, isize)>(entry.labels.capacity() + entry.members.capacity())
+                    + array::<(Partner, isize)>(entry.partners.capacity())
+            },
+        )
     }
 
     /// Applies one time's updates and appends the changes of `(page, assignment)` to `out`.
@@ -190,12 +203,15 @@ pub fn assignments<'scope, T>(
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut assigner = Assigner::new();
+    let mut assigner = Gauged::new(Structure::Assignments, Assigner::new(), Assigner::bytes);
     in_time_order(
         parts,
         "Assignments",
         |part| part.page().hash,
-        move |updates, out| assigner.apply(updates, out),
+        move |updates, out| {
+            assigner.state.apply(updates, out);
+            assigner.report();
+        },
     )
 }
 

@@ -37,6 +37,7 @@ use timely::progress::Timestamp;
 
 use crate::ingest::page::PageId;
 use crate::runtime::by_time::in_time_order;
+use crate::runtime::footprint::{Gauged, Structure};
 use crate::runtime::hashing::Mixed;
 
 /// An anchor key (`PageId::anchor_key`): a component's label.
@@ -100,6 +101,22 @@ impl Components {
     /// Components of two nodes or more.
     pub fn components(&self) -> usize {
         self.components.len()
+    }
+
+    /// The bytes held (`runtime::footprint`), walked: the two maps' tables, each node's edges
+    /// and each component's members.
+    pub fn bytes(&self) -> usize {
+        use crate::runtime::footprint::{array, hash_table};
+        use std::mem::size_of;
+        hash_table(self.nodes.capacity(), size_of::<(PageId, Node)>())
+            + self
+                .nodes
+                .values()
+                .map(|n| array::<(PageId, isize)>(n.edges.capacity()))
+                .sum::<usize>()
+            + hash_table(self.components.capacity(), size_of::<(u64, Component)>())
+            + self.components.values().map(|c| array::<PageId>(c.members.capacity())).sum::<usize>()
+            + array::<PageId>(self.noted.capacity() + self.split.capacity())
     }
 
     /// A node's current label: its component's, or its own while its page is present.
@@ -330,8 +347,16 @@ where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
     let changes = edges.map(|(a, b)| Change::Edge(a, b)).concat(pages.map(Change::Page));
-    let mut components = Components::new();
-    in_time_order(changes, "Components", |_| 0, move |changes, out| components.apply(changes, out))
+    let mut components = Gauged::new(Structure::Components, Components::new(), Components::bytes);
+    in_time_order(
+        changes,
+        "Components",
+        |_| 0,
+        move |changes, out| {
+            components.state.apply(changes, out);
+            components.report();
+        },
+    )
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use timely::progress::Timestamp;
 use crate::ingest::page::PageId;
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Narrow};
+use crate::runtime::footprint::{Gauged, Structure};
 use crate::runtime::sorted::{consolidated, merge_counts};
 
 /// One input update of the join: a value of either side, at its page.
@@ -55,6 +56,21 @@ impl<A, B> Default for Entry<A, B> {
 /// A worker's pages for `join_by_page`.
 struct Join<A, B> {
     pages: Compact<PageId, (A, B), Entry<A, B>>,
+}
+
+impl<A: PartialEq, B: PartialEq> Join<A, B> {
+    /// The bytes held (`runtime::footprint`), walked: the maps' tables and each entry's lists
+    /// (what the values point to is their holders': the rows' text, the members).
+    fn bytes(&self) -> usize {
+        use crate::runtime::footprint::array;
+        self.pages.bytes(
+            |_| 0,
+            |entry| {
+                array::<(A, isize)>(entry.left.capacity())
+                    + array::<(B, isize)>(entry.right.capacity())
+            },
+        )
+    }
 }
 
 impl<A: Ord + Clone, B: Ord + Clone> Join<A, B> {
@@ -125,12 +141,15 @@ where
     let sides = left
         .map(|(page, a)| Side::Left(page, a))
         .concat(right.map(|(page, b)| Side::Right(page, b)));
-    let mut join: Join<A, B> = Join { pages: Compact::default() };
+    let mut join = Gauged::new(Structure::Joins, Join { pages: Compact::default() }, Join::bytes);
     in_time_order(
         sides,
         name,
         |side: &Side<A, B>| side.page().hash,
-        move |updates, out| join.apply(updates, |page, a, b, d| out.push((f(page, a, b), d))),
+        move |updates, out| {
+            join.state.apply(updates, |page, a, b, d| out.push((f(page, a, b), d)));
+            join.report();
+        },
     )
 }
 

@@ -19,6 +19,7 @@ use timely::dataflow::operators::{Capability, InputCapability};
 use timely::progress::frontier::MutableAntichain;
 use timely::progress::Timestamp;
 
+use crate::runtime::footprint::{hash_table, Gauged, Structure};
 use crate::runtime::hashing::Mixed;
 
 /// One time's holding.
@@ -254,19 +255,24 @@ pub fn release_large<V>(buffer: &mut Vec<V>) {
 /// Differential's `distinct` as an operator of this shape: a record is in the output, once,
 /// while its accumulated multiplicity is positive. `distinct` arranges its input and its output
 /// (two updates a record, each with its time and difference, and again while a merge runs);
-/// this holds one hash-map entry a record, the record and its count.
+/// this holds one hash-map entry a record, the record and its count, and reports the table's
+/// bytes as `structure` (what the records point to is their holders').
 pub fn distinct<'scope, T, D>(
     input: VecCollection<'scope, T, D, isize>,
     name: &str,
+    structure: Structure,
     route: impl Fn(&D) -> u64 + 'static,
 ) -> VecCollection<'scope, T, D, isize>
 where
     T: Timestamp + Ord,
     D: ExchangeData + Hash,
 {
-    let mut counts: HashMap<D, isize, Mixed> = HashMap::default();
+    let mut gauged = Gauged::new(structure, HashMap::<D, isize, Mixed>::default(), |counts| {
+        hash_table(counts.capacity(), std::mem::size_of::<(D, isize)>())
+    });
     in_time_order(input, name, route, move |updates, out| {
         differential_dataflow::consolidation::consolidate(updates);
+        let counts = &mut gauged.state;
         for (data, diff) in updates.drain(..) {
             // One lookup a record: its count changed in place, the entry gone at zero.
             match counts.entry(data) {
@@ -289,6 +295,7 @@ where
                 }
             }
         }
+        gauged.report();
     })
 }
 
@@ -300,7 +307,7 @@ mod tests {
     fn build(
         input: VecCollection<'_, u64, (u64, u64), isize>,
     ) -> VecCollection<'_, u64, (u64, u64), isize> {
-        distinct(input, "Distinct", |&(a, b)| a ^ b)
+        distinct(input, "Distinct", Structure::Edges, |&(a, b)| a ^ b)
     }
 
     struct Record(Vec<u64>);

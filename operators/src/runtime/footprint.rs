@@ -33,15 +33,36 @@ pub enum Structure {
     Holders,
     /// The template filter's pages: what it reads of a page to filter it again.
     Filtered,
+    /// Each verified pair once (`by_time::distinct`): the edges and the sibling candidates.
+    Edges,
+    /// The sibling rule's pages: each page's member pointer and repeated keys, and the
+    /// candidates each page is in.
+    Siblings,
+    /// The incremental union-find: a node a page (its edges, component and label) and each
+    /// component's members.
+    Components,
+    /// The exact-duplicate families: each content key's page, or its members.
+    Families,
+    /// Each page's label and the partners it verified against (its assignment's parts).
+    Assignments,
+    /// The joins by page (`rows::join_by_page`): each page's row (its URL and record id, whose
+    /// text the rows count, beside its assignment) and its member pointer.
+    Joins,
 }
 
 impl Structure {
-    pub const ALL: [Structure; 5] = [
+    pub const ALL: [Structure; 11] = [
         Structure::Groups,
         Structure::Members,
         Structure::Verdicts,
         Structure::Holders,
         Structure::Filtered,
+        Structure::Edges,
+        Structure::Siblings,
+        Structure::Components,
+        Structure::Families,
+        Structure::Assignments,
+        Structure::Joins,
     ];
 
     /// Its name in the run summary and the `structure` label of `dupflow_state_bytes`.
@@ -52,6 +73,12 @@ impl Structure {
             Structure::Verdicts => "verdicts",
             Structure::Holders => "holders",
             Structure::Filtered => "filtered",
+            Structure::Edges => "edges",
+            Structure::Siblings => "siblings",
+            Structure::Components => "components",
+            Structure::Families => "families",
+            Structure::Assignments => "assignments",
+            Structure::Joins => "joins",
         }
     }
 
@@ -203,6 +230,33 @@ impl Drop for Tally {
     }
 }
 
+/// An operator's state with its gauge: `report` walks the state into the gauge when a report
+/// is due (after a complete time), and dropping it reports what the state held at the end.
+pub struct Gauged<S> {
+    pub state: S,
+    gauge: Gauge,
+    walk: fn(&S) -> usize,
+}
+
+impl<S> Gauged<S> {
+    pub fn new(structure: Structure, state: S, walk: fn(&S) -> usize) -> Self {
+        Gauged { state, gauge: Gauge::new(structure), walk }
+    }
+
+    /// Walks the state into the gauge, when a report is due.
+    pub fn report(&mut self) {
+        let (state, walk) = (&self.state, self.walk);
+        self.gauge.report_if_due(|| walk(state));
+    }
+}
+
+impl<S> Drop for Gauged<S> {
+    fn drop(&mut self) {
+        let bytes = (self.walk)(&self.state);
+        self.gauge.finish(bytes);
+    }
+}
+
 /// The bytes an `Arc`'s allocation holds beside its value: its two counts.
 pub const ARC_COUNTS: usize = 2 * std::mem::size_of::<usize>();
 
@@ -301,6 +355,18 @@ mod tests {
         drop(tally);
         // Other tests' members may end at once: at least this one's 40 bytes.
         assert!(at_end(structure) - end >= 40);
+    }
+
+    #[test]
+    fn a_gauged_state_reports_what_it_held_at_its_end() {
+        let structure = Structure::Families;
+        let end = at_end(structure);
+        let mut gauged = Gauged::new(structure, vec![0u64; 3], |v| v.len() * 8);
+        gauged.report();
+        gauged.state.push(1);
+        drop(gauged);
+        // Other tests' families may end at once: at least this one's 32 bytes.
+        assert!(at_end(structure) - end >= 32);
     }
 
     #[test]

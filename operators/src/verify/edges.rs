@@ -42,6 +42,7 @@ use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
 use crate::ingest::page::{Content, PageId};
+use crate::runtime::footprint::Structure;
 use crate::verify::groups::{verify_groups, GroupOutput, GroupSettings};
 use crate::verify::repeated;
 use crate::verify::{VerifyConfig, VerifyStats};
@@ -168,10 +169,12 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
             GroupOutput::Verdict(edge, candidate) => Some((edge, candidate)),
             _ => None,
         });
-        let verdicts =
-            crate::runtime::by_time::distinct(verdicts, "Verdicts", |(e, _): &(Edge, bool)| {
-                e.longer.hash ^ e.shorter.hash.rotate_left(17)
-            });
+        let verdicts = crate::runtime::by_time::distinct(
+            verdicts,
+            "Verdicts",
+            Structure::Edges,
+            |(e, _): &(Edge, bool)| e.longer.hash ^ e.shorter.hash.rotate_left(17),
+        );
         let edges = verdicts.clone().flat_map(|(edge, candidate)| (!candidate).then_some(edge));
         let candidates = verdicts.flat_map(|(edge, candidate)| candidate.then_some(edge));
         let blocks = outputs.flat_map(|o| match o {

@@ -35,6 +35,7 @@ use std::collections::HashMap;
 use crate::ingest::page::PageId;
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Held, Narrow};
+use crate::runtime::footprint::{Gauged, Structure};
 use crate::runtime::hashing::Mixed;
 use crate::runtime::sorted::{consolidated, intersect, merge_counts};
 use crate::verify::member::{Edge, Member};
@@ -214,6 +215,33 @@ impl Halves {
         Self::default()
     }
 
+    /// The bytes held (`runtime::footprint`), walked: the maps' tables, each entry's lists,
+    /// its repeated keys and the blocks it shares with the groups (at its share), and each
+    /// page's candidates. The members are counted apart (`Structure::Members`).
+    pub fn bytes(&self) -> usize {
+        use crate::runtime::footprint::{arc_share, array, hash_table};
+        use std::mem::size_of;
+        let keys =
+            |keys: &Keys| arc_share(keys, size_of::<Vec<u64>>() + array::<u64>(keys.capacity()));
+        let pages = self.repeated.pages.bytes(
+            |_| 0,
+            |entry| {
+                array::<(Arc<Member>, isize)>(entry.members.capacity())
+                    + array::<(Keys, isize)>(entry.blocks.capacity())
+                    + entry.blocks.iter().map(|(blocks, _)| keys(blocks)).sum::<usize>()
+                    + keys(&entry.repeated)
+            },
+        );
+        let candidates =
+            hash_table(self.candidates.capacity(), size_of::<(PageId, Vec<(Candidate, isize)>)>())
+                + self
+                    .candidates
+                    .values()
+                    .map(|c| array::<(Candidate, isize)>(c.capacity()))
+                    .sum::<usize>();
+        pages + candidates + array::<((PageId, View), isize)>(self.views.capacity())
+    }
+
     /// Applies one time's updates and appends the changes of the halves to `out`: for each
     /// candidate at a page, the page's view (a page with no member gives none), with the
     /// product of their multiplicities.
@@ -294,12 +322,15 @@ pub fn sibling_halves<'scope, T>(
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut halves = Halves::new();
+    let mut halves = Gauged::new(Structure::Siblings, Halves::new(), Halves::bytes);
     in_time_order(
         parts,
         "Sibling halves",
         |part| part.page().hash,
-        move |updates, out| halves.apply(updates, out),
+        move |updates, out| {
+            halves.state.apply(updates, out);
+            halves.report();
+        },
     )
 }
 
