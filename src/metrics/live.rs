@@ -111,7 +111,8 @@ type MemberValue = (u32, PageId);
 const FEW_MEMBERS: usize = 32;
 
 /// A cluster's members, in (url, page) order. Most clusters are one page (a page with no
-/// duplicate): such a cluster is held inline. A small cluster is a sorted vector of exactly
+/// duplicate), named by its own id: such a cluster has no members' entry at all (its page's
+/// row is it, `Cluster::Alone`); one page in a cluster another page names is held inline. A small cluster is a sorted vector of exactly
 /// its members (56 bytes each), not a `BTreeMap`, whose first leaf holds room for eleven
 /// (~630 bytes for a cluster of two); a large one is a `BTreeMap`, whose insertions stay
 /// logarithmic.
@@ -203,6 +204,41 @@ impl Members {
     }
 }
 
+/// A cluster as the view holds it: its members' entry, or the row of the page that is the
+/// whole cluster and names it (`Inner::members` holds no entry for such a cluster).
+enum Cluster<'a> {
+    Held(&'a Members),
+    Alone(&'a ClusterRow),
+}
+
+impl Cluster<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Cluster::Held(members) => members.len(),
+            Cluster::Alone(_) => 1,
+        }
+    }
+
+    /// Its members in (url, page) order: (url, page, similarity ppm, leader).
+    fn members(&self) -> Box<dyn Iterator<Item = (&Arc<str>, PageId, u32, PageId)> + '_> {
+        match self {
+            Cluster::Held(members) => Box::new(
+                members.iter().map(|((url, page), (ppm, leader))| (url, *page, *ppm, *leader)),
+            ),
+            Cluster::Alone(row) => Box::new(std::iter::once((
+                &row.url,
+                row.page,
+                row.assignment.similarity_ppm,
+                row.assignment.leader,
+            ))),
+        }
+    }
+
+    fn urls(&self) -> impl Iterator<Item = &Arc<str>> {
+        self.members().map(|(url, ..)| url)
+    }
+}
+
 #[derive(Default)]
 struct Inner {
     /// The rows of each page whose rows are unsettled (a change in flight: a retraction before
@@ -211,7 +247,9 @@ struct Inner {
     rows_of: HashMap<PageId, Vec<(ClusterRow, isize)>>,
     /// The row each page is shown with.
     current: HashMap<PageId, ClusterRow>,
-    /// cluster → members (url, page, similarity ppm, leader)
+    /// cluster → members (url, page, similarity ppm, leader), but for the clusters that are
+    /// one page named by its own id (most pages: a page with no duplicate), which `current`
+    /// alone holds (`Cluster::Alone`): an entry of these took ~150 bytes a page.
     members: HashMap<PageId, Members>,
     /// What the gauges and the dashboard read, kept as members come and go: a sample or a
     /// summary costs the clusters it shows, not a pass over every cluster and URL held (at a
@@ -224,6 +262,51 @@ struct Inner {
     hosts: HashMap<String, (usize, usize)>,
     series: VecDeque<Sample>,
     finished: bool,
+}
+
+impl Inner {
+    /// The cluster named `id`, if any.
+    fn cluster(&self, id: &PageId) -> Option<Cluster<'_>> {
+        if let Some(members) = self.members.get(id) {
+            return Some(Cluster::Held(members));
+        }
+        self.current.get(id).filter(|row| row.assignment.cluster == *id).map(Cluster::Alone)
+    }
+
+    /// Every cluster, in no order.
+    fn clusters(&self) -> impl Iterator<Item = (&PageId, Cluster<'_>)> {
+        let held = self.members.iter().map(|(id, members)| (id, Cluster::Held(members)));
+        let alone = self
+            .current
+            .iter()
+            .filter(|(page, row)| {
+                row.assignment.cluster == **page && !self.members.contains_key(page)
+            })
+            .map(|(page, row)| (page, Cluster::Alone(row)));
+        held.chain(alone)
+    }
+
+    /// The clusters held: one for each size's count.
+    fn cluster_count(&self) -> usize {
+        self.sizes.values().sum()
+    }
+
+    /// Takes out the members of `cluster` (an entry, or the page alone that names it) to
+    /// change them.
+    fn take_members(&mut self, cluster: PageId) -> Option<Members> {
+        self.members.remove(&cluster).or_else(|| {
+            let row = self.current.get(&cluster).filter(|row| row.assignment.cluster == cluster)?;
+            let a = row.assignment;
+            Some(Members::One((row.url.clone(), cluster), (a.similarity_ppm, a.leader)))
+        })
+    }
+
+    /// Puts back the members of `cluster`: no entry when they are the page that names it.
+    fn put_members(&mut self, cluster: PageId, members: Members) {
+        if !matches!(&members, Members::One((_, page), _) if *page == cluster) {
+            self.members.insert(cluster, members);
+        }
+    }
 }
 
 /// Shared between the sink (worker 0), the sampler and the HTTP server.
@@ -317,7 +400,12 @@ impl Live {
             }
             if let Some(old) = inner.current.remove(&page) {
                 let cluster = old.assignment.cluster;
-                if let Some(members) = inner.members.remove(&cluster) {
+                // The page that named a cluster alone: its row was the cluster.
+                let alone = (cluster == page).then(|| {
+                    let a = old.assignment;
+                    Members::One((old.url.clone(), page), (a.similarity_ppm, a.leader))
+                });
+                if let Some(members) = inner.members.remove(&cluster).or(alone) {
                     let before = members.len();
                     let key = (old.url, page);
                     let left = members.remove(&key);
@@ -327,13 +415,13 @@ impl Live {
                         resized(&mut inner.sizes, &mut inner.multi, cluster, before, after);
                     }
                     if let Some(left) = left {
-                        inner.members.insert(cluster, left);
+                        inner.put_members(cluster, left);
                     }
                 }
             }
             if let Some(row) = now {
                 let a = row.assignment;
-                let held = inner.members.remove(&a.cluster);
+                let held = inner.take_members(a.cluster);
                 let before = held.as_ref().map_or(0, Members::len);
                 let members =
                     Members::insert(held, (row.url.clone(), page), (a.similarity_ppm, a.leader));
@@ -342,7 +430,7 @@ impl Live {
                     host_joined(&mut inner.hosts, &row.url, page, &members);
                     resized(&mut inner.sizes, &mut inner.multi, a.cluster, before, after);
                 }
-                inner.members.insert(a.cluster, members);
+                inner.put_members(a.cluster, members);
                 inner.current.insert(page, row);
             }
         }
@@ -420,7 +508,7 @@ impl Live {
         let largest = inner.sizes.keys().next_back().copied().unwrap_or(0);
         let ratio = if pages > 0 { duplicates as f64 / pages as f64 } else { 0.0 };
         let r = &self.registry;
-        r.set(CLUSTERS, "", inner.members.len() as i64);
+        r.set(CLUSTERS, "", inner.cluster_count() as i64);
         r.set(PAGES_HELD, "", pages as i64);
         r.set(DUPLICATE_PAGES, "", duplicates as i64);
         r.set_f64(DUPLICATE_RATIO, "", ratio);
@@ -461,8 +549,8 @@ impl Live {
             let wanted = limit - clusters.len();
             // The `wanted` smallest ids of the one-page clusters (a max-heap of them).
             let mut singles: BinaryHeap<&PageId> =
-                BinaryHeap::with_capacity(wanted.min(inner.members.len()) + 1);
-            for (id, m) in &inner.members {
+                BinaryHeap::with_capacity(wanted.min(inner.cluster_count()) + 1);
+            for (id, m) in inner.clusters() {
                 if m.len() == 1
                     && (singles.len() < wanted || singles.peek().is_some_and(|top| id < *top))
                 {
@@ -476,13 +564,13 @@ impl Live {
         }
         clusters
             .into_iter()
-            .filter_map(|id| inner.members.get(id).map(|m| (id, m)))
+            .filter_map(|id| inner.cluster(id).map(|m| (id, m)))
             .map(|(id, m)| {
                 json!({
                     "cluster": id.to_string(),
                     "size": m.len(),
                     "cluster_url": Self::url_of(inner, id),
-                    "sample_urls": m.keys().take(5).map(|(u, _)| u.clone()).collect::<Vec<_>>(),
+                    "sample_urls": m.urls().take(5).cloned().collect::<Vec<_>>(),
                 })
             })
             .collect()
@@ -531,7 +619,7 @@ impl Live {
             "errors": r.by_label(super::RECORD_ERRORS).into_iter().chain(r.by_label(super::DOCUMENT_ERRORS)).collect::<BTreeMap<_, _>>(),
             "skipped": r.by_label(super::SKIPPED),
             "caps": r.by_label(super::CAPS),
-            "clusters": inner.members.len(),
+            "clusters": inner.cluster_count(),
             "pages_held": page_count,
             "duplicate_pages": duplicates,
             "duplicate_ratio": if page_count > 0 { duplicates as f64 / page_count as f64 } else { 0.0 },
@@ -557,11 +645,11 @@ impl Live {
     /// `/api/clusters/ID`: the members of one cluster.
     pub fn cluster(&self, id: &str) -> Option<Value> {
         let inner = self.inner.lock().expect("live lock");
-        let (cluster, members) = inner.members.iter().find(|(c, _)| c.to_string() == id)?;
+        let (cluster, members) = inner.clusters().find(|(c, _)| c.to_string() == id)?;
         let list: Vec<Value> = members
-            .iter()
-            .map(|((url, _), (ppm, leader))| {
-                json!({"url": url, "similarity": *ppm as f64 / 1e6, "leader_url": Self::url_of(&inner, leader)})
+            .members()
+            .map(|(url, _, ppm, leader)| {
+                json!({"url": url, "similarity": ppm as f64 / 1e6, "leader_url": Self::url_of(&inner, &leader)})
             })
             .collect();
         Some(json!({
@@ -588,7 +676,7 @@ impl Live {
                 json!({
                     "url": r.url,
                     "cluster": cluster.to_string(),
-                    "size": inner.members.get(cluster).map_or(0, Members::len),
+                    "size": inner.cluster(cluster).map_or(0, |c| c.len()),
                     "cluster_url": Self::url_of(&inner, cluster),
                     "similarity": r.assignment.similarity_ppm as f64 / 1e6,
                     "leader_url": Self::url_of(&inner, &r.assignment.leader),
@@ -611,7 +699,7 @@ impl Live {
             .map(|r| r.assignment.cluster)
             .collect();
         for cluster in clusters {
-            for (url, _) in inner.members.get(&cluster).into_iter().flat_map(Members::keys) {
+            for url in inner.cluster(&cluster).iter().flat_map(Cluster::urls) {
                 membership.insert(url.to_string(), cluster.to_string());
             }
         }
@@ -682,7 +770,7 @@ impl Live {
     /// All clusters as (cluster, size) for tests and summaries.
     pub fn sizes(&self) -> BTreeSet<(String, usize)> {
         let inner = self.inner.lock().expect("live lock");
-        inner.members.iter().map(|(c, m)| (c.to_string(), m.len())).collect()
+        inner.clusters().map(|(c, m)| (c.to_string(), m.len())).collect()
     }
 }
 

@@ -41,12 +41,12 @@ fn from_scratch(inner: &Inner) -> Kept {
     let mut sizes = BTreeMap::new();
     let mut multi = BTreeSet::new();
     let mut hosts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
-    for (id, m) in &inner.members {
+    for (id, m) in inner.clusters() {
         *sizes.entry(m.len()).or_default() += 1;
         if m.len() > 1 {
             multi.insert((Reverse(m.len()), *id));
         }
-        for (url, _) in m.keys() {
+        for url in m.urls() {
             let h = hosts.entry(crate::source::http::host_of(url)).or_default();
             h.0 += 1;
             h.1 += usize::from(m.len() > 1);
@@ -134,9 +134,14 @@ fn kept_indexes_follow_the_clusters(pages: u64, clusters: u64) {
         for cluster in now.values() {
             *expected.entry(*cluster).or_default() += 1;
         }
-        let held: BTreeMap<u64, usize> =
-            inner.members.iter().map(|(c, m)| (c.hash, m.len())).collect();
+        let held: BTreeMap<u64, usize> = inner.clusters().map(|(c, m)| (c.hash, m.len())).collect();
         assert_eq!(held, expected, "step {step}");
+        assert_eq!(inner.cluster_count(), expected.len(), "step {step}");
+        // A cluster that is the page naming it has no entry of its own.
+        assert!(
+            inner.members.iter().all(|(c, m)| !matches!(m, Members::One((_, p), _) if p == c)),
+            "step {step}"
+        );
         drop(inner);
         // The largest clusters: by size, then id, as a sort of every cluster gives them.
         let mut all: Vec<(usize, u64)> = expected.iter().map(|(&c, &n)| (n, c)).collect();
@@ -174,11 +179,15 @@ fn a_cluster_grows_from_one_page_and_shrinks_back() {
             .map(|m| m["url"].as_str().unwrap().to_string())
             .collect()
     };
+    // A page alone in the cluster it names is its row: no entry of its own.
+    let alone = |live: &Live| {
+        let inner = live.inner.lock().unwrap();
+        inner.members.is_empty()
+            && matches!(inner.cluster(&PageId { date: 1, hash: 1 }), Some(Cluster::Alone(_)))
+    };
     live.apply(&[(row(1, 1, 1), 0, 1)]);
-    assert!(
-        matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))),
-        "one page, held inline"
-    );
+    assert!(alone(&live), "one page, its row alone");
+    assert_eq!(members(&live), ["http://h/1"]);
     live.apply(&[(row(3, 1, 1), 1, 1), (row(2, 1, 1), 1, 1)]);
     assert_eq!(members(&live), ["http://h/1", "http://h/2", "http://h/3"], "in URL order");
     // The same page again (a new leader): still three.
@@ -186,10 +195,7 @@ fn a_cluster_grows_from_one_page_and_shrinks_back() {
     assert_eq!(live.cluster(&PageId { date: 1, hash: 1 }.to_string()).unwrap()["size"], 3);
     live.apply(&[(row(3, 1, 2), 3, -1), (row(2, 1, 1), 3, -1)]);
     assert_eq!(members(&live), ["http://h/1"]);
-    assert!(
-        matches!(live.inner.lock().unwrap().members.values().next(), Some(Members::One(..))),
-        "inline again"
-    );
+    assert!(alone(&live), "its row alone again");
     live.apply(&[(row(1, 1, 1), 4, -1)]);
     assert!(live.sizes().is_empty());
     assert!(members(&live).is_empty());
@@ -215,6 +221,21 @@ fn a_cluster_grows_from_one_page_and_shrinks_back() {
     left.sort();
     assert_eq!(members(&live), left);
     assert_eq!(live.sizes().into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [left.len()]);
+}
+
+#[test]
+fn a_page_alone_in_a_cluster_named_by_another_page_keeps_an_entry() {
+    let live = Live::new(Arc::new(Registry::default()), 10);
+    // Page 2's row names cluster 1 before page 1's row arrives (rows come in any order).
+    live.apply(&[(row(2, 1, 1), 0, 1)]);
+    assert_eq!(live.inner.lock().unwrap().members.len(), 1, "cluster 1 is not page 2's own");
+    assert_eq!(live.sizes().into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [1]);
+    live.apply(&[(row(1, 1, 1), 0, 1)]);
+    assert_eq!(live.sizes().into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [2]);
+    // Page 2 leaves: page 1 is alone in the cluster it names, its row alone.
+    live.apply(&[(row(2, 1, 1), 1, -1)]);
+    assert!(live.inner.lock().unwrap().members.is_empty());
+    assert_eq!(live.summary()["clusters"], 1);
 }
 
 #[test]
