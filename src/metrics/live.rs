@@ -246,7 +246,7 @@ struct Inner {
     /// is `current`.
     rows_of: HashMap<PageId, Vec<(ClusterRow, isize)>>,
     /// The row each page is shown with.
-    current: HashMap<PageId, ClusterRow>,
+    current: Current,
     /// cluster → members (url, page, similarity ppm, leader), but for the clusters that are
     /// one page named by its own id (most pages: a page with no duplicate), which `current`
     /// alone holds (`Cluster::Alone`): an entry of these took ~150 bytes a page.
@@ -278,11 +278,11 @@ impl Inner {
         let held = self.members.iter().map(|(id, members)| (id, Cluster::Held(members)));
         let alone = self
             .current
-            .iter()
-            .filter(|(page, row)| {
-                row.assignment.cluster == **page && !self.members.contains_key(page)
+            .values()
+            .filter(|row| {
+                row.assignment.cluster == row.page && !self.members.contains_key(&row.page)
             })
-            .map(|(page, row)| (page, Cluster::Alone(row)));
+            .map(|row| (&row.page, Cluster::Alone(row)));
         held.chain(alone)
     }
 
@@ -431,7 +431,7 @@ impl Live {
                     resized(&mut inner.sizes, &mut inner.multi, a.cluster, before, after);
                 }
                 inner.put_members(a.cluster, members);
-                inner.current.insert(page, row);
+                inner.current.insert(row);
             }
         }
     }
@@ -717,11 +717,7 @@ impl Live {
     /// the clusters from them without a copy of every row.
     pub fn with_rows<R>(&self, f: impl FnOnce(Vec<&ClusterRow>) -> R) -> R {
         let inner = self.inner.lock().expect("live lock");
-        let settled = inner
-            .current
-            .iter()
-            .filter(|(page, _)| !inner.rows_of.contains_key(page))
-            .map(|(_, row)| row);
+        let settled = inner.current.values().filter(|row| !inner.rows_of.contains_key(&row.page));
         let unsettled =
             inner.rows_of.values().flatten().filter(|(_, count)| *count != 0).map(|(row, _)| row);
         let mut rows: Vec<&ClusterRow> = settled.chain(unsettled).collect();
@@ -740,8 +736,7 @@ impl Live {
         use std::mem::size_of;
         let inner = self.inner.lock().expect("live lock");
         let text = |row: &ClusterRow| 2 * ARC_COUNTS + row.url.len() + row.record_id.len();
-        let current = hash_table(inner.current.capacity(), size_of::<(PageId, ClusterRow)>())
-            + inner.current.values().map(text).sum::<usize>();
+        let current = inner.current.bytes() + inner.current.values().map(text).sum::<usize>();
         let unsettled =
             hash_table(inner.rows_of.capacity(), size_of::<(PageId, Vec<(ClusterRow, isize)>)>())
                 + inner
@@ -773,6 +768,10 @@ impl Live {
         inner.clusters().map(|(c, m)| (c.to_string(), m.len())).collect()
     }
 }
+
+mod current;
+
+use current::Current;
 
 #[cfg(test)]
 mod tests;
