@@ -88,21 +88,10 @@ impl Current {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dupflow_operators::verify::Assignment;
     use std::collections::HashMap;
 
     fn row(page: u64, cluster: u64) -> ClusterRow {
-        let id = |n: u64| PageId { date: n % 7, hash: n };
-        ClusterRow {
-            page: id(page),
-            url: format!("http://h/{page}").into(),
-            record_id: page.to_string().into(),
-            assignment: Assignment {
-                cluster: id(cluster),
-                leader: id(cluster),
-                similarity_ppm: 1_000_000,
-            },
-        }
+        super::super::tests::row(page, cluster, cluster)
     }
 
     /// Insertions, replacements and removals in a random order, against a `HashMap`: the same

@@ -1,7 +1,7 @@
 use super::*;
 use dupflow_operators::verify::Assignment;
 
-fn row(page: u64, cluster: u64, leader: u64) -> ClusterRow {
+pub(super) fn row(page: u64, cluster: u64, leader: u64) -> ClusterRow {
     let id = |n| PageId { date: n, hash: n };
     ClusterRow {
         page: id(page),
