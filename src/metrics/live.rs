@@ -112,10 +112,10 @@ const FEW_MEMBERS: usize = 32;
 
 /// A cluster's members, in (url, page) order. Most clusters are one page (a page with no
 /// duplicate), named by its own id: such a cluster has no members' entry at all (its page's
-/// row is it, `Cluster::Alone`); one page in a cluster another page names is held inline. A small cluster is a sorted vector of exactly
-/// its members (56 bytes each), not a `BTreeMap`, whose first leaf holds room for eleven
-/// (~630 bytes for a cluster of two); a large one is a `BTreeMap`, whose insertions stay
-/// logarithmic.
+/// row is it, `Cluster::Alone`); one page in a cluster another page names is held inline. A
+/// small cluster is a sorted vector of exactly its members (56 bytes each), not a `BTreeMap`,
+/// whose first leaf holds room for eleven (~630 bytes for a cluster of two); a large one is a
+/// `BTreeMap`, whose insertions stay logarithmic.
 #[derive(Debug)]
 enum Members {
     One(MemberKey, MemberValue),
@@ -249,7 +249,7 @@ struct Inner {
     current: Current,
     /// cluster → members (url, page, similarity ppm, leader), but for the clusters that are
     /// one page named by its own id (most pages: a page with no duplicate), which `current`
-    /// alone holds (`Cluster::Alone`): an entry of these took ~150 bytes a page.
+    /// alone holds (`Cluster::Alone`): an entry for each would take ~150 bytes a page.
     members: HashMap<PageId, Members>,
     /// What the gauges and the dashboard read, kept as members come and go: a sample or a
     /// summary costs the clusters it shows, not a pass over every cluster and URL held (at a
