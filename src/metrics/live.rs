@@ -278,7 +278,7 @@ impl Inner {
         let held = self.members.iter().map(|(id, members)| (id, Cluster::Held(members)));
         let alone = self
             .current
-            .values()
+            .iter()
             .filter(|row| {
                 row.assignment.cluster == row.page && !self.members.contains_key(&row.page)
             })
@@ -666,7 +666,7 @@ impl Live {
     pub fn find(&self, query: &str, limit: usize) -> Value {
         let inner = self.inner.lock().expect("live lock");
         let mut found: Vec<&ClusterRow> =
-            inner.current.values().filter(|r| r.url.contains(query)).collect();
+            inner.current.iter().filter(|r| r.url.contains(query)).collect();
         found.sort_unstable_by(|a, b| (&*a.url != query, &a.url).cmp(&(&*b.url != query, &b.url)));
         let matches: Vec<Value> = found
             .iter()
@@ -694,7 +694,7 @@ impl Live {
             crate::explain::Membership { source: "the run".into(), ..Default::default() };
         let clusters: BTreeSet<PageId> = inner
             .current
-            .values()
+            .iter()
             .filter(|r| urls.contains(&&*r.url))
             .map(|r| r.assignment.cluster)
             .collect();
@@ -717,7 +717,7 @@ impl Live {
     /// the clusters from them without a copy of every row.
     pub fn with_rows<R>(&self, f: impl FnOnce(Vec<&ClusterRow>) -> R) -> R {
         let inner = self.inner.lock().expect("live lock");
-        let settled = inner.current.values().filter(|row| !inner.rows_of.contains_key(&row.page));
+        let settled = inner.current.iter().filter(|row| !inner.rows_of.contains_key(&row.page));
         let unsettled =
             inner.rows_of.values().flatten().filter(|(_, count)| *count != 0).map(|(row, _)| row);
         let mut rows: Vec<&ClusterRow> = settled.chain(unsettled).collect();
@@ -736,7 +736,7 @@ impl Live {
         use std::mem::size_of;
         let inner = self.inner.lock().expect("live lock");
         let text = |row: &ClusterRow| 2 * ARC_COUNTS + row.url.len() + row.record_id.len();
-        let current = inner.current.bytes() + inner.current.values().map(text).sum::<usize>();
+        let current = inner.current.bytes() + inner.current.iter().map(text).sum::<usize>();
         let unsettled =
             hash_table(inner.rows_of.capacity(), size_of::<(PageId, Vec<(ClusterRow, isize)>)>())
                 + inner

@@ -6,18 +6,14 @@
 //! template sentence, a page's row. `Compact` keeps those as one small value (`one`), and the
 //! others boxed (`many`), so the common case costs its key and a value, not a whole entry.
 //!
-//! The common entries sit in one vector, found through a table of their places (4 bytes a
-//! bucket; a removed entry's place is taken by the last one). A `HashMap` of them took a
-//! bucket of the entry's size at 7/16 to 7/8 full: for a page's row (88 bytes), 93 MB a worker
-//! at 500,000 pages against about 50. The vector grows by a quarter, so it is at least 4/5
-//! full as it grows.
+//! The common entries sit in one vector, found through a table of their places
+//! (`runtime::placed`).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
-
-use hashbrown::HashTable;
+use std::hash::Hash;
 
 use crate::runtime::hashing::Mixed;
+use crate::runtime::placed::Placed;
 
 /// What an entry narrows to when it is put back.
 pub enum Narrow<O> {
@@ -35,103 +31,16 @@ pub enum Held<'a, O, M> {
     Many(&'a M),
 }
 
-/// Entries by key in one vector, found through a table of their places.
-#[derive(Debug)]
-struct Ones<K, O> {
-    entries: Vec<(K, O)>,
-    places: HashTable<u32>,
-}
-
-impl<K, O> Default for Ones<K, O> {
-    fn default() -> Self {
-        Ones { entries: Vec::new(), places: HashTable::new() }
-    }
-}
-
-fn hash<K: Hash>(key: &K) -> u64 {
-    Mixed.hash_one(key)
-}
-
-impl<K: Hash + Eq, O> Ones<K, O> {
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn get(&self, key: &K) -> Option<&O> {
-        let entries = &self.entries;
-        let at = self.places.find(hash(key), |&at| entries[at as usize].0 == *key)?;
-        Some(&entries[*at as usize].1)
-    }
-
-    fn contains_key(&self, key: &K) -> bool {
-        self.get(key).is_some()
-    }
-
-    /// Holds `value` at `key` (in place of the value held, if any).
-    fn insert(&mut self, key: K, value: O) {
-        let Ones { entries, places } = self;
-        if let Some(&mut at) = places.find_mut(hash(&key), |&at| entries[at as usize].0 == key) {
-            entries[at as usize].1 = value;
-            return;
-        }
-        self.insert_absent(key, value);
-    }
-
-    /// Holds `value` at `key`, which is not held.
-    fn insert_absent(&mut self, key: K, value: O) {
-        let Ones { entries, places } = self;
-        let at = u32::try_from(entries.len()).expect("fewer than 2^32 entries a worker");
-        let hashed = hash(&key);
-        if entries.len() == entries.capacity() {
-            // By a quarter, not twice: the vector is 4/5 full or more as it grows.
-            entries.reserve_exact((entries.len() / 4).max(16));
-        }
-        entries.push((key, value));
-        places.insert_unique(hashed, at, |&at| hash(&entries[at as usize].0));
-    }
-
-    fn remove(&mut self, key: &K) -> Option<O> {
-        let Ones { entries, places } = self;
-        let at = match places.find_entry(hash(key), |&at| entries[at as usize].0 == *key) {
-            Ok(entry) => entry.remove().0 as usize,
-            Err(_) => return None,
-        };
-        let last = entries.len() - 1;
-        if at != last {
-            let moved = places
-                .find_mut(hash(&entries[last].0), |&place| place as usize == last)
-                .expect("the last entry has a place");
-            *moved = at as u32;
-        }
-        let (_, value) = entries.swap_remove(at);
-        if entries.capacity() > 64 && entries.len() < entries.capacity() / 4 {
-            entries.shrink_to(entries.len() * 2);
-            places.shrink_to(entries.len() * 2, |&at| hash(&entries[at as usize].0));
-        }
-        Some(value)
-    }
-
-    fn values(&self) -> impl Iterator<Item = &O> {
-        self.entries.iter().map(|(_, value)| value)
-    }
-
-    /// The vector at its capacity and the table.
-    fn bytes(&self) -> usize {
-        use crate::runtime::footprint::{array, hash_table};
-        array::<(K, O)>(self.entries.capacity()) + hash_table(self.places.capacity(), 4)
-    }
-}
-
 /// Entries by key: the common case as an `O`, the others as a boxed `M`.
 #[derive(Debug)]
 pub struct Compact<K, O, M> {
-    one: Ones<K, O>,
+    one: Placed<(K, O)>,
     many: HashMap<K, Box<M>, Mixed>,
 }
 
 impl<K, O, M> Default for Compact<K, O, M> {
     fn default() -> Self {
-        Compact { one: Ones::default(), many: HashMap::default() }
+        Compact { one: Placed::default(), many: HashMap::default() }
     }
 }
 
@@ -152,7 +61,7 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
         use crate::runtime::footprint::hash_table;
         self.one.bytes()
             + hash_table(self.many.capacity(), std::mem::size_of::<(K, Box<M>)>())
-            + self.one.values().map(one).sum::<usize>()
+            + self.one.iter().map(|(_, value)| one(value)).sum::<usize>()
             + self.many.values().map(|m| std::mem::size_of::<M>() + many(m)).sum::<usize>()
     }
 
@@ -166,18 +75,18 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
         if self.contains(&key) {
             return false;
         }
-        self.one.insert_absent(key, value);
+        self.one.insert_absent((key, value));
         true
     }
 
     /// Whether `key` is held.
     pub fn contains(&self, key: &K) -> bool {
-        self.one.contains_key(key) || self.many.contains_key(key)
+        self.one.get(key).is_some() || self.many.contains_key(key)
     }
 
     /// The entry of `key`, if held.
     pub fn get(&self, key: &K) -> Option<Held<'_, O, M>> {
-        if let Some(value) = self.one.get(key) {
+        if let Some((_, value)) = self.one.get(key) {
             return Some(Held::One(value));
         }
         self.many.get(key).map(|entry| Held::Many(&**entry))
@@ -185,7 +94,7 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
 
     /// Lets `key` go if it holds exactly `value` in the common case; whether it did.
     pub fn remove_one(&mut self, key: &K, value: &O) -> bool {
-        if self.one.get(key) == Some(value) {
+        if self.one.get(key).is_some_and(|(_, held)| held == value) {
             self.one.remove(key);
             return true;
         }
@@ -199,7 +108,7 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
         widen: impl FnOnce(O) -> M,
         fresh: impl FnOnce() -> M,
     ) -> Box<M> {
-        if let Some(value) = self.one.remove(key) {
+        if let Some((_, value)) = self.one.remove(key) {
             return Box::new(widen(value));
         }
         self.many.remove(key).unwrap_or_else(|| Box::new(fresh()))
@@ -210,7 +119,7 @@ impl<K: Hash + Eq, O: PartialEq, M> Compact<K, O, M> {
         match narrow(&entry) {
             Narrow::Gone => {}
             Narrow::One(value) => {
-                self.one.insert(key, value);
+                self.one.insert((key, value));
             }
             Narrow::Many => {
                 self.many.insert(key, entry);
@@ -302,6 +211,6 @@ mod tests {
             };
             assert_eq!(held.as_ref(), oracle.get(&key), "key {key}");
         }
-        assert!(map.one.entries.capacity() < 1_000, "{}", map.one.entries.capacity());
+        assert!(map.one.capacity() < 1_000, "{}", map.one.capacity());
     }
 }

@@ -1,5 +1,6 @@
 //! What the operators share: holding updates until their time is complete (`by_time`), maps
-//! whose common entries stay small (`dense`, `compact`), sorted-list kernels (`sorted`), the word store (`store`), maps whose
+//! whose common entries stay small (`dense`, `compact`), entries found by key in one vector
+//! (`placed`), sorted-list kernels (`sorted`), the word store (`store`), maps whose
 //! entries go to disk past a bound (`spill`),
 //! resident bytes by structure (`footprint`) and stable hashes (`hashing`).
 
@@ -8,6 +9,7 @@ pub mod compact;
 pub mod dense;
 pub mod footprint;
 pub mod hashing;
+pub mod placed;
 pub mod sorted;
 pub mod spill;
 pub mod store;

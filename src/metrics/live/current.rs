@@ -1,93 +1,27 @@
-//! The row each page is shown with, by page: the rows in one vector and a table of their
-//! places, 4 bytes a bucket. A `HashMap<PageId, ClusterRow>` held each page's id twice (the
-//! key, and the row's own) in a 104-byte bucket, and its table is between 7/16 and 7/8 full:
-//! at a million pages, 254 MB against about 100 (the vector grows by a quarter).
+//! The row each page is shown with, by page: the rows in one vector found through a table of
+//! their places (`runtime::placed`), where a `HashMap<PageId, ClusterRow>` holds each page's id
+//! twice (the key, and the row's own) in a 104-byte bucket at 7/16 to 7/8 full: at a million
+//! pages, about 100 MB against 254.
 
-use hashbrown::HashTable;
-
-use dupflow_operators::runtime::hashing::mix64;
+use dupflow_operators::runtime::placed::{KeyOf, Placed};
 use dupflow_operators::PageId;
 
 use crate::types::ClusterRow;
 
+impl KeyOf for ClusterRow {
+    type Key = PageId;
+    fn key(&self) -> &PageId {
+        &self.page
+    }
+}
+
 /// Rows by page: at most one a page.
-#[derive(Default)]
-pub(super) struct Current {
-    rows: Vec<ClusterRow>,
-    /// Each row's place in `rows`, found by its page.
-    places: HashTable<u32>,
-}
-
-fn hash(page: &PageId) -> u64 {
-    mix64(page.hash ^ mix64(page.date))
-}
-
-impl Current {
-    #[cfg(test)]
-    pub fn len(&self) -> usize {
-        self.rows.len()
-    }
-
-    pub fn get(&self, page: &PageId) -> Option<&ClusterRow> {
-        let rows = &self.rows;
-        let at = self.places.find(hash(page), |&at| rows[at as usize].page == *page)?;
-        Some(&rows[*at as usize])
-    }
-
-    /// Holds `row` as its page's (the one held before, if any, out).
-    pub fn insert(&mut self, row: ClusterRow) -> Option<ClusterRow> {
-        let Current { rows, places } = self;
-        let page = row.page;
-        if let Some(&mut at) = places.find_mut(hash(&page), |&at| rows[at as usize].page == page) {
-            return Some(std::mem::replace(&mut rows[at as usize], row));
-        }
-        let at = u32::try_from(rows.len()).expect("fewer than 2^32 rows on a process");
-        if rows.len() == rows.capacity() {
-            // By a quarter, not twice: the vector is 4/5 full or more as it grows.
-            rows.reserve_exact((rows.len() / 4).max(16));
-        }
-        rows.push(row);
-        places.insert_unique(hash(&page), at, |&at| hash(&rows[at as usize].page));
-        None
-    }
-
-    /// Lets go of the row of `page`: the last row takes its place.
-    pub fn remove(&mut self, page: &PageId) -> Option<ClusterRow> {
-        let Current { rows, places } = self;
-        let at = match places.find_entry(hash(page), |&at| rows[at as usize].page == *page) {
-            Ok(entry) => entry.remove().0 as usize,
-            Err(_) => return None,
-        };
-        let last = rows.len() - 1;
-        if at != last {
-            let moved = places
-                .find_mut(hash(&rows[last].page), |&place| place as usize == last)
-                .expect("the last row has a place");
-            *moved = at as u32;
-        }
-        let row = rows.swap_remove(at);
-        if rows.capacity() > 64 && rows.len() < rows.capacity() / 4 {
-            rows.shrink_to(rows.len() * 2);
-            places.shrink_to(rows.len() * 2, |&at| hash(&rows[at as usize].page));
-        }
-        Some(row)
-    }
-
-    /// Every row, in no order.
-    pub fn values(&self) -> std::slice::Iter<'_, ClusterRow> {
-        self.rows.iter()
-    }
-
-    /// The bytes held (not what the rows point to): the vector at its capacity and the table.
-    pub fn bytes(&self) -> usize {
-        use dupflow_operators::runtime::footprint::{array, hash_table};
-        array::<ClusterRow>(self.rows.capacity()) + hash_table(self.places.capacity(), 4)
-    }
-}
+pub(super) type Current = Placed<ClusterRow>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dupflow_operators::runtime::hashing::mix64;
     use std::collections::HashMap;
 
     fn row(page: u64, cluster: u64) -> ClusterRow {
@@ -130,12 +64,12 @@ mod tests {
             let id = row(n, 0).page;
             assert_eq!(current.get(&id), oracle.get(&id), "page {n}");
         }
-        let mut held: Vec<&ClusterRow> = current.values().collect();
+        let mut held: Vec<&ClusterRow> = current.iter().collect();
         let mut expected: Vec<&ClusterRow> = oracle.values().collect();
         held.sort();
         expected.sort();
         assert_eq!(held, expected);
         // Down from thousands of pages to at most 200, the rows' vector let go of most of its room.
-        assert!(current.rows.capacity() < 1_000, "{}", current.rows.capacity());
+        assert!(current.capacity() < 1_000, "{}", current.capacity());
     }
 }
