@@ -22,10 +22,12 @@ pub struct Ingest {
     pub max_page_bytes: usize,
 }
 
-/// A page, and whether its sentences were capped at `max_sentences_per_page`.
+/// A page, whether its sentences were capped at `max_sentences_per_page`, and whether its
+/// markup's nesting was capped (`html::StrippedPage::depth_capped`).
 pub struct Made {
     pub page: Page,
     pub capped: bool,
+    pub depth_capped: bool,
 }
 
 impl Ingest {
@@ -42,7 +44,7 @@ impl Ingest {
             Some(m) => m.stage("split", split),
             None => split(),
         };
-        Made { page, capped }
+        Made { page, capped, depth_capped: stripped.depth_capped }
     }
 
     /// A text corpus row's page (split, no strip), whether its text was cut at

@@ -16,11 +16,14 @@
 //!
 //! Most pages are read by a byte scanner that replays the tree builder's stack (`scan`); the
 //! others, where the tree builder moves or clones nodes, by html5ever (scraper). Both feed the
-//! same extraction (`Extraction`) and give the same text.
+//! same extraction (`Extraction`) and give the same text. Markup nested deeper than 512
+//! elements is read as browsers read it, the deeper elements siblings at the cap (`depth`): a
+//! page's work is bounded by its size.
 
 use ego_tree::iter::Edge;
 use scraper::{Html, Node};
 
+mod depth;
 mod names;
 mod scan;
 mod slim;
@@ -46,6 +49,9 @@ pub struct StrippedPage {
     /// The markup marked the page's main content (`<main>`, `role="main"`) and `blocks` are
     /// it: no navigation, banner or footer is left at their edges.
     pub main_marked: bool,
+    /// The markup nested deeper than `depth::MAX_DEPTH` elements: it was read with the deeper
+    /// elements as siblings at the cap (as browsers read it).
+    pub depth_capped: bool,
 }
 
 /// Where a block lies among the page's landmarks (see [`Landmarks`]).
@@ -259,7 +265,9 @@ pub fn strip_with(html: &str, landmarks: bool) -> StrippedPage {
 /// A page (its raw-text elements cut) parsed by html5ever, the markup the extraction never
 /// reads cut first.
 fn parsed(html: &str, landmarks: bool) -> StrippedPage {
-    extract(&Html::parse_document(&slim_tags(html)), landmarks)
+    let (html, depth_capped) = depth::cap_depth(html);
+    let stripped = extract(&Html::parse_document(&slim_tags(&html)), landmarks);
+    StrippedPage { depth_capped, ..stripped }
 }
 
 /// [`strip`] by the byte scanner alone (`scan`), `None` for a page it leaves to the parser:
@@ -280,7 +288,9 @@ pub fn strip_parsed(html: &str) -> StrippedPage {
 /// reference the slimmed parse is tested against.
 #[doc(hidden)]
 pub fn strip_reference(html: &str) -> StrippedPage {
-    extract(&Html::parse_document(&drop_raw_text_elements(html)), true)
+    let html = drop_raw_text_elements(html);
+    let (html, depth_capped) = depth::cap_depth(&html);
+    StrippedPage { depth_capped, ..extract(&Html::parse_document(&html), true) }
 }
 
 fn extract(document: &Html, landmarks_read: bool) -> StrippedPage {
@@ -392,7 +402,7 @@ impl Extraction {
         let title = self.title.split_whitespace().collect::<Vec<_>>().join(" ");
         let (blocks, main_marked) =
             if landmarks_read { self.builder.main_content() } else { (self.builder.blocks, false) };
-        StrippedPage { title, blocks, lang, main_marked }
+        StrippedPage { title, blocks, lang, main_marked, depth_capped: false }
     }
 }
 

@@ -422,7 +422,7 @@ impl Slimmer<'_> {
 /// `None` for a CDATA section (in foreign content; a comment to the first `>` elsewhere) and
 /// for one the input cuts (an unterminated comment runs to the end). Comments stay: dropping
 /// one could join what is around it (`<` and `p>`, `&am` and `p;`).
-fn declaration_end(bytes: &[u8], open: usize) -> Option<usize> {
+pub(super) fn declaration_end(bytes: &[u8], open: usize) -> Option<usize> {
     if bytes[open..].starts_with(b"<!--") {
         let body = open + 4;
         return if bytes[body..].starts_with(b">") {
