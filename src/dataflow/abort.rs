@@ -5,6 +5,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
+use dupflow_operators::runtime::disk::DiskFailure;
+
 use crate::types::RunError;
 
 #[derive(Debug, Default)]
@@ -57,9 +59,25 @@ pub fn catch_run_panics() {
     });
 }
 
+/// The run's error for a caught panic: a failure of the run's own files (`DiskFailure`) as
+/// itself, any other panic as a worker's (`what` says whose).
+pub fn panic_error(payload: &(dyn std::any::Any + Send), what: &str) -> RunError {
+    match payload.downcast_ref::<DiskFailure>() {
+        Some(failure) => {
+            PANIC_AT.with(|cell| cell.borrow_mut().take());
+            RunError::Disk(failure.0.clone())
+        }
+        None => RunError::Worker(format!("{what} panicked: {}", panic_message(payload))),
+    }
+}
+
 /// A caught panic's message (`&str` or `String` payloads; others are named as such), with its
 /// place when the hook of `catch_run_panics` saw it.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(failure) = payload.downcast_ref::<DiskFailure>() {
+        PANIC_AT.with(|cell| cell.borrow_mut().take());
+        return failure.0.clone();
+    }
     let message = payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

@@ -66,7 +66,8 @@ impl Words {
         let words: Arc<[Word]> = words.into();
         let all = match crate::runtime::store::installed() {
             Some(store) if !words.is_empty() => {
-                let place = store.put(words, true).unwrap_or_else(|e| panic!("{e}"));
+                let place =
+                    store.put(words, true).unwrap_or_else(|e| crate::runtime::disk::fail(e));
                 All::Stored(store, place)
             }
             _ => All::Resident(words),

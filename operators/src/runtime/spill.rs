@@ -468,7 +468,10 @@ impl Run {
 /// A spill file that could not be made, written or read: no input's fault, and nothing can go
 /// on without it. The run reports the panic as its failure, in one line.
 fn fail(path: &Path, what: &str, e: io::Error) -> ! {
-    panic!("an index's spilled keys ({}, unlinked) could not be {what}: {e}", path.display())
+    super::disk::fail(format_args!(
+        "an index's spilled keys ({}, unlinked) could not be {what}: {e}",
+        path.display()
+    ))
 }
 
 /// The entry `i` of a block as read.
@@ -602,7 +605,8 @@ mod tests {
         let mut map = SpillMap::new(Some(spill));
         let failure = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| map.insert(7, 1)))
             .expect_err("no directory");
-        let message = failure.downcast_ref::<String>().expect("a message");
+        let message =
+            &failure.downcast_ref::<super::super::disk::DiskFailure>().expect("a disk failure").0;
         assert!(message.contains("/nonexistent/dupflow/.dupflow-index-"), "{message}");
         assert!(message.contains("could not be made"), "{message}");
     }

@@ -273,7 +273,7 @@ impl<V: ?Sized + Blob> Store<V> {
         if let Some(value) = lock(self.shard(place.at)).get(place.at, self.half_shard) {
             return value;
         }
-        let value = self.read(place).unwrap_or_else(|e| panic!("{e}"));
+        let value = self.read(place).unwrap_or_else(|e| crate::runtime::disk::fail(e));
         let mut shard = lock(self.shard(place.at));
         shard.misses += 1;
         shard.put(place.at, value.clone(), self.half_shard);
@@ -434,7 +434,8 @@ impl<V: ?Sized + Blob> Kept<V> {
     pub fn keep_in(value: Arc<V>, store: Option<&Arc<Store<V>>>, cache: bool) -> Kept<V> {
         match store {
             Some(store) => {
-                let place = store.put(value, cache).unwrap_or_else(|e| panic!("{e}"));
+                let place =
+                    store.put(value, cache).unwrap_or_else(|e| crate::runtime::disk::fail(e));
                 Kept::Stored(store.clone(), place)
             }
             None => Kept::Resident(value),
