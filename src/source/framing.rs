@@ -17,6 +17,9 @@ use super::{RawRecord, RecordError, RecordErrorKind};
 const MAX_HEADER_BYTES: usize = 64 * 1024;
 /// Look-ahead after a record's block: enough for the terminator and the next `WARC/`.
 const LOOKAHEAD: usize = 32;
+/// How far into the block of a record over `max_record_bytes` a record start is looked for
+/// before the record is skipped whole.
+const RESYNC_WINDOW: usize = 1 << 20;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Format {
@@ -249,14 +252,17 @@ impl Framer {
                 "bytes that are not a WARC record were skipped".into(),
             ));
         }
-        let header_len = match header_end(avail) {
+        let header_len = match header_end(&avail[..avail.len().min(MAX_HEADER_BYTES)]) {
             Some(n) => n,
-            None if avail.len() > MAX_HEADER_BYTES => {
+            None if avail.len() >= MAX_HEADER_BYTES => {
                 self.skip_to_next_warc(self.start + 1);
                 return Step::Error(RecordError::new(
-                    RecordErrorKind::InvalidHeader,
+                    RecordErrorKind::HeaderTooLarge,
                     offset,
-                    "no end of the header block".into(),
+                    format!(
+                        "a header block over {} KiB (no blank line ends it within that)",
+                        MAX_HEADER_BYTES / 1024
+                    ),
                 ));
             }
             None => return Step::NeedMore,
@@ -270,6 +276,23 @@ impl Framer {
             }
         };
         if content_length > self.max_record_bytes {
+            // Over the cap: a record to skip, or a damaged length. A record that starts within
+            // the next `RESYNC_WINDOW` bytes (its header whole, as parsed) says the length ran
+            // past the end of its block: reading resumes there.
+            let window = header_len + RESYNC_WINDOW;
+            if avail.len() < window && !(self.eof || self.damage.is_some()) {
+                return Step::NeedMore;
+            }
+            if let Some(at) = embedded_record(&avail[header_len..avail.len().min(window)]) {
+                self.start += header_len + at;
+                return Step::Error(RecordError::new(
+                    RecordErrorKind::BadContentLength,
+                    offset,
+                    format!(
+                        "Content-Length {content_length} runs past the next record, which starts {at} bytes into the block"
+                    ),
+                ));
+            }
             self.start += header_len;
             self.discarding = content_length;
             return Step::Error(RecordError::new(
@@ -292,6 +315,18 @@ impl Framer {
             return Step::NeedMore;
         }
         if avail.len() < needed {
+            // The input ends before the block does: when a whole record stands inside what is
+            // there, the length was wrong (damage to step over), else the record is cut short.
+            if let Some(at) = embedded_record(&avail[header_len..]) {
+                self.start += header_len + at;
+                return Step::Error(RecordError::new(
+                    RecordErrorKind::BadContentLength,
+                    offset,
+                    format!(
+                        "Content-Length {content_length} runs past the end of the input, over the record {at} bytes into the block"
+                    ),
+                ));
+            }
             return Step::Error(self.cut_short(offset));
         }
         // The terminator, then the next record or the end.
@@ -341,9 +376,9 @@ impl Framer {
             if avail.len() > MAX_HEADER_BYTES {
                 self.start = self.buf.len();
                 return Step::Error(RecordError::new(
-                    RecordErrorKind::InvalidHeader,
+                    RecordErrorKind::HeaderTooLarge,
                     offset,
-                    "ARC header line too long".into(),
+                    "an ARC header line over 64 KiB".into(),
                 ));
             }
             return Step::NeedMore;
@@ -416,6 +451,25 @@ fn find_version_line(buf: &[u8]) -> Option<usize> {
             None => return None,
             _ => from = pos + 1,
         }
+    }
+    None
+}
+
+/// Where a whole WARC record starts inside `block` (at a line start, its header block complete
+/// and parsed, with a Content-Length): the sign that a length ran past its record.
+fn embedded_record(block: &[u8]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = find_version_line(&block[from..]) {
+        let pos = from + at;
+        let line_start = pos == 0 || block[pos - 1] == b'\n';
+        if line_start {
+            if let Some(len) = header_end(&block[pos..]) {
+                if len <= MAX_HEADER_BYTES && parse_headers(&block[pos..pos + len]).is_ok() {
+                    return Some(pos);
+                }
+            }
+        }
+        from = pos + 1;
     }
     None
 }
