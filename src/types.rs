@@ -60,6 +60,10 @@ pub enum RunError {
     Checkpoint { path: PathBuf, message: String },
     #[error("cannot write {path}: {error}")]
     Output { path: PathBuf, error: std::io::Error },
+    /// A file of the run's own (a word, page or content store, a spill file) could not be
+    /// made, written or read: the message names the file and the error.
+    #[error("{0}")]
+    Disk(String),
     /// An input could not be read (an I/O error, not a damaged record: those are skipped).
     #[error("cannot read {input}: {message}")]
     Input { input: String, message: String },
@@ -81,6 +85,12 @@ pub enum RunError {
         /// What the method's structures held at their last walk (`memory::state_held`).
         state: String,
     },
+    /// An input a checkpoint read part of is not the one it read (a resume would mix them).
+    #[error(
+        "{input} is not the input the checkpoint read: {why}; put that file back, or start \
+         afresh with an empty checkpoint directory"
+    )]
+    InputChanged { input: String, why: String },
     /// The run was asked to stop and did not finish within the bound.
     #[error("{0}")]
     Stopped(String),

@@ -8,7 +8,7 @@
 
 use std::io::{self, BufRead, BufReader, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::RecordErrorKind;
 
@@ -37,13 +37,49 @@ pub enum Chunk {
     Eof,
 }
 
-/// Shared count of compressed bytes read from the source (for progress and metrics).
+/// Shared count of compressed bytes read from the source (for progress and metrics), and the
+/// CRC-32 of those bytes (a checkpoint's claim on what the input held: `Prefix`).
 #[derive(Clone, Default, Debug)]
-pub struct ByteCounter(Arc<AtomicU64>);
+pub struct ByteCounter {
+    count: Arc<AtomicU64>,
+    digest: Arc<Mutex<crc32fast::Hasher>>,
+}
 
 impl ByteCounter {
     pub fn get(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.count.load(Ordering::Relaxed)
+    }
+
+    /// The bytes read from the source so far: how many, and their CRC-32.
+    pub fn prefix(&self) -> Prefix {
+        let digest = self.digest.lock().expect("digest").clone();
+        Prefix { bytes: digest.total_len(), crc32: digest.finalize() }
+    }
+}
+
+/// The first `bytes` bytes of an input and their CRC-32: what a checkpoint read of it, so that a
+/// resume can tell the same input (perhaps grown) from another one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Prefix {
+    pub bytes: u64,
+    pub crc32: u32,
+}
+
+impl Prefix {
+    /// The prefix of the file at `path` as long as this one, if the file is that long.
+    pub fn of_file(&self, path: &std::path::Path) -> io::Result<Option<Prefix>> {
+        let mut file = std::fs::File::open(path)?.take(self.bytes);
+        let mut digest = crc32fast::Hasher::new();
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = file.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            digest.update(&buf[..n]);
+        }
+        let bytes = digest.total_len();
+        Ok((bytes == self.bytes).then(|| Prefix { bytes, crc32: digest.finalize() }))
     }
 }
 
@@ -55,7 +91,8 @@ struct Counting {
 impl Read for Counting {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
-        self.count.0.fetch_add(n as u64, Ordering::Relaxed);
+        self.count.digest.lock().expect("digest").update(&buf[..n]);
+        self.count.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
     }
 }

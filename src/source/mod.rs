@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-pub use decode::{ByteCounter, Compression, Decoder};
+pub use decode::{ByteCounter, Compression, Decoder, Prefix};
 pub use framing::Framer;
 
 /// Why a stretch of input was skipped. The code is the metric label.
@@ -35,6 +35,8 @@ pub enum RecordErrorKind {
     InvalidZstd,
     GarbageBetweenRecords,
     InvalidHeader,
+    /// A header block longer than the framer reads (64 KiB) without its end.
+    HeaderTooLarge,
     MissingContentLength,
     BadContentLength,
     TruncatedRecord,
@@ -42,11 +44,19 @@ pub enum RecordErrorKind {
     UnsupportedFormat,
     /// A text corpus row that is not a JSON object.
     InvalidJson,
+    /// A Parquet file whose content cannot be read (the file is skipped whole).
+    InvalidParquet,
     /// A text corpus row without its id or text field (or with one of the wrong type).
     MissingField,
 }
 
 impl RecordErrorKind {
+    /// Damage only the end of a stream has: the stream ends inside a record or gzip member.
+    /// Such a record may be whole when the input is read again (a file still being written).
+    pub fn ends_the_input(self) -> bool {
+        matches!(self, RecordErrorKind::TruncatedRecord | RecordErrorKind::TruncatedGzip)
+    }
+
     /// Short code, used as the metric label (`invalid_gzip`, …).
     pub fn code(self) -> &'static str {
         match self {
@@ -57,12 +67,14 @@ impl RecordErrorKind {
             RecordErrorKind::InvalidZstd => "invalid_zstd",
             RecordErrorKind::GarbageBetweenRecords => "garbage_between_records",
             RecordErrorKind::InvalidHeader => "invalid_header",
+            RecordErrorKind::HeaderTooLarge => "header_too_large",
             RecordErrorKind::MissingContentLength => "missing_content_length",
             RecordErrorKind::BadContentLength => "bad_content_length",
             RecordErrorKind::TruncatedRecord => "truncated_record",
             RecordErrorKind::RecordTooLarge => "record_too_large",
             RecordErrorKind::UnsupportedFormat => "unsupported_format",
             RecordErrorKind::InvalidJson => "invalid_json",
+            RecordErrorKind::InvalidParquet => "invalid_parquet",
             RecordErrorKind::MissingField => "missing_field",
         }
     }
@@ -379,6 +391,12 @@ impl Items {
         };
         self.done |= next.is_none();
         next
+    }
+
+    /// The bytes read from the input so far and their digest (`None` for Parquet, read by
+    /// random access).
+    pub fn counter(&self) -> Option<ByteCounter> {
+        self.counter.clone()
     }
 
     /// Compressed bytes read so far.

@@ -290,6 +290,18 @@ mod parquet_rows {
         Column { path: String, column: String, columns: String },
     }
 
+    impl ParquetError {
+        /// What is wrong with the file's content (a damaged file, a missing column), as a
+        /// skipped input's error kind; `None` when the file could not be opened at all.
+        pub fn damage(&self) -> Option<RecordErrorKind> {
+            match self {
+                ParquetError::Open { .. } => None,
+                ParquetError::Read { .. } => Some(RecordErrorKind::InvalidParquet),
+                ParquetError::Column { .. } => Some(RecordErrorKind::MissingField),
+            }
+        }
+    }
+
     /// A column's value at `row` as a string: strings as they are, integers written out.
     pub(crate) fn string_at(array: &dyn Array, row: usize) -> Option<String> {
         use arrow_array::cast::AsArray;

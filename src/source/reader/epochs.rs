@@ -139,6 +139,9 @@ impl ReaderCore {
         // In a cluster every reader writes its positions at each epoch it closes (a checkpoint
         // of process 0's may fall on any).
         let (part, cluster) = (self.part, self.part.processes > 1);
+        if self.checkpoint.is_some() && (marks || cluster) {
+            self.note_read();
+        }
         let checkpoint = match &self.checkpoint {
             Some((dir, _)) => {
                 if marks || cluster {
@@ -173,6 +176,7 @@ impl ReaderCore {
             }
             self.close_epoch_to(at);
         }
+        self.note_read();
         if let (Some((dir, _)), true) = (&self.checkpoint, self.part.processes > 1) {
             let bytes = serde_json::to_vec(&self.progress).expect("progress serializes");
             let path = reader_done_path(dir, self.part.process);

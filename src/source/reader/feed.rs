@@ -15,7 +15,11 @@ fn pump(core: &Core, decoder: source::Decoder, name: &str, settings: &ReadSettin
 }
 
 fn pump_items(core: &Core, mut items: Items, name: &str) {
-    let metrics = lock(core).metrics.clone();
+    let metrics = {
+        let mut c = lock(core);
+        c.reading = items.counter();
+        c.metrics.clone()
+    };
     let mut counted = 0u64;
     while let Some(item) = items.next_item() {
         let mut c = lock(core);
@@ -42,6 +46,16 @@ fn open_failed(core: &Core, name: &str, error: impl std::fmt::Display) {
     let message =
         if message.contains(name) { message } else { format!("cannot open {name}: {message}") };
     lock(core).abort.raise(RunError::Open(message));
+}
+
+/// The kind of damage an input that opened but cannot be read as its format has, if that is
+/// what `error` is (else it is a failure to open it).
+fn damage_of(error: &source::SourceError) -> Option<source::RecordErrorKind> {
+    match error {
+        #[cfg(feature = "parquet")]
+        source::SourceError::Parquet(e) => e.damage(),
+        _ => None,
+    }
 }
 
 /// The wait between polls of a quiet input: deletions, epochs by age and stop requests, until
@@ -174,7 +188,13 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) -> Reade
                 };
                 match items {
                     Ok(items) => pump_items(&core, items, &name),
-                    Err(e) => open_failed(&core, &name, e),
+                    Err(e) => match damage_of(&e) {
+                        // A file whose content is damaged is skipped, counted and named; the
+                        // other inputs are read.
+                        Some(kind) => lock(&core)
+                            .skipped(&source::RecordError::new(kind, 0, e.to_string()), &name),
+                        None => open_failed(&core, &name, e),
+                    },
                 }
                 lock(&core).end_input();
             }

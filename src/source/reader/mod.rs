@@ -138,6 +138,8 @@ pub(crate) struct ReaderCore {
     pub(crate) input_fresh: bool,
     /// Inputs read from their start that held no record.
     pub(crate) empty_inputs: Vec<String>,
+    /// The bytes of the current input read so far (the position's claim on the input).
+    pub(crate) reading: Option<source::ByteCounter>,
 }
 
 /// What a reader thread reports when it ends.
@@ -199,6 +201,7 @@ impl ReaderCore {
             input_records: 0,
             input_fresh: false,
             empty_inputs: Vec::new(),
+            reading: None,
         }
     }
 
@@ -264,9 +267,11 @@ impl ReaderCore {
         self.abort.raise(RunError::Checkpoint { path, message: error.to_string() });
     }
 
-    /// Starts reading input `name`; false when a checkpoint says it was read to its end.
+    /// Starts reading input `name`; false when a checkpoint says it was read to its end (and it
+    /// has not grown since), or when it is not the input the checkpoint read (the run fails).
     fn begin(&mut self, name: &str) -> bool {
         self.input_records = 0;
+        self.reading = None;
         self.input_fresh = !self.progress.inputs.iter().any(|p| p.name == name);
         self.items_before =
             self.progress.inputs.iter().filter(|p| p.name != name).map(|p| p.items).sum();
@@ -274,10 +279,17 @@ impl ReaderCore {
             Some(i) => {
                 let p = &self.progress.inputs[i];
                 self.skip = p.items;
-                if p.done {
-                    return false;
+                match same_input(name, p.read) {
+                    Err(error) => {
+                        self.abort.raise(error);
+                        return false;
+                    }
+                    // Read to its end and not grown since.
+                    Ok(false) if p.done => return false,
+                    Ok(_) => {}
                 }
-                let p = self.progress.inputs.remove(i);
+                let mut p = self.progress.inputs.remove(i);
+                p.done = false;
                 self.progress.inputs.push(p);
             }
             None => {
@@ -286,15 +298,28 @@ impl ReaderCore {
                     name: name.to_string(),
                     items: 0,
                     done: false,
+                    read: None,
                 });
             }
         }
         true
     }
 
+    /// The current input's position takes the bytes read of it so far (written with the
+    /// positions at a checkpoint).
+    pub(crate) fn note_read(&mut self) {
+        if let (Some(counter), Some(p)) = (&self.reading, self.progress.inputs.last_mut()) {
+            if self.skip == 0 {
+                p.read = Some(counter.prefix());
+            }
+        }
+    }
+
     /// The current input was read to its end, unless a stop or the run's failure cut it short:
     /// then it is not marked done, and a resume reads on from its position.
     fn end_input(&mut self) {
+        self.note_read();
+        self.reading = None;
         if follow::stop_requested() || self.abort.raised() {
             return;
         }
@@ -351,6 +376,17 @@ impl ReaderCore {
     }
 
     fn item(&mut self, item: Result<RawRecord, source::RecordError>, name: &str) {
+        // A record the input ends inside is not a position: a stopped follower's file (or a
+        // file a batch run met cut short) may be whole when the run resumes, and the record is
+        // read then. It is damage only if nothing more comes; at a stop it is no error at all.
+        if let Err(error) = &item {
+            if error.kind.ends_the_input() {
+                if !follow::stop_requested() {
+                    self.skipped(error, name);
+                }
+                return;
+            }
+        }
         if !self.advance() {
             return;
         }
@@ -387,20 +423,46 @@ impl ReaderCore {
                     message: error.message.clone(),
                 });
             }
-            Err(error) => {
-                self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
-                if self.printed < 20 {
-                    tracing::warn!("{name}: skipped {error}");
-                    self.printed += 1;
-                } else if self.printed == 20 {
-                    tracing::warn!("further skipped records are counted, not printed");
-                    self.printed += 1;
-                }
-            }
+            Err(error) => self.skipped(&error, name),
         }
         if self.in_epoch >= self.policy.records {
             self.close_epoch();
         }
+    }
+
+    /// A skipped stretch of input: counted by kind, and the first 20 said.
+    pub(crate) fn skipped(&mut self, error: &source::RecordError, name: &str) {
+        self.metrics.inc(metrics::RECORD_ERRORS, error.kind.code());
+        if self.printed < 20 {
+            tracing::warn!("{name}: skipped {error}");
+            self.printed += 1;
+        } else if self.printed == 20 {
+            tracing::warn!("further skipped records are counted, not printed");
+            self.printed += 1;
+        }
+    }
+}
+
+/// Whether the file `name` is the input a checkpoint read `read` of: `Ok(true)` when it has grown
+/// past it, `Ok(false)` when it is as it was; an error naming what differs when its first bytes
+/// are not those the checkpoint read. Inputs that are not files (stdin, a range of a file, an
+/// embedded one) and positions without a digest are taken as they are.
+fn same_input(name: &str, read: Option<source::Prefix>) -> Result<bool, RunError> {
+    let path = std::path::Path::new(name);
+    let Some(read) = read.filter(|_| path.is_file()) else { return Ok(false) };
+    let changed = |why: String| RunError::InputChanged { input: name.to_string(), why };
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    match read.of_file(path) {
+        Ok(Some(now)) if now == read => Ok(size > read.bytes),
+        Ok(Some(_)) => Err(changed(format!(
+            "its first {} bytes differ from those the checkpoint read",
+            read.bytes
+        ))),
+        Ok(None) => Err(changed(format!(
+            "it is {size} bytes, shorter than the {} the checkpoint read",
+            read.bytes
+        ))),
+        Err(error) => Err(changed(format!("it cannot be read: {error}"))),
     }
 }
 
