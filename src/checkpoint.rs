@@ -19,7 +19,9 @@
 //! jumped over the checkpoint's epoch (epochs advance in step with the cluster's fastest) is
 //! described by its first position file past it: it sent nothing in between.
 //! Save and restore of those parts live here too: the worker loop calls `save_part` at a
-//! checkpoint epoch and `restore_pages` / `restore_revisits` when it resumes.
+//! checkpoint epoch and `restore_pages` / `restore_revisits` when it resumes. `provenance`: what
+//! a manifest says of how its pages and clusters were made (a resume must make them the same
+//! way); `lock`: one run at a time in a directory.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,6 +33,12 @@ use crate::source::current::CurrentPages;
 use crate::source::http::Revisit;
 use crate::types::RunError;
 
+mod lock;
+mod provenance;
+
+pub use lock::{lock, DirLock};
+pub use provenance::{method_key, settings_changed, shaping_settings, Provenance, METHOD_VERSION};
+
 /// How far the reader got in one input (a checkpoint's offsets: records framed, skipped on
 /// resume without being parsed).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +49,10 @@ pub struct InputProgress {
     pub items: u64,
     /// Read to its end (a followed file once a later file exists).
     pub done: bool,
+    /// The bytes of the input read when the position was taken, and their digest: a resume
+    /// reads on only from the same input (grown or not), and refuses another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<crate::source::Prefix>,
 }
 
 /// The reader's part of a checkpoint.
@@ -79,6 +91,11 @@ pub struct Manifest {
     /// the key existed).
     #[serde(default)]
     pub method: u64,
+    /// Every setting that shapes a page or a verdict, by `section.key` (`shaping_settings`): a
+    /// resume with another value is refused with the setting named. Empty, absent: written
+    /// before the settings were kept (then `method` alone is checked).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub settings: BTreeMap<String, String>,
     /// The format of the checkpoint's files (`FORMAT`; 0, absent: without checksums).
     #[serde(default)]
     pub format: u32,
@@ -150,32 +167,6 @@ pub const FORMAT: u32 = 2;
 /// The previous committed checkpoint's manifest, kept until the next one is committed.
 pub const PREVIOUS: &str = "checkpoint.previous.json";
 
-/// The version of the method's rules, raised whenever a release forms other clusters from the
-/// same pages and settings: 2, template inside a page's own text stays in it; 3, landmarks and
-/// the template at the edges of a marked main content (held pages carry `main_marked`); 4,
-/// per-sentence groups compare only the pairs whose sentences may reach τ; 5, a
-/// template-dominated page leaves out the template far more frequent than its text, a
-/// listing's repeated entries stay in its text, a pair shares `min_longer_share` of the
-/// longer page, and an `<aside>` is left out wherever it is.
-pub const METHOD_VERSION: u64 = 5;
-
-/// A stable key of what decides the clusters: `METHOD_VERSION`, the method's settings
-/// (`[template]`, `[fingerprint]`, `[candidates]`, `[verify]`) and which URLs name one page
-/// (`[urls]`: the held pages are keyed by it). A checkpoint's change stream can only
-/// be continued by a dataflow that forms the same clusters from the pages it restores.
-/// `template.refresh_epochs` is not part of it: a checkpoint falls just after a refresh, where
-/// the clusters are those of its pages whatever the refreshes (`template::checkpoint_epoch`).
-pub fn method_key(
-    method: &dupflow_operators::MethodConfig,
-    urls: &crate::source::urls::UrlConfig,
-) -> u64 {
-    let mut method = method.clone();
-    method.template.refresh_epochs = 1;
-    let settings = serde_json::to_string(&method).expect("the method's settings serialize");
-    let urls = serde_json::to_string(urls).expect("the URL settings serialize");
-    dupflow_operators::runtime::hashing::stable_hash(&format!("{METHOD_VERSION} {settings} {urls}"))
-}
-
 /// The cluster ids of this version's change stream: each cluster named by its anchor
 /// (`PageId::anchor_key`). A checkpoint with other ids cannot be continued: its stream's rows
 /// would not be retracted by this version's.
@@ -200,16 +191,30 @@ impl Manifest {
         &self,
         processes: usize,
         readers: usize,
-        method: u64,
+        run: &Provenance,
         path: &Path,
     ) -> Result<(), RunError> {
+        let changed = if self.settings.is_empty() {
+            Vec::new()
+        } else {
+            settings_changed(&self.settings, &run.settings)
+        };
+        if !changed.is_empty() {
+            return Err(RunError::Checkpoint {
+                path: path.to_path_buf(),
+                message: format!(
+                    "written with other settings ({}): its pages and change stream were made with those, so it cannot be continued with these; resume with the checkpoint's settings, or start the run afresh",
+                    changed.join("; ")
+                ),
+            });
+        }
         if self.cluster_ids != CLUSTER_IDS {
             return Err(RunError::Checkpoint {
                 path: path.to_path_buf(),
                 message: "written by an earlier dupflow, whose change stream named clusters by their earliest page; this one names them by their anchor (a member chosen by a hash of URL and record id), so the stream cannot be continued: start the run afresh".to_string(),
             });
         }
-        if self.method != method {
+        if self.method != run.method {
             return Err(RunError::Checkpoint {
                 path: path.to_path_buf(),
                 message: "written with another method (an earlier dupflow's rules, or other [template], [fingerprint], [candidates], [verify] or [urls] settings): its change stream holds clusters this run would form otherwise, so it cannot be continued; resume with the settings and version it was written with, or start the run afresh".to_string(),
@@ -376,7 +381,13 @@ pub fn open(dir: Option<&Path>) -> Result<Option<Manifest>, RunError> {
     let Some(dir) = dir else { return Ok(None) };
     std::fs::create_dir_all(dir).map_err(failed(dir.to_path_buf()))?;
     let newest = match load_manifest(dir) {
-        Ok(None) => return Ok(None),
+        // No manifest and no previous one: a new directory. A previous one alone means the
+        // newest was removed: resumed from the previous, as from a damaged newest.
+        Ok(None) if !dir.join(PREVIOUS).exists() => return Ok(None),
+        Ok(None) => Err(RunError::Checkpoint {
+            path: dir.join(MANIFEST),
+            message: "missing, though the previous checkpoint's manifest is there".into(),
+        }),
         Ok(Some(manifest)) => verify(dir, &manifest).map(|()| manifest),
         Err(error) => Err(error),
     };
@@ -398,6 +409,20 @@ pub fn open(dir: Option<&Path>) -> Result<Option<Manifest>, RunError> {
     write_atomic(&dir.join(MANIFEST), &bytes).map_err(failed(dir.join(MANIFEST)))?;
     remove_files(dir, |epoch| epoch > manifest.epoch, |_| true);
     Ok(Some(manifest))
+}
+
+/// Removes the files of a checkpoint begun and not committed (of epochs past the committed
+/// one's, or all of them when none was committed): a failed run leaves the directory as its
+/// last commit left it.
+pub fn discard_uncommitted(dir: &Path) {
+    let committed = match load_manifest(dir) {
+        Ok(Some(manifest)) => Some(manifest.epoch),
+        Ok(None) if !dir.join(PREVIOUS).exists() => None,
+        // A damaged or missing manifest beside a previous one: nothing is removed, the next
+        // resume says what it finds.
+        _ => return,
+    };
+    remove_files(dir, |epoch| committed.is_none_or(|c| epoch > c), |_| false);
 }
 
 /// Removes the checkpoint's epoch-numbered files (`part-`, `revisits-`, `sums-`, `reader-`,
@@ -566,42 +591,13 @@ mod tests {
         let path = Path::new("state");
         let written =
             Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: 7, ..Manifest::default() };
-        assert!(written.check_shape(1, 1, 7, path).is_ok());
+        let run = Provenance { method: 7, ..Provenance::default() };
+        assert!(written.check_shape(1, 1, &run, path).is_ok());
         // A manifest of an earlier version has no `cluster_ids`.
         let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
         json.as_object_mut().unwrap().remove("cluster_ids");
         let old: Manifest = serde_json::from_value(json).unwrap();
-        let err = old.check_shape(1, 1, 7, path).unwrap_err().to_string();
+        let err = old.check_shape(1, 1, &run, path).unwrap_err().to_string();
         assert!(err.contains("earliest page") && err.contains("afresh"), "{err}");
-    }
-
-    #[test]
-    fn a_checkpoint_of_another_method_is_refused_with_a_reason() {
-        use dupflow_operators::MethodConfig;
-        let path = Path::new("state");
-        let method = MethodConfig::default();
-        let urls = crate::source::urls::UrlConfig::default();
-        let key = method_key(&method, &urls);
-        assert_eq!(key, method_key(&MethodConfig::default(), &urls), "stable");
-        let mut other = method.clone();
-        other.template.interior_run_units = 0;
-        assert_ne!(method_key(&other, &urls), key);
-        // Template refreshes are not part of it: a checkpoint falls just after one.
-        let mut refreshed = method.clone();
-        refreshed.template.refresh_epochs = 8;
-        assert_eq!(method_key(&refreshed, &urls), key);
-        let exact = crate::source::urls::UrlConfig { normalize: false, ..urls.clone() };
-        assert_ne!(method_key(&method, &exact), key, "the URLs' identity is part of it");
-        let written =
-            Manifest { parts: 2, cluster_ids: CLUSTER_IDS, method: key, ..Manifest::default() };
-        assert!(written.check_shape(1, 1, key, path).is_ok());
-        let err =
-            written.check_shape(1, 1, method_key(&other, &urls), path).unwrap_err().to_string();
-        assert!(err.contains("another method") && err.contains("afresh"), "{err}");
-        // A manifest without the key is refused too.
-        let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
-        json.as_object_mut().unwrap().remove("method");
-        let old: Manifest = serde_json::from_value(json).unwrap();
-        assert!(old.check_shape(1, 1, key, path).is_err());
     }
 }

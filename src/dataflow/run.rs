@@ -109,6 +109,21 @@ impl RunOptions {
 /// Runs the pipeline over the feed (to its end, or until a stop request) and returns process
 /// 0's output.
 pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
+    // One run at a time in a checkpoint directory: held until the run returns. A run that fails
+    // leaves its checkpoint as it was committed: the files of one it had begun are removed (in
+    // a cluster, process 0's commit decides, and the next run's resume removes them).
+    let Some(dir) = options.checkpoint.clone() else { return run_held(options) };
+    let _held = checkpoint::lock(&dir, options.process)?;
+    let alone = options.processes <= 1;
+    let result = run_held(options);
+    if result.is_err() && alone {
+        checkpoint::discard_uncommitted(&dir);
+    }
+    result
+}
+
+/// [`run`], its checkpoint directory (if any) held.
+fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
     let started = Instant::now();
     super::abort::catch_run_panics();
     let registry = options.live.registry.clone();
@@ -138,9 +153,8 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             worker::work(timely, &shared)
         }));
-        let result = result.unwrap_or_else(|panic| {
-            Err(RunError::Worker(format!("a worker panicked: {}", panic_message(&*panic))))
-        });
+        let result =
+            result.unwrap_or_else(|panic| Err(super::abort::panic_error(&*panic, "a worker")));
         let result = result.map_err(|error| {
             // The first failure of the run is kept; the others follow from it. The dataflow is
             // dropped, not drained: its peers are leaving too.
@@ -285,7 +299,7 @@ fn resume_point(options: &RunOptions) -> Result<Option<Manifest>, RunError> {
         m.check_shape(
             options.processes,
             options.readers().1,
-            checkpoint::method_key(&options.config.method(), &options.config.urls),
+            &checkpoint::Provenance::of(&options.config),
             dir,
         )?;
     }
@@ -449,10 +463,7 @@ fn start_readers(
                     read_feed(feed, core, settings)
                 }));
                 read.unwrap_or_else(|panic| {
-                    abort.raise(RunError::Worker(format!(
-                        "the reader panicked: {}",
-                        panic_message(&*panic)
-                    )));
+                    abort.raise(super::abort::panic_error(&*panic, "the reader"));
                     ReaderReport::default()
                 })
             })

@@ -115,10 +115,8 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     let method = cx.pipeline.method();
     let (mut input, probe, collected, mut transport) = build(worker, cx, &method, receivers.len());
     let sink = if index == cx.first_worker {
-        let checkpoint = cx
-            .checkpoint
-            .clone()
-            .map(|dir| (dir, crate::checkpoint::method_key(&method, &cx.pipeline.urls)));
+        let checkpoint =
+            cx.checkpoint.clone().map(|dir| (dir, crate::checkpoint::Provenance::of(&cx.pipeline)));
         Some(Sink::new(
             cx.out.clone(),
             cx.restore.as_ref(),
@@ -195,6 +193,10 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     {
         std::thread::sleep(Duration::from_millis(20));
         progress.note(&probe)?;
+    }
+    // The change stream is whole where the run ends: its file is still the one written.
+    if let Some(sink) = &progress.sink {
+        sink.check_changes_file()?;
     }
     let sink = progress.sink.as_ref();
     Ok(Finished {
@@ -573,6 +575,9 @@ impl<'a> Ingest<'a> {
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if truncated {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");
+        }
+        if made.depth_capped {
+            metrics.inc(metrics::CAPS, "max_nesting_depth");
         }
         count_long_sentences(metrics, &page);
         page

@@ -43,23 +43,23 @@ pub(crate) struct Sink {
     readers: usize,
     /// Process 0, several readers: checkpoints whose other shares may not be on disk yet.
     uncommitted: Vec<u64>,
-    /// `checkpoint::method_key` of this run: written into every manifest.
-    method: u64,
+    /// How this run makes pages and clusters: written into every manifest.
+    provenance: checkpoint::Provenance,
 }
 
 impl Sink {
     pub(crate) fn new(
         out: Option<PathBuf>,
         manifest: Option<&Manifest>,
-        // The checkpoint directory, and the run's `checkpoint::method_key` its manifests carry.
-        checkpoint: Option<(PathBuf, u64)>,
+        // The checkpoint directory, and the run's provenance its manifests carry.
+        checkpoint: Option<(PathBuf, checkpoint::Provenance)>,
         peers: usize,
         live: Arc<Live>,
         shard: crate::sink::Shard,
         readers: usize,
     ) -> Result<Sink, RunError> {
-        let (checkpoint, method) =
-            checkpoint.map_or((None, 0), |(dir, method)| (Some(dir), method));
+        let (checkpoint, provenance) =
+            checkpoint.map_or((None, Default::default()), |(dir, p)| (Some(dir), p));
         let mut changes = None;
         let mut changes_bytes = 0;
         if let Some(dir) = &out {
@@ -72,8 +72,18 @@ impl Sink {
                 .truncate(false)
                 .open(&path)
                 .map_err(fail(path.clone()))?;
-            // A resumed run continues the change stream where its checkpoint ended it.
+            // A resumed run continues the change stream where its checkpoint ended it: the
+            // stream must hold at least that much (what a crash wrote after it is cut off).
             changes_bytes = manifest.map_or(0, |m| m.changes_bytes_of(shard.index));
+            let found = file.metadata().map_err(fail(path.clone()))?.len();
+            if found < changes_bytes {
+                return Err(RunError::Checkpoint {
+                    path: path.clone(),
+                    message: format!(
+                        "the change stream is {found} bytes, shorter than the {changes_bytes} the checkpoint continues from (deleted or cut since): the changes of the earlier epochs are gone, so the stream cannot be continued; put the file back, or start afresh with an empty checkpoint directory and output"
+                    ),
+                });
+            }
             file.set_len(changes_bytes).map_err(fail(path.clone()))?;
             let mut file = std::io::BufWriter::new(file);
             use std::io::Seek as _;
@@ -96,7 +106,7 @@ impl Sink {
             shard,
             readers,
             uncommitted: Vec::new(),
-            method,
+            provenance,
         })
     }
 
@@ -119,6 +129,9 @@ impl Sink {
     /// Writes every pending epoch before `frontier`.
     pub(crate) fn flush_before(&mut self, frontier: u64) -> Result<(), RunError> {
         use std::io::Write as _;
+        if self.written < frontier {
+            self.check_changes_file()?;
+        }
         let share_times: Vec<u64> =
             self.pending_shares.range(..frontier).map(|(t, _)| *t).collect();
         for time in share_times {
@@ -160,9 +173,13 @@ impl Sink {
                     serde_json::to_writer(&mut bytes, line).expect("change serializes");
                     bytes.push(b'\n');
                 }
-                file.write_all(&bytes)
-                    .map_err(|error| RunError::Output { path: path.clone(), error })?;
-                file.flush().map_err(|error| RunError::Output { path: path.clone(), error })?;
+                let written = file.write_all(&bytes).and_then(|()| file.flush());
+                if let Err(error) = written {
+                    // An epoch's lines are written whole or not at all: what part of them
+                    // reached the file (a full disk) is cut off again.
+                    let _ = file.get_ref().set_len(self.changes_bytes);
+                    return Err(RunError::Output { path: path.clone(), error });
+                }
                 self.changes_bytes += bytes.len() as u64;
             }
         }
@@ -191,6 +208,33 @@ impl Sink {
             self.written += 1;
         }
         Ok(())
+    }
+
+    /// The change stream's file is still where the run writes it: a file (or its directory)
+    /// removed while the run holds it open takes every later change with it, unseen, so the run
+    /// stops at the first epoch after.
+    pub(crate) fn check_changes_file(&self) -> Result<(), RunError> {
+        use std::os::unix::fs::MetadataExt as _;
+        let Some((path, file)) = &self.changes else { return Ok(()) };
+        let removed = |why: &str| RunError::Output {
+            path: path.clone(),
+            error: std::io::Error::new(std::io::ErrorKind::NotFound, why.to_string()),
+        };
+        let open = file
+            .get_ref()
+            .metadata()
+            .map_err(|error| RunError::Output { path: path.clone(), error })?;
+        if open.nlink() == 0 {
+            return Err(removed(
+                "removed while the run writes it (the output directory was deleted or moved)",
+            ));
+        }
+        match std::fs::metadata(path) {
+            Ok(named) if named.ino() == open.ino() && named.dev() == open.dev() => Ok(()),
+            _ => Err(removed(
+                "no longer the file the run writes (the output directory was moved or replaced)",
+            )),
+        }
     }
 
     /// One past the latest epoch with updates not yet written, if any.
@@ -243,7 +287,8 @@ impl Sink {
                 readers: Vec::new(),
                 shards: Vec::new(),
                 cluster_ids: CLUSTER_IDS,
-                method: self.method,
+                method: self.provenance.method,
+                settings: self.provenance.settings.clone(),
                 format: FORMAT,
                 files: checkpoint::collect_sums(&dir, epoch, self.peers)?,
                 crc32: 0,
@@ -288,7 +333,8 @@ impl Sink {
                 readers,
                 shards,
                 cluster_ids: CLUSTER_IDS,
-                method: self.method,
+                method: self.provenance.method,
+                settings: self.provenance.settings.clone(),
                 format: FORMAT,
                 files: checkpoint::collect_sums(&dir, epoch, self.peers)?,
                 crc32: 0,
