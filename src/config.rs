@@ -135,7 +135,8 @@ pub struct MetricsConfig {
     pub max_body_bytes: u64,
     /// Connections served at once; one more is closed at once (counted).
     pub max_connections: usize,
-    /// Deadline for reading a request (head and body) and for writing its response.
+    /// Deadline for reading a request's body and for writing its response (its head: at most
+    /// 2 s).
     pub request_timeout_ms: u64,
     /// Checks waiting or running at once beyond which `POST /api/check` answers 503.
     pub check_queue: usize,

@@ -10,7 +10,9 @@
 //! `max_body_bytes` is refused (413) before it is read, and checks run on blocking threads
 //! behind a bounded queue (503 with `Retry-After` when full) with a time limit (504); so do
 //! comparisons, which read the two pages' hosts from the inputs again. Scrapes and the
-//! dashboard are answered from the async threads and never wait for a check.
+//! dashboard are answered from the async threads and never wait for a check; a request's head
+//! must come within 2 s, and a few connections past `max_connections` are kept for scrapes, so
+//! idle sockets cannot stop them.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -122,18 +124,33 @@ pub fn serve(
     Ok(bound)
 }
 
+/// Connections kept for scrapes (`GET /metrics`) past `max_connections`: a client that fills
+/// the others (idle sockets, stalled uploads) does not stop the run's monitoring.
+const SCRAPE_CONNECTIONS: usize = 4;
+
+/// The deadline for a request's head (its request line and headers), at most: a client sends
+/// them at once, and a socket that sends nothing gives its place back within it.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(2);
+
 async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
     let connections = Arc::new(Semaphore::new(state.limits.max_connections));
+    let scrapes = Arc::new(Semaphore::new(SCRAPE_CONNECTIONS));
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             // Out of file descriptors and the like: wait a little rather than spin.
             tokio::time::sleep(Duration::from_millis(10)).await;
             continue;
         };
-        let Ok(permit) = connections.clone().try_acquire_owned() else {
-            state.live.registry.inc(super::HTTP_REFUSED, "connections");
-            drop(stream);
-            continue;
+        let (permit, scrape_only) = match connections.clone().try_acquire_owned() {
+            Ok(permit) => (permit, false),
+            Err(_) => match scrapes.clone().try_acquire_owned() {
+                Ok(permit) => (permit, true),
+                Err(_) => {
+                    state.live.registry.inc(super::HTTP_REFUSED, "connections");
+                    drop(stream);
+                    continue;
+                }
+            },
         };
         let state = state.clone();
         tokio::spawn(async move {
@@ -143,13 +160,22 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<State>) {
             let refused = state.live.registry.clone();
             let service = hyper::service::service_fn(move |request| {
                 let state = state.clone();
-                async move { Ok::<_, Infallible>(respond(request, &state).await) }
+                async move {
+                    if scrape_only && request.uri().path() != "/metrics" {
+                        state.live.registry.inc(super::HTTP_REFUSED, "connections");
+                        let mut busy =
+                            error(StatusCode::SERVICE_UNAVAILABLE, "too many connections");
+                        busy.headers_mut().insert(RETRY_AFTER, HeaderValue::from_static("1"));
+                        return Ok::<_, Infallible>(busy);
+                    }
+                    Ok::<_, Infallible>(respond(request, &state).await)
+                }
             });
             // One request a connection (no keep-alive): the connection's whole life is then
             // bounded by the head deadline, the body deadline, the check's limit and the write.
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(timeout)
+                .header_read_timeout(timeout.min(HEAD_TIMEOUT))
                 .keep_alive(false)
                 .serve_connection(io, service);
             let lifetime = timeout * 3 + check_timeout;
