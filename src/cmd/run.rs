@@ -150,8 +150,12 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     // Outputs are on disk: the live view says "finished".
     live.finish();
     if linger > 0 && !address.is_empty() {
-        tracing::info!("serving for {linger} more seconds");
-        std::thread::sleep(std::time::Duration::from_secs(linger));
+        tracing::info!("serving for {linger} more seconds (Ctrl-C ends it)");
+        // The outputs are whole: SIGINT or SIGTERM ends the lingering at once, exit code 0.
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(linger);
+        while std::time::Instant::now() < until && !source::follow::stop_requested() {
+            std::thread::sleep(source::follow::POLL);
+        }
     }
     sampler.stop();
     if strict && !nothing.is_empty() {
