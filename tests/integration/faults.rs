@@ -248,6 +248,9 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
             run(&["run", s(&input), "--config", s(&config), "--out", s(&full.0), "--quiet"], &[]);
         rows.push(failed("output disk full", &output, secs, &[&full.0], "No space left"));
         assert!(secs < 2.0 + 1.0, "the run stops at once: {secs} s");
+        // The change stream holds whole lines: an epoch's lines the disk cut are rolled back.
+        let changes = std::fs::read(full.0.join("changes.jsonl")).unwrap_or_default();
+        assert!(changes.is_empty() || changes.ends_with(b"\n"), "changes.jsonl cut mid-line");
     }
     if let Some(full) = Tmpfs::mount(&dir.join("full-checkpoint"), 256, 32) {
         let (output, secs) = run(
@@ -269,6 +272,24 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
             &[&full.0, &dir.join("out-c")],
             "No space left",
         ));
+        // No file of a checkpoint begun and not committed is left.
+        let state = full.0.join("state");
+        let committed = manifest_epoch(&state);
+        let uncommitted: Vec<String> = std::fs::read_dir(&state)
+            .map(|d| {
+                d.flatten().map(|e| e.file_name().to_string_lossy().to_string()).collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|name| {
+                let epoch = ["part-", "revisits-", "sums-", "reader-"]
+                    .iter()
+                    .find_map(|p| name.strip_prefix(p))
+                    .and_then(|rest| rest.split(['-', '.']).next()?.parse::<u64>().ok());
+                epoch.is_some_and(|e| committed.is_none_or(|c| e > c))
+            })
+            .collect();
+        assert!(uncommitted.is_empty(), "uncommitted checkpoint files left: {uncommitted:?}");
     }
 
     // The word store's disk fills (`run.word_store_dir`): the worker that cannot write a
@@ -280,7 +301,13 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
         let out = dir.join("out-w");
         let (output, secs) =
             run(&["run", s(&input), "--config", s(&config), "--out", s(&out), "--quiet"], &[]);
-        rows.push(failed("word store disk full", &output, secs, &[&full.0, &out], "No space left"));
+        let row = failed("word store disk full", &output, secs, &[&full.0, &out], "No space left");
+        assert!(
+            !row.line.contains("panicked") && row.line.contains(s(&full.0)),
+            "the store's file and its error are named, not a panic: {}",
+            row.line
+        );
+        rows.push(row);
     }
 
     // The run's resident memory passes run.memory_limit_mb: it stops at once, with one line,
@@ -471,7 +498,10 @@ fn damaged_checkpoints_are_refused_or_fall_back_never_resumed_silently() {
             if !keep_previous {
                 let _ = std::fs::remove_file(copy.join("checkpoint.previous.json"));
             }
+            // The checkpoint's outputs go with it: a resume continues its change stream.
             let out = dir.join(format!("out-{trial}"));
+            std::fs::create_dir_all(&out).unwrap();
+            std::fs::copy(whole.join("changes.jsonl"), out.join("changes.jsonl")).unwrap();
             let (output, _) =
                 run(&[&base[..], &["--out", s(&out), "--checkpoint", s(&copy)]].concat(), &[]);
             let stderr = String::from_utf8_lossy(&output.stderr).to_string();

@@ -291,6 +291,30 @@ fn scrapes_answer_within_a_second_while_clients_stall_and_checks_run() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// As many idle sockets as `max_connections` (connected, sending nothing): a scrape still
+/// answers at once (a few connections are kept for scrapes), another request meets 503 until
+/// the idle ones reach the 2 s head deadline and give their places back.
+#[test]
+fn idle_sockets_do_not_starve_scrapes() {
+    let dir = temp_dir("idle");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
+    let run = start(&input, "", &dir, &[]);
+    let a = run.address.as_str();
+    let idle: Vec<TcpStream> = (0..64).map(|_| TcpStream::connect(a).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, body, took) = request(a, "GET /metrics HTTP/1.1", b"");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("dupflow_records_total"));
+    assert!(took < Duration::from_secs(1), "the scrape took {took:?}");
+    let (status, _, _) = request(a, "GET /api/summary HTTP/1.1", b"");
+    assert_eq!(status, 503, "past max_connections, only scrapes are served");
+    std::thread::sleep(Duration::from_millis(2500));
+    let (status, _, took) = request(a, "GET /api/summary HTTP/1.1", b"");
+    assert_eq!(status, 200, "the idle sockets gave their places back");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    drop(idle);
+}
+
 #[test]
 fn a_non_loopback_address_without_a_token_is_warned_about() {
     // Bound on every interface of this machine; nothing is sent to it.
@@ -310,4 +334,30 @@ fn a_non_loopback_address_without_a_token_is_warned_about() {
     assert!(child.wait().unwrap().success());
     assert!(lines.iter().any(|l| l.contains("needs no token")), "{lines:?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGINT while a finished run lingers to serve its endpoint ends it at once with exit code 0:
+/// its outputs are whole.
+#[test]
+fn a_signal_during_the_linger_ends_it_at_once() {
+    let dir = temp_dir("linger");
+    let input = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
+    let mut run = start(&input, "", &dir, &[]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !finished(&run.address) {
+        assert!(Instant::now() < deadline, "the run did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let sent = Command::new("kill").args(["-INT", &run.child.id().to_string()]).status().unwrap();
+    assert!(sent.success());
+    let signalled = Instant::now();
+    let status = loop {
+        if let Some(status) = run.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(signalled.elapsed() < Duration::from_secs(5), "still lingering after SIGINT");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "exit code 0: {status}");
+    assert!(dir.join("out/clusters.jsonl").exists());
 }

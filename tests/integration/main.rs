@@ -21,6 +21,7 @@ mod live;
 mod malformed;
 mod metrics_endpoint;
 mod oracle;
+mod resumes;
 mod text;
 mod warc_samples;
 mod words;

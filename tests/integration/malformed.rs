@@ -80,3 +80,35 @@ fn arbitrary_bytes_never_panic_the_reader() {
         }
     }
 }
+
+/// Markup nested 20,000 elements deep (html5ever's tree builder walks its whole stack of open
+/// elements at most tags): read with the nesting capped at 512, as browsers read it, the cap
+/// counted, the page's text kept.
+#[test]
+fn deeply_nested_markup_is_read_with_its_nesting_capped() {
+    let dir = common::temp_dir("deep-markup");
+    let html = format!(
+        "<html><body>{}The deepest paragraph of a page nested far too deep for any reader.</body></html>",
+        "<div><span>".repeat(20_000)
+    );
+    let http = format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n{html}");
+    let record = format!(
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: http://deep.example/\r\nWARC-Date: 2026-01-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:deep>\r\nContent-Type: application/http; msgtype=response\r\nContent-Length: {}\r\n\r\n{http}\r\n\r\n",
+        http.len()
+    );
+    let input = dir.join("deep.warc");
+    std::fs::write(&input, record).unwrap();
+    let output = common::dupflow().args(["sentences", input.to_str().unwrap()]).output().unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "the deepest paragraph of a page nested far too deep for any reader"
+    );
+    let output = common::dupflow()
+        .args(["run", input.to_str().unwrap(), "--out", dir.join("out").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let summary = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(summary.contains("max_nesting_depth 1"), "the cap is counted: {summary}");
+}
