@@ -242,8 +242,13 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
     // disk filling is a row below.)
     if let Some(full) = Tmpfs::mount(&dir.join("full-out"), 64, 4) {
         let config = dir.join("words-apart.toml");
-        std::fs::write(&config, format!("[run]\nword_store_dir = \"{}\"\n", dir.display()))
-            .unwrap();
+        // Epochs of 500 records: the disk fills at the first epoch's changes, early in the run,
+        // and the seconds are those from near the fault to the exit.
+        std::fs::write(
+            &config,
+            format!("[run]\nword_store_dir = \"{}\"\nepoch_records = 500\n", dir.display()),
+        )
+        .unwrap();
         let (output, secs) =
             run(&["run", s(&input), "--config", s(&config), "--out", s(&full.0), "--quiet"], &[]);
         rows.push(failed("output disk full", &output, secs, &[&full.0], "No space left"));
