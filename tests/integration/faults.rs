@@ -159,7 +159,7 @@ impl Drop for Tmpfs {
 }
 
 /// url → cluster of a clusters.jsonl, as the partition of URLs into clusters.
-fn partition(out: &Path) -> BTreeSet<BTreeSet<String>> {
+pub(crate) fn partition(out: &Path) -> BTreeSet<BTreeSet<String>> {
     let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for line in std::fs::read_to_string(out.join("clusters.jsonl")).unwrap_or_default().lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
@@ -179,7 +179,8 @@ fn pages(partition: &BTreeSet<BTreeSet<String>>) -> usize {
 /// interrupted, and keeps a previous checkpoint to fall back to.
 const SLOW: &str = "[run]\nepoch_records = 300\nepochs_in_flight = 1\ncheckpoint_epochs = 1\n";
 
-fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
+/// Waits up to `limit` for `ready`; whether it came.
+pub(crate) fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
     let started = Instant::now();
     while !ready() {
         if started.elapsed() > limit {
@@ -190,7 +191,8 @@ fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
     true
 }
 
-fn signal(child: &Child, name: &str) {
+/// Sends signal `name` (`TERM`, `KILL`, …) to `child`.
+pub(crate) fn signal(child: &Child, name: &str) {
     assert!(Command::new("kill")
         .arg(format!("-{name}"))
         .arg(child.id().to_string())
@@ -212,6 +214,7 @@ fn manifest_epoch(dir: &Path) -> Option<u64> {
 
 #[test]
 fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
+    let _alone = common::timing_lock();
     let dir = temp_dir("faults");
     let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
     let input = dev_file().filter(|p| p.exists()).unwrap_or(sample.clone());

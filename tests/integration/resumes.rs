@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::faults::{partition, signal, wait_for};
 use common::{dupflow, temp_dir};
 
 fn s(path: &Path) -> &str {
@@ -40,6 +41,13 @@ fn run(args: &[&str]) -> Output {
     dupflow().args(args).env("DUPFLOW_LOG", "warn").stdout(Stdio::null()).output().unwrap()
 }
 
+/// `dupflow run INPUT --config CONFIG --checkpoint STATE --out OUT --quiet`, to its end: a
+/// checkpointed run, or its resume.
+fn checkpointed(input: &Path, config: &Path, state: &Path, out: &Path) -> Output {
+    let args = ["run", s(input), "--config", s(config), "--checkpoint", s(state), "--out", s(out)];
+    run(&[&args[..], &["--quiet"]].concat())
+}
+
 fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).to_string()
 }
@@ -58,19 +66,6 @@ fn assert_refused(output: &Output, names: &[&str], what: &str) -> String {
 
 fn row(fault: &str, outcome: &str) {
     eprintln!("| {fault:<40} | {outcome}");
-}
-
-/// url → cluster of clusters.jsonl, as the partition of URLs into clusters.
-fn partition(out: &Path) -> BTreeSet<BTreeSet<String>> {
-    let mut groups: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for line in std::fs::read_to_string(out.join("clusters.jsonl")).unwrap_or_default().lines() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        groups
-            .entry(v["cluster"].as_str().unwrap().into())
-            .or_default()
-            .insert(v["url"].as_str().unwrap().into());
-    }
-    groups.into_values().collect()
 }
 
 /// The clusters of an uninterrupted batch run over `input`.
@@ -104,26 +99,6 @@ fn checkpointed_items(state: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-fn wait_for(limit: Duration, mut ready: impl FnMut() -> bool) -> bool {
-    let started = Instant::now();
-    while !ready() {
-        if started.elapsed() > limit {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    true
-}
-
-fn signal(child: &Child, name: &str) {
-    let sent = std::process::Command::new("kill")
-        .arg(format!("-{name}"))
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(sent.success());
-}
-
 fn spawn(args: &[&str]) -> Child {
     dupflow()
         .args(args)
@@ -148,6 +123,7 @@ fn wait_exit(mut child: Child, limit: Duration) -> Output {
 /// follower again).
 #[test]
 fn a_follower_stopped_inside_a_record_loses_nothing() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-stop");
     let config = dir.join("p.toml");
     std::fs::write(&config, CONFIG).unwrap();
@@ -203,17 +179,7 @@ fn a_follower_stopped_inside_a_record_loses_nothing() {
             // The writer finishes the file; the run resumes.
             std::fs::write(&input, &whole).unwrap();
             let output = if resumed_by == "batch" {
-                run(&[
-                    "run",
-                    s(&input),
-                    "--config",
-                    s(&config),
-                    "--checkpoint",
-                    s(&state),
-                    "--out",
-                    s(&out),
-                    "--quiet",
-                ])
+                checkpointed(&input, &config, &state, &out)
             } else {
                 let child = spawn(&follow);
                 let whole_records = framed(&whole).0 as u64;
@@ -237,6 +203,7 @@ fn a_follower_stopped_inside_a_record_loses_nothing() {
 /// `bad_content_length` and every record after it is read.
 #[test]
 fn a_content_length_past_the_end_skips_one_record() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-length");
     let config = dir.join("p.toml");
     std::fs::write(&config, "").unwrap();
@@ -292,24 +259,13 @@ fn a_content_length_past_the_end_skips_one_record() {
 /// setting named; the checkpoint's own settings resume.
 #[test]
 fn a_resume_with_other_settings_is_refused_naming_them() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-settings");
     let input = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
     let config = dir.join("p.toml");
     std::fs::write(&config, "").unwrap();
     let (state, out) = (dir.join("state"), dir.join("out"));
-    let resume = |config: &Path| {
-        run(&[
-            "run",
-            s(&input),
-            "--config",
-            s(config),
-            "--checkpoint",
-            s(&state),
-            "--out",
-            s(&out),
-            "--quiet",
-        ])
-    };
+    let resume = |config: &Path| checkpointed(&input, config, &state, &out);
     let output = resume(&config);
     assert!(output.status.success(), "{}", stderr(&output));
     for (setting, toml) in [
@@ -332,6 +288,7 @@ fn a_resume_with_other_settings_is_refused_naming_them() {
 /// grown (the clusters of the whole file), and refuses a file whose read bytes changed.
 #[test]
 fn a_checkpointed_input_that_grew_is_read_on_and_one_that_changed_is_refused() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-grown");
     let config = dir.join("p.toml");
     std::fs::write(&config, "").unwrap();
@@ -341,23 +298,13 @@ fn a_checkpointed_input_that_grew_is_read_on_and_one_that_changed_is_refused() {
     let want = batch(&full, &config, &dir.join("want"));
     let input = dir.join("crawl.warc.gz");
     let (state, out) = (dir.join("state"), dir.join("out"));
-    let args = [
-        "run",
-        s(&input),
-        "--config",
-        s(&config),
-        "--checkpoint",
-        s(&state),
-        "--out",
-        s(&out),
-        "--quiet",
-    ];
+    let resume = || checkpointed(&input, &config, &state, &out);
     std::fs::write(&input, &whole[..whole.len() / 2]).unwrap();
-    let output = run(&args);
+    let output = resume();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(partition(&out).iter().map(BTreeSet::len).sum::<usize>() < 20);
     std::fs::write(&input, &whole).unwrap();
-    let output = run(&args);
+    let output = resume();
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(partition(&out), want, "the grown file read on: the whole file's clusters");
     row("batch checkpoint, input grown", "read on: the whole file's clusters");
@@ -366,33 +313,24 @@ fn a_checkpointed_input_that_grew_is_read_on_and_one_that_changed_is_refused() {
     let last = other.len() - 20;
     other[last] ^= 0x55;
     std::fs::write(&input, &other).unwrap();
-    let line = assert_refused(&run(&args), &["crawl.warc.gz", "differ"], "changed input");
+    let line = assert_refused(&resume(), &["crawl.warc.gz", "differ"], "changed input");
     row("batch checkpoint, input changed", &line);
     std::fs::write(&input, &whole[..1000]).unwrap();
-    let line = assert_refused(&run(&args), &["crawl.warc.gz", "shorter"], "shortened input");
+    let line = assert_refused(&resume(), &["crawl.warc.gz", "shorter"], "shortened input");
     row("batch checkpoint, input shortened", &line);
 }
 
 /// changes.jsonl removed or cut before a resume: refused with the file named, never padded.
 #[test]
 fn a_change_stream_cut_before_a_resume_is_refused() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-changes");
     let input = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
     let config = dir.join("p.toml");
     std::fs::write(&config, "[run]\nepoch_records = 4\ncheckpoint_epochs = 1\n").unwrap();
     let (state, out) = (dir.join("state"), dir.join("out"));
-    let args = [
-        "run",
-        s(&input),
-        "--config",
-        s(&config),
-        "--checkpoint",
-        s(&state),
-        "--out",
-        s(&out),
-        "--quiet",
-    ];
-    let output = run(&args);
+    let resume = || checkpointed(&input, &config, &state, &out);
+    let output = resume();
     assert!(output.status.success(), "{}", stderr(&output));
     let changes = out.join("changes.jsonl");
     let bytes = std::fs::read(&changes).unwrap();
@@ -403,7 +341,7 @@ fn a_change_stream_cut_before_a_resume_is_refused() {
         } else {
             std::fs::write(&changes, &bytes[..cut]).unwrap();
         }
-        let line = assert_refused(&run(&args), &["changes.jsonl", "shorter"], what);
+        let line = assert_refused(&resume(), &["changes.jsonl", "shorter"], what);
         let now = std::fs::read(&changes).unwrap_or_default();
         assert!(!now.contains(&0), "{what}: no NUL bytes written");
         assert_eq!(now.len(), cut, "{what}: the file is left as it was");
@@ -415,6 +353,7 @@ fn a_change_stream_cut_before_a_resume_is_refused() {
 /// named, and the holder goes on.
 #[test]
 fn a_second_run_on_a_checkpoint_directory_is_refused() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-lock");
     let input = dir.join("crawl.warc.gz");
     std::fs::write(&input, fixture()).unwrap();
@@ -453,6 +392,7 @@ fn a_second_run_on_a_checkpoint_directory_is_refused() {
 /// and the file named; it does not write its outputs anew.
 #[test]
 fn the_output_directory_removed_under_a_follower_stops_it() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-out-gone");
     let config = dir.join("p.toml");
     std::fs::write(&config, "[run]\nepoch_ms = 100\n").unwrap();
@@ -477,6 +417,7 @@ fn the_output_directory_removed_under_a_follower_stops_it() {
 /// clustered as without it.
 #[test]
 fn a_damaged_parquet_file_does_not_stop_the_other_inputs() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-parquet");
     let config = dir.join("p.toml");
     std::fs::write(&config, "").unwrap();
@@ -496,27 +437,18 @@ fn a_damaged_parquet_file_does_not_stop_the_other_inputs() {
 /// on from the previous one, to the uninterrupted run's clusters.
 #[test]
 fn a_removed_manifest_falls_back_to_the_previous_one() {
+    let _timing = common::timing_lock();
     let dir = temp_dir("resume-manifest");
     let input = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/default.warc.gz");
     let config = dir.join("p.toml");
     std::fs::write(&config, "[run]\nepoch_records = 4\ncheckpoint_epochs = 1\n").unwrap();
     let want = batch(&input, &config, &dir.join("want"));
     let (state, out) = (dir.join("state"), dir.join("out"));
-    let args = [
-        "run",
-        s(&input),
-        "--config",
-        s(&config),
-        "--checkpoint",
-        s(&state),
-        "--out",
-        s(&out),
-        "--quiet",
-    ];
-    assert!(run(&args).status.success());
+    let resume = || checkpointed(&input, &config, &state, &out);
+    assert!(resume().status.success());
     assert!(state.join("checkpoint.previous.json").exists());
     std::fs::remove_file(state.join("checkpoint.json")).unwrap();
-    let output = run(&args);
+    let output = resume();
     assert!(output.status.success(), "{}", stderr(&output));
     assert!(
         stderr(&output).contains("resuming from the previous checkpoint"),

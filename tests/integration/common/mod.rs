@@ -23,6 +23,14 @@ pub fn shared_dir() -> Option<PathBuf> {
     }
 }
 
+/// Held by a test that times the binary (the fault table's seconds) and by tests that run many
+/// processes at once, so that the latter do not run beside the former and load the machine
+/// its seconds are read on.
+pub fn timing_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The `dupflow` binary of this build.
 pub fn dupflow() -> std::process::Command {
     std::process::Command::new(env!("CARGO_BIN_EXE_dupflow"))
