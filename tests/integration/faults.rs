@@ -261,10 +261,15 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
         assert!(changes.is_empty() || changes.ends_with(b"\n"), "changes.jsonl cut mid-line");
     }
     if let Some(full) = Tmpfs::mount(&dir.join("full-checkpoint"), 256, 32) {
+        // A checkpoint every epoch of 500 records: the disk fills at an early one.
+        let config = dir.join("checkpoints.toml");
+        std::fs::write(&config, "[run]\nepoch_records = 500\ncheckpoint_epochs = 1\n").unwrap();
         let (output, secs) = run(
             &[
                 "run",
                 s(&input),
+                "--config",
+                s(&config),
                 "--out",
                 s(&dir.join("out-c")),
                 "--checkpoint",
@@ -333,8 +338,12 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
     rows.push(failed("reader I/O error", &output, secs, &[&dir.join("out-io")], "/proc/self/mem"));
 
     // A worker panics mid-run: the others and the reader leave, the error has the panic's place.
+    // Pages are captured as their epoch is applied: epochs of 100 records put the fault early in
+    // the run, and the seconds are those from near it to the exit.
+    let config = dir.join("small-epochs.toml");
+    std::fs::write(&config, "[run]\nepoch_records = 100\n").unwrap();
     let (output, secs) = run(
-        &["run", s(&input), "--out", s(&dir.join("out-p")), "--quiet"],
+        &["run", s(&input), "--config", s(&config), "--out", s(&dir.join("out-p")), "--quiet"],
         &[("DUPFLOW_FAULT", "panic-after-pages:3")],
     );
     rows.push(failed("worker panic", &output, secs, &[&dir.join("out-p")], "panicked"));
@@ -347,8 +356,10 @@ fn every_fault_stops_the_run_at_once_with_one_line_and_nothing_left() {
     rows.push(failed("metrics port in use", &output, secs, &[], &address));
 
     // dedup into a full disk: its rounds' scratch folder goes too.
-    if let Some(full) = Tmpfs::mount(&dir.join("full-dedup"), 64, 8) {
-        let (output, secs) = run(&["dedup", s(&input), "--out", s(&full.0)], &[]);
+    // The default fixture (9 KB) into 4 KiB left: the disk fills at dedup's first writes, so the
+    // seconds are those from near the fault to the exit, not a whole clustering's.
+    if let Some(full) = Tmpfs::mount(&dir.join("full-dedup"), 64, 4) {
+        let (output, secs) = run(&["dedup", s(&sample), "--out", s(&full.0)], &[]);
         rows.push(failed("dedup disk full", &output, secs, &[&full.0], "No space left"));
     }
     assert!(rows.iter().all(|r| r.seconds < EXIT_LIMIT.as_secs_f64() + 1.0));
