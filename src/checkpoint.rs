@@ -53,6 +53,10 @@ pub struct InputProgress {
     /// reads on only from the same input (grown or not), and refuses another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read: Option<crate::source::Prefix>,
+    /// A file read to its end: its modification time then (nanoseconds since 1970). A resume
+    /// that finds the file of that size and time takes it as it was, without reading it again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub modified_ns: Option<u64>,
 }
 
 /// The reader's part of a checkpoint.

@@ -284,13 +284,8 @@ impl Framer {
                 return Step::NeedMore;
             }
             if let Some(at) = embedded_record(&avail[header_len..avail.len().min(window)]) {
-                self.start += header_len + at;
-                return Step::Error(RecordError::new(
-                    RecordErrorKind::BadContentLength,
-                    offset,
-                    format!(
-                        "Content-Length {content_length} runs past the next record, which starts {at} bytes into the block"
-                    ),
+                return self.resync_in_block(offset, header_len + at, format!(
+                    "Content-Length {content_length} runs past the next record, which starts {at} bytes into the block"
                 ));
             }
             self.start += header_len;
@@ -318,13 +313,8 @@ impl Framer {
             // The input ends before the block does: when a whole record stands inside what is
             // there, the length was wrong (damage to step over), else the record is cut short.
             if let Some(at) = embedded_record(&avail[header_len..]) {
-                self.start += header_len + at;
-                return Step::Error(RecordError::new(
-                    RecordErrorKind::BadContentLength,
-                    offset,
-                    format!(
-                        "Content-Length {content_length} runs past the end of the input, over the record {at} bytes into the block"
-                    ),
+                return self.resync_in_block(offset, header_len + at, format!(
+                    "Content-Length {content_length} runs past the end of the input, over the record {at} bytes into the block"
                 ));
             }
             return Step::Error(self.cut_short(offset));
@@ -367,6 +357,13 @@ impl Framer {
         let block = block.to_vec();
         self.start += consumed;
         Step::Record(RawRecord { version, headers, block, offset, lenient_length, raw_header })
+    }
+
+    /// The record at `offset` claimed a length past a record that starts `at` bytes into it:
+    /// its bytes up to there are skipped as `bad_content_length`, and reading resumes there.
+    fn resync_in_block(&mut self, offset: u64, at: usize, message: String) -> Step {
+        self.start += at;
+        Step::Error(RecordError::new(RecordErrorKind::BadContentLength, offset, message))
     }
 
     fn next_arc(&mut self) -> Step {
@@ -463,10 +460,9 @@ fn embedded_record(block: &[u8]) -> Option<usize> {
         let pos = from + at;
         let line_start = pos == 0 || block[pos - 1] == b'\n';
         if line_start {
-            if let Some(len) = header_end(&block[pos..]) {
-                if len <= MAX_HEADER_BYTES && parse_headers(&block[pos..pos + len]).is_ok() {
-                    return Some(pos);
-                }
+            let head = &block[pos..block.len().min(pos + MAX_HEADER_BYTES)];
+            if header_end(head).is_some_and(|len| parse_headers(&head[..len]).is_ok()) {
+                return Some(pos);
             }
         }
         from = pos + 1;

@@ -279,7 +279,7 @@ impl ReaderCore {
             Some(i) => {
                 let p = &self.progress.inputs[i];
                 self.skip = p.items;
-                match same_input(name, p.read) {
+                match same_input(name, p) {
                     Err(error) => {
                         self.abort.raise(error);
                         return false;
@@ -299,6 +299,7 @@ impl ReaderCore {
                     items: 0,
                     done: false,
                     read: None,
+                    modified_ns: None,
                 });
             }
         }
@@ -325,6 +326,7 @@ impl ReaderCore {
         }
         if let Some(p) = self.progress.inputs.last_mut() {
             p.done = true;
+            p.modified_ns = modified_ns(std::path::Path::new(&p.name));
             if self.input_fresh && self.input_records == 0 {
                 self.empty_inputs.push(p.name.clone());
             }
@@ -443,15 +445,29 @@ impl ReaderCore {
     }
 }
 
-/// Whether the file `name` is the input a checkpoint read `read` of: `Ok(true)` when it has grown
-/// past it, `Ok(false)` when it is as it was; an error naming what differs when its first bytes
-/// are not those the checkpoint read. Inputs that are not files (stdin, a range of a file, an
-/// embedded one) and positions without a digest are taken as they are.
-fn same_input(name: &str, read: Option<source::Prefix>) -> Result<bool, RunError> {
+/// A file's modification time in nanoseconds since 1970, if it has one.
+fn modified_ns(path: &std::path::Path) -> Option<u64> {
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    u64::try_from(modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos()).ok()
+}
+
+/// Whether the file `name` is the input a checkpoint's position `at` read: `Ok(true)` when it has
+/// grown past what was read, `Ok(false)` when it is as it was; an error naming what differs when
+/// its first bytes are not those the checkpoint read. A file read to its end whose size and
+/// modification time are unchanged is not read again. Inputs that are not files (stdin, a range
+/// of a file, an embedded one) and positions without a digest are taken as they are.
+fn same_input(name: &str, at: &InputProgress) -> Result<bool, RunError> {
     let path = std::path::Path::new(name);
-    let Some(read) = read.filter(|_| path.is_file()) else { return Ok(false) };
+    let Some(read) = at.read.filter(|_| path.is_file()) else { return Ok(false) };
     let changed = |why: String| RunError::InputChanged { input: name.to_string(), why };
     let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if at.done
+        && size == read.bytes
+        && at.modified_ns.is_some()
+        && at.modified_ns == modified_ns(path)
+    {
+        return Ok(false);
+    }
     match read.of_file(path) {
         Ok(Some(now)) if now == read => Ok(size > read.bytes),
         Ok(Some(_)) => Err(changed(format!(
