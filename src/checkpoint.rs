@@ -37,7 +37,9 @@ mod lock;
 mod provenance;
 
 pub use lock::{lock, DirLock};
-pub use provenance::{method_key, settings_changed, shaping_settings, Provenance, METHOD_VERSION};
+pub use provenance::{
+    as_index, method_key, settings_changed, shaping_settings, Provenance, METHOD_VERSION,
+};
 
 /// How far the reader got in one input (a checkpoint's offsets: records framed, skipped on
 /// resume without being parsed).

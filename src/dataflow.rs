@@ -35,7 +35,7 @@ mod worker;
 
 pub use abort::Abort;
 pub use memory::on_memory_pressure;
-pub use run::{run, RunOptions};
+pub use run::{run, IndexRole, RunOptions};
 
 pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};
 #[cfg(feature = "testing")]

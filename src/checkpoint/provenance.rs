@@ -83,6 +83,19 @@ pub fn shaping_settings(config: &crate::config::PipelineConfig) -> BTreeMap<Stri
     out
 }
 
+/// A checkpoint's `settings` as an index command reads it (`dataflow::IndexRole`): an index
+/// written with one capture a URL (`source.recrawls = "replace"`) is continued with every
+/// capture a page, which the run's `config` then says. The captures it holds stay pages as
+/// they are; no other setting may differ.
+pub fn as_index(settings: &mut BTreeMap<String, String>, config: &crate::config::PipelineConfig) {
+    let key = "source.recrawls";
+    let replace = serde_json::json!(crate::source::current::Recrawls::Replace).to_string();
+    let keep = crate::source::current::Recrawls::Keep;
+    if config.source.recrawls == keep && settings.get(key) == Some(&replace) {
+        settings.insert(key.to_string(), serde_json::json!(keep).to_string());
+    }
+}
+
 /// How a run makes its pages and clusters, as every manifest it writes says it: the method key
 /// and the shaping settings. A resume must make them the same way.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

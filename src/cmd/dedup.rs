@@ -56,11 +56,13 @@ pub struct Args {
     /// two). 1: a single pass.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub rounds: u32,
-    /// Deduplicate the inputs against an index: the checkpoint folder of an earlier run
-    /// (`dupflow run OLD --checkpoint INDEX`). Its pages are kept: a page of the inputs in a
-    /// cluster with one is left out, pointing at the earliest; the rest are deduplicated among
-    /// themselves under --keep. One clustering round. The index is read, not changed, unless
-    /// --update-index.
+    /// Deduplicate the inputs against an index of earlier crawls (`dupflow index build OLD
+    /// --index INDEX`, or the checkpoint folder of `dupflow run OLD --checkpoint INDEX`). Its
+    /// pages are kept: a page of the inputs in a cluster with one is left out, pointing at the
+    /// earliest; the rest are deduplicated among themselves under --keep. Every capture is a
+    /// page: a new capture of an indexed URL whose content is unchanged (or a near-duplicate of
+    /// it) is left out, a changed one kept. One clustering round. The index is read, not
+    /// changed, unless --update-index.
     #[arg(long, value_name = "INDEX")]
     pub against: Option<PathBuf>,
     /// With --against: write the state with the inputs' pages back into INDEX, so that the
@@ -217,9 +219,13 @@ impl Corpus<'_> {
             copy_dir(index, scratch.path())?;
             scratch.path().to_path_buf()
         };
-        let mut options =
-            RunOptions::new(Feed::Inputs(inputs.to_vec()), self.config.clone(), workers);
+        // Every capture is a page: a new capture of an indexed URL meets the indexed page
+        // instead of replacing it.
+        let mut config = self.config.clone();
+        config.source.recrawls = dupflow::source::current::Recrawls::Keep;
+        let mut options = RunOptions::new(Feed::Inputs(inputs.to_vec()), config, workers);
         options.checkpoint = Some(state);
+        options.index = Some(dataflow::IndexRole::Against);
         let output = dataflow::run(options)?;
         drop(scratch);
         // A page of the index is one whose record is not in the inputs (the census reads them).

@@ -1,5 +1,6 @@
 //! `dupflow index build`: a crawl's state saved as an index for `dedup --against` (the
-//! checkpoint format: a run of the inputs with `--checkpoint`, no other output).
+//! checkpoint format: a run of the inputs with `--checkpoint`, no other output). An index keeps
+//! every capture as a page of its own (`source.recrawls = "keep"`, whatever the config says).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,7 +34,7 @@ pub enum Command {
 
 pub fn execute(command: Command) -> Result<ExitCode> {
     let Command::Build(args) = command;
-    super::run::execute(super::run::Args {
+    let args = super::run::Args {
         inputs: args.inputs,
         config: args.config,
         workers: args.workers,
@@ -48,5 +49,6 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         deletions: None,
         checkpoint: Some(args.index),
         strict: true,
-    })
+    };
+    super::run::execute_as(args, Some(dupflow::dataflow::IndexRole::Build))
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 
-use dupflow::dataflow::{self, RunOptions};
+use dupflow::dataflow::{self, IndexRole, RunOptions};
 use dupflow::metrics::live::Live;
 use dupflow::metrics::{self, progress, server, Registry};
 use dupflow::{sink, source};
@@ -70,6 +70,11 @@ pub struct Args {
 }
 
 pub fn execute(args: Args) -> Result<ExitCode> {
+    execute_as(args, None)
+}
+
+/// `execute`, with the checkpoint used as an index (`index build`): every capture a page.
+pub(super) fn execute_as(args: Args, index: Option<IndexRole>) -> Result<ExitCode> {
     let Args {
         inputs,
         config,
@@ -86,7 +91,10 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         checkpoint,
         strict,
     } = args;
-    let config = load_config(config.as_deref())?;
+    let mut config = load_config(config.as_deref())?;
+    if index.is_some() {
+        config.source.recrawls = source::current::Recrawls::Keep;
+    }
     // Where the run writes is checked before anything is read: a run that cannot write fails now.
     if let Some(dir) = &out {
         dupflow::files::prepare_dir(dir, "--out")?;
@@ -139,6 +147,7 @@ pub fn execute(args: Args) -> Result<ExitCode> {
         deletions,
         checkpoint,
         abort: Default::default(),
+        index,
     };
     let output = dataflow::run(options)?;
     let shard = sink::Shard { index: process, count: processes };

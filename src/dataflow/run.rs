@@ -53,6 +53,21 @@ pub struct RunOptions {
     pub checkpoint: Option<PathBuf>,
     /// The run's failure, seen by all its threads (a caller may raise it to stop the run).
     pub abort: Arc<Abort>,
+    /// The checkpoint is an index (`dupflow index build`, `dedup --against`).
+    pub index: Option<IndexRole>,
+}
+
+/// How a run uses its checkpoint as an index of an earlier crawl. Either way every capture is
+/// a page (`source.recrawls = "keep"`, set by the command): an index keeps its pages, and a new
+/// capture of an indexed URL is a page beside the indexed one, not in its place. An index
+/// written with `"replace"` (one capture a URL, `dupflow run --checkpoint`) is continued so.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexRole {
+    /// `dupflow index build`: the inputs' pages are added to the index.
+    Build,
+    /// `dedup --against`: the inputs are read whole beside the index's pages, whatever the
+    /// index's positions say of files of the same name.
+    Against,
 }
 
 impl RunOptions {
@@ -72,6 +87,7 @@ impl RunOptions {
             deletions: None,
             checkpoint: None,
             abort: Arc::default(),
+            index: None,
         }
     }
 
@@ -294,7 +310,16 @@ impl Drop for StoreGuard {
 
 /// The checkpoint the run resumes from, if any, checked against the run's shape and method.
 fn resume_point(options: &RunOptions) -> Result<Option<Manifest>, RunError> {
-    let manifest = checkpoint::open(options.checkpoint.as_deref())?;
+    let mut manifest = checkpoint::open(options.checkpoint.as_deref())?;
+    if let (Some(m), Some(role)) = (manifest.as_mut(), options.index) {
+        checkpoint::as_index(&mut m.settings, &options.config);
+        if role == IndexRole::Against {
+            // The index's positions are of its own crawl's files.
+            for reader in std::iter::once(&mut m.reader).chain(m.readers.iter_mut()) {
+                reader.inputs.clear();
+            }
+        }
+    }
     if let (Some(m), Some(dir)) = (&manifest, &options.checkpoint) {
         m.check_shape(
             options.processes,
@@ -303,7 +328,7 @@ fn resume_point(options: &RunOptions) -> Result<Option<Manifest>, RunError> {
             dir,
         )?;
     }
-    if let Some(m) = &manifest {
+    if let Some(m) = manifest.as_ref().filter(|_| options.index.is_none()) {
         tracing::info!(
             "resuming from the checkpoint of epoch {} ({} inputs read so far)",
             m.epoch,

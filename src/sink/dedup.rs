@@ -191,12 +191,22 @@ pub fn plan_against(
                     .get(&row.assignment.leader)
                     .map_or_else(String::new, |u| u.to_string()),
                 url_alias: false,
-                kept_date: census.dates.get(&*kept.record_id).cloned().unwrap_or_default(),
+                kept_date: kept_date(census, kept),
             });
         }
     }
     removed.sort_by(|a, b| (&a.url, &a.record_id).cmp(&(&b.url, &b.record_id)));
     removed
+}
+
+/// The crawl date of a kept page: its record's (the census reads the inputs), else its page
+/// id's (a page of an index).
+fn kept_date(census: &Census, kept: &ClusterRow) -> String {
+    census.dates.get(&*kept.record_id).cloned().unwrap_or_else(|| {
+        (kept.page.date > 0)
+            .then(|| crate::source::http::format_warc_date(kept.page.date))
+            .unwrap_or_default()
+    })
 }
 
 /// The pages left out as aliases: a capture the run did not hold because a page at another

@@ -307,6 +307,22 @@ pub fn parse_warc_date(date: &str) -> Option<u64> {
     u64::try_from(days * 86_400 + hh * 3600 + mm * 60 + ss).ok()
 }
 
+/// Seconds since the epoch as a WARC date, `2014-03-25T12:12:25Z` (`parse_warc_date`'s inverse).
+pub fn format_warc_date(secs: u64) -> String {
+    // Civil from days (Howard Hinnant's algorithm).
+    let (days, rest) = ((secs / 86_400) as i64 + 719_468, secs % 86_400);
+    let era = days.div_euclid(146_097);
+    let doe = days - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (hh, mm, ss) = (rest / 3600, rest % 3600 / 60, rest % 60);
+    format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z")
+}
+
 /// The record's body decoded from its transfer and content encodings (`None`: as it is).
 /// `max_page_bytes` bounds what a content encoding may expand to (eight times it, 1 MiB at
 /// least).
@@ -564,6 +580,9 @@ mod tests {
         assert_eq!(parse_warc_date("1970-01-02T00:00:00Z"), Some(86_400));
         assert_eq!(parse_warc_date("2014-03-25T12:12:25Z"), Some(1_395_749_545));
         assert_eq!(parse_warc_date("2008-10-294T05:21:46-0700"), None);
+        for date in ["1970-01-01T00:00:00Z", "2000-02-29T23:59:59Z", "2014-03-25T12:12:25Z"] {
+            assert_eq!(format_warc_date(parse_warc_date(date).unwrap()), date);
+        }
         assert_eq!(host_of("http://User@Example.COM:8080/a?b"), "example.com");
         assert_eq!(host_of("https://[::1]:80/"), "[::1]");
     }

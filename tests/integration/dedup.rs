@@ -349,12 +349,17 @@ fn check_against(name: &str, path: &Path, exercised: bool) {
     };
     let (first, second) = (write("first.warc", &all[..mid]), write("second.warc", &all[mid..]));
     let index = dir.join("index");
+    // An index keeps every capture: a run resuming from it does too.
+    let keep = dir.join("keep.toml");
+    std::fs::write(&keep, "[source]\nrecrawls = \"keep\"\n").unwrap();
     // A run over `input` that resumes from (and checkpoints into) the index.
     let indexed_run = |input: &Path, out: &str| {
         run_ok(
             dupflow()
                 .arg("run")
                 .arg(input)
+                .arg("--config")
+                .arg(&keep)
                 .arg("--checkpoint")
                 .arg(&index)
                 .arg("--out")
@@ -409,7 +414,9 @@ fn check_against(name: &str, path: &Path, exercised: bool) {
     against("update", true);
     assert_ne!(std::fs::read(index.join("checkpoint.json")).unwrap(), manifest);
     indexed_run(&first, "resumed");
-    run_ok(dupflow().arg("run").arg(path).arg("--out").arg(dir.join("all")));
+    run_ok(
+        dupflow().arg("run").arg(path).arg("--config").arg(&keep).arg("--out").arg(dir.join("all")),
+    );
     assert_eq!(
         clusters(&dir.join("resumed")),
         clusters(&dir.join("all")),
@@ -520,4 +527,121 @@ fn url_aliases_are_one_page_and_dedup_leaves_the_older_out() {
     let held = clusters(&exact);
     assert_eq!(held.len(), 5);
     assert_eq!(held.values().collect::<BTreeSet<_>>().len(), 2);
+}
+
+/// `dedup --against` the index of last month's crawl, with the default settings, where this
+/// month's crawl captures the same URLs again: the index keeps its pages, a capture whose
+/// content is unchanged (or a near-duplicate of it) is left out pointing at the indexed
+/// capture, a changed one is kept, and a copy at another host is left out too.
+#[test]
+fn dedup_against_last_months_crawl_leaves_out_unchanged_recaptures() {
+    let dir = temp_dir("dedup-recrawl");
+    let corpus = common::synth::Corpus::new(11, 8);
+    let url = |n: usize| format!("http://site.example/page/{n}");
+    let write = |name: &str, captures: &[(String, u64, usize, usize)]| {
+        let mut warc = Vec::new();
+        for (url, secs, base, variant) in captures {
+            let record = secs * 100 + *base as u64;
+            let html = corpus.html(*base, *variant);
+            warc.extend(common::synth::warc_response(url, *secs, record, &html));
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, warc).unwrap();
+        path
+    };
+    // Last month: five pages.
+    let first: Vec<_> = (0..5).map(|n| (url(n), 10 + n as u64, n, 0)).collect();
+    let crawl_1 = write("crawl-1.warc", &first);
+    // This month, days later: pages 0 and 1 unchanged, 2 with one sentence of twelve edited,
+    // 3 and 4 rewritten; page 0's text copied onto a mirror.
+    let day = 5 * 86_400;
+    let second = vec![
+        (url(0), day, 0, 0),
+        (url(1), day + 1, 1, 0),
+        (url(2), day + 2, 2, 1),
+        (url(3), day + 3, 5, 0),
+        (url(4), day + 4, 6, 0),
+        ("http://mirror.example/copy-of-0".to_string(), day + 5, 0, 0),
+    ];
+    let crawl_2 = write("crawl-2.warc", &second);
+    let index = dir.join("index");
+    run_ok(dupflow().args(["index", "build"]).arg(&crawl_1).arg("--index").arg(&index));
+    let out = dir.join("out");
+    let stdout = run_ok(
+        dupflow().arg("dedup").arg(&crawl_2).arg("--against").arg(&index).arg("--out").arg(&out),
+    );
+    assert!(stdout.contains("index:     5 pages of"), "{stdout}");
+    assert!(stdout.contains("pages:     kept 2 of 6"), "{stdout}");
+    let left: BTreeMap<String, String> = removed(&out)
+        .iter()
+        .map(|r| {
+            (r["url"].as_str().unwrap().to_string(), r["kept_url"].as_str().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(
+        left,
+        BTreeMap::from([
+            (url(0), url(0)),
+            (url(1), url(1)),
+            (url(2), url(2)),
+            ("http://mirror.example/copy-of-0".to_string(), url(0)),
+        ]),
+        "each unchanged capture points at its indexed capture"
+    );
+    let kept: Vec<String> = records(&Input::File(out.join("crawl-2.warc.gz")))
+        .into_iter()
+        .filter(|r| r.1 == "response")
+        .map(|r| r.2)
+        .collect();
+    assert_eq!(kept, [url(3), url(4)], "the rewritten pages are kept");
+    // The kept date is the indexed capture's: the left-out page is not its own replacement.
+    for row in removed(&out) {
+        assert_ne!(row["kept_record_id"], row["record_id"], "{row}");
+    }
+    // Annotated: every record stays, each unchanged capture with a metadata record naming the
+    // indexed capture and its date.
+    let annotated = dir.join("annotated");
+    run_ok(
+        dupflow()
+            .arg("dedup")
+            .arg(&crawl_2)
+            .args(["--annotate", "--against"])
+            .arg(&index)
+            .arg("--out")
+            .arg(&annotated),
+    );
+    let notes: Vec<String> = records(&Input::File(annotated.join("crawl-2.warc.gz")))
+        .into_iter()
+        .filter(|r| r.1 == "metadata")
+        .map(|r| String::from_utf8_lossy(&r.4).into_owned())
+        .collect();
+    assert_eq!(notes.len(), 4);
+    assert!(
+        notes.iter().any(|n| n.contains(&format!("WARC-Refers-To-Target-URI: {}", url(0)))
+            && n.contains("WARC-Refers-To-Date: 2026-01-01T00:00:10Z")),
+        "{notes:?}"
+    );
+    // Updated with this month's crawl, the index holds both months: the next month's
+    // unchanged capture of page 3 points at this month's.
+    run_ok(
+        dupflow()
+            .arg("dedup")
+            .arg(&crawl_2)
+            .arg("--against")
+            .arg(&index)
+            .arg("--update-index")
+            .arg("--out")
+            .arg(dir.join("update")),
+    );
+    let third = vec![(url(3), 2 * day, 5, 0), (url(4), 2 * day + 1, 7, 0)];
+    let crawl_3 = write("crawl-3.warc", &third);
+    let out = dir.join("out-3");
+    let stdout = run_ok(
+        dupflow().arg("dedup").arg(&crawl_3).arg("--against").arg(&index).arg("--out").arg(&out),
+    );
+    assert!(stdout.contains("index:     11 pages of"), "{stdout}");
+    assert!(stdout.contains("pages:     kept 1 of 2"), "{stdout}");
+    let left: Vec<String> =
+        removed(&out).iter().map(|r| r["url"].as_str().unwrap().to_string()).collect();
+    assert_eq!(left, [url(3)]);
 }
