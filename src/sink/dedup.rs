@@ -203,9 +203,11 @@ pub fn plan_against(
 /// id's (a page of an index).
 fn kept_date(census: &Census, kept: &ClusterRow) -> String {
     census.dates.get(&*kept.record_id).cloned().unwrap_or_else(|| {
-        (kept.page.date > 0)
-            .then(|| crate::source::http::format_warc_date(kept.page.date))
-            .unwrap_or_default()
+        if kept.page.date > 0 {
+            crate::source::http::format_warc_date(kept.page.date)
+        } else {
+            String::new()
+        }
     })
 }
 
