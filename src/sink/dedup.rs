@@ -181,15 +181,14 @@ pub fn plan_against(
             })
             .expect("a cluster has members");
         for row in members.iter().filter(|r| r.page != kept.page && !indexed(r)) {
+            let (leader, similarity_ppm) = verified_neighbour(row, kept, members);
             removed.push(Removed {
                 url: row.url.to_string(),
                 record_id: row.record_id.to_string(),
                 kept_url: kept.url.to_string(),
                 kept_record_id: kept.record_id.to_string(),
-                similarity: row.assignment.similarity_ppm as f64 / 1e6,
-                leader_url: url_of
-                    .get(&row.assignment.leader)
-                    .map_or_else(String::new, |u| u.to_string()),
+                similarity: similarity_ppm as f64 / 1e6,
+                leader_url: url_of.get(&leader).map_or_else(String::new, |u| u.to_string()),
                 url_alias: false,
                 kept_date: kept_date(census, kept),
             });
@@ -197,6 +196,32 @@ pub fn plan_against(
     }
     removed.sort_by(|a, b| (&a.url, &a.record_id).cmp(&(&b.url, &b.record_id)));
     removed
+}
+
+/// A member of `row`'s cluster that a verification joined it to, never `row` itself, and their
+/// resemblance (parts per million): the kept page when the two were compared directly (either
+/// joined the cluster through the other), else the page `row` joined through, else (a page
+/// others joined through) the most similar of those.
+fn verified_neighbour(
+    row: &ClusterRow,
+    kept: &ClusterRow,
+    members: &[&ClusterRow],
+) -> (dupflow_operators::PageId, u32) {
+    let own = &row.assignment;
+    if own.leader == kept.page {
+        return (kept.page, own.similarity_ppm);
+    }
+    if kept.assignment.leader == row.page {
+        return (kept.page, kept.assignment.similarity_ppm);
+    }
+    if own.leader != row.page {
+        return (own.leader, own.similarity_ppm);
+    }
+    members
+        .iter()
+        .filter(|m| m.assignment.leader == row.page && m.page != row.page)
+        .max_by_key(|m| (m.assignment.similarity_ppm, std::cmp::Reverse(m.page)))
+        .map_or((kept.page, 0), |m| (m.page, m.assignment.similarity_ppm))
 }
 
 /// The crawl date of a kept page: its record's (the census reads the inputs), else its page

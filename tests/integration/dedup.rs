@@ -102,6 +102,13 @@ fn check_dedup(name: &str, input_args: &[&str], input: &Records) -> Records {
         .map(|r| (r["url"].as_str().unwrap(), r["kept_url"].as_str().unwrap()))
         .collect();
     assert_eq!(removed.len() + responses.len(), before.len(), "every page kept or left out");
+    // Each page left out names another page it was verified against, and their resemblance.
+    for row in &removed {
+        let (url, leader) = (row["url"].as_str().unwrap(), row["leader_url"].as_str().unwrap());
+        assert!(leader != url && before.contains_key(leader), "{row}");
+        let similarity = row["similarity"].as_f64().unwrap();
+        assert!(similarity > 0.0 && similarity <= 1.0, "{row}");
+    }
     for (url, kept) in &kept_for {
         assert!(
             responses.contains(kept),
