@@ -296,6 +296,7 @@ pub fn resolve(removed: Vec<Removed>) -> Vec<Removed> {
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Written {
     pub records_in: u64,
+    /// Records written: the input's kept records and the metadata records added (`annotations`).
     pub records_out: u64,
     /// Responses left out, and the request/metadata records concurrent with them.
     pub pages_dropped: u64,
@@ -367,6 +368,7 @@ pub fn write_warc(
         written.records_out += 1;
         if let (true, Some(removed)) = (annotate, page) {
             member(&mut out, &[&annotation(&record, removed)]).map_err(fail)?;
+            written.records_out += 1;
             written.annotations += 1;
         }
     }

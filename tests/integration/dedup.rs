@@ -200,12 +200,15 @@ fn the_default_input_deduplicated_keeps_one_capture_per_cluster() {
 #[test]
 fn annotating_keeps_every_record_and_marks_each_near_duplicate() {
     let out = temp_dir("annotate");
-    run_ok(dupflow().args(["dedup", "--annotate", "--out"]).arg(&out));
+    let summary = run_ok(dupflow().args(["dedup", "--annotate", "--out"]).arg(&out));
     let input = records(&dupflow::DEFAULT_INPUT);
     let output = records(&Input::File(out.join("default.warc.gz")));
     let removed = removed(&out);
     assert!(!removed.is_empty());
     assert_eq!(output.len(), input.len() + removed.len());
+    // The summary counts the records written, the metadata records added among them.
+    let counted = format!("records:   {} in, {} out", input.len(), output.len());
+    assert!(summary.contains(&counted), "{counted}: {summary}");
     let originals: Vec<&Vec<u8>> = output
         .iter()
         .filter(|r| r.1 != "metadata" || input.iter().any(|i| i.0 == r.0))
