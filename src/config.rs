@@ -280,6 +280,65 @@ fn unknown_keys(value: &toml::Value) -> Vec<String> {
     unknown
 }
 
+/// The values of `value` (a pipeline.toml without unknown keys) that do not parse as their
+/// setting's type, each read alone on top of the defaults and named by the parser's message;
+/// each is removed from `value`. A section that is not a table is one such value.
+/// `[fingerprint]`'s keys are read with its `type`.
+fn type_errors(value: &mut toml::Value) -> Vec<String> {
+    let Some(table) = value.as_table_mut() else { return Vec::new() };
+    // The parser's message names the key at its end (`in `run.workers``): the line names it first.
+    let message = |e: toml::de::Error| {
+        let text = e.to_string().trim().replace('\n', " ");
+        let text = match text.rfind(" in `") {
+            Some(at) if text.ends_with('`') => &text[..at],
+            _ => &text,
+        };
+        text.strip_prefix("invalid value: ").unwrap_or(text).to_string()
+    };
+    let mut dropped = Vec::new();
+    let mut errors = Vec::new();
+    for (section, body) in table.iter_mut() {
+        let alone = |body: toml::Value| {
+            toml::Value::Table(toml::Table::from_iter([(section.clone(), body)]))
+                .try_into::<PipelineConfig>()
+        };
+        let Some(keys) = body.as_table_mut() else {
+            if let Err(e) = alone(body.clone()) {
+                errors.push(format!("invalid value for `[{section}]`: {}", message(e)));
+                *body = toml::Value::Table(toml::Table::new());
+            }
+            continue;
+        };
+        let tag = keys.get("type").cloned().filter(|_| section == "fingerprint");
+        if let Some(tag) = &tag {
+            let typed = toml::Table::from_iter([("type".to_string(), tag.clone())]);
+            if let Err(e) = alone(toml::Value::Table(typed)) {
+                errors.push(format!("invalid value for `{section}.type`: {}", message(e)));
+                dropped.push(section.clone());
+                continue;
+            }
+        }
+        let bad: Vec<(String, String)> = keys
+            .iter()
+            .filter_map(|(key, v)| {
+                let mut one = toml::Table::from_iter([(key.clone(), v.clone())]);
+                if let Some(tag) = &tag {
+                    one.insert("type".to_string(), tag.clone());
+                }
+                alone(toml::Value::Table(one)).err().map(|e| (key.clone(), message(e)))
+            })
+            .collect();
+        for (key, error) in bad {
+            keys.remove(&key);
+            errors.push(format!("invalid value for `{section}.{key}`: {error}"));
+        }
+    }
+    for section in dropped {
+        table.remove(&section);
+    }
+    errors
+}
+
 impl PipelineConfig {
     /// Loads and validates a file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -321,6 +380,9 @@ impl PipelineConfig {
                 }
             }
         }
+        // Each value that does not parse as its setting's type is named and left out, so that
+        // the others are read and checked.
+        problems.extend(type_errors(&mut known).into_iter().map(Problem::Type));
         match known.try_into::<PipelineConfig>() {
             Ok(config) => problems.extend(config.problems()),
             Err(e) => problems.push(Problem::Type(e.to_string().trim().to_string())),
@@ -576,6 +638,38 @@ mod tests {
         assert!(
             err.contains("`fingerprint.bands`") && err.contains("`fingerprint.buckets`"),
             "{err}"
+        );
+    }
+
+    /// Values of the wrong type, bad variants and negative counts are named one by one, beside
+    /// the unknown keys and the values out of range: one does not hide the others.
+    #[test]
+    fn values_of_the_wrong_type_do_not_hide_the_others() {
+        let named = |text: &str, keys: &[&str]| {
+            let err = PipelineConfig::parse(text, "p.toml").unwrap_err().to_string();
+            for key in keys {
+                assert!(err.contains(&format!("`{key}`")), "{key} in: {err}");
+            }
+            let count = format!("{} problems", keys.len());
+            assert!(err.contains(&count) && err.matches("\n  - ").count() == keys.len(), "{err}");
+        };
+        named(
+            "[run]\nworkers = \"two\"\nepoch_msec = 5\n[metrics]\ncluster_alarm_pages = -5\n[verify]\nthreshold = 1.7\nword_threshold = -1\n",
+            &[
+                "run.workers",
+                "run.epoch_msec",
+                "metrics.cluster_alarm_pages",
+                "verify.threshold",
+                "verify.word_threshold",
+            ],
+        );
+        named(
+            "[verify]\ntype = \"lcss\"\nclustering = \"stars\"\n[run]\nwords = \"ram\"\n",
+            &["verify.type", "verify.clustering", "run.words"],
+        );
+        named(
+            "source = 3\n[fingerprint]\ntype = \"simhashh\"\nbuckets = 3\n[candidates]\nneighbors = 0\n",
+            &["[source]", "fingerprint.type", "candidates.neighbors"],
         );
     }
 
