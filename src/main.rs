@@ -45,8 +45,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Cluster the pages of WARC inputs (files, directories, globs, `-` for stdin).
-    /// With no input, runs on a small WARC compiled into the binary.
+    /// Cluster the pages of WARC/ARC files (WACZ archives too) or the documents of text corpora
+    /// (JSONL, Parquet): files, directories, globs, `-` for stdin. With no input, runs on a
+    /// small WARC compiled into the binary.
     Run(cmd::run::Args),
     /// Check a pipeline.toml: every problem is named (unknown keys, wrong types, invalid values).
     Validate {

@@ -168,11 +168,12 @@ impl Corpus<'_> {
         let mut round = 0;
         while round < self.args.rounds {
             round += 1;
-            let output = dataflow::run(RunOptions::new(
-                Feed::Inputs(current.clone()),
-                self.config.clone(),
-                workers,
-            ))?;
+            let options =
+                RunOptions::new(Feed::Inputs(current.clone()), self.config.clone(), workers);
+            let output = cluster(
+                options,
+                &format!("round {round} of at most {}: clustering", self.args.rounds),
+            )?;
             let mut more = dedup::plan(&output.rows, self.args.keep, &self.census);
             if round == 1 {
                 // Aliases are found in the first round, which reads every capture.
@@ -226,7 +227,7 @@ impl Corpus<'_> {
         let mut options = RunOptions::new(Feed::Inputs(inputs.to_vec()), config, workers);
         options.checkpoint = Some(state);
         options.index = Some(dataflow::IndexRole::Against);
-        let output = dataflow::run(options)?;
+        let output = cluster(options, &format!("clustering against {}", index.display()))?;
         drop(scratch);
         // A page of the index is one whose record is not in the inputs (the census reads them).
         let indexed = |r: &ClusterRow| !self.census.lengths.contains_key(&*r.record_id);
@@ -404,6 +405,16 @@ impl Corpus<'_> {
         println!("wrote {}", removed_path.display());
         Ok(ExitCode::SUCCESS)
     }
+}
+
+/// One clustering run, with its progress shown (drawn on a terminal, a line every 10 s
+/// elsewhere) after `what` is logged.
+fn cluster(options: RunOptions, what: &str) -> Result<dupflow::dataflow::RunOutput> {
+    tracing::info!("{what}");
+    let sampler = dupflow::metrics::progress::start(options.live.clone(), false);
+    let output = dataflow::run(options);
+    sampler.stop();
+    Ok(output?)
 }
 
 /// The files of `from` (a checkpoint folder) copied into `to`.

@@ -44,7 +44,7 @@ pub fn execute(command: Command) -> Result<ExitCode> {
         hostfile: None,
         metrics_address: Some(String::new()),
         linger: 0,
-        quiet: true,
+        quiet: false,
         follow: false,
         deletions: None,
         checkpoint: Some(args.index),

@@ -18,8 +18,8 @@ use super::load_config;
 /// Arguments of `dupflow run`.
 #[derive(clap::Args)]
 pub struct Args {
-    /// WARC/ARC files, text corpora (JSONL, Parquet), directories, quoted globs, or `-` for
-    /// stdin. With none, the small WARC compiled into the binary.
+    /// WARC/ARC files, WACZ archives, text corpora (JSONL, Parquet), directories, quoted globs,
+    /// or `-` for stdin. With none, the small WARC compiled into the binary.
     pub inputs: Vec<String>,
     /// pipeline.toml to use (defaults are built in).
     #[arg(long)]
@@ -27,7 +27,7 @@ pub struct Args {
     /// Worker threads per process (default: run.workers of the config).
     #[arg(long)]
     pub workers: Option<usize>,
-    /// Directory for clusters.jsonl, changes.jsonl and revisits.jsonl.
+    /// Directory for clusters.jsonl, changes.jsonl, spans.jsonl and revisits.jsonl.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Timely cluster mode: number of processes.
@@ -135,6 +135,12 @@ pub(super) fn execute_as(args: Args, index: Option<IndexRole>) -> Result<ExitCod
         dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
         _ => inputs.clone(),
     };
+    tracing::info!(
+        "{} {}: {}",
+        if follow { "following" } else { "reading" },
+        count(names.len(), "input", "inputs"),
+        if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) }
+    );
     let options = RunOptions {
         feed,
         config,
@@ -149,9 +155,12 @@ pub(super) fn execute_as(args: Args, index: Option<IndexRole>) -> Result<ExitCod
         abort: Default::default(),
         index,
     };
-    let output = dataflow::run(options)?;
+    let output = dataflow::run(options);
+    // The summary starts on a clean line.
+    sampler.end_output();
+    let output = output?;
     let shard = sink::Shard { index: process, count: processes };
-    write_and_report(out.as_deref(), &output, shard, (&metrics, &live), &names)?;
+    write_and_report(out.as_deref(), &output, shard, (&metrics, &live))?;
     nothing.extend(output.empty_inputs.iter().map(|input| format!("{input}: no record in it")));
     for warning in &nothing {
         tracing::warn!("{warning}");
@@ -203,7 +212,6 @@ fn write_and_report(
     output: &dataflow::RunOutput,
     shard: sink::Shard,
     (metrics, live): (&Registry, &Live),
-    names: &[String],
 ) -> Result<()> {
     let rows = &output.rows;
     if let Some(dir) = out {
@@ -217,7 +225,7 @@ fn write_and_report(
             shard.index, shard.count
         );
     }
-    print_summary(rows, output, metrics, live, names);
+    print_summary(rows, output, metrics, live);
     if let Some(dir) = out {
         print_written(dir, shard);
     }
@@ -228,13 +236,12 @@ fn write_and_report(
 fn print_written(dir: &std::path::Path, shard: sink::Shard) {
     match shard.count {
         1 => println!(
-            "wrote {}/clusters.jsonl, changes.jsonl, spans.jsonl, revisits.jsonl",
-            dir.display()
+            "wrote {}, changes.jsonl, spans.jsonl, revisits.jsonl",
+            dir.join("clusters.jsonl").display()
         ),
         _ => println!(
-            "wrote {}/{}, {}, {}",
-            dir.display(),
-            shard.file("clusters"),
+            "wrote {}, {}, {}",
+            dir.join(shard.file("clusters")).display(),
             shard.file("changes"),
             shard.file("revisits")
         ),
@@ -305,13 +312,17 @@ fn addresses(hostfile: Option<&Path>, processes: usize) -> Result<Vec<String>> {
     })
 }
 
+/// `n` with its noun: `1 input`, `3 inputs`.
+pub(super) fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// The summary printed at the end of a run.
 fn print_summary(
     rows: &[dupflow::dataflow::ClusterRow],
     output: &dataflow::RunOutput,
     metrics: &Registry,
     live: &Live,
-    names: &[String],
 ) {
     let summary = sink::summarize(rows);
     let secs = output.elapsed.as_secs_f64();
@@ -319,11 +330,6 @@ fn print_summary(
     let label = |m| {
         metrics.by_label(m).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
     };
-    tracing::info!(
-        "read {} input(s): {}",
-        names.len(),
-        if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) }
-    );
     println!("records:   {} ({})", metrics.total(metrics::RECORDS), label(metrics::RECORDS));
     println!(
         "pages:     {pages} in {secs:.2} s ({:.0} pages/s), {} revisits",
