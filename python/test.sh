@@ -5,6 +5,8 @@
 # cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The package's lock file must be current: the build below would otherwise rewrite it.
+cargo metadata --locked --format-version 1 --manifest-path python/Cargo.toml >/dev/null
 venv=target/python-test-venv
 rm -rf "$venv"
 "${PYTHON:-python3}" -m venv "$venv"
