@@ -68,7 +68,10 @@ pub fn start(live: Arc<Live>, quiet: bool) -> Progress {
             loop {
                 // A tick every 250 ms; the run's end wakes the thread at once (a sleep here
                 // added up to a tick to every run's wall time).
-                let stopping = !matches!(stopped.recv_timeout(Duration::from_millis(250)), Err(RecvTimeoutError::Timeout));
+                let stopping = !matches!(
+                    stopped.recv_timeout(Duration::from_millis(250)),
+                    Err(RecvTimeoutError::Timeout)
+                );
                 if started.elapsed().as_millis() % 1000 < 250 || stopping {
                     live.sample();
                 }
@@ -80,7 +83,8 @@ pub fn start(live: Arc<Live>, quiet: bool) -> Progress {
                     continue;
                 }
                 let r = &live.registry;
-                let (read, total, pages) = (r.get(BYTES_READ, ""), r.get(INPUT_BYTES, ""), r.get(PAGES, ""));
+                let (read, total, pages) =
+                    (r.get(BYTES_READ, ""), r.get(INPUT_BYTES, ""), r.get(PAGES, ""));
                 // Rates run from the last tick before the first page: a resume reads past what
                 // its checkpoint holds before it, and those bytes are no page of this run's.
                 if pages == 0 {

@@ -199,7 +199,10 @@ fn eval_agrees_with_score_py() {
         .into_iter()
         .find(|p| p.exists())
     else {
-        eprintln!("SKIPPED: ../shared/bench/score.py is absent (the shared folder is not beside the checkout)");
+        common::skip(
+            "eval against score.py",
+            "../shared/bench/score.py is absent (the shared folder is not beside the checkout)",
+        );
         return;
     };
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/eval");
@@ -215,7 +218,7 @@ fn eval_agrees_with_score_py() {
         let theirs = match Command::new("python3").arg(&score_py).args(&args).output() {
             Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
             _ => {
-                eprintln!("SKIPPED: python3 could not run score.py");
+                common::skip("eval against score.py", "python3 could not run score.py");
                 return;
             }
         };
@@ -564,4 +567,40 @@ fn explain_gives_the_path_or_says_why_there_is_none() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("http://gazette.example/none is not a page of the inputs"), "{stderr}");
+}
+
+/// On a terminal (script(1) makes one), `dedup` and `index build` draw their progress as `run`
+/// does, and clear it before anything else is printed.
+#[test]
+fn dedup_and_index_build_show_progress_on_a_terminal() {
+    let Some(shared) = common::shared_dir() else { return };
+    if Command::new("script").arg("--version").output().is_err() {
+        common::skip("progress on a terminal", "script(1) is not installed (Debian's bsdutils)");
+        return;
+    }
+    let dev = shared.join("bench/docs-dev.warc.gz");
+    let dir = temp_dir("progress-tty");
+    let bin = env!("CARGO_BIN_EXE_dupflow");
+    let commands = [
+        format!("dedup '{}' --rounds 1 --out '{}'", dev.display(), dir.join("out").display()),
+        format!("index build '{}' --index '{}'", dev.display(), dir.join("index").display()),
+    ];
+    for command in commands {
+        let out = Command::new("script")
+            .args(["-qec", &format!("'{bin}' {command}"), "/dev/null"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{command}: {text}");
+        assert!(text.contains(" pages/s, ETA "), "{command}: no progress line: {text}");
+        // Each drawn line is followed by the next drawing or by its clearing, never by text.
+        for (at, _) in text.match_indices("\x1b[K") {
+            let drawn = text[..at].rsplit('\r').next().unwrap_or("").contains("ETA");
+            assert!(
+                !drawn || text[at + 3..].starts_with('\r'),
+                "{command}: text printed after a progress line: {:?}",
+                text.get(at.saturating_sub(80)..(at + 80).min(text.len()))
+            );
+        }
+    }
 }

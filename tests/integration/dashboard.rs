@@ -54,7 +54,10 @@ fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
 #[test]
 fn dashboard_shows_the_run_and_the_alarm() {
     let Some(browser) = chromium() else {
-        eprintln!("SKIPPED: no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)");
+        common::skip(
+            "the dashboard in a browser",
+            "no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)",
+        );
         return;
     };
     let dir = common::temp_dir("dashboard");
@@ -101,7 +104,10 @@ fn dashboard_shows_the_run_and_the_alarm() {
 #[test]
 fn cluster_view_finds_a_page_and_shows_it_beside_the_page_it_joined_through() {
     let Some(browser) = chromium() else {
-        eprintln!("SKIPPED: no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)");
+        common::skip(
+            "the dashboard in a browser",
+            "no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)",
+        );
         return;
     };
     let dir = common::temp_dir("cluster-view");

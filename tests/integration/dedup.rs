@@ -179,14 +179,19 @@ fn warcio_reads(path: &Path, expected: usize) {
             )
         }
         Ok(out) if String::from_utf8_lossy(&out.stderr).contains("No module named 'warcio'") => {
-            eprintln!("SKIPPED warcio read-back: {python} has no warcio (.ci/run installs it; or set DUPFLOW_TEST_PYTHON)")
+            common::skip(
+                "warcio read-back",
+                &format!(
+                    "{python} has no warcio (.ci/run installs it; or set DUPFLOW_TEST_PYTHON)"
+                ),
+            )
         }
         Ok(out) => panic!(
             "warcio could not read {}: {}",
             path.display(),
             String::from_utf8_lossy(&out.stderr)
         ),
-        Err(e) => eprintln!("SKIPPED warcio read-back: {python} not runnable ({e})"),
+        Err(e) => common::skip("warcio read-back", &format!("{python} not runnable ({e})")),
     }
 }
 

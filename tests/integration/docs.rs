@@ -132,7 +132,10 @@ fn the_readme_quick_start_runs_as_written() {
         }
         if line.contains("jq ") || line.starts_with("c=") {
             if !has("jq") {
-                eprintln!("SKIPPED: jq is not installed; not running `{line}`");
+                common::skip(
+                    "a README jq line",
+                    &format!("jq is not installed; not running `{line}`"),
+                );
                 continue;
             }
             let url = sample_url.get_or_insert_with(|| {

@@ -140,9 +140,9 @@ impl Tmpfs {
             .stderr(Stdio::null())
             .status();
         if !mounted.is_ok_and(|s| s.success()) {
-            eprintln!(
-                "SKIPPED: cannot mount a tmpfs at {} (the disk-full rows need root)",
-                dir.display()
+            common::skip(
+                "the disk-full rows",
+                &format!("cannot mount a tmpfs at {} (they need root)", dir.display()),
             );
             return None;
         }

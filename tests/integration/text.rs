@@ -265,14 +265,19 @@ fn parquet_written_by_pyarrow_is_marked_and_read_back_by_pyarrow() {
     match Command::new(&python).args(["-c", write]).arg(&jsonl).arg(&parquet).output() {
         Ok(out) if out.status.success() => {}
         Ok(out) if String::from_utf8_lossy(&out.stderr).contains("No module named 'pyarrow'") => {
-            eprintln!("SKIPPED Parquet round trip: {python} has no pyarrow (.ci/run installs it; or set DUPFLOW_TEST_PYTHON)");
+            common::skip(
+                "Parquet round trip",
+                &format!(
+                    "{python} has no pyarrow (.ci/run installs it; or set DUPFLOW_TEST_PYTHON)"
+                ),
+            );
             return;
         }
         Ok(out) => {
             panic!("pyarrow could not write the corpus: {}", String::from_utf8_lossy(&out.stderr))
         }
         Err(e) => {
-            eprintln!("SKIPPED Parquet round trip: {python} not runnable ({e})");
+            common::skip("Parquet round trip", &format!("{python} not runnable ({e})"));
             return;
         }
     }

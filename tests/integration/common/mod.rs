@@ -8,18 +8,42 @@ use dupflow::source::{self, http, Input};
 pub mod serve;
 pub mod synth;
 
-/// `../shared` beside the checkout, or a clear message why a test cannot run.
+/// `../shared` beside the checkout, or a clear message why a test cannot run (`skip`).
 pub fn shared_dir() -> Option<PathBuf> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared");
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!(
-            "SKIPPED: {} is absent. This test reads the shared corpora that CI places beside the \
-             checkout; clone the project next to its shared/ folder to run it.",
-            dir.display()
+        skip(
+            "the shared corpora",
+            &format!(
+                "{} is absent (CI places it beside the checkout; clone the project next to its \
+                 shared/ folder to run this)",
+                dir.display()
+            ),
         );
         None
+    }
+}
+
+/// Where `skip` lists the checks that did not run (`.ci/test` prints it at its end).
+pub const SKIPPED_LIST: &str = concat!(env!("CARGO_TARGET_TMPDIR"), "/skipped.txt");
+
+/// A check the test cannot make here (`what`: the check; `why`: what is missing). Where
+/// everything the tests need is installed (`DUPFLOW_TEST_NO_SKIP=1`, which `.ci/run` sets) the
+/// test fails; elsewhere the line is written to the terminal, past the test harness's capture,
+/// and listed in `SKIPPED_LIST`, so that a skip never passes for work done.
+pub fn skip(what: &str, why: &str) {
+    use std::io::Write;
+    let line = format!("SKIPPED {what}: {why}");
+    if std::env::var_os("DUPFLOW_TEST_NO_SKIP").is_some() {
+        panic!("{line} (DUPFLOW_TEST_NO_SKIP is set: every check must run)");
+    }
+    // `eprintln!` would be captured with a passing test's output, and never shown.
+    let _ = writeln!(std::io::stderr().lock(), "\n{line}");
+    let list = std::fs::OpenOptions::new().create(true).append(true).open(SKIPPED_LIST);
+    if let Ok(mut list) = list {
+        let _ = writeln!(list, "{line}");
     }
 }
 
