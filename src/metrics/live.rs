@@ -593,11 +593,12 @@ impl Live {
             .collect();
         let mut hosts: Vec<(&String, &(usize, usize))> = inner.hosts.iter().collect();
         hosts.sort_by(|a, b| b.1 .1.cmp(&a.1 .1).then(b.1 .0.cmp(&a.1 .0)).then(a.0.cmp(b.0)));
-        let stages: BTreeMap<&str, f64> = ["decode", "strip", "split", "verify"]
+        // Mean milliseconds of each stage; none (null) before its first measurement.
+        let stages: BTreeMap<&str, Option<f64>> = ["decode", "strip", "split", "verify"]
             .into_iter()
             .map(|s| {
                 let (count, sum) = r.histogram(super::STAGE_SECONDS, s);
-                (s, if count > 0 { sum / count as f64 * 1000.0 } else { 0.0 })
+                (s, (count > 0).then(|| sum / count as f64 * 1000.0))
             })
             .collect();
         let largest = Self::largest(&inner, 20);

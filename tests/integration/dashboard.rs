@@ -147,3 +147,72 @@ fn cluster_view_finds_a_page_and_shows_it_beside_the_page_it_joined_through() {
         "the copy's own sentence is marked"
     );
 }
+
+/// At 1,400 px the page does not scroll sideways, whatever the length of the URLs it shows,
+/// and the stage table shows a verification's microseconds, not 0. The page is measured from
+/// a frame of another page (the browser's same-origin rule lifted for the test).
+#[test]
+fn the_dashboard_fits_a_1400_pixel_window_with_long_urls() {
+    let Some(browser) = chromium() else {
+        common::skip(
+            "the dashboard in a browser",
+            "no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)",
+        );
+        return;
+    };
+    let dir = common::temp_dir("dashboard-width");
+    // Two copies of each page at URLs of 150 characters without a place to break.
+    let corpus = common::synth::Corpus::new(5, 6);
+    let mut warc = Vec::new();
+    for n in 0..12u64 {
+        let url = format!("http://long.example/{}{n}", "a".repeat(130));
+        let html = corpus.html(n as usize % 6, 0);
+        warc.extend(common::synth::warc_response(&url, n, n + 1, &html));
+    }
+    let input = dir.join("long.warc");
+    std::fs::write(&input, warc).unwrap();
+    let served = common::serve::serve(&[input.to_str().unwrap()], &dir.join("out"));
+    let frame = format!(
+        "<!DOCTYPE html><html><body style=\"margin:0\">\
+         <iframe id=\"f\" src=\"http://{}/\" style=\"width:1400px;height:900px;border:0\"></iframe>\
+         <pre id=\"out\">pending</pre><script>\
+         setTimeout(function () {{ var out = document.getElementById('out'); try {{\
+         var d = document.getElementById('f').contentDocument;\
+         var e = d.documentElement;\
+         out.textContent = 'overflow=' + (e.scrollWidth - e.clientWidth) + ' verify=' +\
+         d.querySelector('#stages').textContent;\
+         }} catch (err) {{ out.textContent = 'error ' + err; }} }}, 3000);\
+         </script></body></html>",
+        served.address
+    );
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let frame_address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut stream, &mut request);
+            let reply = format!(
+                "HTTP/1.0 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\r\n{frame}",
+                frame.len()
+            );
+            let _ = std::io::Write::write_all(&mut stream, reply.as_bytes());
+        }
+    });
+    let output = headless(&browser, &dir.join("profile"))
+        .args([
+            "--disable-web-security",
+            "--disable-site-isolation-trials",
+            "--disable-features=IsolateOrigins,site-per-process",
+            "--dump-dom",
+        ])
+        .arg(format!("http://{frame_address}/"))
+        .output()
+        .expect("chromium runs");
+    let dom = String::from_utf8_lossy(&output.stdout);
+    let measured = dom.split("<pre id=\"out\">").nth(1).and_then(|r| r.split("</pre>").next());
+    let measured = measured.unwrap_or_else(|| panic!("no measurement: {dom}"));
+    assert!(measured.starts_with("overflow=0 "), "the page scrolls sideways: {measured}");
+    let verify = measured.split("verify").last().unwrap_or("");
+    assert!(!verify.is_empty() && verify != "0", "verify's latency: {measured}");
+}
