@@ -33,8 +33,16 @@ fn run(args: &[&str], out: &Path) -> String {
 #[test]
 fn default_input_gives_the_documented_clusters() {
     let out = temp_dir("default");
-    let stdout = run(&[], &out);
+    // `--out DIR/`: the files are named as joined to it.
+    let slashed = format!("{}/", out.display());
+    let output = dupflow().args(["run", "--out", &slashed]).output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8(output.stdout).unwrap();
     assert!(stdout.contains("pages:     8"), "{stdout}");
+    assert!(stdout.contains(&format!("wrote {}clusters.jsonl, ", slashed)), "{stdout}");
+    // The input is named when its reading starts, in the log, not in the summary.
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("reading 1 input: (embedded)"), "{stderr}");
     let got = clusters(&out);
     let expected: BTreeMap<String, Vec<String>> = serde_json::from_str(
         &std::fs::read_to_string(
@@ -562,6 +570,7 @@ fn explain_gives_the_path_or_says_why_there_is_none() {
     assert!(text.contains("verdict: dissimilar"), "{text}");
     assert!(text.contains("path: none: the pages are in different clusters"), "{text}");
     assert!(text.contains("A's sentences"), "{text}");
+    assert!(text.contains("B in ") && text.contains(" (1 page)"), "the chess page alone: {text}");
 
     let output = explain(&[river, "http://gazette.example/none"]);
     assert_eq!(output.status.code(), Some(2));
