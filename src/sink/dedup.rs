@@ -432,7 +432,7 @@ pub fn output_name(input: &Input, taken: &mut HashSet<String>) -> String {
         .file_name()
         .map_or("stdin".into(), |n| n.to_string_lossy().to_string());
     let mut stem = base.as_str();
-    for suffix in [".gz", ".lz4", ".warc", ".arc"] {
+    for suffix in [".wacz", ".gz", ".lz4", ".warc", ".arc"] {
         stem = stem.strip_suffix(suffix).unwrap_or(stem);
     }
     let stem = if stem.is_empty() || stem == "-" { "stdin" } else { stem };

@@ -68,7 +68,12 @@ pub struct Prefix {
 impl Prefix {
     /// The prefix of the file at `path` as long as this one, if the file is that long.
     pub fn of_file(&self, path: &std::path::Path) -> io::Result<Option<Prefix>> {
-        let mut file = std::fs::File::open(path)?.take(self.bytes);
+        self.of_reader(std::fs::File::open(path)?)
+    }
+
+    /// The prefix of the stream `reader` as long as this one, if the stream is that long.
+    pub fn of_reader(&self, reader: impl Read) -> io::Result<Option<Prefix>> {
+        let mut file = reader.take(self.bytes);
         let mut digest = crc32fast::Hasher::new();
         let mut buf = vec![0u8; 1 << 20];
         loop {

@@ -194,7 +194,7 @@ impl Framer {
                     return Some(Err(RecordError::new(
                         RecordErrorKind::UnsupportedFormat,
                         offset,
-                        "a ZIP archive (WACZ?): unpack it and read the WARC files inside".into(),
+                        "a ZIP archive (WACZ?) as a stream: give it as a file, which is read by its directory".into(),
                     )));
                 }
             }

@@ -15,6 +15,7 @@ pub mod reader;
 pub mod split;
 pub mod text;
 pub mod urls;
+pub mod wacz;
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -46,6 +47,8 @@ pub enum RecordErrorKind {
     InvalidJson,
     /// A Parquet file whose content cannot be read (the file is skipped whole).
     InvalidParquet,
+    /// A ZIP (WACZ) archive whose directory cannot be read or holds no WARC file (skipped whole).
+    InvalidArchive,
     /// A text corpus row without its id or text field (or with one of the wrong type).
     MissingField,
 }
@@ -75,6 +78,7 @@ impl RecordErrorKind {
             RecordErrorKind::UnsupportedFormat => "unsupported_format",
             RecordErrorKind::InvalidJson => "invalid_json",
             RecordErrorKind::InvalidParquet => "invalid_parquet",
+            RecordErrorKind::InvalidArchive => "invalid_archive",
             RecordErrorKind::MissingField => "missing_field",
         }
     }
@@ -109,6 +113,9 @@ pub enum SourceError {
     Parquet(#[from] text::ParquetError),
     #[error("{0}")]
     Unsupported(String),
+    /// A ZIP (WACZ) archive that cannot be read as one: its directory, or no WARC file in it.
+    #[error("{path}: cannot read it as a WACZ archive: {message}")]
+    Archive { path: PathBuf, message: String },
 }
 
 /// Which inputs one process of a cluster reads: every input is read by exactly one process.
@@ -231,6 +238,8 @@ pub enum Input {
         name: &'static str,
         bytes: &'static [u8],
     },
+    /// A WACZ archive: its WARC files read as one stream (`wacz`).
+    Wacz(PathBuf),
 }
 
 impl Input {
@@ -240,6 +249,7 @@ impl Input {
             Input::Range { path, start, end } => format!("{}@{start}-{end}", path.display()),
             Input::Stdin => "-".to_string(),
             Input::Embedded { name, .. } => format!("(embedded) {name}"),
+            Input::Wacz(p) => p.display().to_string(),
         }
     }
 
@@ -260,9 +270,10 @@ impl Input {
             }
             Input::Stdin => Box::new(io::stdin()),
             Input::Embedded { bytes, .. } => Box::new(io::Cursor::new(*bytes)),
+            Input::Wacz(path) => Box::new(wacz::Members::open(path)?),
         };
         let path = match self {
-            Input::File(p) => p.clone(),
+            Input::File(p) | Input::Wacz(p) => p.clone(),
             _ => PathBuf::from(self.name()),
         };
         Decoder::new(reader).map_err(|error| SourceError::Open { path, error })
@@ -275,16 +286,29 @@ impl Input {
             Input::Range { start, end, .. } => Some(end - start),
             Input::Stdin => None,
             Input::Embedded { bytes, .. } => Some(bytes.len() as u64),
+            Input::Wacz(p) => wacz::stored_bytes(p),
+        }
+    }
+
+    /// A file named as an input: a ZIP archive is a WACZ (whatever its name), any other file
+    /// is read as a stream of its format.
+    pub fn of_file(path: PathBuf) -> Input {
+        if wacz::is_archive(&path) {
+            Input::Wacz(path)
+        } else {
+            Input::File(path)
         }
     }
 }
 
-/// Whether a file in a directory looks like an input: crawl output (`*.warc*`, `*.arc*`) or a
-/// text corpus (`*.jsonl*`, `*.ndjson*`, `*.parquet`).
+/// Whether a file in a directory looks like an input: crawl output (`*.warc*`, `*.arc*`,
+/// `*.wacz`) or a text corpus (`*.jsonl*`, `*.ndjson*`, `*.parquet`).
 fn looks_like_input(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_ascii_lowercase();
     !name.starts_with('.')
-        && [".warc", ".arc", ".jsonl", ".ndjson", ".parquet"].iter().any(|ext| name.contains(ext))
+        && [".warc", ".arc", ".wacz", ".jsonl", ".ndjson", ".parquet"]
+            .iter()
+            .any(|ext| name.contains(ext))
 }
 
 /// One item of an input: a WARC (or ARC) record, or a text corpus row.
@@ -430,7 +454,7 @@ fn walk(dir: &Path, out: &mut Vec<Input>) -> Result<(), SourceError> {
         if path.is_dir() {
             walk(&path, out)?;
         } else if looks_like_input(&path) {
-            out.push(Input::File(path));
+            out.push(Input::of_file(path));
         }
     }
     Ok(())
@@ -449,14 +473,14 @@ pub fn expand(args: &[String]) -> Result<Vec<Input>, SourceError> {
         if path.is_dir() {
             walk(path, &mut out)?;
         } else if path.exists() {
-            out.push(Input::File(path.to_path_buf()));
+            out.push(Input::of_file(path.to_path_buf()));
         } else if arg.contains(['*', '?', '[']) {
             let paths = glob::glob(arg)
                 .map_err(|e| SourceError::Glob { pattern: arg.clone(), message: e.to_string() })?;
             let mut matched: Vec<PathBuf> =
                 paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
             matched.sort();
-            out.extend(matched.into_iter().map(Input::File));
+            out.extend(matched.into_iter().map(Input::of_file));
         } else {
             return Err(SourceError::Missing(path.to_path_buf()));
         }

@@ -23,5 +23,6 @@ mod metrics_endpoint;
 mod oracle;
 mod resumes;
 mod text;
+mod wacz;
 mod warc_samples;
 mod words;

@@ -39,6 +39,19 @@ fn pump_items(core: &Core, mut items: Items, name: &str) {
     metrics.add(metrics::BYTES_READ, "", items.bytes_read().saturating_sub(counted) as i64);
 }
 
+/// A WACZ archive of a followed target, read whole; one that cannot be read is damage.
+fn read_archive(core: &Core, path: &std::path::Path, name: &str, settings: &ReadSettings) {
+    match Items::open(&Input::Wacz(path.to_path_buf()), settings.max_record_bytes, &settings.text) {
+        Ok(items) => pump_items(core, items, name),
+        Err(e) => match damage_of(&e) {
+            Some(kind) => {
+                lock(core).skipped(&source::RecordError::new(kind, 0, e.to_string()), name)
+            }
+            None => open_failed(core, name, e),
+        },
+    }
+}
+
 /// An input that cannot be opened stops the run: the user named it, and a run that went on
 /// would cluster a corpus without it.
 fn open_failed(core: &Core, name: &str, error: impl std::fmt::Display) {
@@ -52,6 +65,7 @@ fn open_failed(core: &Core, name: &str, error: impl std::fmt::Display) {
 /// what `error` is (else it is a failure to open it).
 fn damage_of(error: &source::SourceError) -> Option<source::RecordErrorKind> {
     match error {
+        source::SourceError::Archive { .. } => Some(source::RecordErrorKind::InvalidArchive),
         #[cfg(feature = "parquet")]
         source::SourceError::Parquet(e) => e.damage(),
         _ => None,
@@ -111,6 +125,12 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
                     }
                     std::thread::sleep(follow::POLL);
                 }
+                if source::wacz::is_archive(path) {
+                    // A WACZ is written whole, not grown: it is read as it is.
+                    read_archive(core, path, &name, settings);
+                    lock(core).end_input();
+                    continue;
+                }
                 let opened = follow::TailFile::open(path, waiter(core, finished))
                     .and_then(|r| source::Decoder::new(Box::new(r)))
                     .map_err(|error| source::SourceError::Open { path: path.clone(), error });
@@ -141,7 +161,27 @@ fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
                     continue;
                 };
                 let name = file.display().to_string();
+                let later = |dir: &std::path::Path, me: &std::path::Path| {
+                    follow::list_dir(dir).iter().any(|f| f.as_path() > me)
+                };
+                // A WACZ being written has no directory yet: it is read once it has one, or
+                // passed over as damaged once a later file appears.
+                if source::wacz::is_archive(&file)
+                    && source::wacz::members(&file).is_err()
+                    && !later(dir, &file)
+                {
+                    if lock(core).tick() == follow::Wait::Finish {
+                        break 'targets;
+                    }
+                    std::thread::sleep(follow::POLL);
+                    continue;
+                }
                 if !lock(core).begin(&name) {
+                    continue;
+                }
+                if source::wacz::is_archive(&file) {
+                    read_archive(core, &file, &name, settings);
+                    lock(core).end_input();
                     continue;
                 }
                 let (dir2, me) = (dir.clone(), file.clone());

@@ -460,7 +460,12 @@ fn same_input(name: &str, at: &InputProgress) -> Result<bool, RunError> {
     let path = std::path::Path::new(name);
     let Some(read) = at.read.filter(|_| path.is_file()) else { return Ok(false) };
     let changed = |why: String| RunError::InputChanged { input: name.to_string(), why };
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    // A WACZ is read as the stream of its WARC members (`source::wacz`).
+    let archive = crate::source::wacz::is_archive(path);
+    let size = match archive {
+        true => crate::source::wacz::stored_bytes(path).unwrap_or(0),
+        false => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+    };
     if at.done
         && size == read.bytes
         && at.modified_ns.is_some()
@@ -468,7 +473,13 @@ fn same_input(name: &str, at: &InputProgress) -> Result<bool, RunError> {
     {
         return Ok(false);
     }
-    match read.of_file(path) {
+    let now = match archive {
+        true => crate::source::wacz::Members::open(path)
+            .map_err(|e| std::io::Error::other(e.to_string()))
+            .and_then(|members| read.of_reader(members)),
+        false => read.of_file(path),
+    };
+    match now {
         Ok(Some(now)) if now == read => Ok(size > read.bytes),
         Ok(Some(_)) => Err(changed(format!(
             "its first {} bytes differ from those the checkpoint read",
