@@ -517,14 +517,11 @@ pub fn restore_pages(
     let mine = |url: u64| (url % peers as u64) as usize == index;
     let identity = pages.identity().clone();
     for part in 0..manifest.parts {
-        let path = part_path(dir, manifest.epoch, part);
-        let file = std::fs::File::open(&path).map_err(failed(path.clone()))?;
-        let mut raw = std::io::BufReader::new(lz4_flex::frame::FrameDecoder::new(
-            std::io::BufReader::new(file),
-        ));
         let mut buried = Vec::new();
-        CurrentPages::load(
-            &mut raw,
+        load_part(
+            dir,
+            manifest,
+            part,
             |page| {
                 if mine(identity.key(&page.url)) {
                     restore(pages, page);
@@ -535,14 +532,48 @@ pub fn restore_pages(
                     buried.push((url, date));
                 }
             },
-        )
-        .map_err(failed(path))?;
+        )?;
         // After the pages: a tombstone never stands between a saved page and its URL.
         for (url, date) in buried {
             pages.restore_tombstone(url, date);
         }
     }
     Ok(())
+}
+
+/// The held pages (`each`) and tombstones (`buried`) of part `part` of a checkpoint.
+fn load_part(
+    dir: &Path,
+    manifest: &Manifest,
+    part: usize,
+    each: impl FnMut(dupflow_operators::Page),
+    buried: impl FnMut(u64, u64),
+) -> Result<(), RunError> {
+    let path = part_path(dir, manifest.epoch, part);
+    let file = std::fs::File::open(&path).map_err(failed(path.clone()))?;
+    let mut raw =
+        std::io::BufReader::new(lz4_flex::frame::FrameDecoder::new(std::io::BufReader::new(file)));
+    CurrentPages::load(&mut raw, each, buried).map_err(failed(path))
+}
+
+/// The record ids of the pages a checkpoint holds (an index's pages: `dedup --against`); none
+/// for a directory without one.
+pub fn held_record_ids(dir: &Path) -> Result<std::collections::HashSet<String>, RunError> {
+    let mut ids = std::collections::HashSet::new();
+    if let Some(manifest) = open(Some(dir))? {
+        for part in 0..manifest.parts {
+            load_part(
+                dir,
+                &manifest,
+                part,
+                |page| {
+                    ids.insert(page.record_id.to_string());
+                },
+                |_, _| {},
+            )?;
+        }
+    }
+    Ok(ids)
 }
 
 /// Resume: the revisits worker `index` of `peers` takes back: its own part's when the worker

@@ -213,6 +213,8 @@ impl Corpus<'_> {
         if !index.join("checkpoint.json").is_file() {
             bail!("--against {}: not an index (no checkpoint.json; make one with `dupflow run OLD --checkpoint {}`)", index.display(), index.display());
         }
+        // The index's own records: a capture of the inputs among them is already archived.
+        let held_ids = dupflow::checkpoint::held_record_ids(index)?;
         let scratch = dupflow::files::Scratch::new(self.args.out.join(".dedup-index"));
         let state = if self.args.update_index {
             index.to_path_buf()
@@ -229,14 +231,25 @@ impl Corpus<'_> {
         options.index = Some(dataflow::IndexRole::Against);
         let output = cluster(options, &format!("clustering against {}", index.display()))?;
         drop(scratch);
-        // A page of the index is one whose record is not in the inputs (the census reads them).
-        let indexed = |r: &ClusterRow| !self.census.lengths.contains_key(&*r.record_id);
+        let indexed = |r: &ClusterRow| held_ids.contains(&*r.record_id);
         let mut removed = dedup::plan_against(&output.rows, self.args.keep, &self.census, indexed);
         removed.extend(dedup::aliases(&output.rows, &self.census, &self.identity()));
+        removed.extend(dedup::already_indexed(&output.rows, &self.census, indexed));
         let removed = dedup::resolve(removed);
-        let (held, rows): (Vec<ClusterRow>, Vec<ClusterRow>) =
-            output.rows.into_iter().partition(|r| indexed(r));
-        println!("index:     {} pages of {} held", held.len(), index.display());
+        let held = output.rows.iter().filter(|r| indexed(r)).count();
+        // The inputs' pages (the census reads them), those already in the index among them.
+        let rows: Vec<ClusterRow> = output
+            .rows
+            .into_iter()
+            .filter(|r| self.census.lengths.contains_key(&*r.record_id))
+            .collect();
+        println!("index:     {held} pages of {} held", index.display());
+        let again = removed.iter().filter(|r| r.already_indexed).count();
+        if again > 0 {
+            println!(
+                "           {again} pages of the inputs are records the index holds: left out"
+            );
+        }
         Ok((rows, removed))
     }
 

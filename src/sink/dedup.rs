@@ -130,6 +130,10 @@ pub struct Removed {
     /// Left out before any comparison: its URL is, normalized, the kept page's (`[urls]`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub url_alias: bool,
+    /// Left out because the index holds this very record (`dedup --against`): it is its own
+    /// kept page and leader.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub already_indexed: bool,
     #[serde(skip)]
     pub kept_date: String,
 }
@@ -190,12 +194,36 @@ pub fn plan_against(
                 similarity: similarity_ppm as f64 / 1e6,
                 leader_url: url_of.get(&leader).map_or_else(String::new, |u| u.to_string()),
                 url_alias: false,
+                already_indexed: false,
                 kept_date: kept_date(census, kept),
             });
         }
     }
     removed.sort_by(|a, b| (&a.url, &a.record_id).cmp(&(&b.url, &b.record_id)));
     removed
+}
+
+/// The pages of the inputs that are records an index holds (`indexed`; the census reads the
+/// inputs): each is already archived, so it is left out, pointing at itself.
+pub fn already_indexed(
+    rows: &[ClusterRow],
+    census: &Census,
+    indexed: impl Fn(&ClusterRow) -> bool,
+) -> Vec<Removed> {
+    rows.iter()
+        .filter(|r| indexed(r) && census.lengths.contains_key(&*r.record_id))
+        .map(|row| Removed {
+            url: row.url.to_string(),
+            record_id: row.record_id.to_string(),
+            kept_url: row.url.to_string(),
+            kept_record_id: row.record_id.to_string(),
+            similarity: 1.0,
+            leader_url: row.url.to_string(),
+            url_alias: false,
+            already_indexed: true,
+            kept_date: kept_date(census, row),
+        })
+        .collect()
 }
 
 /// A member of `row`'s cluster that a verification joined it to, never `row` itself, and their
@@ -259,6 +287,7 @@ pub fn aliases(rows: &[ClusterRow], census: &Census, identity: &UrlIdentity) -> 
                 similarity: 1.0,
                 leader_url: page.url.to_string(),
                 url_alias: true,
+                already_indexed: false,
                 kept_date: census.dates.get(&*page.record_id).cloned().unwrap_or_default(),
             })
         })
@@ -276,7 +305,10 @@ pub fn resolve(removed: Vec<Removed>) -> Vec<Removed> {
         .into_iter()
         .map(|mut r| {
             let mut hops = 0;
-            while let Some(next) = by_record.get(&r.kept_record_id) {
+            // A page kept as itself (an indexed record) ends the chain.
+            while let Some(next) =
+                by_record.get(&r.kept_record_id).filter(|n| n.kept_record_id != n.record_id)
+            {
                 r.kept_url.clone_from(&next.kept_url);
                 r.kept_record_id.clone_from(&next.kept_record_id);
                 r.kept_date.clone_from(&next.kept_date);

@@ -613,6 +613,19 @@ fn dedup_against_last_months_crawl_leaves_out_unchanged_recaptures() {
     for row in removed(&out) {
         assert_ne!(row["kept_record_id"], row["record_id"], "{row}");
     }
+    // Last month's crawl against its own index: every record is one the index holds.
+    let stdout = run_ok(
+        dupflow()
+            .arg("dedup")
+            .arg(&crawl_1)
+            .arg("--against")
+            .arg(&index)
+            .arg("--out")
+            .arg(dir.join("again")),
+    );
+    assert!(stdout.contains("pages:     kept 0 of 5"), "{stdout}");
+    assert!(stdout.contains("5 pages of the inputs are records the index holds"), "{stdout}");
+    assert!(removed(&dir.join("again")).iter().all(|r| r["already_indexed"] == true));
     // Annotated: every record stays, each unchanged capture with a metadata record naming the
     // indexed capture and its date.
     let annotated = dir.join("annotated");
