@@ -14,6 +14,7 @@ use anyhow::{bail, Context, Result};
 
 use dupflow::config::PipelineConfig;
 use dupflow::dataflow::{self, Feed, RunOptions};
+use dupflow::metrics::progress::Pass;
 use dupflow::sink::dedup::{self, Census, Keep};
 use dupflow::sink::text::{self as text_out, Marks, RemovedRow};
 use dupflow::source::decode::Format;
@@ -116,25 +117,31 @@ fn census(
     canonical: bool,
 ) -> Result<Census> {
     let mut census = Census::default();
-    for input in inputs {
-        if text {
+    let pass = Pass::start("reading the rows' lengths", super::total_bytes(inputs));
+    for input in inputs.iter().filter(|_| text) {
+        {
             let mut items = Items::open(input, config.source.max_record_bytes, &config.text)?;
             while let Some(item) = items.next_item() {
                 if let Ok(Item::Text(doc)) = item {
                     census.lengths.insert(doc.id, doc.text.len() as u64);
                 }
             }
-        } else {
-            source::read_records(input, config.source.max_record_bytes, |item| {
-                if let Ok(record) = item {
-                    census.add(&record);
-                    if canonical || config.urls.normalize {
-                        let max = config.source.max_page_bytes as usize;
-                        census.add_page(&record, max, canonical);
-                    }
-                }
-            })?;
+            let size = input.size().unwrap_or(0);
+            pass.reading(move || size);
         }
+    }
+    pass.stop();
+    if !text {
+        let label = "reading the records' dates and lengths";
+        super::read_all_records(inputs, config.source.max_record_bytes, label, |item| {
+            if let Ok(record) = item {
+                census.add(&record);
+                if canonical || config.urls.normalize {
+                    let max = config.source.max_page_bytes as usize;
+                    census.add_page(&record, max, canonical);
+                }
+            }
+        })?;
     }
     Ok(census)
 }
@@ -263,10 +270,13 @@ impl Corpus<'_> {
         let mut names = HashSet::new();
         let mut next = Vec::new();
         let marks = Marks::new(&[], removed);
+        let pass = Pass::start("writing what the round kept", super::total_bytes(inputs));
         for (input, format) in inputs.iter().zip(self.formats) {
             let path = if self.text {
                 let path = dir.join(text_out::output_name(input, &mut names));
                 self.write_rows(input, *format, &path, &marks, false)?;
+                let size = input.size().unwrap_or(0);
+                pass.reading(move || size);
                 path
             } else {
                 let path = dir.join(dedup::output_name(input, &mut names));
@@ -277,11 +287,13 @@ impl Corpus<'_> {
                     &self.census,
                     false,
                     self.config.source.max_record_bytes,
+                    &|counter| pass.reading(move || counter.get()),
                 )?;
                 path
             };
             next.push(Input::File(path));
         }
+        pass.stop();
         Ok(next)
     }
 
@@ -323,6 +335,8 @@ impl Corpus<'_> {
         let args = self.args;
         let mut names = HashSet::new();
         let mut total = dedup::Written::default();
+        let pass = Pass::start("writing", super::total_bytes(inputs));
+        let mut wrote = Vec::new();
         for input in inputs {
             let path = args.out.join(dedup::output_name(input, &mut names));
             let written = dedup::write_warc(
@@ -332,6 +346,7 @@ impl Corpus<'_> {
                 &self.census,
                 args.annotate,
                 self.config.source.max_record_bytes,
+                &|counter| pass.reading(move || counter.get()),
             )
             .with_context(|| format!("deduplicating {}", input.name()))?;
             for (kind, n) in &written.damaged {
@@ -346,6 +361,10 @@ impl Corpus<'_> {
             total.pages_dropped += written.pages_dropped;
             total.concurrent_dropped += written.concurrent_dropped;
             total.annotations += written.annotations;
+            wrote.push(path);
+        }
+        pass.stop();
+        for path in wrote {
             println!("wrote {}", path.display());
         }
         let removed_path = args.out.join("removed.jsonl");
@@ -386,6 +405,8 @@ impl Corpus<'_> {
         let marks = Marks::new(rows, removed);
         let mut names = HashSet::new();
         let mut total = text_out::RowsWritten::default();
+        let pass = Pass::start("writing", super::total_bytes(inputs));
+        let mut wrote = Vec::new();
         for (input, format) in inputs.iter().zip(self.formats) {
             let path = args.out.join(text_out::output_name(input, &mut names));
             let written = self
@@ -401,6 +422,12 @@ impl Corpus<'_> {
             total.rows_out += written.rows_out;
             total.dropped += written.dropped;
             total.copied_unclustered += written.copied_unclustered;
+            let size = input.size().unwrap_or(0);
+            pass.reading(move || size);
+            wrote.push(path);
+        }
+        pass.stop();
+        for path in wrote {
             println!("wrote {}", path.display());
         }
         let removed_path = args.out.join("removed.jsonl");

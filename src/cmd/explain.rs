@@ -124,19 +124,18 @@ fn sentence_texts(
     urls: [&str; 2],
 ) -> Result<HashMap<u64, String>> {
     let mut texts = HashMap::new();
-    for input in inputs {
-        source::read_records(input, config.source.max_record_bytes, |item| {
-            let Ok(record) = item else { return };
-            // Only the two pages are split again: the header is enough to pass the others.
-            let target = record.header("WARC-Target-URI").map(|u| u.trim_matches(['<', '>']));
-            if !target.is_some_and(|t| urls.contains(&t)) {
-                return;
-            }
-            if let Some(sentences) = record_sentences(&record, config) {
-                texts.extend(sentences.into_iter().map(|s| (s.key, s.normalized)));
-            }
-        })?;
-    }
+    let max = config.source.max_record_bytes;
+    super::read_all_records(inputs, max, "reading the two pages", |item| {
+        let Ok(record) = item else { return };
+        // Only the two pages are split again: the header is enough to pass the others.
+        let target = record.header("WARC-Target-URI").map(|u| u.trim_matches(['<', '>']));
+        if !target.is_some_and(|t| urls.contains(&t)) {
+            return;
+        }
+        if let Some(sentences) = record_sentences(&record, config) {
+            texts.extend(sentences.into_iter().map(|s| (s.key, s.normalized)));
+        }
+    })?;
     Ok(texts)
 }
 

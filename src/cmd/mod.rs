@@ -61,6 +61,33 @@ pub fn open_output(path: Option<&std::path::Path>) -> Result<Box<dyn Write>> {
     })
 }
 
+/// Every record of `inputs` (and each damaged stretch) to `each`, in order, with a bar of the
+/// bytes read drawn on a terminal (`label` says what the reading is for).
+pub fn read_all_records(
+    inputs: &[source::Input],
+    max_record_bytes: u64,
+    label: &str,
+    mut each: impl FnMut(Result<source::RawRecord, source::RecordError>),
+) -> Result<()> {
+    let pass = dupflow::metrics::progress::Pass::start(label, total_bytes(inputs));
+    for input in inputs {
+        let decoder = input.open()?;
+        let counter = decoder.counter();
+        pass.reading(move || counter.get());
+        let mut framer = source::framing::Framer::new(decoder, max_record_bytes);
+        while let Some(item) = framer.next_record() {
+            each(item);
+        }
+    }
+    pass.stop();
+    Ok(())
+}
+
+/// The inputs' bytes, where known (progress).
+pub fn total_bytes(inputs: &[source::Input]) -> u64 {
+    inputs.iter().filter_map(source::Input::size).sum()
+}
+
 /// The pages of WARC inputs as the pipeline sees them (stripped, split; the newest capture of
 /// each URL, or every capture with `source.recrawls = "keep"`).
 pub fn corpus_pages(
@@ -84,18 +111,16 @@ pub fn corpus_pages_where(
         shingling: dupflow_operators::ingest::sentence::Shingling::None,
         max_page_bytes: config.source.max_page_bytes as usize,
     };
-    for input in inputs {
-        source::read_records(input, config.source.max_record_bytes, |item| {
-            let Ok(record) = item else { return };
-            let target = record.header("WARC-Target-URI").map(|u| u.trim_matches(['<', '>']));
-            if !target.is_some_and(&keep) {
-                return;
-            }
-            if let Some(page) = ingest.record(&record) {
-                let _ = held.capture(page, 0);
-            }
-        })?;
-    }
+    read_all_records(inputs, config.source.max_record_bytes, "reading the pages", |item| {
+        let Ok(record) = item else { return };
+        let target = record.header("WARC-Target-URI").map(|u| u.trim_matches(['<', '>']));
+        if !target.is_some_and(&keep) {
+            return;
+        }
+        if let Some(page) = ingest.record(&record) {
+            let _ = held.capture(page, 0);
+        }
+    })?;
     Ok(held.into_pages())
 }
 

@@ -25,20 +25,20 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     let config = load_config(config.as_deref())?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let mut failure = None;
-    for input in source::expand(&inputs)? {
-        source::read_records(&input, config.source.max_record_bytes, |item| {
-            let Some(sentences) = item.ok().and_then(|r| record_sentences(&r, &config)) else {
-                return;
-            };
-            for sentence in sentences {
-                if failure.is_none() {
-                    if let Err(e) = writeln!(stdout, "{}", sentence.normalized) {
-                        failure = Some(e);
-                    }
+    let inputs = source::expand(&inputs)?;
+    let max = config.source.max_record_bytes;
+    super::read_all_records(&inputs, max, "reading the pages", |item| {
+        let Some(sentences) = item.ok().and_then(|r| record_sentences(&r, &config)) else {
+            return;
+        };
+        for sentence in sentences {
+            if failure.is_none() {
+                if let Err(e) = writeln!(stdout, "{}", sentence.normalized) {
+                    failure = Some(e);
                 }
             }
-        })?;
-    }
+        }
+    })?;
     stdout.flush()?;
     match failure {
         Some(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),

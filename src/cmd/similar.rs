@@ -78,17 +78,17 @@ pub fn execute(args: Args) -> Result<ExitCode> {
     };
     let reference_terms = terms_of(&text_of(&read_text(&reference)?));
     let mut pages: Vec<(String, Vec<String>)> = Vec::new();
-    for input in source::expand(&inputs)? {
-        source::read_records(&input, config.source.max_record_bytes, |item| {
-            let Ok(record) = item else { return };
-            if let Ok((source::http::Outcome::Page(doc), _)) =
-                source::http::interpret(&record, config.source.max_page_bytes as usize)
-            {
-                let terms = terms_of(&text_of(&doc.html));
-                pages.push((doc.url, terms));
-            }
-        })?;
-    }
+    let inputs = source::expand(&inputs)?;
+    let max = config.source.max_record_bytes;
+    super::read_all_records(&inputs, max, "reading the pages", |item| {
+        let Ok(record) = item else { return };
+        if let Ok((source::http::Outcome::Page(doc), _)) =
+            source::http::interpret(&record, config.source.max_page_bytes as usize)
+        {
+            let terms = terms_of(&text_of(&doc.html));
+            pages.push((doc.url, terms));
+        }
+    })?;
     let mut scored: Vec<(f64, &str)> = match measure {
         Measure::Cosine => {
             let mut idf = Idf::default();

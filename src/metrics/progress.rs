@@ -111,6 +111,105 @@ pub fn start(live: Arc<Live>, quiet: bool) -> Progress {
     Progress { stop: Some(stop), handle: Some(handle), line }
 }
 
+/// Progress of a pass that reads the inputs again (`dedup`'s census and its writing): a bar of
+/// the inputs' bytes read, drawn on a terminal (nothing elsewhere), cleared when it stops.
+pub struct Pass {
+    shared: Arc<PassState>,
+    stop: Option<mpsc::Sender<()>>,
+    handle: Option<JoinHandle<()>>,
+}
+
+/// Bytes of the inputs read before the current one, and the current one's count.
+type Reading = Box<dyn Fn() -> u64 + Send>;
+
+struct PassState {
+    label: String,
+    total: u64,
+    done: std::sync::atomic::AtomicU64,
+    current: Mutex<Option<Reading>>,
+}
+
+impl PassState {
+    fn read(&self) -> u64 {
+        let current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        self.done.load(std::sync::atomic::Ordering::Relaxed) + current.as_ref().map_or(0, |c| c())
+    }
+}
+
+impl Pass {
+    /// A pass over `total` bytes of inputs; `label` says what it does.
+    pub fn start(label: &str, total: u64) -> Pass {
+        let shared = Arc::new(PassState {
+            label: label.to_string(),
+            total,
+            done: Default::default(),
+            current: Mutex::new(None),
+        });
+        if !std::io::stderr().is_terminal() {
+            return Pass { shared, stop: None, handle: None };
+        }
+        let (stop, stopped) = mpsc::channel::<()>();
+        let state = shared.clone();
+        let handle = std::thread::Builder::new()
+            .name("dupflow-pass".into())
+            .spawn(move || {
+                let started = Instant::now();
+                let mut drawn = false;
+                while let Err(RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(Duration::from_millis(250))
+                {
+                    let read = state.read();
+                    let share = if state.total > 0 {
+                        (read as f64 / state.total as f64).min(1.0)
+                    } else {
+                        0.0
+                    };
+                    let secs = started.elapsed().as_secs_f64();
+                    let eta = if read > 0 {
+                        secs * state.total.saturating_sub(read) as f64 / read as f64
+                    } else {
+                        0.0
+                    };
+                    let filled = (share * 30.0) as usize;
+                    eprint!(
+                        "\r[{}{}] {:>5.1}% {}: {} / {} MB, ETA {eta:.0} s\x1b[K",
+                        "#".repeat(filled),
+                        "-".repeat(30 - filled),
+                        share * 100.0,
+                        state.label,
+                        read / 1_000_000,
+                        state.total / 1_000_000
+                    );
+                    let _ = std::io::stderr().flush();
+                    drawn = true;
+                }
+                if drawn {
+                    eprint!("\r\x1b[K");
+                    let _ = std::io::stderr().flush();
+                }
+            })
+            .ok();
+        Pass { shared, stop: Some(stop), handle }
+    }
+
+    /// The next input is being read: `read` counts its bytes so far.
+    pub fn reading(&self, read: impl Fn() -> u64 + Send + 'static) {
+        let mut current = self.shared.current.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(previous) = current.take() {
+            self.shared.done.fetch_add(previous(), std::sync::atomic::Ordering::Relaxed);
+        }
+        *current = Some(Box::new(read));
+    }
+
+    /// Ends the pass, its line cleared.
+    pub fn stop(mut self) {
+        drop(self.stop.take());
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
 /// One line of progress: where the reading is in the inputs (`read` of `total` bytes, when
 /// known), the pages of this run and their rate, and the time left at the rate the bytes after
 /// `skipped` (read before the first page: a resume's way past what its checkpoint holds) were

@@ -346,6 +346,7 @@ pub fn write_warc(
     census: &Census,
     annotate: bool,
     max_record_bytes: u64,
+    reading: &dyn Fn(crate::source::decode::ByteCounter),
 ) -> Result<Written, DedupError> {
     let by_id: HashMap<&str, &Removed> =
         removed.iter().map(|r| (r.record_id.as_str(), r)).collect();
@@ -368,7 +369,9 @@ pub fn write_warc(
     let fail = |error| DedupError::Write { path: path.to_path_buf(), error };
     let mut out = BufWriter::new(File::create(tmp.path()).map_err(fail)?);
     let mut written = Written::default();
-    let mut framer = Framer::new(input.open()?, max_record_bytes).with_raw_headers();
+    let decoder = input.open()?;
+    reading(decoder.counter());
+    let mut framer = Framer::new(decoder, max_record_bytes).with_raw_headers();
     while let Some(item) = framer.next_record() {
         let record = match item {
             Ok(record) => record,
@@ -523,14 +526,15 @@ mod tests {
             similarity: 1.0,
             leader_url: "http://h/k".into(),
             url_alias: false,
+            already_indexed: false,
             kept_date: "2026-01-01T00:00:00Z".into(),
         }];
         let out = dir.join("out.warc.gz");
-        let written = write_warc(&input, &out, &removed, &census, false, 1 << 20).unwrap();
+        let written = write_warc(&input, &out, &removed, &census, false, 1 << 20, &|_| {}).unwrap();
         assert_eq!(ids(&out), ["<i>", "<k>", "<n>"]);
         assert_eq!((written.pages_dropped, written.concurrent_dropped), (1, 2));
         let annotated = dir.join("annotated.warc.gz");
-        write_warc(&input, &annotated, &removed, &census, true, 1 << 20).unwrap();
+        write_warc(&input, &annotated, &removed, &census, true, 1 << 20, &|_| {}).unwrap();
         let all = ids(&annotated);
         assert_eq!(all.len(), 7);
         assert_eq!(
