@@ -170,12 +170,9 @@ impl Pass {
                     } else {
                         0.0
                     };
-                    let filled = (share * 30.0) as usize;
                     eprint!(
-                        "\r[{}{}] {:>5.1}% {}: {} / {} MB, ETA {eta:.0} s\x1b[K",
-                        "#".repeat(filled),
-                        "-".repeat(30 - filled),
-                        share * 100.0,
+                        "\r{} {}: {} / {} MB, ETA {eta:.0} s\x1b[K",
+                        bar(share),
                         state.label,
                         read / 1_000_000,
                         state.total / 1_000_000
@@ -223,15 +220,18 @@ fn progress_line(read: i64, total: i64, pages: i64, skipped: i64, secs: f64) -> 
     let share = (read as f64 / total as f64).min(1.0);
     let done = (read - skipped).max(0) as f64;
     let eta = if done > 0.0 { secs * (total - read).max(0) as f64 / done } else { 0.0 };
-    let filled = (share * 30.0) as usize;
     format!(
-        "[{}{}] {:>5.1}% {} / {} MB, {pages} {pages_word}, {rate:.0} pages/s, ETA {eta:.0} s",
-        "#".repeat(filled),
-        "-".repeat(30 - filled),
-        share * 100.0,
+        "{} {} / {} MB, {pages} {pages_word}, {rate:.0} pages/s, ETA {eta:.0} s",
+        bar(share),
         read / 1_000_000,
         total / 1_000_000
     )
+}
+
+/// `[#####-------…]  17.0%`: a share of 30 marks and its percentage.
+fn bar(share: f64) -> String {
+    let filled = ((share.clamp(0.0, 1.0)) * 30.0) as usize;
+    format!("[{}{}] {:>5.1}%", "#".repeat(filled), "-".repeat(30 - filled), share * 100.0)
 }
 
 #[cfg(test)]
