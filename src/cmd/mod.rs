@@ -10,6 +10,7 @@ pub mod join;
 pub mod run;
 pub mod sentences;
 pub mod similar;
+mod summary;
 
 use std::io::Write;
 use std::path::Path;
