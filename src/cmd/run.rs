@@ -130,16 +130,7 @@ pub(super) fn execute_as(args: Args, index: Option<IndexRole>) -> Result<ExitCod
             shard {process} of the outputs"
         );
     }
-    let names: Vec<String> = match &feed {
-        dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
-        _ => inputs.clone(),
-    };
-    tracing::info!(
-        "{} {}: {}",
-        if follow { "following" } else { "reading" },
-        count(names.len(), "input", "inputs"),
-        if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) }
-    );
+    name_inputs(&feed, &inputs, follow);
     let options = RunOptions {
         feed,
         config,
@@ -166,13 +157,8 @@ pub(super) fn execute_as(args: Args, index: Option<IndexRole>) -> Result<ExitCod
     }
     // Outputs are on disk: the live view says "finished".
     live.finish();
-    if linger > 0 && !address.is_empty() {
-        tracing::info!("serving for {linger} more seconds (Ctrl-C ends it)");
-        // The outputs are whole: SIGINT or SIGTERM ends the lingering at once, exit code 0.
-        let until = std::time::Instant::now() + std::time::Duration::from_secs(linger);
-        while std::time::Instant::now() < until && !source::follow::stop_requested() {
-            std::thread::sleep(source::follow::POLL);
-        }
+    if !address.is_empty() {
+        serve_on(linger);
     }
     sampler.stop();
     if strict && !nothing.is_empty() {
@@ -180,6 +166,33 @@ pub(super) fn execute_as(args: Args, index: Option<IndexRole>) -> Result<ExitCod
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Says what the run reads, as it starts reading.
+fn name_inputs(feed: &dataflow::Feed, args: &[String], follow: bool) {
+    let names: Vec<String> = match feed {
+        dataflow::Feed::Inputs(inputs) => inputs.iter().map(|i| i.name()).collect(),
+        _ => args.to_vec(),
+    };
+    tracing::info!(
+        "{} {}: {}",
+        if follow { "following" } else { "reading" },
+        count(names.len(), "input", "inputs"),
+        if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) }
+    );
+}
+
+/// `--linger`: the endpoint served `linger` more seconds after the outputs are written. The
+/// outputs are whole: SIGINT or SIGTERM ends the lingering at once, exit code 0.
+fn serve_on(linger: u64) {
+    if linger == 0 {
+        return;
+    }
+    tracing::info!("serving for {linger} more seconds (Ctrl-C ends it)");
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(linger);
+    while std::time::Instant::now() < until && !source::follow::stop_requested() {
+        std::thread::sleep(source::follow::POLL);
+    }
 }
 
 /// Serves the metrics, the dashboard and its API at `address` while the run goes on.

@@ -240,62 +240,77 @@ impl Framer {
         }
     }
 
-    fn next_warc(&mut self) -> Step {
-        let offset = self.offset();
+    /// The header of the WARC record at the start of the buffer: its length and what it says;
+    /// or the step to take instead (garbage skipped, a header too large or unparsable, more
+    /// bytes needed).
+    fn warc_header(&mut self, offset: u64) -> Result<(usize, Headers), Step> {
         let avail = self.available();
         if !avail.starts_with(b"WARC/") {
             // Garbage: skip to the next record, however far it is, as one error.
             self.skip_to_next_warc(self.start);
-            return Step::Error(RecordError::new(
+            return Err(Step::Error(RecordError::new(
                 RecordErrorKind::GarbageBetweenRecords,
                 offset,
                 "bytes that are not a WARC record were skipped".into(),
-            ));
+            )));
         }
         let header_len = match header_end(&avail[..avail.len().min(MAX_HEADER_BYTES)]) {
             Some(n) => n,
             None if avail.len() >= MAX_HEADER_BYTES => {
                 self.skip_to_next_warc(self.start + 1);
-                return Step::Error(RecordError::new(
+                return Err(Step::Error(RecordError::new(
                     RecordErrorKind::HeaderTooLarge,
                     offset,
                     format!(
                         "a header block over {} KiB (no blank line ends it within that)",
                         MAX_HEADER_BYTES / 1024
                     ),
-                ));
+                )));
             }
-            None => return Step::NeedMore,
+            None => return Err(Step::NeedMore),
         };
-        let parsed = parse_headers(&avail[..header_len]);
-        let (version, headers, content_length) = match parsed {
-            Ok(p) => p,
+        match parse_headers(&avail[..header_len]) {
+            Ok(parsed) => Ok((header_len, parsed)),
             Err((kind, message)) => {
                 self.skip_to_next_warc(self.start + 1);
-                return Step::Error(RecordError::new(kind, offset, message));
+                Err(Step::Error(RecordError::new(kind, offset, message)))
             }
-        };
-        if content_length > self.max_record_bytes {
-            // Over the cap: a record to skip, or a damaged length. A record that starts within
-            // the next `RESYNC_WINDOW` bytes (its header whole, as parsed) says the length ran
-            // past the end of its block: reading resumes there.
-            let window = header_len + RESYNC_WINDOW;
-            if avail.len() < window && !(self.eof || self.damage.is_some()) {
-                return Step::NeedMore;
-            }
-            if let Some(at) = embedded_record(&avail[header_len..avail.len().min(window)]) {
-                return self.resync_in_block(offset, header_len + at, format!(
-                    "Content-Length {content_length} runs past the next record, which starts {at} bytes into the block"
-                ));
-            }
-            self.start += header_len;
-            self.discarding = content_length;
-            return Step::Error(RecordError::new(
-                RecordErrorKind::RecordTooLarge,
-                offset,
-                format!("record of {content_length} bytes is over max_record_bytes"),
+        }
+    }
+
+    /// A record whose length is over `max_record_bytes`: a record to skip, or a damaged length.
+    /// A record that starts within the next `RESYNC_WINDOW` bytes (its header whole, as
+    /// parsed) says the length ran past the end of its block: reading resumes there.
+    fn over_cap(&mut self, offset: u64, header_len: usize, content_length: u64) -> Step {
+        let avail = self.available();
+        let window = header_len + RESYNC_WINDOW;
+        if avail.len() < window && !(self.eof || self.damage.is_some()) {
+            return Step::NeedMore;
+        }
+        if let Some(at) = embedded_record(&avail[header_len..avail.len().min(window)]) {
+            return self.resync_in_block(offset, header_len + at, format!(
+                "Content-Length {content_length} runs past the next record, which starts {at} bytes into the block"
             ));
         }
+        self.start += header_len;
+        self.discarding = content_length;
+        Step::Error(RecordError::new(
+            RecordErrorKind::RecordTooLarge,
+            offset,
+            format!("record of {content_length} bytes is over max_record_bytes"),
+        ))
+    }
+
+    fn next_warc(&mut self) -> Step {
+        let offset = self.offset();
+        let (header_len, (version, headers, content_length)) = match self.warc_header(offset) {
+            Ok(header) => header,
+            Err(step) => return step,
+        };
+        if content_length > self.max_record_bytes {
+            return self.over_cap(offset, header_len, content_length);
+        }
+        let avail = self.available();
         let content_length = content_length as usize;
         let needed = header_len + content_length;
         // A block followed by its terminator is complete without the look-ahead: a followed

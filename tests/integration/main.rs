@@ -2,6 +2,9 @@
 //! (`CARGO_BIN_EXE_dupflow`) or the library, on real WARC files, real HTTP and a real browser.
 //! `cargo test --test integration TOPIC::` runs one topic; see docs/development.md.
 
+// Tests spell out their scenario whole, however long.
+#![allow(clippy::too_many_lines)]
+
 mod common;
 
 mod blogs;

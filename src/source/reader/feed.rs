@@ -86,119 +86,141 @@ fn waiter(core: &Core, finished: Box<dyn Fn() -> bool + Send>) -> follow::Waiter
     })
 }
 
+/// Whether the reading of followed targets goes on after one.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    Next,
+    Stop,
+}
+
 /// Followed targets in order until a stop is requested: files (complete once the next target
 /// exists), directories (new files in name order) and stdin.
 fn read_followed(targets: &[Followed], core: &Core, settings: &ReadSettings) {
     let multiple = targets.len() > 1;
     let part = lock(core).part;
-    'targets: for (t, target) in targets.iter().enumerate() {
+    for (t, target) in targets.iter().enumerate() {
         if !matches!(target, Followed::Dir(_)) && !part.takes_index(t) {
             continue;
         }
-        match target {
-            Followed::Stdin => {
-                if !lock(core).begin("-") {
-                    continue;
-                }
-                let reader = follow::StdinPump::start(waiter(core, Box::new(|| false)));
-                match source::Decoder::new(Box::new(reader)) {
-                    Ok(d) => pump(core, d, "-", settings),
-                    Err(e) => open_failed(core, "-", e),
-                }
-                lock(core).end_input();
-            }
+        let flow = match target {
+            Followed::Stdin => follow_stdin(core, settings),
             Followed::File(path) => {
-                let name = path.display().to_string();
-                if !lock(core).begin(&name) {
-                    continue;
-                }
                 // Several followed files: one is complete when the next one exists.
                 let next = targets.get(t + 1).cloned().filter(|_| multiple);
-                let finished = Box::new(move || match &next {
-                    Some(Followed::File(p)) | Some(Followed::Dir(p)) => p.exists(),
-                    _ => false,
-                });
-                // A file the crawler has not created yet: wait for it.
-                while !path.exists() {
-                    if lock(core).tick() == follow::Wait::Finish {
-                        break 'targets;
-                    }
-                    std::thread::sleep(follow::POLL);
-                }
-                if source::wacz::is_archive(path) {
-                    // A WACZ is written whole, not grown: it is read as it is.
-                    read_archive(core, path, &name, settings);
-                    lock(core).end_input();
-                    continue;
-                }
-                let opened = follow::TailFile::open(path, waiter(core, finished))
-                    .and_then(|r| source::Decoder::new(Box::new(r)))
-                    .map_err(|error| source::SourceError::Open { path: path.clone(), error });
-                match opened {
-                    Ok(d) => pump(core, d, &name, settings),
-                    Err(e) => open_failed(core, &name, e),
-                }
-                lock(core).end_input();
+                follow_file(core, path, next, settings)
             }
-            Followed::Dir(dir) => loop {
-                let files = follow::list_dir(dir);
-                let next = {
-                    let c = lock(core);
-                    files
-                        .iter()
-                        .find(|f| {
-                            let name = f.display().to_string();
-                            part.takes_name(&name)
-                                && !c.progress.inputs.iter().any(|p| p.name == name && p.done)
-                        })
-                        .cloned()
-                };
-                let Some(file) = next else {
-                    if lock(core).tick() == follow::Wait::Finish {
-                        break 'targets;
-                    }
-                    std::thread::sleep(follow::POLL);
-                    continue;
-                };
-                let name = file.display().to_string();
-                let later = |dir: &std::path::Path, me: &std::path::Path| {
-                    follow::list_dir(dir).iter().any(|f| f.as_path() > me)
-                };
-                // A WACZ being written has no directory yet: it is read once it has one, or
-                // passed over as damaged once a later file appears.
-                if source::wacz::is_archive(&file)
-                    && source::wacz::members(&file).is_err()
-                    && !later(dir, &file)
-                {
-                    if lock(core).tick() == follow::Wait::Finish {
-                        break 'targets;
-                    }
-                    std::thread::sleep(follow::POLL);
-                    continue;
-                }
-                if !lock(core).begin(&name) {
-                    continue;
-                }
-                if source::wacz::is_archive(&file) {
-                    read_archive(core, &file, &name, settings);
-                    lock(core).end_input();
-                    continue;
-                }
-                let (dir2, me) = (dir.clone(), file.clone());
-                let finished = Box::new(move || follow::list_dir(&dir2).iter().any(|f| f > &me));
-                let opened = follow::TailFile::open(&file, waiter(core, finished))
-                    .and_then(|r| source::Decoder::new(Box::new(r)))
-                    .map_err(|error| source::SourceError::Open { path: file.clone(), error });
-                match opened {
-                    Ok(d) => pump(core, d, &name, settings),
-                    Err(e) => open_failed(core, &name, e),
-                }
-                if follow::stop_requested() {
-                    break 'targets;
-                }
-                lock(core).end_input();
-            },
+            Followed::Dir(dir) => follow_dir(core, dir, settings),
+        };
+        if flow == Flow::Stop {
+            break;
         }
+    }
+}
+
+fn follow_stdin(core: &Core, settings: &ReadSettings) -> Flow {
+    if !lock(core).begin("-") {
+        return Flow::Next;
+    }
+    let reader = follow::StdinPump::start(waiter(core, Box::new(|| false)));
+    match source::Decoder::new(Box::new(reader)) {
+        Ok(d) => pump(core, d, "-", settings),
+        Err(e) => open_failed(core, "-", e),
+    }
+    lock(core).end_input();
+    Flow::Next
+}
+
+/// A followed file, read as it grows until `next` (the following target) exists.
+fn follow_file(
+    core: &Core,
+    path: &std::path::Path,
+    next: Option<Followed>,
+    settings: &ReadSettings,
+) -> Flow {
+    let name = path.display().to_string();
+    if !lock(core).begin(&name) {
+        return Flow::Next;
+    }
+    let finished = Box::new(move || match &next {
+        Some(Followed::File(p)) | Some(Followed::Dir(p)) => p.exists(),
+        _ => false,
+    });
+    // A file the crawler has not created yet: wait for it.
+    while !path.exists() {
+        if lock(core).tick() == follow::Wait::Finish {
+            return Flow::Stop;
+        }
+        std::thread::sleep(follow::POLL);
+    }
+    if source::wacz::is_archive(path) {
+        // A WACZ is written whole, not grown: it is read as it is.
+        read_archive(core, path, &name, settings);
+        lock(core).end_input();
+        return Flow::Next;
+    }
+    let opened = follow::TailFile::open(path, waiter(core, finished))
+        .and_then(|r| source::Decoder::new(Box::new(r)))
+        .map_err(|error| source::SourceError::Open { path: path.to_path_buf(), error });
+    match opened {
+        Ok(d) => pump(core, d, &name, settings),
+        Err(e) => open_failed(core, &name, e),
+    }
+    lock(core).end_input();
+    Flow::Next
+}
+
+/// A followed directory: its files in name order as they appear, each complete once a later
+/// one exists, until a stop.
+fn follow_dir(core: &Core, dir: &std::path::Path, settings: &ReadSettings) -> Flow {
+    let part = lock(core).part;
+    let later = |me: &std::path::Path| follow::list_dir(dir).iter().any(|f| f.as_path() > me);
+    loop {
+        let files = follow::list_dir(dir);
+        let next = {
+            let c = lock(core);
+            files
+                .iter()
+                .find(|f| {
+                    let name = f.display().to_string();
+                    part.takes_name(&name)
+                        && !c.progress.inputs.iter().any(|p| p.name == name && p.done)
+                })
+                .cloned()
+        };
+        // None yet, or a WACZ being written (no ZIP directory yet: it is read once it has one,
+        // or passed over as damaged once a later file appears): wait.
+        let waiting = next.as_ref().is_none_or(|file| {
+            source::wacz::is_archive(file) && source::wacz::members(file).is_err() && !later(file)
+        });
+        let Some(file) = next.filter(|_| !waiting) else {
+            if lock(core).tick() == follow::Wait::Finish {
+                return Flow::Stop;
+            }
+            std::thread::sleep(follow::POLL);
+            continue;
+        };
+        let name = file.display().to_string();
+        if !lock(core).begin(&name) {
+            continue;
+        }
+        if source::wacz::is_archive(&file) {
+            read_archive(core, &file, &name, settings);
+            lock(core).end_input();
+            continue;
+        }
+        let (dir2, me) = (dir.to_path_buf(), file.clone());
+        let finished = Box::new(move || follow::list_dir(&dir2).iter().any(|f| f > &me));
+        let opened = follow::TailFile::open(&file, waiter(core, finished))
+            .and_then(|r| source::Decoder::new(Box::new(r)))
+            .map_err(|error| source::SourceError::Open { path: file.clone(), error });
+        match opened {
+            Ok(d) => pump(core, d, &name, settings),
+            Err(e) => open_failed(core, &name, e),
+        }
+        if follow::stop_requested() {
+            return Flow::Stop;
+        }
+        lock(core).end_input();
     }
 }
 
