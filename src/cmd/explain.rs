@@ -148,16 +148,16 @@ fn write_text(out: &mut impl Write, e: &Explained) -> std::io::Result<()> {
     writeln!(out, "verdict: {}", e.verdict.reason)?;
     if let Some(c) = &e.clusters {
         if c.same {
-            let size = super::run::count(c.size_a, "page", "pages");
+            let size = super::count(c.size_a, "page", "pages");
             writeln!(out, "cluster: both in {} ({size})", c.cluster_a)?;
         } else {
             writeln!(
                 out,
                 "clusters: A in {} ({}), B in {} ({})",
                 show(&c.cluster_a),
-                super::run::count(c.size_a, "page", "pages"),
+                super::count(c.size_a, "page", "pages"),
                 show(&c.cluster_b),
-                super::run::count(c.size_b, "page", "pages")
+                super::count(c.size_b, "page", "pages")
             )?;
         }
         match (&c.path, &c.no_path) {

@@ -29,6 +29,11 @@ pub fn load_config(path: Option<&Path>) -> Result<PipelineConfig> {
     })
 }
 
+/// `n` with its noun: `1 input`, `3 inputs`.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// `dupflow validate FILE`.
 pub fn validate(file: &Path) -> Result<ExitCode> {
     PipelineConfig::load(file)?;

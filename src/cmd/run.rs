@@ -177,7 +177,7 @@ fn name_inputs(feed: &dataflow::Feed, args: &[String], follow: bool) {
     tracing::info!(
         "{} {}: {}",
         if follow { "following" } else { "reading" },
-        count(names.len(), "input", "inputs"),
+        super::count(names.len(), "input", "inputs"),
         if names.len() <= 3 { names.join(", ") } else { format!("{} …", names[0]) }
     );
 }
@@ -322,9 +322,4 @@ fn addresses(hostfile: Option<&Path>, processes: usize) -> Result<Vec<String>> {
         }
         (None, n) => (0..n).map(|i| format!("127.0.0.1:{}", 2101 + i)).collect(),
     })
-}
-
-/// `n` with its noun: `1 input`, `3 inputs`.
-pub(super) fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }

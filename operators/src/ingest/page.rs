@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-pub use super::words::{Loaded, Words};
+pub use super::words::{Loaded, Word, Words};
 use crate::runtime::store::bytes::{put_bytes, put_u16, put_u32, put_u64, put_u8, Reader};
 use crate::runtime::store::{Blob, Installed, Store, WordStore};
 
@@ -71,11 +71,6 @@ impl std::fmt::Display for PageId {
         write!(f, "{:016x}", self.hash)
     }
 }
-
-/// A word as the dataflow keeps it: 16 bits of its hash. Two different words of two compared
-/// pages agree by chance with probability 2^-16, which moves a word-level resemblance by far
-/// less than its threshold's resolution; 2 bytes a word keep page state small.
-pub type Word = u16;
 
 /// One sentence of a page, as the dataflow keeps it: 12 bytes. Its key is read unaligned
 /// (`packed(4)`) and its flag shares the word count's top bit, where a `bool` beside the
@@ -562,6 +557,11 @@ impl Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_is_144_bytes() {
+        assert_eq!(std::mem::size_of::<Page>(), 144);
+    }
 
     /// A page and a content read back from their stores are what was written, with words in
     /// memory (written whole) and in a word store (written as their place).
