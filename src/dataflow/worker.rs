@@ -455,8 +455,8 @@ struct Ingest<'a> {
     expire_before: u64,
     /// The last checkpoint epoch this worker saved its part for.
     saved: u64,
-    /// Fault injection for the fault-table tests (`DUPFLOW_FAULT=panic-after-pages:N`): the
-    /// worker panics at its N-th page. Read once; absent in any ordinary run.
+    /// Fault injection for the fault-table tests (`DUPFLOW_FAULT=panic-after-pages:N`, read
+    /// in test builds only): the worker panics at its N-th page.
     panic_after: Option<u64>,
     captured: u64,
     /// Checkpoint epochs marked but not yet saved: a mark travels at the marking reader's epoch,
@@ -464,6 +464,21 @@ struct Ingest<'a> {
     /// so the part is saved only once every epoch before the checkpoint's is applied, and
     /// nothing at or after it.
     marked: std::collections::BTreeSet<u64>,
+}
+
+/// The page at which a worker panics, for the fault-table tests: `DUPFLOW_FAULT=
+/// panic-after-pages:N`, read only in a build with the `testing` feature (the crate's tests).
+#[cfg(feature = "testing")]
+fn injected_panic() -> Option<u64> {
+    std::env::var("DUPFLOW_FAULT")
+        .ok()
+        .and_then(|fault| fault.strip_prefix("panic-after-pages:").and_then(|n| n.parse().ok()))
+}
+
+/// Builds for use inject no fault.
+#[cfg(not(feature = "testing"))]
+fn injected_panic() -> Option<u64> {
+    None
 }
 
 impl<'a> Ingest<'a> {
@@ -483,9 +498,7 @@ impl<'a> Ingest<'a> {
             revisits: Vec::new(),
             expire_before: 0,
             saved: cx.restore.as_ref().map_or(0, |m| m.epoch),
-            panic_after: std::env::var("DUPFLOW_FAULT").ok().and_then(|fault| {
-                fault.strip_prefix("panic-after-pages:").and_then(|n| n.parse().ok())
-            }),
+            panic_after: injected_panic(),
             captured: 0,
             marked: Default::default(),
         }
