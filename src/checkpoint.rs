@@ -33,9 +33,11 @@ use crate::source::current::CurrentPages;
 use crate::source::http::Revisit;
 use crate::types::RunError;
 
+pub mod error;
 mod lock;
 mod provenance;
 
+pub use error::CheckpointError;
 pub use lock::{lock, DirLock};
 pub use provenance::{
     as_index, method_key, settings_changed, shaping_settings, Provenance, METHOD_VERSION,
@@ -205,37 +207,20 @@ impl Manifest {
         } else {
             settings_changed(&self.settings, &run.settings)
         };
+        let path = path.to_path_buf();
         if !changed.is_empty() {
-            return Err(RunError::Checkpoint {
-                path: path.to_path_buf(),
-                message: format!(
-                    "written with other settings ({}): its pages and change stream were made with those, so it cannot be continued with these; resume with the checkpoint's settings, or start the run afresh",
-                    changed.join("; ")
-                ),
-            });
+            return Err(CheckpointError::OtherSettings { path, changed }.into());
         }
         if self.cluster_ids != CLUSTER_IDS {
-            return Err(RunError::Checkpoint {
-                path: path.to_path_buf(),
-                message: "written by an earlier dupflow, whose change stream named clusters by their earliest page; this one names them by their anchor (a member chosen by a hash of URL and record id), so the stream cannot be continued: start the run afresh".to_string(),
-            });
+            return Err(CheckpointError::ClusterIds { path }.into());
         }
         if self.method != run.method {
-            return Err(RunError::Checkpoint {
-                path: path.to_path_buf(),
-                message: "written with another method (an earlier dupflow's rules, or other [template], [fingerprint], [candidates], [verify] or [urls] settings): its change stream holds clusters this run would form otherwise, so it cannot be continued; resume with the settings and version it was written with, or start the run afresh".to_string(),
-            });
+            return Err(CheckpointError::OtherMethod { path }.into());
         }
         let (shards, written) = (self.shards.len().max(1), self.readers.len().max(1));
         if shards != processes.max(1) || written != readers.max(1) {
-            return Err(RunError::Checkpoint {
-                path: path.to_path_buf(),
-                message: format!(
-                    "written by {shards} process(es) with {} reader thread(s) each; resume it with --processes {shards} and source.reader_threads = {}",
-                    written / shards,
-                    written / shards
-                ),
-            });
+            let readers = written / shards;
+            return Err(CheckpointError::OtherShape { path, processes: shards, readers }.into());
         }
         Ok(())
     }
@@ -317,17 +302,15 @@ pub fn encode_manifest(manifest: &Manifest) -> Vec<u8> {
 /// A manifest read back: refused unless it is exactly the text `encode_manifest` writes for it
 /// (so a changed byte anywhere, value or layout, is caught) and of this format.
 pub fn decode_manifest(bytes: &[u8], path: &Path) -> Result<Manifest, RunError> {
-    let damaged = |message: String| RunError::Checkpoint { path: path.to_path_buf(), message };
-    let manifest: Manifest = serde_json::from_slice(bytes)
-        .map_err(|e| damaged(format!("damaged: not a manifest ({e})")))?;
+    let damaged = |what: String| CheckpointError::Damaged { path: path.to_path_buf(), what };
+    let manifest: Manifest =
+        serde_json::from_slice(bytes).map_err(|e| damaged(format!("not a manifest ({e})")))?;
     if manifest.format != FORMAT {
-        return Err(damaged(format!(
-            "written in checkpoint format {} (this dupflow reads format {FORMAT}, whose files carry checksums): start the run afresh with an empty checkpoint directory",
-            manifest.format
-        )));
+        let path = path.to_path_buf();
+        return Err(CheckpointError::Format { path, found: manifest.format, reads: FORMAT }.into());
     }
     if encode_manifest(&manifest) != bytes {
-        return Err(damaged("damaged: its text does not match its checksum".into()));
+        return Err(damaged("its text does not match its checksum".into()).into());
     }
     Ok(manifest)
 }
@@ -338,12 +321,17 @@ pub fn load_manifest(dir: &Path) -> Result<Option<Manifest>, RunError> {
     match std::fs::read(&path) {
         Ok(bytes) => decode_manifest(&bytes, &path).map(Some),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(RunError::Checkpoint { path, message: e.to_string() }),
+        Err(error) => Err(CheckpointError::Io { path, error }.into()),
     }
 }
 
+/// A checkpoint file of JSON that does not parse.
+fn damaged_json(path: &Path, error: &serde_json::Error) -> RunError {
+    CheckpointError::Damaged { path: path.to_path_buf(), what: error.to_string() }.into()
+}
+
 fn failed(path: PathBuf) -> impl FnOnce(std::io::Error) -> RunError {
-    move |e| RunError::Checkpoint { path, message: e.to_string() }
+    move |error| CheckpointError::Io { path, error }.into()
 }
 
 /// Every file the manifest's checkpoint needs is there, whole: its length and CRC-32 as the
@@ -353,26 +341,27 @@ pub fn verify(dir: &Path, manifest: &Manifest) -> Result<(), RunError> {
         for path in
             [part_path(dir, manifest.epoch, worker), revisits_path(dir, manifest.epoch, worker)]
         {
-            let fail = |message: &str| RunError::Checkpoint {
-                path: path.clone(),
-                message: message.to_string(),
+            let damaged = |what: String| -> RunError {
+                CheckpointError::Damaged { path: path.clone(), what }.into()
             };
             let Some(sum) = manifest.files.get(&file_name(&path)) else {
-                return Err(fail("damaged: the manifest holds no checksum for it"));
+                return Err(damaged("the manifest holds no checksum for it".into()));
             };
             let found = match FileSum::of_file(&path) {
                 Ok(found) => found,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(fail("missing")),
-                Err(e) => return Err(fail(&e.to_string())),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(CheckpointError::Missing { path, previous: false }.into())
+                }
+                Err(error) => return Err(CheckpointError::Io { path, error }.into()),
             };
             if found.bytes != sum.bytes {
-                return Err(fail(&format!(
-                    "damaged: {} bytes, the manifest says {}",
+                return Err(damaged(format!(
+                    "{} bytes, the manifest says {}",
                     found.bytes, sum.bytes
                 )));
             }
             if found.crc32 != sum.crc32 {
-                return Err(fail("damaged: its checksum does not match the manifest's"));
+                return Err(damaged("its checksum does not match the manifest's".into()));
             }
         }
     }
@@ -390,10 +379,9 @@ pub fn open(dir: Option<&Path>) -> Result<Option<Manifest>, RunError> {
         // No manifest and no previous one: a new directory. A previous one alone means the
         // newest was removed: resumed from the previous, as from a damaged newest.
         Ok(None) if !dir.join(PREVIOUS).exists() => return Ok(None),
-        Ok(None) => Err(RunError::Checkpoint {
-            path: dir.join(MANIFEST),
-            message: "missing, though the previous checkpoint's manifest is there".into(),
-        }),
+        Ok(None) => {
+            Err(CheckpointError::Missing { path: dir.join(MANIFEST), previous: true }.into())
+        }
         Ok(Some(manifest)) => verify(dir, &manifest).map(|()| manifest),
         Err(error) => Err(error),
     };
@@ -497,8 +485,8 @@ pub fn collect_sums(
     for worker in 0..parts {
         let path = sums_path(dir, epoch, worker);
         let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
-        let sums: BTreeMap<String, FileSum> = serde_json::from_slice(&bytes)
-            .map_err(|e| RunError::Checkpoint { path: path.clone(), message: e.to_string() })?;
+        let sums: BTreeMap<String, FileSum> =
+            serde_json::from_slice(&bytes).map_err(|e| damaged_json(&path, &e))?;
         files.extend(sums);
     }
     Ok(files)
@@ -589,8 +577,8 @@ pub fn restore_revisits(
     for part in (0..manifest.parts).filter(|p| mine(*p)) {
         let path = revisits_path(dir, manifest.epoch, part);
         let bytes = std::fs::read(&path).map_err(failed(path.clone()))?;
-        let saved: Vec<Revisit> = serde_json::from_slice(&bytes)
-            .map_err(|e| RunError::Checkpoint { path, message: e.to_string() })?;
+        let saved: Vec<Revisit> =
+            serde_json::from_slice(&bytes).map_err(|e| damaged_json(&path, &e))?;
         revisits.extend(saved);
     }
     Ok(revisits)
@@ -634,7 +622,8 @@ mod tests {
         let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
         json.as_object_mut().unwrap().remove("cluster_ids");
         let old: Manifest = serde_json::from_value(json).unwrap();
-        let err = old.check_shape(1, 1, &run, path).unwrap_err().to_string();
-        assert!(err.contains("earliest page") && err.contains("afresh"), "{err}");
+        let err = old.check_shape(1, 1, &run, path).unwrap_err();
+        assert!(matches!(err, RunError::Checkpoint(CheckpointError::ClusterIds { .. })), "{err}");
+        assert!(err.to_string().contains("earliest page") && err.to_string().contains("afresh"));
     }
 }

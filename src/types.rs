@@ -56,8 +56,9 @@ pub enum RunError {
     Timely(String),
     #[error("a worker failed: {0}")]
     Worker(String),
-    #[error("checkpoint {path}: {message}")]
-    Checkpoint { path: PathBuf, message: String },
+    /// A checkpoint that cannot be written, read or continued, by kind.
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::error::CheckpointError),
     #[error("cannot write {path}: {error}")]
     Output { path: PathBuf, error: std::io::Error },
     /// A file of the run's own (a word, page or content store, a spill file) could not be

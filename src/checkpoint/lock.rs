@@ -33,12 +33,7 @@ pub fn lock(dir: &Path, process: usize) -> Result<DirLock, RunError> {
         let holder = std::fs::read_to_string(&path).unwrap_or_default();
         let holder = holder.trim();
         let holder = if holder.is_empty() { "unknown".to_string() } else { holder.to_string() };
-        return Err(RunError::Checkpoint {
-            path: dir.to_path_buf(),
-            message: format!(
-                "in use by another run (process {holder}): one run at a time resumes and writes a checkpoint directory; wait for that run to end, or give this one another --checkpoint"
-            ),
-        });
+        return Err(super::CheckpointError::InUse { path: dir.to_path_buf(), holder }.into());
     }
     let write_pid = |file: &mut std::fs::File| {
         file.set_len(0)?;

@@ -137,8 +137,9 @@ pub fn settings_changed(
 mod tests {
     use std::path::Path;
 
-    use super::super::{Manifest, CLUSTER_IDS};
+    use super::super::{CheckpointError, Manifest, CLUSTER_IDS};
     use super::*;
+    use crate::types::RunError;
 
     #[test]
     fn a_checkpoint_of_another_method_is_refused_with_a_reason() {
@@ -162,8 +163,9 @@ mod tests {
         let run = Provenance { method: key, ..Provenance::default() };
         assert!(written.check_shape(1, 1, &run, path).is_ok());
         let other_run = Provenance { method: method_key(&other, &urls), ..Provenance::default() };
-        let err = written.check_shape(1, 1, &other_run, path).unwrap_err().to_string();
-        assert!(err.contains("another method") && err.contains("afresh"), "{err}");
+        let err = written.check_shape(1, 1, &other_run, path).unwrap_err();
+        assert!(matches!(err, RunError::Checkpoint(CheckpointError::OtherMethod { .. })), "{err}");
+        assert!(err.to_string().contains("afresh"), "the advice: {err}");
         // A manifest without the key is refused too.
         let mut json: serde_json::Value = serde_json::to_value(&written).unwrap();
         json.as_object_mut().unwrap().remove("method");
@@ -200,11 +202,11 @@ mod tests {
         for (key, edit) in edits {
             let mut config = base.clone();
             edit(&mut config);
-            let err = written
-                .check_shape(1, 1, &Provenance::of(&config), path)
-                .expect_err(key)
-                .to_string();
-            assert!(err.contains(&format!("{key} = ")), "{key}: {err}");
+            let err = written.check_shape(1, 1, &Provenance::of(&config), path).expect_err(key);
+            let RunError::Checkpoint(CheckpointError::OtherSettings { changed, .. }) = &err else {
+                panic!("{key}: {err}");
+            };
+            assert!(changed.len() == 1 && changed[0].starts_with(&format!("{key} = ")), "{err}");
         }
         // Settings that only say how the run is carried out are not among them.
         let mut config = base.clone();

@@ -10,8 +10,8 @@ use dupflow_operators::cluster::share::Shared;
 use dupflow_operators::PageId;
 
 use crate::checkpoint::{
-    self, progress_path, reader_positions_at, sink_path, Manifest, ReaderProgress, CLUSTER_IDS,
-    FORMAT, MANIFEST, PREVIOUS,
+    self, progress_path, reader_positions_at, sink_path, CheckpointError, Manifest, ReaderProgress,
+    CLUSTER_IDS, FORMAT, MANIFEST, PREVIOUS,
 };
 use crate::files::write_atomic;
 use crate::metrics::{self, live::Live};
@@ -77,12 +77,8 @@ impl Sink {
             changes_bytes = manifest.map_or(0, |m| m.changes_bytes_of(shard.index));
             let found = file.metadata().map_err(fail(path.clone()))?.len();
             if found < changes_bytes {
-                return Err(RunError::Checkpoint {
-                    path: path.clone(),
-                    message: format!(
-                        "the change stream is {found} bytes, shorter than the {changes_bytes} the checkpoint continues from (deleted or cut since): the changes of the earlier epochs are gone, so the stream cannot be continued; put the file back, or start afresh with an empty checkpoint directory and output"
-                    ),
-                });
+                let (path, expected) = (path.clone(), changes_bytes);
+                return Err(CheckpointError::ChangesCut { path, found, expected }.into());
             }
             file.set_len(changes_bytes).map_err(fail(path.clone()))?;
             let mut file = std::io::BufWriter::new(file);
@@ -255,9 +251,11 @@ impl Sink {
     /// (`try_commit`).
     pub(crate) fn commit_checkpoint(&mut self, epoch: u64) -> Result<(), RunError> {
         let Some(dir) = self.checkpoint.clone() else { return Ok(()) };
-        let fail = |message: String| RunError::Checkpoint { path: dir.clone(), message };
+        let fail = |error: std::io::Error| -> RunError {
+            CheckpointError::Io { path: dir.clone(), error }.into()
+        };
         if let Some((_, file)) = &mut self.changes {
-            file.get_ref().sync_data().map_err(|e| fail(e.to_string()))?;
+            file.get_ref().sync_data().map_err(fail)?;
         }
         if let Some(out) = &self.out {
             let shares = (self.shard.count <= 1).then(|| self.final_shares());
@@ -272,13 +270,14 @@ impl Sink {
                         None => Ok(()),
                     }
                 })
-                .map_err(|e| fail(e.to_string()))?;
+                .map_err(fail)?;
         }
         if self.readers <= 1 {
-            let reader: ReaderProgress = serde_json::from_slice(
-                &std::fs::read(progress_path(&dir, epoch)).map_err(|e| fail(e.to_string()))?,
-            )
-            .map_err(|e| fail(e.to_string()))?;
+            let path = progress_path(&dir, epoch);
+            let reader: ReaderProgress =
+                serde_json::from_slice(&std::fs::read(&path).map_err(fail)?).map_err(|e| {
+                    RunError::from(CheckpointError::Damaged { path, what: e.to_string() })
+                })?;
             let manifest = Manifest {
                 epoch,
                 changes_bytes: self.changes_bytes,
@@ -296,8 +295,7 @@ impl Sink {
             return self.write_manifest(&dir, manifest);
         }
         let share = serde_json::to_vec(&self.changes_bytes).expect("a length serializes");
-        write_atomic(&sink_path(&dir, epoch, self.shard.index), &share)
-            .map_err(|e| fail(e.to_string()))?;
+        write_atomic(&sink_path(&dir, epoch, self.shard.index), &share).map_err(fail)?;
         if self.shard.index == 0 {
             self.uncommitted.push(epoch);
         }
@@ -359,7 +357,7 @@ impl Sink {
     ) -> Result<(), RunError> {
         let epoch = manifest.epoch;
         let fail = |path: PathBuf| {
-            move |e: std::io::Error| RunError::Checkpoint { path, message: e.to_string() }
+            move |error: std::io::Error| -> RunError { CheckpointError::Io { path, error }.into() }
         };
         let (current, previous) = (dir.join(MANIFEST), dir.join(PREVIOUS));
         // The newest whole checkpoint stays on disk until the next is committed: a crash between

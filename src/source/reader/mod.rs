@@ -264,7 +264,7 @@ impl ReaderCore {
     /// A checkpoint file the reader could not write: the run stops (a checkpoint without its
     /// positions could not be committed, nor resumed from).
     fn checkpoint_failed(&self, path: PathBuf, error: std::io::Error) {
-        self.abort.raise(RunError::Checkpoint { path, message: error.to_string() });
+        self.abort.raise(crate::checkpoint::CheckpointError::Io { path, error }.into());
     }
 
     /// Starts reading input `name`; false when a checkpoint says it was read to its end (and it
