@@ -230,8 +230,13 @@ impl Manifest {
 pub fn reader_path(dir: &Path, epoch: u64, reader: usize, readers: usize) -> PathBuf {
     match readers {
         0 | 1 => progress_path(dir, epoch),
-        _ => dir.join(format!("reader-{epoch}-p{reader}.json")),
+        _ => one_of_readers_path(dir, epoch, reader),
     }
+}
+
+/// Where reader `reader`, one of several, writes its positions as of `epoch`.
+fn one_of_readers_path(dir: &Path, epoch: u64, reader: usize) -> PathBuf {
+    dir.join(format!("reader-{epoch}-p{reader}.json"))
 }
 
 /// One of several readers' positions once it has read all its inputs (valid for any later
@@ -260,7 +265,7 @@ pub fn reader_positions_at(dir: &Path, epoch: u64, reader: usize) -> Option<Read
         .filter(|&e| e >= epoch)
         .min();
     let path = match first {
-        Some(e) => reader_path(dir, e, reader, 2),
+        Some(e) => one_of_readers_path(dir, e, reader),
         None => reader_done_path(dir, reader),
     };
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()

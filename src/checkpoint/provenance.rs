@@ -7,12 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 /// The version of the method's rules, raised whenever a release forms other clusters from the
-/// same pages and settings: 2, template inside a page's own text stays in it; 3, landmarks and
-/// the template at the edges of a marked main content (held pages carry `main_marked`); 4,
-/// per-sentence groups compare only the pairs whose sentences may reach τ; 5, a
-/// template-dominated page leaves out the template far more frequent than its text, a
-/// listing's repeated entries stay in its text, a pair shares `min_longer_share` of the
-/// longer page, and an `<aside>` is left out wherever it is.
+/// same pages and settings (CHANGELOG.md says what each version changed).
 pub const METHOD_VERSION: u64 = 5;
 
 /// A stable key of what decides the clusters: `METHOD_VERSION`, the method's settings
