@@ -52,8 +52,28 @@ pub struct RunOutput {
 
 #[derive(Debug, Error)]
 pub enum RunError {
+    /// The processes of a cluster could not be connected.
+    #[error("timely could not start: connecting the cluster: {0}")]
+    Connect(std::io::Error),
+    /// A thread of the run could not be started.
+    #[error("timely could not start: {0}")]
+    Spawn(std::io::Error),
+    /// Timely could not start its workers (its own message).
     #[error("timely could not start: {0}")]
     Timely(String),
+    /// A worker or the reader panicked (`whose`), with the panic's message and place.
+    #[error("a worker failed: {whose} panicked: {message}")]
+    Panicked { whose: String, message: String },
+    /// A worker ended while the reader still had records for it.
+    #[error("a worker failed: a worker ended while records were still being read")]
+    WorkerEnded,
+    /// A worker left because the run failed elsewhere (the run reports that failure).
+    #[error("a worker failed: stopped by the run's failure")]
+    StoppedByFailure,
+    /// The run failed and no thread said why.
+    #[error("a worker failed: the run failed")]
+    Unexplained,
+    /// A worker's thread failed as timely reports it.
     #[error("a worker failed: {0}")]
     Worker(String),
     /// A checkpoint that cannot be written, read or continued, by kind.
@@ -92,7 +112,4 @@ pub enum RunError {
          afresh with an empty checkpoint directory"
     )]
     InputChanged { input: String, why: String },
-    /// The run was asked to stop and did not finish within the bound.
-    #[error("{0}")]
-    Stopped(String),
 }

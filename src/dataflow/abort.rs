@@ -67,7 +67,7 @@ pub fn panic_error(payload: &(dyn std::any::Any + Send), what: &str) -> RunError
             PANIC_AT.with(|cell| cell.borrow_mut().take());
             RunError::Disk(failure.0.clone())
         }
-        None => RunError::Worker(format!("{what} panicked: {}", panic_message(payload))),
+        None => RunError::Panicked { whose: what.to_string(), message: panic_message(payload) },
     }
 }
 
@@ -102,5 +102,13 @@ mod tests {
         assert!(abort.raised());
         assert_eq!(abort.take().unwrap().to_string(), "a worker failed: first");
         assert!(abort.take().is_none());
+    }
+
+    #[test]
+    fn a_panic_names_whose_it_was() {
+        let payload: Box<dyn std::any::Any + Send> = Box::new("boom".to_string());
+        let err = panic_error(&*payload, "the reader");
+        assert!(matches!(&err, RunError::Panicked { whose, .. } if whose == "the reader"), "{err}");
+        assert!(err.to_string().starts_with("a worker failed: the reader panicked: boom"), "{err}");
     }
 }

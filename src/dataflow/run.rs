@@ -191,9 +191,9 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
         RunOutput { resumed_from: manifest.as_ref().map(|m| m.epoch), ..Default::default() };
     let mut held = 0;
     for result in guards.join() {
-        let finished = result.map_err(RunError::Worker)?.map_err(|()| {
-            options.abort.take().unwrap_or_else(|| RunError::Worker("a worker failed".into()))
-        })?;
+        let finished = result
+            .map_err(RunError::Worker)?
+            .map_err(|()| options.abort.take().unwrap_or(RunError::Unexplained))?;
         output.rows.extend(finished.rows);
         output.shares.extend(finished.shares);
         output.revisits.extend(finished.revisits);
@@ -202,8 +202,9 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
     }
     registry.set(metrics::HELD_BYTES, "", held as i64);
     for reader in readers {
-        let report = reader.join().map_err(|panic| {
-            RunError::Worker(format!("the reader panicked: {}", panic_message(&*panic)))
+        let report = reader.join().map_err(|panic| RunError::Panicked {
+            whose: "the reader".into(),
+            message: panic_message(&*panic),
         })?;
         output.empty_inputs.extend(report.empty_inputs);
     }
@@ -354,7 +355,7 @@ where
         // hands the sockets to timely.
         let sockets =
             super::connect::sockets(&options.addresses, options.process, CONNECT_PATIENCE)
-                .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
+                .map_err(RunError::Connect)?;
         let hooks = timely_communication::Hooks::default();
         let local = timely_communication::allocator::ProcessBuilder::new_typed_vector(
             workers,
@@ -368,7 +369,7 @@ where
             workers,
             hooks,
         )
-        .map_err(|e| RunError::Timely(format!("connecting the cluster: {e}")))?;
+        .map_err(RunError::Connect)?;
         let builders =
             builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
         timely::execute::execute_from(builders, Box::new(guard), worker_config(), work)
@@ -408,7 +409,7 @@ fn wait_for_workers<T: Send + 'static>(
         } else {
             std::mem::forget(guards);
         }
-        return Err(abort.take().unwrap_or_else(|| RunError::Worker("the run failed".into())));
+        return Err(abort.take().unwrap_or(RunError::Unexplained));
     }
     Ok(guards)
 }
@@ -492,7 +493,7 @@ fn start_readers(
                     ReaderReport::default()
                 })
             })
-            .map_err(|e| RunError::Timely(e.to_string()))?;
+            .map_err(RunError::Spawn)?;
         handles.push(handle);
     }
     metrics.set(metrics::INPUT_BYTES, "", input_bytes as i64);

@@ -140,7 +140,7 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
         Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
     loop {
         if cx.abort.raised() {
-            return Err(RunError::Worker("stopped by the run's failure".into()));
+            return Err(RunError::StoppedByFailure);
         }
         let mut taken = 0;
         for (reader, receiver) in receivers.iter().enumerate() {
@@ -172,7 +172,7 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     drop(input);
     while !probe.with_frontier(|frontier| frontier.is_empty()) {
         if cx.abort.raised() {
-            return Err(RunError::Worker("stopped by the run's failure".into()));
+            return Err(RunError::StoppedByFailure);
         }
         worker.step_or_park(Some(Duration::from_millis(1)));
         progress.note(&probe)?;

@@ -233,9 +233,7 @@ impl ReaderCore {
                     let i = operation.index();
                     if operation.send(&self.senders[i], message).is_err() {
                         // That worker has ended: the run is failing, nothing more is delivered.
-                        self.abort.raise(RunError::Worker(
-                            "a worker ended while records were still being read".into(),
-                        ));
+                        self.abort.raise(RunError::WorkerEnded);
                     }
                     self.next_sender = (i + 1) % n;
                     return;
