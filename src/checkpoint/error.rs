@@ -69,11 +69,3 @@ pub enum CheckpointError {
     )]
     ChangesCut { path: PathBuf, found: u64, expected: u64 },
 }
-
-impl CheckpointError {
-    /// An I/O error on `path`, as a closure for `map_err`.
-    pub fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> CheckpointError {
-        let path = path.into();
-        move |error| CheckpointError::Io { path, error }
-    }
-}

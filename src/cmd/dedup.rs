@@ -117,20 +117,6 @@ fn census(
     canonical: bool,
 ) -> Result<Census> {
     let mut census = Census::default();
-    let pass = Pass::start("reading the rows' lengths", super::total_bytes(inputs));
-    for input in inputs.iter().filter(|_| text) {
-        {
-            let mut items = Items::open(input, config.source.max_record_bytes, &config.text)?;
-            while let Some(item) = items.next_item() {
-                if let Ok(Item::Text(doc)) = item {
-                    census.lengths.insert(doc.id, doc.text.len() as u64);
-                }
-            }
-            let size = input.size().unwrap_or(0);
-            pass.reading(move || size);
-        }
-    }
-    pass.stop();
     if !text {
         let label = "reading the records' dates and lengths";
         super::read_all_records(inputs, config.source.max_record_bytes, label, |item| {
@@ -142,7 +128,20 @@ fn census(
                 }
             }
         })?;
+        return Ok(census);
     }
+    let pass = Pass::start("reading the rows' lengths", super::total_bytes(inputs));
+    for input in inputs {
+        let mut items = Items::open(input, config.source.max_record_bytes, &config.text)?;
+        while let Some(item) = items.next_item() {
+            if let Ok(Item::Text(doc)) = item {
+                census.lengths.insert(doc.id, doc.text.len() as u64);
+            }
+        }
+        let size = input.size().unwrap_or(0);
+        pass.reading(move || size);
+    }
+    pass.stop();
     Ok(census)
 }
 

@@ -9,11 +9,19 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Debian's chromium, or `None` (said through `common::skip`) without it.
 fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+    let found = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .map(PathBuf::from)
-        .find(|p| p.exists())
+        .find(|p| p.exists());
+    if found.is_none() {
+        common::skip(
+            "the dashboard in a browser",
+            "no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)",
+        );
+    }
+    found
 }
 
 fn headless(browser: &Path, profile: &Path) -> Command {
@@ -53,13 +61,7 @@ fn dump_dom(browser: &Path, profile: &Path, url: &str) -> String {
 
 #[test]
 fn dashboard_shows_the_run_and_the_alarm() {
-    let Some(browser) = chromium() else {
-        common::skip(
-            "the dashboard in a browser",
-            "no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)",
-        );
-        return;
-    };
+    let Some(browser) = chromium() else { return };
     let dir = common::temp_dir("dashboard");
     let config = dir.join("alarm.toml");
     std::fs::write(&config, "[metrics]\ncluster_alarm_pages = 2\n").unwrap();
@@ -103,13 +105,7 @@ fn dashboard_shows_the_run_and_the_alarm() {
 
 #[test]
 fn cluster_view_finds_a_page_and_shows_it_beside_the_page_it_joined_through() {
-    let Some(browser) = chromium() else {
-        common::skip(
-            "the dashboard in a browser",
-            "no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)",
-        );
-        return;
-    };
+    let Some(browser) = chromium() else { return };
     let dir = common::temp_dir("cluster-view");
     let served = common::serve::serve(&[], &dir.join("out"));
     let url = format!("http://{}/#url=http://gazette.example/archive/2026/river", served.address);
@@ -153,13 +149,7 @@ fn cluster_view_finds_a_page_and_shows_it_beside_the_page_it_joined_through() {
 /// a frame of another page (the browser's same-origin rule lifted for the test).
 #[test]
 fn the_dashboard_fits_a_1400_pixel_window_with_long_urls() {
-    let Some(browser) = chromium() else {
-        common::skip(
-            "the dashboard in a browser",
-            "no chromium at /usr/bin/chromium (.ci/run installs Debian's chromium)",
-        );
-        return;
-    };
+    let Some(browser) = chromium() else { return };
     let dir = common::temp_dir("dashboard-width");
     // Two copies of each page at URLs of 150 characters without a place to break.
     let corpus = common::synth::Corpus::new(5, 6);
