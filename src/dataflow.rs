@@ -34,7 +34,6 @@ mod run;
 mod worker;
 
 pub use abort::Abort;
-pub use memory::on_memory_pressure;
 pub use run::{run, IndexRole, RunOptions};
 
 pub use crate::checkpoint::{load_manifest, Manifest, MANIFEST};

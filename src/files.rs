@@ -3,18 +3,13 @@
 //! anything.
 //!
 //! Every temporary file or folder the process creates is a [`Scratch`]: it is removed when the
-//! guard drops unless it was kept (renamed into place), and [`remove_scratch`] removes whatever
-//! is still registered when the process must exit at once (a fatal error, a forced stop).
+//! guard drops unless it was kept (renamed into place), and `process::remove_scratch` removes
+//! whatever is still registered when the process must exit at once (a fatal error, a forced
+//! stop).
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-/// Temporary paths alive now, removed by `remove_scratch` on a forced exit.
-static SCRATCH: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
-
-fn registry() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    SCRATCH.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+use crate::process::{remove_path as remove, scratch as registry};
 
 /// A temporary file or folder: removed on drop unless `keep` was called.
 #[derive(Debug)]
@@ -54,23 +49,6 @@ fn forget(path: &Path) {
     let mut paths = registry();
     if let Some(at) = paths.iter().rposition(|p| p == path) {
         paths.swap_remove(at);
-    }
-}
-
-fn remove(path: &Path) {
-    if path.is_dir() {
-        let _ = std::fs::remove_dir_all(path);
-    } else {
-        let _ = std::fs::remove_file(path);
-    }
-}
-
-/// Removes every scratch path still registered: the exit path of a fatal error or a forced
-/// stop, where threads that hold guards may never drop them.
-pub fn remove_scratch() {
-    let paths = std::mem::take(&mut *registry());
-    for path in &paths {
-        remove(path);
     }
 }
 
@@ -180,7 +158,8 @@ mod tests {
         kept.keep();
         let held = Scratch::new(c.clone());
         std::fs::write(&c, b"in flight").unwrap();
-        remove_scratch();
+        // What a forced exit does (`process::remove_scratch`), to this test's paths alone.
+        crate::process::remove_scratch_under(&dir);
         assert!(b.exists() && !c.exists());
         std::mem::forget(held);
         let _ = std::fs::remove_dir_all(&dir);

@@ -13,6 +13,7 @@ pub mod explain;
 pub mod files;
 pub mod join;
 pub mod metrics;
+pub mod process;
 pub mod sink;
 pub mod source;
 pub mod types;

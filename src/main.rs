@@ -110,7 +110,7 @@ enum Command {
 fn main() -> ExitCode {
     small_pages();
     #[cfg(not(feature = "system-allocator"))]
-    dupflow::dataflow::on_memory_pressure(purge_at_once);
+    dupflow::process::on_memory_pressure(purge_at_once);
     // Logs go to stderr; DUPFLOW_LOG (e.g. `debug`, `dupflow=trace`) sets the level. The HTML
     // parser's own warnings are about a page's markup, which it repairs as HTML says (a table's
     // stray text is "foster parenting not implemented", once per node, though it is): not shown
@@ -136,7 +136,7 @@ fn main() -> ExitCode {
         }
         Err(error) => {
             // Whatever threads of a failed run still hold, no temporary file outlives it.
-            dupflow::files::remove_scratch();
+            dupflow::process::remove_scratch();
             eprintln!("error: {error:#}");
             ExitCode::from(2)
         }

@@ -48,6 +48,8 @@ pub struct RunOutput {
     pub page_store: Option<dupflow_operators::runtime::store::StoreStats>,
     /// What the indexes' entries of one page wrote to disk (`run.pages = "disk"`).
     pub spilled: Option<dupflow_operators::runtime::spill::SpillStats>,
+    /// What the method's structures held, now and at the end of the run.
+    pub footprint: std::sync::Arc<dupflow_operators::runtime::footprint::Totals>,
 }
 
 #[derive(Debug, Error)]

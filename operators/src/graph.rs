@@ -231,8 +231,11 @@ fn bounded_clusters<'scope>(
     // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
     // The representatives' only: a hash-map entry a page (`join_by_page`), where a `semijoin`
     // arranged both sides.
-    let members =
-        contents.clone().map(move |(id, content)| (id, Arc::new(Member::new(verify, id, content))));
+    let runtime = crate::run::Runtime::of(&contents.scope());
+    let kept = runtime.clone();
+    let members = contents.clone().map(move |(id, content)| {
+        (id, Member::kept_in(Arc::new(Member::new(verify, id, content)), &kept))
+    });
     let members = join_by_page(
         members,
         page_ids.clone().map(|id| (id, ())),
@@ -240,7 +243,7 @@ fn bounded_clusters<'scope>(
         |id, member, ()| (id, member.clone()),
     );
     // The members' bytes, from their changes: one member a page, however many groups hold it.
-    let mut tally = footprint::Tally::new(footprint::Structure::Members);
+    let mut tally = footprint::Tally::new(footprint::Structure::Members, &runtime.footprint);
     let members = members.inspect_batch(move |_, updates| {
         for ((_, member), _, diff) in updates {
             tally.add(member.bytes(), *diff);

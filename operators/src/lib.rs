@@ -30,6 +30,7 @@ pub mod ingest;
 pub mod method;
 #[cfg(any(test, feature = "oracle"))]
 pub mod reference;
+pub mod run;
 pub mod runtime;
 pub mod template;
 #[cfg(test)]

@@ -107,7 +107,7 @@ pub(super) fn execute_as(args: Args, index: Option<IndexRole>) -> Result<ExitCod
             "share.enabled (spans.jsonl) works in one process: its spans name pages of every shard"
         );
     }
-    source::follow::install_stop_handler(std::time::Duration::from_secs(
+    dupflow::process::install_stop_handler(std::time::Duration::from_secs(
         config.run.stop_timeout_secs,
     ))
     .context("installing the SIGINT/SIGTERM handler")?;
@@ -190,7 +190,7 @@ fn serve_on(linger: u64) {
     }
     tracing::info!("serving for {linger} more seconds (Ctrl-C ends it)");
     let until = std::time::Instant::now() + std::time::Duration::from_secs(linger);
-    while std::time::Instant::now() < until && !source::follow::stop_requested() {
+    while std::time::Instant::now() < until && !dupflow::process::stop_requested() {
         std::thread::sleep(source::follow::POLL);
     }
 }

@@ -4,14 +4,14 @@ use dupflow::dataflow::{ClusterRow, RunOutput};
 use dupflow::metrics::live::Live;
 use dupflow::metrics::{self, Registry};
 use dupflow::sink::{self, ClusterSummary as Summary};
-use dupflow_operators::runtime::footprint::{self, Structure};
+use dupflow_operators::runtime::footprint::Structure;
 
 /// The summary printed at the end of a run: what was read and clustered, what the state and
 /// the stores hold, the updates and their latency, the caps hit.
 pub(super) fn print(rows: &[ClusterRow], output: &RunOutput, metrics: &Registry, live: &Live) {
     let summary = sink::summarize(rows);
     counts(&summary, output, metrics);
-    memory(&summary, metrics, live);
+    memory(&summary, output, metrics, live);
     disk(&summary, output);
     updates(&summary, output, metrics, live);
 }
@@ -58,7 +58,7 @@ fn counts(summary: &Summary, output: &RunOutput, metrics: &Registry) {
 
 /// What memory holds at the end: the held pages, the clusters' rows, the method's state by
 /// structure.
-fn memory(summary: &Summary, metrics: &Registry, live: &Live) {
+fn memory(summary: &Summary, output: &RunOutput, metrics: &Registry, live: &Live) {
     let held = metrics.get(metrics::HELD_BYTES, "");
     if summary.pages > 0 {
         println!(
@@ -76,7 +76,7 @@ fn memory(summary: &Summary, metrics: &Registry, live: &Live) {
         );
     }
     let structures: Vec<(&str, i64)> =
-        Structure::ALL.iter().map(|&s| (s.name(), footprint::at_end(s))).collect();
+        Structure::ALL.iter().map(|&s| (s.name(), output.footprint.at_end(s))).collect();
     let state: i64 = structures.iter().map(|s| s.1).sum();
     if summary.pages > 0 && state > 0 {
         let pages = summary.pages as i64;

@@ -35,36 +35,12 @@ impl Abort {
     }
 }
 
-std::thread_local! {
-    /// Where the last panic of this thread happened (`file:line`), for its error line.
-    static PANIC_AT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-/// Panics in the run's own threads (workers, readers) are caught and become the run's error,
-/// one line with their place: the default report (and backtrace) is left out for them, and
-/// kept for every other thread.
-pub fn catch_run_panics() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let default = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let name = std::thread::current().name().unwrap_or("").to_string();
-            if name.starts_with("timely:work") || name.starts_with("dupflow-reader") {
-                let at = info.location().map(|l| format!("{}:{}", l.file(), l.line()));
-                PANIC_AT.with(|cell| *cell.borrow_mut() = at);
-            } else {
-                default(info);
-            }
-        }));
-    });
-}
-
 /// The run's error for a caught panic: a failure of the run's own files (`DiskFailure`) as
 /// itself, any other panic as a worker's (`what` says whose).
 pub fn panic_error(payload: &(dyn std::any::Any + Send), what: &str) -> RunError {
     match payload.downcast_ref::<DiskFailure>() {
         Some(failure) => {
-            PANIC_AT.with(|cell| cell.borrow_mut().take());
+            crate::process::panic_place();
             RunError::Disk(failure.0.clone())
         }
         None => RunError::Panicked { whose: what.to_string(), message: panic_message(payload) },
@@ -72,10 +48,10 @@ pub fn panic_error(payload: &(dyn std::any::Any + Send), what: &str) -> RunError
 }
 
 /// A caught panic's message (`&str` or `String` payloads; others are named as such), with its
-/// place when the hook of `catch_run_panics` saw it.
+/// place when the hook of `process::catch_run_panics` saw it.
 pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(failure) = payload.downcast_ref::<DiskFailure>() {
-        PANIC_AT.with(|cell| cell.borrow_mut().take());
+        crate::process::panic_place();
         return failure.0.clone();
     }
     let message = payload
@@ -83,7 +59,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .map(|s| s.to_string())
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".to_string());
-    match PANIC_AT.with(|cell| cell.borrow_mut().take()) {
+    match crate::process::panic_place() {
         Some(at) => format!("{message} (at {at})"),
         None => message,
     }

@@ -3,25 +3,14 @@
 //! machine down first). Past `PRESSURE_SHARE` of the limit the process first gives back what
 //! it freed at once (`on_memory_pressure`: the binary's allocator), once, with a line saying so.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use crate::metrics::resident_bytes;
 use crate::types::RunError;
-use dupflow_operators::runtime::footprint::{self, Structure};
+use dupflow_operators::runtime::footprint::{Structure, Totals};
 
 /// The share of the limit past which freed memory goes back to the system at once.
 pub const PRESSURE_SHARE: f64 = 0.5;
-
-/// What the process does under memory pressure (registered once, by the binary).
-static PRESSURE_HOOK: OnceLock<fn()> = OnceLock::new();
-
-/// Registers what the process does once its resident memory passes `PRESSURE_SHARE` of the
-/// run's limit: the binary makes its allocator return freed memory at once rather than after a
-/// delay (peak RSS 10–45% lower for 3–10% more time, docs/faq.md#memory). A second call is
-/// ignored.
-pub fn on_memory_pressure(hook: fn()) {
-    let _ = PRESSURE_HOOK.set(hook);
-}
 
 /// The share of the machine's memory (or of its control group's limit, if lower) that a run
 /// may take when `run.memory_limit_mb` is 0.
@@ -54,19 +43,22 @@ pub fn limit_bytes(limit_mb: u64) -> Option<(u64, &'static str)> {
 /// Watches the process's resident memory against the limit.
 pub struct MemoryWatch {
     limit: Option<(u64, &'static str)>,
+    /// What the run's structures hold, named in the limit's line.
+    footprint: Arc<Totals>,
     checks: u64,
     /// Called once, past `PRESSURE_SHARE` of the limit (then `None`).
     pressure: Option<fn()>,
 }
 
 impl MemoryWatch {
-    /// A watch that calls the registered pressure hook (`on_memory_pressure`), if any.
-    pub fn new(limit_mb: u64) -> MemoryWatch {
-        MemoryWatch::with_hook(limit_mb, PRESSURE_HOOK.get().copied())
+    /// A watch that calls the process's pressure hook (`process::on_memory_pressure`), if any,
+    /// and names what `footprint` (the run's) holds when the limit is passed.
+    pub fn new(limit_mb: u64, footprint: Arc<Totals>) -> MemoryWatch {
+        MemoryWatch::with_hook(limit_mb, footprint, crate::process::pressure_hook())
     }
 
-    fn with_hook(limit_mb: u64, pressure: Option<fn()>) -> MemoryWatch {
-        MemoryWatch { limit: limit_bytes(limit_mb), checks: 0, pressure }
+    fn with_hook(limit_mb: u64, footprint: Arc<Totals>, pressure: Option<fn()>) -> MemoryWatch {
+        MemoryWatch { limit: limit_bytes(limit_mb), footprint, checks: 0, pressure }
     }
 
     /// Called every few milliseconds: every 50th call reads the resident memory, calls the
@@ -95,9 +87,7 @@ impl MemoryWatch {
             }
         }
         if resident > limit {
-            let state = state_held(
-                &Structure::ALL.map(|structure| (structure.name(), footprint::held(structure))),
-            );
+            let state = state_held(&Structure::ALL.map(|s| (s.name(), self.footprint.held(s))));
             return Err(RunError::Memory { resident, limit, setting: source, state });
         }
         Ok(())
@@ -148,7 +138,7 @@ mod tests {
         let (auto, source) = limit_bytes(0).expect("/proc/meminfo on Linux");
         assert!(auto > (64 << 20), "{auto}");
         assert!(source.contains("90%"));
-        let mut watch = MemoryWatch::with_hook(1, None);
+        let mut watch = MemoryWatch::with_hook(1, Arc::default(), None);
         let error = (0..50).find_map(|_| watch.check().err()).expect("over 1 MiB");
         let line = error.to_string();
         assert!(line.contains("run.memory_limit_mb") && !line.contains('\n'), "{line}");
@@ -163,7 +153,7 @@ mod tests {
     #[test]
     fn the_pressure_hook_runs_once_past_half_of_the_limit_and_not_below_it() {
         let (limit, source) = (1000 << 20, "run.memory_limit_mb");
-        let mut watch = MemoryWatch::with_hook(1000, Some(press));
+        let mut watch = MemoryWatch::with_hook(1000, Arc::default(), Some(press));
         let count = || PRESSED.load(std::sync::atomic::Ordering::SeqCst);
         watch.observe(limit / 2, limit, source).expect("under the limit");
         assert_eq!(count(), 0, "at half, not past it");

@@ -22,8 +22,9 @@ use crate::source::reader::{
 };
 use crate::source::{Input, Part};
 use crate::types::{RunError, RunOutput};
-use dupflow_operators::ingest::page::{Content, Page, CONTENT_STORE, PAGE_STORE};
-use dupflow_operators::runtime::spill::{self, Spill};
+use dupflow_operators::ingest::page::{Content, Page};
+use dupflow_operators::run::Runtime;
+use dupflow_operators::runtime::spill::Spill;
 use dupflow_operators::runtime::store::{Store, StoreStats, WordStore};
 
 /// How long the workers of a failing run have to leave before the run returns its error.
@@ -103,7 +104,7 @@ impl RunOptions {
         (workers, workers * self.processes.max(1))
     }
 
-    fn timely_config(&self) -> timely::Config {
+    fn timely_config(&self, runtime: &Arc<Runtime>) -> timely::Config {
         let (workers, _) = self.workers();
         let communication = if self.processes > 1 {
             CommunicationConfig::Cluster {
@@ -118,7 +119,7 @@ impl RunOptions {
         } else {
             CommunicationConfig::Thread
         };
-        timely::Config { communication, worker: worker_config() }
+        timely::Config { communication, worker: worker_config(runtime) }
     }
 }
 
@@ -141,10 +142,11 @@ pub fn run(options: RunOptions) -> Result<RunOutput, RunError> {
 /// [`run`], its checkpoint directory (if any) held.
 fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
     let started = Instant::now();
-    super::abort::catch_run_panics();
+    crate::process::catch_run_panics();
     let registry = options.live.registry.clone();
     let manifest = resume_point(&options)?;
-    let store = StoreGuard::install(&options)?;
+    let runtime = Arc::new(runtime(&options)?);
+    options.live.watch_footprint(runtime.footprint.clone());
     let (readers, receivers) = start_readers(&options, manifest.as_ref())?;
     let (workers, peers) = options.workers();
     let context = Context {
@@ -162,6 +164,7 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
         workers_done: Default::default(),
         abort: options.abort.clone(),
         readers: options.readers().1,
+        runtime: runtime.clone(),
     };
     let context = Arc::new(context);
     let shared = context.clone();
@@ -182,9 +185,7 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
         shared.workers_done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         result
     };
-    // What the operators hold at the end, from this run's alone.
-    dupflow_operators::runtime::footprint::reset_at_end();
-    let guards = start_workers(&options, workers, work)?;
+    let guards = start_workers(&options, workers, &runtime, work)?;
 
     let guards = wait_for_workers(&context, &options.abort, workers, guards)?;
     let mut output =
@@ -212,9 +213,9 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
     if let Some(error) = options.abort.take() {
         return Err(error);
     }
-    output.word_store = store.word_stats();
-    output.page_store = store.page_stats();
-    output.spilled = store.spill.as_ref().map(|spill| spill.stats());
+    (output.word_store, output.page_store) = store_stats(&runtime);
+    output.spilled = runtime.spill.as_ref().map(|spill| spill.stats());
+    output.footprint = runtime.footprint.clone();
     output.empty_inputs.sort();
     output.rows.sort();
     output.revisits.sort_by(|a, b| (&a.url, &a.date).cmp(&(&b.url, &b.date)));
@@ -226,87 +227,48 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
     Ok(output)
 }
 
-/// The run's stores (`run.words = "disk"`, `run.pages = "disk"`), installed for the pages the
-/// run makes and taken down when the run returns: what they hold stays readable as long as a
-/// page, a held page or a member holds its place.
-struct StoreGuard {
-    words: Option<Arc<WordStore>>,
-    pages: Option<PageStores>,
-    /// Where the indexes' entries of one page spill (`run.pages = "disk"`).
-    spill: Option<Arc<Spill>>,
+/// The run's resources (`dupflow_operators::run::Runtime`): its stores and spill where
+/// `run.words = "disk"` or `run.pages = "disk"` (what they hold stays readable as long as a
+/// page, a held page or a member holds its place), and the totals of its operators' gauges.
+fn runtime(options: &RunOptions) -> Result<Runtime, RunError> {
+    let run = &options.config.run;
+    let mut runtime = Runtime::default();
+    if run.words != WordsAt::Disk && run.pages != WordsAt::Disk {
+        return Ok(runtime);
+    }
+    let dir = match (&run.word_store_dir, &options.out) {
+        (dir, _) if !dir.is_empty() => PathBuf::from(dir),
+        (_, Some(out)) => out.clone(),
+        _ => std::env::temp_dir(),
+    };
+    std::fs::create_dir_all(&dir).map_err(|error| RunError::Output { path: dir.clone(), error })?;
+    let failed = |error| RunError::Output { path: dir.clone(), error };
+    let mib = |n: u64| (n as usize).saturating_mul(1 << 20);
+    if run.words == WordsAt::Disk {
+        let store = WordStore::create(&dir, mib(run.word_cache_mb), None).map_err(failed)?;
+        runtime.words = Some(Arc::new(store));
+    }
+    if run.pages == WordsAt::Disk {
+        // Members' contents are read at every verification, held pages only when a page
+        // leaves or its host's template changes: most of the cache is the contents'.
+        let (cache, words) = (mib(run.page_cache_mb), runtime.words.clone());
+        let pages = Store::<Page>::create(&dir, cache / 8, words.clone()).map_err(failed)?;
+        let contents = Store::<Content>::create(&dir, cache - cache / 8, words).map_err(failed)?;
+        runtime.pages = Some(Arc::new(pages));
+        runtime.contents = Some(Arc::new(contents));
+        runtime.spill = Some(Arc::new(Spill::new(&dir, run.spill_after as usize)));
+    }
+    Ok(runtime)
 }
 
-/// The held pages' store and the members' contents' store (`run.pages = "disk"`).
-struct PageStores {
-    pages: Arc<Store<Page>>,
-    contents: Arc<Store<Content>>,
-}
-
-impl StoreGuard {
-    fn install(options: &RunOptions) -> Result<StoreGuard, RunError> {
-        let run = &options.config.run;
-        let mut guard = StoreGuard { words: None, pages: None, spill: None };
-        if run.words != WordsAt::Disk && run.pages != WordsAt::Disk {
-            return Ok(guard);
-        }
-        let dir = match (&run.word_store_dir, &options.out) {
-            (dir, _) if !dir.is_empty() => PathBuf::from(dir),
-            (_, Some(out)) => out.clone(),
-            _ => std::env::temp_dir(),
-        };
-        std::fs::create_dir_all(&dir)
-            .map_err(|error| RunError::Output { path: dir.clone(), error })?;
-        let failed = |error| RunError::Output { path: dir.clone(), error };
-        let mib = |n: u64| (n as usize).saturating_mul(1 << 20);
-        if run.words == WordsAt::Disk {
-            let store = Arc::new(WordStore::create(&dir, mib(run.word_cache_mb)).map_err(failed)?);
-            dupflow_operators::runtime::store::install(Some(store.clone()));
-            guard.words = Some(store);
-        }
-        if run.pages == WordsAt::Disk {
-            // Members' contents are read at every verification, held pages only when a page
-            // leaves or its host's template changes: most of the cache is the contents'.
-            let cache = mib(run.page_cache_mb);
-            let pages = Arc::new(Store::<Page>::create(&dir, cache / 8).map_err(failed)?);
-            let contents =
-                Arc::new(Store::<Content>::create(&dir, cache - cache / 8).map_err(failed)?);
-            PAGE_STORE.install(Some(pages.clone()));
-            CONTENT_STORE.install(Some(contents.clone()));
-            guard.pages = Some(PageStores { pages, contents });
-            let spill = Arc::new(Spill::new(&dir, run.spill_after as usize));
-            spill::install(Some(spill.clone()));
-            guard.spill = Some(spill);
-        }
-        Ok(guard)
-    }
-
-    fn word_stats(&self) -> Option<StoreStats> {
-        self.words.as_ref().map(|store| store.stats())
-    }
-
-    /// The page and content stores' figures, summed.
-    fn page_stats(&self) -> Option<StoreStats> {
-        self.pages.as_ref().map(|stores| {
-            let mut stats = stores.pages.stats();
-            stats += stores.contents.stats();
-            stats
-        })
-    }
-}
-
-impl Drop for StoreGuard {
-    fn drop(&mut self) {
-        if self.words.is_some() {
-            dupflow_operators::runtime::store::install(None);
-        }
-        if self.pages.is_some() {
-            PAGE_STORE.install(None);
-            CONTENT_STORE.install(None);
-        }
-        if self.spill.is_some() {
-            spill::install(None);
-        }
-    }
+/// The word store's figures, and the page and content stores' summed.
+fn store_stats(runtime: &Runtime) -> (Option<StoreStats>, Option<StoreStats>) {
+    let pages = runtime.pages.as_ref().zip(runtime.contents.as_ref()).map(|(pages, contents)| {
+        let mut stats = pages.stats();
+        stats += contents.stats();
+        stats
+    });
+    (runtime.words.as_ref().map(|store| store.stats()), pages)
 }
 
 /// The checkpoint the run resumes from, if any, checked against the run's shape and method.
@@ -344,6 +306,7 @@ fn resume_point(options: &RunOptions) -> Result<Option<Manifest>, RunError> {
 fn start_workers<T, F>(
     options: &RunOptions,
     workers: usize,
+    runtime: &Arc<Runtime>,
     work: F,
 ) -> Result<WorkerGuards<T>, RunError>
 where
@@ -372,10 +335,10 @@ where
         .map_err(RunError::Connect)?;
         let builders =
             builders.into_iter().map(timely_communication::AllocatorBuilder::Tcp).collect();
-        timely::execute::execute_from(builders, Box::new(guard), worker_config(), work)
+        timely::execute::execute_from(builders, Box::new(guard), worker_config(runtime), work)
             .map_err(RunError::Timely)
     } else {
-        timely::execute(options.timely_config(), work).map_err(RunError::Timely)
+        timely::execute(options.timely_config(runtime), work).map_err(RunError::Timely)
     }
 }
 
@@ -388,7 +351,8 @@ fn wait_for_workers<T: Send + 'static>(
     workers: usize,
     guards: WorkerGuards<T>,
 ) -> Result<WorkerGuards<T>, RunError> {
-    let mut memory = MemoryWatch::new(context.pipeline.run.memory_limit_mb);
+    let mut memory =
+        MemoryWatch::new(context.pipeline.run.memory_limit_mb, context.runtime.footprint.clone());
     while context.workers_done.load(std::sync::atomic::Ordering::SeqCst) < workers
         && !abort.raised()
     {
@@ -500,10 +464,12 @@ fn start_readers(
     Ok((handles, receivers))
 }
 
-/// Each worker's configuration: arrangements compact themselves while the worker is idle
-/// (differential's idle merge effort), so merges in progress finish and free their inputs.
-fn worker_config() -> WorkerConfig {
+/// Each worker's configuration: the run's runtime for its operators, and arrangements that
+/// compact themselves while the worker is idle (differential's idle merge effort), so merges in
+/// progress finish and free their inputs.
+fn worker_config(runtime: &Arc<Runtime>) -> WorkerConfig {
     let mut config = WorkerConfig::default();
+    Runtime::configure(runtime, &mut config);
     differential_dataflow::configure(
         &mut config,
         &differential_dataflow::Config::default().idle_merge_effort(Some(IDLE_MERGE_EFFORT)),

@@ -35,7 +35,7 @@ use dupflow_operators::cluster::share::Shared;
 use dupflow_operators::graph::clusters_and_shares;
 use dupflow_operators::ingest::sentence::Shingling;
 use dupflow_operators::MethodConfig;
-use dupflow_operators::{Page, PageId, PageMeta, Sentence};
+use dupflow_operators::{Page, PageId, PageMeta};
 
 use crate::checkpoint::{self, Manifest};
 use crate::config::PipelineConfig;
@@ -43,12 +43,14 @@ use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::sink::stream::Sink;
 use crate::source::current::{self, Change, CurrentPages};
-use crate::source::http::{self, Outcome, Revisit};
+use crate::source::http::Revisit;
+use crate::source::ingest::{count_long_sentences, document};
 use crate::source::reader::Message;
 use crate::source::text::TextDoc;
 use crate::source::urls::UrlIdentity;
 use crate::source::RawRecord;
 use crate::types::{ClusterRow, RunError};
+use dupflow_operators::run::Runtime;
 
 /// What every worker of a process shares: the configuration, the edges and the channels.
 pub(super) struct Context {
@@ -74,6 +76,9 @@ pub(super) struct Context {
     pub workers_done: std::sync::atomic::AtomicUsize,
     /// The run's failure: a worker raises it with its error and leaves when another did.
     pub abort: Arc<super::abort::Abort>,
+    /// The run's stores, spill and footprint (its dataflows take it from their workers'
+    /// configuration).
+    pub runtime: Arc<Runtime>,
 }
 
 impl Context {
@@ -486,9 +491,10 @@ impl<'a> Ingest<'a> {
         Ingest {
             cx,
             index,
-            pages: CurrentPages::new(
+            pages: CurrentPages::with_store(
                 cx.pipeline.source.recrawls,
                 UrlIdentity::new(&cx.pipeline.urls),
+                cx.runtime.pages.clone(),
             ),
             ingest: crate::source::ingest::Ingest {
                 sentence: cx.pipeline.sentence.clone(),
@@ -510,14 +516,15 @@ impl<'a> Ingest<'a> {
         let (Some(manifest), Some(dir)) = (&self.cx.restore, &self.cx.checkpoint) else {
             return Ok(());
         };
-        let gate = self.cx.live.clone();
+        let (gate, runtime) = (self.cx.live.clone(), self.cx.runtime.clone());
         checkpoint::restore_pages(
             dir,
             manifest,
             self.cx.peers,
             self.index,
             &mut self.pages,
-            |pages, page| {
+            |pages, mut page| {
+                runtime.keep_words(&mut page);
                 if let Ok(changes) = pages.capture(page, 0) {
                     apply(&gate, input, changes);
                 }
@@ -533,7 +540,7 @@ impl<'a> Ingest<'a> {
     fn record(&mut self, record: &RawRecord) -> Option<Page> {
         let metrics = &self.cx.metrics;
         let (meta, html) =
-            to_document(record, self.ingest.max_page_bytes, metrics, &mut self.revisits)?;
+            document(record, self.ingest.max_page_bytes, metrics, &mut self.revisits)?;
         Some(self.page_of(meta, &html))
     }
 
@@ -553,8 +560,10 @@ impl<'a> Ingest<'a> {
         page
     }
 
-    /// A page in: inserted, or replacing its URL's (or id's) page.
-    fn capture(&mut self, input: &mut Pages, page: Page) {
+    /// A page in: inserted, or replacing its URL's (or id's) page. Its words go to the run's
+    /// word store here, where the page is held (it was parsed on this worker or another).
+    fn capture(&mut self, input: &mut Pages, mut page: Page) {
+        self.cx.runtime.keep_words(&mut page);
         self.captured += 1;
         if self.panic_after.is_some_and(|n| self.captured >= n) {
             panic!("injected fault: DUPFLOW_FAULT=panic-after-pages at page {}", self.captured);
@@ -685,15 +694,6 @@ impl<'a> Ingest<'a> {
     }
 }
 
-/// A sentence keeps at most `Sentence::MAX_WORDS` of its words (`sentence::compact`): each
-/// sentence at that count is counted as the cap `sentence_words`.
-fn count_long_sentences(metrics: &Registry, page: &Page) {
-    let long = page.sentences.iter().filter(|s| s.words() == Sentence::MAX_WORDS).count();
-    if long > 0 {
-        metrics.add(metrics::CAPS, "sentence_words", long as i64);
-    }
-}
-
 /// Changes to the input collection, and to the check gate's index when one is served.
 fn apply(live: &Live, input: &mut Pages, changes: Vec<Change>) {
     if let Some(gate) = live.gate.lock().expect("gate").as_mut() {
@@ -708,53 +708,6 @@ fn apply(live: &Live, input: &mut Pages, changes: Vec<Change>) {
         match change {
             Change::Insert(page) => input.insert((page.id, page)),
             Change::Remove(page) => input.remove((page.id, page)),
-        }
-    }
-}
-
-/// Turns a record into a document for the dataflow (or counts why not).
-fn to_document<'r>(
-    record: &'r RawRecord,
-    max_page_bytes: usize,
-    metrics: &Registry,
-    revisits: &mut Vec<Revisit>,
-) -> Option<(PageMeta, std::borrow::Cow<'r, str>)> {
-    let (outcome, quirks) =
-        match metrics.timed("decode", || http::interpret(record, max_page_bytes)) {
-            Ok(interpreted) => interpreted,
-            Err(error) => {
-                metrics.inc(metrics::DOCUMENT_ERRORS, error.code());
-                return None;
-            }
-        };
-    for (seen, quirk) in [
-        (quirks.broken_chunking, "broken_chunking"),
-        (quirks.content_encoding_mismatch, "content_encoding_mismatch"),
-        (quirks.missing_date, "missing_date"),
-    ] {
-        if seen {
-            metrics.inc(metrics::QUIRKS, quirk);
-        }
-    }
-    if quirks.page_truncated {
-        metrics.inc(metrics::CAPS, "max_page_bytes");
-    }
-    match outcome {
-        Outcome::Page(doc) => {
-            metrics.inc(metrics::PAGES, "");
-            let name = doc.host.clone();
-            let (meta, html) = doc.into_parts();
-            metrics.name_host(meta.host, &name);
-            Some((meta, html))
-        }
-        Outcome::Revisit(revisit) => {
-            metrics.inc(metrics::REVISITS, "");
-            revisits.push(revisit);
-            None
-        }
-        Outcome::Skipped(reason) => {
-            metrics.inc(metrics::SKIPPED, reason);
-            None
         }
     }
 }

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 
-use dupflow_operators::runtime::footprint::{self, Structure};
+use dupflow_operators::runtime::footprint::{Structure, Totals};
 use dupflow_operators::PageId;
 
 use super::{Registry, CLUSTERS, DUPLICATE_PAGES, DUPLICATE_RATIO, LARGEST_CLUSTER, PAGES_HELD};
@@ -336,6 +336,8 @@ pub struct Live {
     /// epochs grow while the dataflow is behind instead of queueing.
     pub epochs_done: std::sync::atomic::AtomicU64,
     finished_secs: Mutex<Option<f64>>,
+    /// What the current run's structures hold (`watch_footprint`).
+    footprint: Mutex<Arc<Totals>>,
 }
 
 const SERIES_LEN: usize = 600;
@@ -356,6 +358,7 @@ impl Live {
             epochs_done: Default::default(),
             cluster_sizes: Mutex::default(),
             finished_secs: Mutex::new(None),
+            footprint: Mutex::default(),
         }
     }
 
@@ -489,6 +492,11 @@ impl Live {
         self.sample();
     }
 
+    /// Shows what `footprint` (a run's) holds from now on.
+    pub fn watch_footprint(&self, footprint: Arc<Totals>) {
+        *self.footprint.lock().expect("live lock") = footprint;
+    }
+
     pub fn is_finished(&self) -> bool {
         self.inner.lock().expect("live lock").finished
     }
@@ -524,11 +532,12 @@ impl Live {
         }
         // While the run goes on, what the structures hold now; once it has ended (its state
         // let go), what they held at its end, as the summary states it.
+        let footprint = self.footprint.lock().expect("live lock").clone();
         for structure in Structure::ALL {
             let bytes = if inner.finished {
-                footprint::at_end(structure)
+                footprint.at_end(structure)
             } else {
-                footprint::held(structure)
+                footprint.held(structure)
             };
             r.set(super::STATE_BYTES, structure.name(), bytes);
         }

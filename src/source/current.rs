@@ -21,7 +21,6 @@ use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Read, Write};
 use std::sync::Arc;
 
-use dupflow_operators::ingest::page::PAGE_STORE;
 use dupflow_operators::ingest::sentence::stable_hash;
 use dupflow_operators::runtime::store::{Kept, Store};
 use dupflow_operators::{Page, PageId, Sentence};
@@ -116,13 +115,14 @@ pub struct CurrentPages {
     /// (date, URL key) of the tombstones: the retention order.
     tombstones_by_date: BTreeSet<(u64, u64)>,
     bytes: usize,
-    /// Where the held pages are kept (the run's page store, `ingest::page::PAGE_STORE`).
+    /// Where the held pages are kept (the run's page store, if any).
     store: Option<Arc<Store<Page>>>,
 }
 
 impl CurrentPages {
+    /// Pages held in memory.
     pub fn new(mode: Recrawls, identity: UrlIdentity) -> Self {
-        Self::with_store(mode, identity, PAGE_STORE.get())
+        Self::with_store(mode, identity, None)
     }
 
     /// Pages held in `store` (in memory without one).
@@ -469,7 +469,7 @@ mod tests {
     /// Each test runs with the pages in memory and in a page store that caches nothing (every
     /// read from its file).
     fn stores() -> [Option<Arc<Store<Page>>>; 2] {
-        let store = Store::create(&std::env::temp_dir(), 0).expect("a store in the temp dir");
+        let store = Store::create(&std::env::temp_dir(), 0, None).expect("a store in the temp dir");
         [None, Some(Arc::new(store))]
     }
 

@@ -6,64 +6,9 @@
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::Duration;
 
 use crossbeam_channel::{bounded, Receiver, RecvTimeoutError};
-
-fn stop_flag() -> &'static Arc<AtomicBool> {
-    static FLAG: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
-    FLAG.get_or_init(|| Arc::new(AtomicBool::new(false)))
-}
-
-/// SIGINT and SIGTERM received so far.
-static SIGNALS: AtomicUsize = AtomicUsize::new(0);
-
-/// Makes SIGINT and SIGTERM request a clean stop: reading stops, the last epoch closes, the
-/// outputs are written, and the process exits 0. A run that has not ended `grace` after the
-/// first signal, or a second signal, ends the process at once: its temporary files are
-/// removed, one line says what was not finished, and the exit code is 2.
-pub fn install_stop_handler(grace: Duration) -> io::Result<()> {
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, stop_flag().clone())?;
-        // SAFETY: the action only increments an atomic, which is async-signal-safe.
-        unsafe {
-            signal_hook::low_level::register(signal, || {
-                SIGNALS.fetch_add(1, Ordering::SeqCst);
-            })?;
-        }
-    }
-    std::thread::Builder::new().name("dupflow-stop".into()).spawn(move || {
-        while SIGNALS.load(Ordering::SeqCst) == 0 {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let first = std::time::Instant::now();
-        while SIGNALS.load(Ordering::SeqCst) < 2 && first.elapsed() < grace {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        crate::files::remove_scratch();
-        let why = if SIGNALS.load(Ordering::SeqCst) >= 2 {
-            "a second signal".to_string()
-        } else {
-            format!("the run did not finish within {} s of the signal (run.stop_timeout_secs)", grace.as_secs())
-        };
-        eprintln!(
-            "error: stopped at once by {why}: the outputs of this run are incomplete; a checkpoint, if any, is the last one committed"
-        );
-        std::process::exit(2);
-    })?;
-    Ok(())
-}
-
-/// Asks the reader to stop as a signal would.
-pub fn request_stop() {
-    stop_flag().store(true, Ordering::SeqCst);
-}
-
-pub fn stop_requested() -> bool {
-    stop_flag().load(Ordering::SeqCst)
-}
 
 /// What a reader waiting at the end of its input should do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

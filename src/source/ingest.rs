@@ -6,10 +6,10 @@
 
 use dupflow_operators::ingest::sentence::{SentenceConfig, Shingling};
 use dupflow_operators::ingest::{html, sentence};
-use dupflow_operators::{Page, PageMeta};
+use dupflow_operators::{Page, PageMeta, Sentence};
 
-use crate::metrics::Registry;
-use crate::source::http::{self, Outcome};
+use crate::metrics::{self, Registry};
+use crate::source::http::{self, Outcome, Revisit};
 use crate::source::text::TextDoc;
 use crate::source::RawRecord;
 
@@ -61,5 +61,63 @@ impl Ingest {
         };
         let (meta, html) = doc.into_parts();
         Some(self.html(meta, &html, None).page)
+    }
+}
+
+/// A record's page as a document (its meta and HTML) for the worker loop, or `None`, counted
+/// by why: a record that cannot be decoded by its error's kind, a revisit kept in `revisits`, a
+/// skipped record by its reason; quirks and caps met on the way are counted too.
+pub fn document<'r>(
+    record: &'r RawRecord,
+    max_page_bytes: usize,
+    metrics: &Registry,
+    revisits: &mut Vec<Revisit>,
+) -> Option<(PageMeta, std::borrow::Cow<'r, str>)> {
+    let (outcome, quirks) =
+        match metrics.timed("decode", || http::interpret(record, max_page_bytes)) {
+            Ok(interpreted) => interpreted,
+            Err(error) => {
+                metrics.inc(metrics::DOCUMENT_ERRORS, error.code());
+                return None;
+            }
+        };
+    for (seen, quirk) in [
+        (quirks.broken_chunking, "broken_chunking"),
+        (quirks.content_encoding_mismatch, "content_encoding_mismatch"),
+        (quirks.missing_date, "missing_date"),
+    ] {
+        if seen {
+            metrics.inc(metrics::QUIRKS, quirk);
+        }
+    }
+    if quirks.page_truncated {
+        metrics.inc(metrics::CAPS, "max_page_bytes");
+    }
+    match outcome {
+        Outcome::Page(doc) => {
+            metrics.inc(metrics::PAGES, "");
+            let name = doc.host.clone();
+            let (meta, html) = doc.into_parts();
+            metrics.name_host(meta.host, &name);
+            Some((meta, html))
+        }
+        Outcome::Revisit(revisit) => {
+            metrics.inc(metrics::REVISITS, "");
+            revisits.push(revisit);
+            None
+        }
+        Outcome::Skipped(reason) => {
+            metrics.inc(metrics::SKIPPED, reason);
+            None
+        }
+    }
+}
+
+/// A sentence keeps at most `Sentence::MAX_WORDS` of its words (`sentence::compact`): each
+/// sentence at that count is counted as the cap `sentence_words`.
+pub fn count_long_sentences(metrics: &Registry, page: &Page) {
+    let long = page.sentences.iter().filter(|s| s.words() == Sentence::MAX_WORDS).count();
+    if long > 0 {
+        metrics.add(metrics::CAPS, "sentence_words", long as i64);
     }
 }

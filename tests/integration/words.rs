@@ -136,3 +136,56 @@ fn validate_names_a_word_store_directory_that_is_not_one_and_an_unknown_place() 
         assert!(text.contains(named), "{config}: {text}");
     }
 }
+
+/// A run's stores, spill and footprint are its own: two runs at once in this process, one
+/// with everything on disk and one in memory, write the clusters that two processes write.
+#[test]
+fn two_runs_at_once_in_one_process_give_the_clusters_of_two_processes() {
+    use dupflow::config::PipelineConfig;
+    use dupflow::dataflow::{self, Feed, RunOptions};
+    use dupflow::source::Input;
+
+    let dir = temp_dir("two-runs");
+    let disk = "[run]\nwords = \"disk\"\npages = \"disk\"\nspill_after = 16\npage_cache_mb = 0\n";
+    let memory = "[run]\nwords = \"memory\"\npages = \"memory\"\n";
+    let (by_process, _) = run(&dir, "process-memory", memory, "2");
+    let (by_process_disk, _) = run(&dir, "process-disk", disk, "2");
+    assert!(by_process == by_process_disk, "the stores change no cluster");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/blog/hugo.warc.gz");
+    let runs: Vec<_> = [("thread-memory", memory), ("thread-disk", disk)]
+        .into_iter()
+        .map(|(name, toml)| {
+            let (out, fixture) = (dir.join(name), fixture.clone());
+            std::thread::spawn(move || {
+                let config = PipelineConfig::parse(toml, "the test").unwrap();
+                let feed = Feed::Inputs(vec![Input::File(fixture)]);
+                let mut options = RunOptions::new(feed, config, 2);
+                options.out = Some(out.clone());
+                let output = dataflow::run(options).expect("the run completes");
+                let rows: Vec<_> = output.rows.iter().collect();
+                dupflow::sink::write_clusters(&out.join("clusters.jsonl"), &rows).unwrap();
+                (out, output)
+            })
+        })
+        .collect();
+    let outputs: Vec<_> = runs.into_iter().map(|run| run.join().unwrap()).collect();
+    for (out, _) in &outputs {
+        let clusters = std::fs::read_to_string(out.join("clusters.jsonl")).unwrap();
+        assert!(clusters == by_process, "{}: clusters differ from a process's", out.display());
+        assert_nothing_left(out);
+    }
+    let (memory, disk) = (&outputs[0].1, &outputs[1].1);
+    assert!(memory.word_store.is_none() && memory.page_store.is_none());
+    assert!(disk.word_store.is_some_and(|s| s.pages > 0), "the disk run's words are its own");
+    assert!(disk.page_store.is_some_and(|s| s.pages > 0));
+    // Each run's footprint is its own: the members of the run whose contents are on disk hold
+    // less than the members of the run that holds them.
+    use dupflow_operators::runtime::footprint::Structure;
+    let members = |o: &dupflow::types::RunOutput| o.footprint.at_end(Structure::Members);
+    assert!(
+        members(disk) > 0 && members(disk) < members(memory),
+        "{} vs {}",
+        members(disk),
+        members(memory)
+    );
+}

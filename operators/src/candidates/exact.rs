@@ -210,7 +210,12 @@ pub fn families<'scope, T>(
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut families = Gauged::new(Structure::Families, Families::new(), Families::bytes);
+    let mut families = Gauged::new(
+        &crate::run::Runtime::of(&keyed.scope()).footprint,
+        Structure::Families,
+        Families::new(),
+        Families::bytes,
+    );
     in_time_order(
         keyed,
         "Exact families",

@@ -203,7 +203,12 @@ pub fn assignments<'scope, T>(
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut assigner = Gauged::new(Structure::Assignments, Assigner::new(), Assigner::bytes);
+    let mut assigner = Gauged::new(
+        &crate::run::Runtime::of(&parts.scope()).footprint,
+        Structure::Assignments,
+        Assigner::new(),
+        Assigner::bytes,
+    );
     in_time_order(
         parts,
         "Assignments",

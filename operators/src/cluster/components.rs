@@ -371,7 +371,12 @@ where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
     let changes = edges.map(|(a, b)| Change::Edge(a, b)).concat(pages.map(Change::Page));
-    let mut components = Gauged::new(Structure::Components, Components::new(), Components::bytes);
+    let mut components = Gauged::new(
+        &crate::run::Runtime::of(&changes.scope()).footprint,
+        Structure::Components,
+        Components::new(),
+        Components::bytes,
+    );
     in_time_order(
         changes,
         "Components",

@@ -141,7 +141,12 @@ where
     let sides = left
         .map(|(page, a)| Side::Left(page, a))
         .concat(right.map(|(page, b)| Side::Right(page, b)));
-    let mut join = Gauged::new(Structure::Joins, Join { pages: Compact::default() }, Join::bytes);
+    let mut join = Gauged::new(
+        &crate::run::Runtime::of(&sides.scope()).footprint,
+        Structure::Joins,
+        Join { pages: Compact::default() },
+        Join::bytes,
+    );
     in_time_order(
         sides,
         name,

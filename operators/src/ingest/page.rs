@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::words::{Loaded, Word, Words};
 use crate::runtime::store::bytes::{put_bytes, put_u16, put_u32, put_u64, put_u8, Reader};
-use crate::runtime::store::{Blob, Installed, Store, WordStore};
+use crate::runtime::store::{Blob, WordStore};
 
 /// Stable identity of a page, ordered so that the *earliest* page (by crawl date, then by a
 /// hash of its URL and record id) is the smallest. Cluster ids are a member's id, the anchor
@@ -407,12 +407,6 @@ impl Content {
     }
 }
 
-/// Held pages (`source::current`, `template::filter`) in the run's page store when it has one
-/// (`runtime::store`).
-pub static PAGE_STORE: Installed<Page> = Installed::new();
-/// Group members' contents (`verify::member`) in the run's content store when it has one.
-pub static CONTENT_STORE: Installed<Content> = Installed::new();
-
 fn put_sentences(out: &mut Vec<u8>, sentences: &[Sentence]) {
     put_u32(out, sentences.len() as u32);
     for s in sentences {
@@ -470,10 +464,6 @@ impl Blob for Page {
             + self.url.len()
             + self.record_id.len()
     }
-
-    fn installed() -> Option<Arc<Store<Page>>> {
-        PAGE_STORE.get()
-    }
 }
 
 /// A content as the content store keeps it (its sentences its own when read back).
@@ -514,10 +504,6 @@ impl Blob for Content {
             + std::mem::size_of_val(&*self.sentences)
             + self.words.own_bytes()
     }
-
-    fn installed() -> Option<Arc<Store<Content>>> {
-        CONTENT_STORE.get()
-    }
 }
 
 /// The empty URL or record id, one allocation for all: what a copy of a page that needs
@@ -557,6 +543,7 @@ impl Page {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::store::Store;
 
     #[test]
     fn a_page_is_144_bytes() {
@@ -568,9 +555,9 @@ mod tests {
     #[test]
     fn pages_and_contents_come_back_from_their_stores() {
         let dir = std::env::temp_dir();
-        let words = Arc::new(WordStore::create(&dir, 0).unwrap());
-        let pages = Store::<Page>::create_naming(&dir, 0, Some(words.clone())).unwrap();
-        let contents = Store::<Content>::create_naming(&dir, 0, Some(words.clone())).unwrap();
+        let words = Arc::new(WordStore::create(&dir, 0, None).unwrap());
+        let pages = Store::<Page>::create(&dir, 0, Some(words.clone())).unwrap();
+        let contents = Store::<Content>::create(&dir, 0, Some(words.clone())).unwrap();
         // Words 3..9 of 0..40, stored in `store`.
         let stored_in = |store: &Arc<WordStore>| {
             let place = store.put((0..40).collect::<Vec<Word>>().into(), false).unwrap();
@@ -590,10 +577,10 @@ mod tests {
         let from_store = stored_in(&words);
         // Words of another store (another run's) are written whole, not by a place the
         // blob's store would read in its own word store.
-        let other = Arc::new(WordStore::create(&dir, 0).unwrap());
+        let other = Arc::new(WordStore::create(&dir, 0, None).unwrap());
         other.put(vec![1; 300].into(), false).unwrap();
         let from_other = stored_in(&other);
-        for words in [Words::resident(vec![5, 6, 7]), from_store, from_other] {
+        for words in [Words::new(vec![5, 6, 7]), from_store, from_other] {
             let page = Page {
                 id: PageId { date: 7, hash: 9 },
                 url: "https://example.org/ü".into(),

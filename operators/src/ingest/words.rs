@@ -60,30 +60,35 @@ pub fn digest(words: &[Word]) -> u64 {
 }
 
 impl Words {
-    /// Words of their own: into the installed word store when there is one
-    /// (`runtime::store::install`), else kept in memory. A store that cannot be written stops
-    /// the run: nothing can go on without the words (the run reports the panic as its failure,
-    /// one line with the file and the error).
+    /// Words of their own, in memory.
     pub fn new(words: Vec<Word>) -> Words {
         let digest = digest(&words);
         let end = words.len() as u32;
-        let words: Arc<[Word]> = words.into();
-        let all = match crate::runtime::store::installed() {
-            Some(store) if !words.is_empty() => {
-                let place =
-                    store.put(words, true).unwrap_or_else(|e| crate::runtime::disk::fail(e));
-                All::Stored(store, place)
-            }
-            _ => All::Resident(words),
-        };
-        Words { all, start: 0, end, digest }
+        Words { all: All::Resident(words.into()), start: 0, end, digest }
     }
 
-    /// Words of their own, in memory whether or not a store is installed.
-    pub fn resident(words: Vec<Word>) -> Words {
-        let digest = digest(&words);
-        let end = words.len() as u32;
-        Words { all: All::Resident(words.into()), start: 0, end, digest }
+    /// These words kept in `store` (the run's word store) when they are in memory and there
+    /// is one, else as they are. Words in memory that are a run of other words are written as
+    /// words of their own. A store that cannot be written stops the run: nothing can go on
+    /// without the words (the run reports the panic as its failure, one line with the file
+    /// and the error).
+    pub fn stored_in(self, store: Option<&Arc<WordStore>>) -> Words {
+        let (Some(store), All::Resident(all)) = (store, &self.all) else { return self };
+        if self.is_empty() {
+            return self;
+        }
+        let words: Arc<[Word]> = if self.start == 0 && self.end as usize == all.len() {
+            all.clone()
+        } else {
+            all[self.start as usize..self.end as usize].into()
+        };
+        let place = store.put(words, true).unwrap_or_else(|e| crate::runtime::disk::fail(e));
+        Words {
+            all: All::Stored(store.clone(), place),
+            start: 0,
+            end: self.len() as u32,
+            digest: self.digest,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -186,7 +191,7 @@ impl Words {
         store: Option<&Arc<WordStore>>,
     ) -> std::io::Result<Words> {
         if input.u8()? == 0 {
-            return Ok(Words::resident(input.list(|r| r.u16())?));
+            return Ok(Words::new(input.list(|r| r.u16())?));
         }
         let place = Place::from_parts(input.u64()?, input.u32()?, input.u32()?);
         let (start, end, digest) = (input.u32()?, input.u32()?, input.u64()?);
@@ -250,8 +255,8 @@ impl std::fmt::Debug for Words {
     }
 }
 
-/// Serialized as the words themselves (a checkpoint, another process): the other side keeps
-/// them as its own (`Words::new`), in its store when it has one.
+/// Serialized as the words themselves (a checkpoint, another process): the other side holds
+/// them in memory until what keeps them puts them in its run's store (`Words::stored_in`).
 impl Serialize for Words {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.collect_seq(self.load().iter())
@@ -271,15 +276,15 @@ mod tests {
     #[test]
     fn words_compare_and_hash_by_what_they_cover_never_reading_it() {
         use std::hash::{BuildHasher, RandomState};
-        let all = Words::resident(vec![1, 2, 3, 4, 5, 6]);
+        let all = Words::new(vec![1, 2, 3, 4, 5, 6]);
         let run = all.sub(1..4);
         assert_eq!(&*run.load(), &[2, 3, 4]);
         assert!(run.is_shared_with(&all));
-        let own = Words::resident(vec![2, 3, 4]);
+        let own = Words::new(vec![2, 3, 4]);
         assert!(!own.is_shared_with(&all));
         assert_eq!(run, own);
-        assert_ne!(run, Words::resident(vec![2, 3, 5]));
-        assert_ne!(run, Words::resident(vec![2, 3]));
+        assert_ne!(run, Words::new(vec![2, 3, 5]));
+        assert_ne!(run, Words::new(vec![2, 3]));
         let hasher = RandomState::new();
         assert_eq!(hasher.hash_one(&run), hasher.hash_one(&own));
         assert_eq!(format!("{run:?}"), "[2, 3, 4]");
@@ -300,17 +305,18 @@ mod tests {
 
     #[test]
     fn stored_words_read_and_compare_as_words_in_memory() {
-        let store = Arc::new(WordStore::create(&std::env::temp_dir(), 0).unwrap());
+        let store = Arc::new(WordStore::create(&std::env::temp_dir(), 0, None).unwrap());
         let words: Vec<Word> = (0..500).map(|i| (i * 31) as Word).collect();
-        let place = store.put(words.clone().into(), true).unwrap();
-        let stored = Words {
-            all: All::Stored(store.clone(), place),
-            start: 0,
-            end: 500,
-            digest: digest(&words),
-        };
-        let resident = Words::resident(words.clone());
+        let resident = Words::new(words.clone());
+        let stored = resident.clone().stored_in(Some(&store));
         assert!(stored.is_stored() && !resident.is_stored());
+        assert_eq!(resident.clone().stored_in(None), resident, "no store: as they are");
+        assert!(!resident.clone().stored_in(None).is_stored());
+        // A run of words in memory is stored as words of its own.
+        let run = resident.sub(100..150).stored_in(Some(&store));
+        assert!(run.is_stored());
+        assert_eq!(&*run.load(), &words[100..150]);
+        assert_eq!(run, resident.sub(100..150));
         assert_eq!(stored, resident);
         assert_eq!(&*stored.load(), &words[..]);
         assert_eq!(stored.sub(10..20), resident.sub(10..20));

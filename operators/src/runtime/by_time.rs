@@ -10,6 +10,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
+use std::sync::Arc;
 
 use differential_dataflow::{AsCollection, ExchangeData, VecCollection};
 use timely::container::CapacityContainerBuilder;
@@ -19,7 +20,7 @@ use timely::dataflow::operators::{Capability, InputCapability};
 use timely::progress::frontier::MutableAntichain;
 use timely::progress::Timestamp;
 
-use crate::runtime::footprint::{hash_table, Gauged, Structure};
+use crate::runtime::footprint::{hash_table, Gauged, Structure, Totals};
 use crate::runtime::hashing::Mixed;
 
 /// One time's holding.
@@ -256,20 +257,21 @@ pub fn release_large<V>(buffer: &mut Vec<V>) {
 /// while its accumulated multiplicity is positive. `distinct` arranges its input and its output
 /// (two updates a record, each with its time and difference, and again while a merge runs);
 /// this holds one hash-map entry a record, the record and its count, and reports the table's
-/// bytes as `structure` (what the records point to is their holders').
+/// bytes as `structure` into `totals` (what the records point to is their holders').
 pub fn distinct<'scope, T, D>(
     input: VecCollection<'scope, T, D, isize>,
     name: &str,
-    structure: Structure,
+    (totals, structure): (&Arc<Totals>, Structure),
     route: impl Fn(&D) -> u64 + 'static,
 ) -> VecCollection<'scope, T, D, isize>
 where
     T: Timestamp + Ord,
     D: ExchangeData + Hash,
 {
-    let mut gauged = Gauged::new(structure, HashMap::<D, isize, Mixed>::default(), |counts| {
-        hash_table(counts.capacity(), std::mem::size_of::<(D, isize)>())
-    });
+    let mut gauged =
+        Gauged::new(totals, structure, HashMap::<D, isize, Mixed>::default(), |counts| {
+            hash_table(counts.capacity(), std::mem::size_of::<(D, isize)>())
+        });
     in_time_order(input, name, route, move |updates, out| {
         differential_dataflow::consolidation::consolidate(updates);
         let counts = &mut gauged.state;
@@ -307,7 +309,7 @@ mod tests {
     fn build(
         input: VecCollection<'_, u64, (u64, u64), isize>,
     ) -> VecCollection<'_, u64, (u64, u64), isize> {
-        distinct(input, "Distinct", Structure::Edges, |&(a, b)| a ^ b)
+        distinct(input, "Distinct", (&Default::default(), Structure::Edges), |&(a, b)| a ^ b)
     }
 
     struct Record(Vec<u64>);

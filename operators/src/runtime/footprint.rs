@@ -11,8 +11,8 @@
 //! An operator walks what it holds into its `Gauge` while it runs, at most once in
 //! `REPORT_EVERY` and never more often than its walks allow (a walk's time, times
 //! `WALK_SHARE`, apart), and once more as it is dropped: what it held at the end of the run,
-//! which `at_end` gives. The figures are the process's, as resident memory is: two dataflows
-//! of one process add up.
+//! which `Totals::at_end` gives. The totals are a run's (`run::Runtime::footprint`): every
+//! worker's operators of the run report into them, and two runs of one process have two.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
@@ -95,8 +95,8 @@ pub const WALK_SHARE: u32 = 100;
 
 const COUNT: usize = Structure::ALL.len();
 
-/// The bytes of each structure, now and at the end of a run, over a set of gauges: the
-/// process's (`PROCESS`), or a test's own.
+/// The bytes of each structure, now and at the end of a run, over a set of gauges: a run's
+/// (`run::Runtime::footprint`), or a test's own.
 #[derive(Debug)]
 pub struct Totals {
     now: [AtomicI64; COUNT],
@@ -118,24 +118,15 @@ impl Default for Totals {
     }
 }
 
-/// The process's totals: every operator's gauges.
-pub static PROCESS: Totals = Totals::new();
+impl Totals {
+    /// The bytes `structure` holds now (the last reports of its gauges).
+    pub fn held(&self, structure: Structure) -> i64 {
+        self.now[structure.index()].load(Ordering::Relaxed)
+    }
 
-/// The bytes `structure` holds now over the process (the last reports of its gauges).
-pub fn held(structure: Structure) -> i64 {
-    PROCESS.now[structure.index()].load(Ordering::Relaxed)
-}
-
-/// The bytes `structure` held when its operators were dropped (at the end of a run), summed
-/// since the last `reset_at_end`.
-pub fn at_end(structure: Structure) -> i64 {
-    PROCESS.at_end[structure.index()].load(Ordering::Relaxed)
-}
-
-/// Forgets what earlier runs of the process left in `at_end`.
-pub fn reset_at_end() {
-    for end in &PROCESS.at_end {
-        end.store(0, Ordering::Relaxed);
+    /// The bytes `structure` held when its operators were dropped (at the end of the run).
+    pub fn at_end(&self, structure: Structure) -> i64 {
+        self.at_end[structure.index()].load(Ordering::Relaxed)
     }
 }
 
@@ -143,20 +134,15 @@ pub fn reset_at_end() {
 #[derive(Debug)]
 pub struct Gauge {
     structure: Structure,
-    totals: &'static Totals,
+    totals: Arc<Totals>,
     reported: i64,
     next: Option<Instant>,
 }
 
 impl Gauge {
-    /// A gauge of the process's totals.
-    pub fn new(structure: Structure) -> Self {
-        Self::of(structure, &PROCESS)
-    }
-
-    /// A gauge of `totals`.
-    pub fn of(structure: Structure, totals: &'static Totals) -> Self {
-        Gauge { structure, totals, reported: 0, next: None }
+    /// A gauge of `totals` (its run's).
+    pub fn new(structure: Structure, totals: &Arc<Totals>) -> Self {
+        Gauge { structure, totals: totals.clone(), reported: 0, next: None }
     }
 
     /// Whether a report is due (the first is due at once).
@@ -208,8 +194,8 @@ pub struct Tally {
 }
 
 impl Tally {
-    pub fn new(structure: Structure) -> Self {
-        Tally { gauge: Gauge::new(structure), bytes: 0 }
+    pub fn new(structure: Structure, totals: &Arc<Totals>) -> Self {
+        Tally { gauge: Gauge::new(structure, totals), bytes: 0 }
     }
 
     /// A record of `bytes` came (`diff` 1) or went (-1).
@@ -239,8 +225,13 @@ pub struct Gauged<S> {
 }
 
 impl<S> Gauged<S> {
-    pub fn new(structure: Structure, state: S, walk: fn(&S) -> usize) -> Self {
-        Gauged { state, gauge: Gauge::new(structure), walk }
+    pub fn new(
+        totals: &Arc<Totals>,
+        structure: Structure,
+        state: S,
+        walk: fn(&S) -> usize,
+    ) -> Self {
+        Gauged { state, gauge: Gauge::new(structure, totals), walk }
     }
 
     /// Walks the state into the gauge, when a report is due.
@@ -298,17 +289,13 @@ pub fn hash_table(capacity: usize, entry: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn load(of: &[AtomicI64; COUNT], structure: Structure) -> i64 {
-        of[structure.index()].load(Ordering::Relaxed)
-    }
-
     #[test]
     fn a_gauge_moves_its_structure_by_its_changes_and_leaves_it_when_dropped() {
-        let totals: &'static Totals = Box::leak(Box::default());
+        let totals = Arc::new(Totals::new());
         let structure = Structure::Verdicts;
-        let held = || load(&totals.now, structure);
-        let mut a = Gauge::of(structure, totals);
-        let mut b = Gauge::of(structure, totals);
+        let held = || totals.held(structure);
+        let mut a = Gauge::new(structure, &totals);
+        let mut b = Gauge::new(structure, &totals);
         a.set(100);
         b.set(50);
         assert_eq!(held(), 150);
@@ -318,16 +305,16 @@ mod tests {
         assert_eq!(held(), 70);
         a.finish(80);
         assert_eq!(held(), 0, "a finished gauge holds nothing");
-        assert_eq!(load(&totals.at_end, structure), 80);
+        assert_eq!(totals.at_end(structure), 80);
         drop(a);
         assert_eq!(held(), 0);
-        assert_eq!(load(&totals.now, Structure::Groups), 0, "other structures move not");
+        assert_eq!(totals.held(Structure::Groups), 0, "other structures move not");
     }
 
     #[test]
     fn a_report_is_due_at_once_then_not_before_its_interval() {
-        let totals: &'static Totals = Box::leak(Box::default());
-        let mut gauge = Gauge::of(Structure::Filtered, totals);
+        let totals = Arc::new(Totals::new());
+        let mut gauge = Gauge::new(Structure::Filtered, &totals);
         assert!(gauge.due());
         let mut walks = 0;
         gauge.report_if_due(|| {
@@ -345,28 +332,26 @@ mod tests {
     #[test]
     fn a_tally_holds_what_came_and_did_not_go() {
         let structure = Structure::Members;
-        let end = at_end(structure);
-        let mut tally = Tally::new(structure);
+        let totals = Arc::new(Totals::new());
+        let mut tally = Tally::new(structure, &totals);
         tally.add(100, 1);
         tally.add(40, 1);
         tally.add(100, -1);
         tally.report();
         assert_eq!(tally.bytes, 40);
         drop(tally);
-        // Other tests' members may end at once: at least this one's 40 bytes.
-        assert!(at_end(structure) - end >= 40);
+        assert_eq!(totals.at_end(structure), 40);
     }
 
     #[test]
     fn a_gauged_state_reports_what_it_held_at_its_end() {
         let structure = Structure::Families;
-        let end = at_end(structure);
-        let mut gauged = Gauged::new(structure, vec![0u64; 3], |v| v.len() * 8);
+        let totals = Arc::new(Totals::new());
+        let mut gauged = Gauged::new(&totals, structure, vec![0u64; 3], |v| v.len() * 8);
         gauged.report();
         gauged.state.push(1);
         drop(gauged);
-        // Other tests' families may end at once: at least this one's 32 bytes.
-        assert!(at_end(structure) - end >= 32);
+        assert_eq!(totals.at_end(structure), 32);
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use crate::runtime::dense::DenseMap;
 use crate::runtime::hashing::mix64;
@@ -112,20 +112,6 @@ impl Spill {
         let now = self.on_disk.fetch_add(bytes, Ordering::Relaxed) + bytes;
         self.peak_on_disk.fetch_max(now, Ordering::Relaxed);
     }
-}
-
-/// The run's spill, installed like the stores (`store::Installed`): maps made while it is
-/// installed spill into it.
-static INSTALLED: RwLock<Option<Arc<Spill>>> = RwLock::new(None);
-
-/// Makes `spill` the one new maps spill into (`None`: they stay in memory).
-pub fn install(spill: Option<Arc<Spill>>) {
-    *INSTALLED.write().unwrap_or_else(std::sync::PoisonError::into_inner) = spill;
-}
-
-/// The installed spill, if any.
-pub fn installed() -> Option<Arc<Spill>> {
-    INSTALLED.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
 }
 
 /// A map from `u64` keys to `u64` values, its newest entries in memory and the rest in sorted

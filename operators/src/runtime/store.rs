@@ -2,17 +2,18 @@
 //! LZ4-compressed, to an append-only file, and read back by its place in it through a bounded
 //! cache.
 //!
-//! Three kinds are stored (`Blob`), each in a store of its own, installed for a run:
+//! Three kinds are stored (`Blob`), each in a store of its own, made for a run
+//! (`run::Runtime`):
 //! - a page's words (16-bit hashes, 2 bytes a word): read when the page is filtered,
-//!   fingerprinted, or verified by words against another page. `Words::new` writes them and a
-//!   `Words` holds their place and digest (`ingest::words`);
+//!   fingerprinted, or verified by words against another page. `Words::stored_in` writes them
+//!   and a `Words` holds their place and digest (`ingest::words`);
 //! - the pages a run holds to retract or save them (`source::current`), and the pages the
 //!   template filter holds to filter them again when their host's template changes
 //!   (`template::filter`): read when a page leaves, at a checkpoint, and at a refresh;
 //! - a group member's content (`verify::member`): read when the member is verified against
 //!   another page.
 //!
-//! A `Kept` value is in memory or in its kind's store, as the run installed it: with a store,
+//! A `Kept` value is in memory or in its kind's store, as its holder keeps it: with a store,
 //! resident memory holds a place (16 bytes) and the cache, not every page's content.
 //!
 //! Each file is unlinked as soon as it is created: it lives as long as the process and leaves
@@ -30,7 +31,7 @@ use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 
 use crate::runtime::hashing::Mixed;
 
@@ -58,8 +59,6 @@ pub trait Blob: Send + Sync + 'static {
     fn decode(bytes: &[u8], words: Option<&Arc<WordStore>>) -> io::Result<Arc<Self>>;
     /// The bytes it holds in memory (the cache's measure).
     fn resident_bytes(&self) -> usize;
-    /// The store the run installed for this kind (`install`), if any.
-    fn installed() -> Option<Arc<Store<Self>>>;
 }
 
 /// Where a value is in a store: its offset, compressed length and length before compression.
@@ -184,7 +183,7 @@ pub struct Store<V: ?Sized + Blob> {
     half_shard: usize,
     pages: AtomicU64,
     bytes_in: AtomicU64,
-    /// The word store installed when it was created: where the words its values name are.
+    /// The run's word store when it was created: where the words its values name are.
     words: Option<Arc<WordStore>>,
 }
 
@@ -198,14 +197,9 @@ impl<V: ?Sized + Blob> std::fmt::Debug for Store<V> {
 }
 
 impl<V: ?Sized + Blob> Store<V> {
-    /// A store in a new file in `dir` (unlinked at once), caching at most `cache_bytes`. The
-    /// words its values name are in the word store installed now (`install`).
-    pub fn create(dir: &Path, cache_bytes: usize) -> io::Result<Store<V>> {
-        Self::create_naming(dir, cache_bytes, installed())
-    }
-
-    /// `create`, its values' words in `words`.
-    pub fn create_naming(
+    /// A store in a new file in `dir` (unlinked at once), caching at most `cache_bytes`; the
+    /// words its values name by their place are in `words` (the run's word store, if any).
+    pub fn create(
         dir: &Path,
         cache_bytes: usize,
         words: Option<Arc<WordStore>>,
@@ -347,34 +341,6 @@ fn unique() -> u64 {
     NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
-/// A kind's installed store.
-pub struct Installed<V: ?Sized + Blob>(RwLock<Option<Arc<Store<V>>>>);
-
-impl<V: ?Sized + Blob> Installed<V> {
-    pub const fn new() -> Self {
-        Installed(RwLock::new(None))
-    }
-
-    /// Makes `store` the one new values go to (`None`: they stay in memory). Values already
-    /// stored keep their store.
-    pub fn install(&self, store: Option<Arc<Store<V>>>) {
-        *self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner) = store;
-    }
-
-    /// The installed store, if any.
-    pub fn get(&self) -> Option<Arc<Store<V>>> {
-        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
-    }
-}
-
-impl<V: ?Sized + Blob> Default for Installed<V> {
-    fn default() -> Self {
-        Installed::new()
-    }
-}
-
-static WORDS: Installed<[Word]> = Installed::new();
-
 /// Words as the store keeps them: two bytes each, little-endian.
 impl Blob for [Word] {
     const KIND: &'static str = "words";
@@ -390,24 +356,9 @@ impl Blob for [Word] {
     fn resident_bytes(&self) -> usize {
         std::mem::size_of_val(self)
     }
-
-    fn installed() -> Option<Arc<WordStore>> {
-        WORDS.get()
-    }
 }
 
-/// Makes `store` the one new pages' words go to (`None`: they stay in memory). Words already
-/// stored keep their store.
-pub fn install(store: Option<Arc<WordStore>>) {
-    WORDS.install(store);
-}
-
-/// The installed word store, if any.
-pub fn installed() -> Option<Arc<WordStore>> {
-    WORDS.get()
-}
-
-/// A value in memory or in its kind's store (`Blob::installed` when it was kept).
+/// A value in memory or in its kind's store (the run's, `run::Runtime`).
 pub enum Kept<V: ?Sized + Blob> {
     Resident(Arc<V>),
     Stored(Arc<Store<V>>, Place),
@@ -423,14 +374,8 @@ impl<V: ?Sized + Blob> Clone for Kept<V> {
 }
 
 impl<V: ?Sized + Blob> Kept<V> {
-    /// `value`, written to its kind's installed store when there is one (and cached: it is
-    /// read again soon), else held in memory. A store that cannot be written stops the run,
-    /// as for words (`ingest::words::Words::new`).
-    pub fn new(value: Arc<V>) -> Kept<V> {
-        Self::keep_in(value, V::installed().as_ref(), true)
-    }
-
-    /// `value` in `store` (cached or not), or in memory without one.
+    /// `value` in `store` (cached or not), or in memory without one. A store that cannot be
+    /// written stops the run, as for words (`ingest::words::Words::stored_in`).
     pub fn keep_in(value: Arc<V>, store: Option<&Arc<Store<V>>>, cache: bool) -> Kept<V> {
         match store {
             Some(store) => {
@@ -471,8 +416,8 @@ impl<V: ?Sized + Blob + std::fmt::Debug> std::fmt::Debug for Kept<V> {
     }
 }
 
-/// Serialized as the value (a checkpoint, another process): the other side keeps it as its
-/// own (`Kept::new`), in its store when it has one.
+/// Serialized as the value (a checkpoint, another process): the other side holds it in memory
+/// until the operator that keeps it puts it in its run's store (`Kept::keep_in`).
 impl<V: Blob + serde::Serialize> serde::Serialize for Kept<V> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.get().serialize(serializer)
@@ -481,7 +426,7 @@ impl<V: Blob + serde::Serialize> serde::Serialize for Kept<V> {
 
 impl<'de, V: Blob + serde::Deserialize<'de>> serde::Deserialize<'de> for Kept<V> {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Kept<V>, D::Error> {
-        V::deserialize(deserializer).map(|value| Kept::new(Arc::new(value)))
+        V::deserialize(deserializer).map(|value| Kept::Resident(Arc::new(value)))
     }
 }
 
@@ -563,7 +508,7 @@ mod tests {
     fn words_come_back_from_the_cache_the_tail_and_the_file() {
         let dir = std::env::temp_dir();
         // A cache too small to hold anything: every read goes to the tail or the file.
-        let store = WordStore::create(&dir, 0).unwrap();
+        let store = WordStore::create(&dir, 0, None).unwrap();
         let pages: Vec<Arc<[Word]>> =
             (0..3000u32).map(|p| (0..(p % 700)).map(|w| (w * 7 + p) as Word).collect()).collect();
         let places: Vec<Place> =
@@ -575,7 +520,7 @@ mod tests {
         }
         assert_eq!(store.stats().hits, 0);
         // With a cache, a read again is a hit.
-        let cached = WordStore::create(&dir, 1 << 20).unwrap();
+        let cached = WordStore::create(&dir, 1 << 20, None).unwrap();
         let place = cached.put(pages[5].clone(), true).unwrap();
         assert_eq!(&cached.get(place)[..], &pages[5][..]);
         assert_eq!(cached.stats().hits, 1);
@@ -584,7 +529,7 @@ mod tests {
 
     #[test]
     fn the_cache_holds_at_most_its_bytes() {
-        let store = WordStore::create(&std::env::temp_dir(), 64 * 1024).unwrap();
+        let store = WordStore::create(&std::env::temp_dir(), 64 * 1024, None).unwrap();
         for p in 0..1000u32 {
             store.put((0..200).map(|w| (w + p) as Word).collect(), true).unwrap();
         }
@@ -596,7 +541,7 @@ mod tests {
     fn the_file_leaves_nothing_behind() {
         let dir = std::env::temp_dir().join(format!("dupflow-store-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let store = WordStore::create(&dir, 0).unwrap();
+        let store = WordStore::create(&dir, 0, None).unwrap();
         store.put(vec![1, 2, 3].into(), true).unwrap();
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "unlinked at once");
         std::fs::remove_dir(&dir).unwrap();

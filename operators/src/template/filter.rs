@@ -23,12 +23,13 @@ use serde::{Deserialize, Serialize};
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
-use crate::ingest::page::{Page, PageId, PAGE_STORE};
+use crate::ingest::page::{Page, PageId};
+use crate::run::Runtime;
 use crate::runtime::by_time::in_time_order;
 use crate::runtime::compact::{Compact, Narrow};
 use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::sorted::{consolidated, merge_counts};
-use crate::runtime::store::{Kept, Store};
+use crate::runtime::store::Kept;
 use crate::template::{apply, Filtered, TemplateConfig};
 
 /// One input update of the operator, keyed by the page's compact id (`PageId::compact`): 24
@@ -116,11 +117,18 @@ impl Held {
         mix64(h ^ page.shingles.len() as u64)
     }
 
-    /// Kept in `store`, when there is one: the operator holds it from now on.
-    fn store(&mut self, store: Option<&Arc<Store<Page>>>) {
-        if let (Kept::Resident(page), Some(_)) = (&self.page, store) {
-            self.page = Kept::keep_in(page.clone(), store, false);
+    /// Kept as `runtime`'s run keeps pages: its words in the word store and the page in the
+    /// page store, where the run has them (a page from another process comes in memory). The
+    /// operator holds it from now on.
+    fn store(&mut self, runtime: &Runtime) {
+        let Kept::Resident(page) = &self.page else { return };
+        let words = runtime.words.is_some() && !page.words.is_stored();
+        if runtime.pages.is_none() && !words {
+            return;
         }
+        let mut page = Page::clone(page);
+        runtime.keep_words(&mut page);
+        self.page = Kept::keep_in(Arc::new(page), runtime.pages.as_ref(), false);
     }
 
     /// `(page, filtered)` with the template `keys` (`(key, class)`, sorted) removed.
@@ -150,8 +158,8 @@ impl Entry {
 pub struct Filter {
     config: TemplateConfig,
     pages: Compact<u64, Held, Entry>,
-    /// Where the pages it holds are kept (the run's page store, `ingest::page::PAGE_STORE`).
-    store: Option<Arc<Store<Page>>>,
+    /// Where the pages it holds are kept (the run's stores).
+    runtime: Arc<Runtime>,
     gauge: Gauge,
 }
 
@@ -164,13 +172,15 @@ impl Drop for Filter {
 }
 
 impl Filter {
+    /// A filter that holds its pages in memory.
     pub fn new(config: TemplateConfig) -> Self {
-        Self::with_store(config, PAGE_STORE.get())
+        Self::in_run(config, &Runtime::in_memory())
     }
 
-    /// A filter that keeps its pages in `store` (in memory without one).
-    pub fn with_store(config: TemplateConfig, store: Option<Arc<Store<Page>>>) -> Self {
-        Filter { config, pages: Compact::default(), store, gauge: Gauge::new(Structure::Filtered) }
+    /// A filter that keeps its pages as `runtime`'s run keeps them, its bytes in its footprint.
+    pub fn in_run(config: TemplateConfig, runtime: &Arc<Runtime>) -> Self {
+        let gauge = Gauge::new(Structure::Filtered, &runtime.footprint);
+        Filter { config, pages: Compact::default(), runtime: runtime.clone(), gauge }
     }
 
     /// The bytes held, walked: the two maps' tables, each page's own buffers (its sentences
@@ -231,7 +241,7 @@ impl Filter {
                 if *d == 1 && !self.pages.contains(&compact) {
                     out.push((page.filtered(&[], &config), 1));
                     let (mut page, _) = pages.pop().expect("one page");
-                    page.store(self.store.as_ref());
+                    page.store(&self.runtime);
                     self.pages.insert_new(compact, page);
                     continue;
                 }
@@ -274,7 +284,7 @@ impl Filter {
                     entry.pages.iter().map(|(page, n)| (page.filtered(&after, &config), *n)),
                 );
             }
-            entry.pages.iter_mut().for_each(|(page, _)| page.store(self.store.as_ref()));
+            entry.pages.iter_mut().for_each(|(page, _)| page.store(&self.runtime));
             self.pages.put(compact, entry, |entry| {
                 match (entry.pages.as_slice(), entry.templates.is_empty()) {
                     ([], true) => Narrow::Gone,
@@ -295,9 +305,18 @@ pub fn filtered_pages<'scope, T>(
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut filter = Filter::new(config);
+    let runtime = crate::run::Runtime::of(&parts.scope());
+    let mut filter = Filter::in_run(config, &runtime);
     in_time_order(parts, "Filtered pages", Part::page, move |updates, out| {
         filter.apply(updates, out);
+        // Words of their own (a content of several runs of its page's words) go to the run's
+        // word store, as the page's did.
+        if let Some(words) = &runtime.words {
+            for ((_, filtered), _) in out.iter_mut() {
+                let own = std::mem::take(&mut filtered.content.words);
+                filtered.content.words = own.stored_in(Some(words));
+            }
+        }
         filter.report_if_due();
     })
 }
@@ -306,6 +325,7 @@ where
 mod tests {
     use super::*;
     use crate::ingest::page::Sentence;
+    use crate::runtime::store::Store;
     use crate::testing::{assert_incremental, input_at, Rng};
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -436,10 +456,11 @@ mod tests {
     /// filter as pages held in memory, step by step, and leave memory the entries alone.
     #[test]
     fn pages_in_a_store_filter_as_pages_in_memory() {
-        let store = Arc::new(Store::create(&std::env::temp_dir(), 0).unwrap());
+        let store = Arc::new(Store::create(&std::env::temp_dir(), 0, None).unwrap());
         for seed in 0..10 {
-            let mut stored = Filter::with_store(config(), Some(store.clone()));
-            let mut resident = Filter::with_store(config(), None);
+            let runtime = Runtime { pages: Some(store.clone()), ..Runtime::default() };
+            let mut stored = Filter::in_run(config(), &Arc::new(runtime));
+            let mut resident = Filter::new(config());
             for step in workload(seed) {
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 stored.apply(&mut step.clone(), &mut a);

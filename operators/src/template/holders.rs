@@ -37,10 +37,11 @@ use timely::dataflow::operators::generic::Operator;
 use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
+use crate::run::Runtime;
 use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::runtime::footprint::{Gauge, Structure};
 use crate::runtime::hashing::{mix64, Mixed};
-use crate::runtime::spill::{Spill, SpillMap};
+use crate::runtime::spill::SpillMap;
 
 /// A page (its compact id) holding a sentence of a host: `(host, key, page)`.
 pub type Holding = (u64, u64, u64);
@@ -97,16 +98,17 @@ impl Drop for Holders {
 impl Holders {
     /// Holders whose frequencies and holder lists come out from `least` pages, held in memory.
     pub fn new(least: isize) -> Self {
-        Self::spilling(least, None)
+        Self::in_run(least, &Runtime::default())
     }
 
-    /// `new`, the sentences of one page spilling into `spill`.
-    pub fn spilling(least: isize, spill: Option<Arc<Spill>>) -> Self {
+    /// `new` in `runtime`'s run: the sentences of one page spill into its spill, if any, and
+    /// its bytes go to its footprint.
+    pub fn in_run(least: isize, runtime: &Runtime) -> Self {
         Holders {
             least,
-            one: SpillMap::new(spill),
+            one: SpillMap::new(runtime.spill.clone()),
             many: HashMap::default(),
-            gauge: Gauge::new(Structure::Holders),
+            gauge: Gauge::new(Structure::Holders, &runtime.footprint),
         }
     }
 
@@ -290,14 +292,14 @@ impl Keyed for PageSlots {
 /// sentences a pass: `by_time::Passes`, one pass an activation), so the same updates give the
 /// same output whatever the worker count or batch boundaries. A time is a refresh when
 /// `refresh(time) == time`; a sentence that falls below `least` between refreshes has its
-/// holders looked at again at `refresh(time)`. With `spill`, each worker's sentences of one
-/// page spill into it past its bound (`runtime::spill`).
+/// holders looked at again at `refresh(time)`. With the run's spill, each worker's sentences of
+/// one page spill into it past its bound (`runtime::spill`).
 pub fn sentence_holders<'scope, T, F>(
     pages: VecCollection<'scope, T, (u64, u64, Vec<u64>), isize>,
     least: isize,
     pass_updates: usize,
     mut refresh: F,
-    spill: Option<Arc<Spill>>,
+    runtime: &Arc<Runtime>,
 ) -> VecCollection<'scope, T, HolderChange, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
@@ -306,6 +308,7 @@ where
     type Update<T> = ((u64, u64, u64, Vec<u64>), T, isize);
     let scope = pages.inner.scope();
     let peers = scope.peers();
+    let runtime = runtime.clone();
     let routed = pages.flat_map(move |(host, page, keys)| {
         let slots = keys.into_iter().map(move |key| slot(host, key));
         by_worker(slots, peers, mix64)
@@ -320,7 +323,7 @@ where
             "Sentence holders",
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
-                let mut holders = Holders::spilling(least, spill);
+                let mut holders = Holders::in_run(least, &runtime);
                 let mut pending: ByTime<T, PageSlots, Vec<u64>> = ByTime::default();
                 let mut current: Option<Applying<T>> = None;
                 let mut out = Vec::new();
@@ -417,6 +420,7 @@ struct Applying<T: Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::spill::Spill;
     use crate::testing::{state_at, Rng};
     use std::collections::BTreeMap;
     use std::collections::BTreeSet;
@@ -468,7 +472,7 @@ mod tests {
                 least,
                 pass_updates,
                 move |&t| crate::template::refresh_time(t, every),
-                spill.clone(),
+                &Arc::new(Runtime { spill: spill.clone(), ..Runtime::default() }),
             )
         })
     }
@@ -625,8 +629,10 @@ mod tests {
             let least = 2 + rng.below(3) as isize;
             // One spilling past three sentences of one page, the other in memory.
             let spill = Arc::new(Spill::new(&std::env::temp_dir(), 3));
-            let (mut by_slot, mut any) =
-                (Holders::spilling(least, Some(spill)), Holders::new(least));
+            let (mut by_slot, mut any) = (
+                Holders::in_run(least, &Runtime { spill: Some(spill), ..Runtime::default() }),
+                Holders::new(least),
+            );
             for (time, step) in workload(seed).into_iter().enumerate() {
                 let refresh = rng.below(2) == 0;
                 // Any order: rotated by a random amount. Slot order: the pages of each run last

@@ -81,12 +81,13 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
         let least = config.threshold(0) as isize;
         let holdings =
             self.clone().map(|(id, page)| (page.host, id.compact(), distinct_keys(&page)));
+        let runtime = crate::run::Runtime::of(&self.scope());
         let changes = holders::sentence_holders(
             holdings,
             least,
             holders::PASS_UPDATES,
             refresh.clone(),
-            crate::runtime::spill::installed(),
+            &runtime,
         );
         let document_frequency = changes.clone().flat_map(|change| match change {
             HolderChange::Frequency(sentence, count) => Some((sentence, count)),

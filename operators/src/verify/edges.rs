@@ -148,17 +148,13 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
         // (a member's fingerprints are a function of its content), so nothing holds each
         // page's fingerprints. The groups are the operator's own state (`groups::Group`), kept
         // incrementally: a change costs the scans that reach it, not a pass over the group.
+        let runtime = crate::run::Runtime::of(&members.scope());
         let pages = members.clone().map(move |(_, member)| {
             let fps = fingerprints(&member.content());
             (member, fps)
         });
-        let outputs = verify_groups(
-            pages,
-            settings,
-            crate::verify::groups::PACE,
-            on_stats,
-            crate::runtime::spill::installed(),
-        );
+        let outputs =
+            verify_groups(pages, settings, crate::verify::groups::PACE, on_stats, &runtime);
         let oversized_fingerprints = outputs.clone().flat_map(|o| match o {
             GroupOutput::Oversized(fp, pages) => Some((fp, pages)),
             _ => None,
@@ -172,7 +168,7 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
         let verdicts = crate::runtime::by_time::distinct(
             verdicts,
             "Verdicts",
-            Structure::Edges,
+            (&runtime.footprint, Structure::Edges),
             |(e, _): &(Edge, bool)| e.longer.hash ^ e.shorter.hash.rotate_left(17),
         );
         let edges = verdicts.clone().flat_map(|(edge, candidate)| (!candidate).then_some(edge));

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::ingest::page::{Content, PageId};
+use crate::run::Runtime;
 use crate::runtime::store::Kept;
 use crate::verify::lcs::{self, Verdict};
 use crate::verify::{self, VerifyConfig};
@@ -23,8 +24,8 @@ pub struct Member {
     pub id: PageId,
     /// `verify::content_hash`: the verdict cache's key.
     pub hash: u64,
-    /// In the run's content store when it has one (`runtime::store`): read by `content` when
-    /// the member is verified against another page.
+    /// In the run's content store when it has one (`kept_in`): read by `content` when the
+    /// member is verified against another page.
     content: Kept<Content>,
     /// The content's distinct sentence keys, sorted (`verify::distinct_sentence_keys`): what
     /// the groups' repeated blocks are counted on. A function of the content, so no part of
@@ -99,9 +100,24 @@ impl Member {
             length: verify::length(method, &content),
             id,
             hash: verify::content_hash(&content),
-            content: Kept::new(Arc::new(content)),
+            content: Kept::Resident(Arc::new(content)),
             keys,
         }
+    }
+
+    /// `member` as `runtime`'s run keeps it: its content in the run's content store and its
+    /// words in the word store, where the run has them and the content is in memory (a member
+    /// made here, or one that came from another process).
+    pub fn kept_in(member: Arc<Member>, runtime: &Runtime) -> Arc<Member> {
+        let Kept::Resident(content) = &member.content else { return member };
+        let words = runtime.words.is_some() && !content.words.is_stored();
+        if runtime.contents.is_none() && !words {
+            return member;
+        }
+        let mut content = Content::clone(content);
+        content.words = std::mem::take(&mut content.words).stored_in(runtime.words.as_ref());
+        let content = Kept::keep_in(Arc::new(content), runtime.contents.as_ref(), true);
+        Arc::new(Member { content, ..Member::clone(&member) })
     }
 
     /// Whether the two members' sentences may reach resemblance `tau_ppm`

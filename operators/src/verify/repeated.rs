@@ -322,7 +322,12 @@ pub fn sibling_halves<'scope, T>(
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
 {
-    let mut halves = Gauged::new(Structure::Siblings, Halves::new(), Halves::bytes);
+    let mut halves = Gauged::new(
+        &crate::run::Runtime::of(&parts.scope()).footprint,
+        Structure::Siblings,
+        Halves::new(),
+        Halves::bytes,
+    );
     in_time_order(
         parts,
         "Sibling halves",

@@ -30,7 +30,7 @@ impl ReaderCore {
         self.waited = true;
         self.poll_deletions();
         self.age_check();
-        if follow::stop_requested() || self.abort.raised() {
+        if crate::process::stop_requested() || self.abort.raised() {
             follow::Wait::Finish
         } else {
             follow::Wait::Again

@@ -32,7 +32,7 @@ fn pump_items(core: &Core, mut items: Items, name: &str) {
             metrics.add(metrics::BYTES_READ, "", (read - counted) as i64);
             counted = read;
         }
-        if failed || follow::stop_requested() {
+        if failed || crate::process::stop_requested() {
             break;
         }
     }
@@ -217,7 +217,7 @@ fn follow_dir(core: &Core, dir: &std::path::Path, settings: &ReadSettings) -> Fl
             Ok(d) => pump(core, d, &name, settings),
             Err(e) => open_failed(core, &name, e),
         }
-        if follow::stop_requested() {
+        if crate::process::stop_requested() {
             return Flow::Stop;
         }
         lock(core).end_input();
@@ -229,7 +229,7 @@ pub(crate) fn read_feed(feed: Feed, core: Core, settings: ReadSettings) -> Reade
     match feed {
         Feed::Inputs(inputs) => {
             for input in inputs {
-                if follow::stop_requested() || lock(&core).abort.raised() {
+                if crate::process::stop_requested() || lock(&core).abort.raised() {
                     break;
                 }
                 let name = input.name();

@@ -319,7 +319,7 @@ impl ReaderCore {
     fn end_input(&mut self) {
         self.note_read();
         self.reading = None;
-        if follow::stop_requested() || self.abort.raised() {
+        if crate::process::stop_requested() || self.abort.raised() {
             return;
         }
         if let Some(p) = self.progress.inputs.last_mut() {
@@ -381,7 +381,7 @@ impl ReaderCore {
         // read then. It is damage only if nothing more comes; at a stop it is no error at all.
         if let Err(error) = &item {
             if error.kind.ends_the_input() {
-                if !follow::stop_requested() {
+                if !crate::process::stop_requested() {
                     self.skipped(error, name);
                 }
                 return;

@@ -42,6 +42,7 @@ use timely::order::TotalOrder;
 use timely::progress::Timestamp;
 
 use crate::ingest::page::PageId;
+use crate::run::Runtime;
 use crate::runtime::by_time::{by_worker, ByTime, Held, Keyed, Passes};
 use crate::runtime::dense::DenseMap;
 use crate::runtime::footprint::{Gauge, Structure};
@@ -233,7 +234,7 @@ pub fn verify_groups<'scope, T, S>(
     settings: GroupSettings,
     pace: Pace,
     mut on_stats: S,
-    spill: Option<Arc<Spill>>,
+    runtime: &Arc<Runtime>,
 ) -> VecCollection<'scope, T, GroupOutput, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
@@ -242,6 +243,7 @@ where
     type Update<T> = ((u64, Arc<Member>, Vec<u64>), T, isize);
     let scope = pages.inner.scope();
     let peers = scope.peers();
+    let runtime = runtime.clone();
     // Each page to the workers of its fingerprints: (worker, member, its fingerprints there).
     let routed = pages.flat_map(move |(member, fingerprints)| {
         by_worker(fingerprints, peers, crate::runtime::hashing::mix64)
@@ -256,13 +258,15 @@ where
             "Verify groups",
             move |_capability, info| {
                 let activator = scope.activator_for(info.address);
-                let mut held = WorkerGroups::new(spill.clone());
+                let mut held = WorkerGroups::new(&runtime);
                 let mut pending: Pending<T> = ByTime::default();
                 let mut current: Option<(Capability<T>, Applying)> = None;
                 move |(input, frontier), output| {
                     input.for_each(|capability, data| {
                         pending.hold(&capability, data, |(_, member, fingerprints), diff| {
                             let fingerprints = fingerprints.into_boxed_slice();
+                            // A member from another process comes in memory.
+                            let member = Member::kept_in(member, &runtime);
                             PageChange { member, fingerprints, diff }
                         })
                     });
@@ -344,11 +348,15 @@ impl Drop for WorkerGroups {
 }
 
 impl WorkerGroups {
-    fn new(spill: Option<Arc<Spill>>) -> Self {
+    fn new(runtime: &Runtime) -> Self {
+        let footprint = &runtime.footprint;
         WorkerGroups {
-            groups: Slots::new(spill),
+            groups: Slots::new(runtime.spill.clone()),
             cache: verify::VerdictCache::new(verify::VERDICT_CACHE_ENTRIES),
-            gauges: [Gauge::new(Structure::Groups), Gauge::new(Structure::Verdicts)],
+            gauges: [
+                Gauge::new(Structure::Groups, footprint),
+                Gauge::new(Structure::Verdicts, footprint),
+            ],
         }
     }
 

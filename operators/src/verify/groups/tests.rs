@@ -40,7 +40,8 @@ fn spilled_output(
         })
         .collect();
     crate::testing::run_steps(&steps, workers, move |pages| {
-        verify_groups(pages, settings(2, 12, 3), pace, |_| {}, spill.clone())
+        let runtime = crate::run::Runtime { spill: spill.clone(), ..Default::default() };
+        verify_groups(pages, settings(2, 12, 3), pace, |_| {}, &Arc::new(runtime))
     })
 }
 
