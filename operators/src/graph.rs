@@ -17,7 +17,7 @@ use crate::cluster::components::components;
 use crate::cluster::rows::join_by_page;
 use crate::cluster::share::{SentenceShare, Shared};
 use crate::ingest::page::{Content, Page, PageId};
-use crate::method::{Fingerprinting, MethodConfig};
+use crate::method::{Candidates, Grouping, MethodConfig, Plan};
 use crate::runtime::footprint;
 use crate::template::{Filtered, RemoveTemplates};
 use crate::verify::edges::{Edges, VerifyEdges};
@@ -110,18 +110,17 @@ pub fn clusters_and_shares<'scope>(
     };
     // Connected clusters are verified along fingerprint groups, work per page bounded; the
     // paper's leader rule (and SimHash's edges) cluster whole candidate sets.
-    match (method.verify.clustering, &method.fingerprint) {
-        (
-            Clustering::Connected | Clustering::Star,
-            Fingerprinting::Sentence(_) | Fingerprinting::Minhash(_),
-        ) => {
+    match method.plan() {
+        Plan::Bounded(grouping) => {
             // Only the representatives' contents go into the groups, each with its
             // fingerprints (computed from it).
             let contents =
                 weighted(filtered.clone(), filtered.map(|(id, page)| (id, page.content)));
-            (bounded_clusters(representatives, families, contents, method, observer), shares)
+            let clusters =
+                bounded_clusters(representatives, families, contents, &grouping, observer, method);
+            (clusters, shares)
         }
-        _ => {
+        Plan::Sets(candidates) => {
             // Downstream of here a page is read for its id and shingles only. The
             // representatives are arranged once for both semijoins.
             let representatives = representatives.arrange_by_self_named("Arrange: representatives");
@@ -136,7 +135,7 @@ pub fn clusters_and_shares<'scope>(
                 .clone()
                 .join_core(representatives, |&id, page, ()| Some((id, page.clone())));
             let contents = weighted(filtered, unique.clone().map(|(id, page)| (id, page.content)));
-            let sets = candidate_sets(pages, unique, method, observer.clone());
+            let sets = sets_of(pages, unique, &candidates, method, observer.clone());
             let assignments = sets.verify_clusters(
                 contents,
                 method.verify.clone(),
@@ -224,8 +223,9 @@ fn bounded_clusters<'scope>(
     page_ids: VecCollection<'scope, u64, PageId, isize>,
     families: VecCollection<'scope, u64, (PageId, PageId), isize>,
     contents: VecCollection<'scope, u64, (PageId, Content), isize>,
-    method: &MethodConfig,
+    grouping: &Grouping,
     observer: Arc<dyn Observer>,
+    method: &MethodConfig,
 ) -> Assignments<'scope> {
     let verify = method.verify.method;
     // Members are shared: the groups hold a pointer to each, not a copy (8 bytes an entry, not 48).
@@ -251,7 +251,7 @@ fn bounded_clusters<'scope>(
         tally.report();
     });
     let Edges { edges, oversized_fingerprints } = members.verified_edges(
-        content_fingerprints(method),
+        content_fingerprints(grouping),
         method.verify.clone(),
         method.sentence_groups_over(),
         method.candidates.neighbors,
@@ -288,65 +288,68 @@ fn bounded_clusters<'scope>(
 /// A page's fingerprints from its content (`content_fingerprints`).
 type ContentFingerprints = Box<dyn Fn(&Content) -> Vec<u64>>;
 
-/// A page's fingerprints (sorted, distinct) from its template-filtered content, by the
-/// configured fingerprints: sentence and word fingerprints, or MinHash bands of its shingles
-/// (the page's, distinct). For the groups, which compute them again when the page leaves.
-fn content_fingerprints(method: &MethodConfig) -> ContentFingerprints {
-    match &method.fingerprint {
-        Fingerprinting::Sentence(config) => {
-            let (config, prefix_ppm) = (config.clone(), method.short_prefix_ppm());
-            Box::new(move |content| {
-                crate::candidates::fingerprint::page_fingerprints(content, &config, prefix_ppm)
-            })
-        }
-        Fingerprinting::Minhash(config) => {
-            let config = config.clone();
-            Box::new(move |content| {
-                crate::candidates::minhash::band_keys(&content.shingles, &config)
-            })
-        }
-        Fingerprinting::Simhash(_) => unreachable!("SimHash's candidates are edges, not groups"),
+/// A page's fingerprints (sorted, distinct) from its template-filtered content, by
+/// `grouping`: sentence and word fingerprints, or MinHash bands of its shingles (the page's,
+/// distinct). For the groups, which compute them again when the page leaves.
+fn content_fingerprints(grouping: &Grouping) -> ContentFingerprints {
+    match grouping.clone() {
+        Grouping::Sentence(config, prefix_ppm) => Box::new(move |content| {
+            crate::candidates::fingerprint::page_fingerprints(content, &config, prefix_ppm)
+        }),
+        Grouping::Minhash(config) => Box::new(move |content| {
+            crate::candidates::minhash::band_keys(&content.shingles, &config)
+        }),
     }
 }
 
-/// `(fingerprint, page)` for every page by the configured fingerprints; `None` for SimHash,
-/// whose candidates are edges within a Hamming distance, not groups.
+/// `(fingerprint, page)` for every page by `grouping`'s fingerprints.
 pub fn fingerprint_groups<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
-    method: &MethodConfig,
-) -> Option<VecCollection<'scope, u64, (u64, PageId), isize>> {
-    match &method.fingerprint {
-        Fingerprinting::Sentence(config) => Some(
-            filtered
-                .fingerprints(config.clone(), method.short_prefix_ppm())
-                .flat_map(|(id, fps)| fps.into_iter().map(move |fp| (fp, id))),
-        ),
-        Fingerprinting::Minhash(config) => {
-            Some(pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config.clone()))
+    grouping: &Grouping,
+) -> VecCollection<'scope, u64, (u64, PageId), isize> {
+    match grouping.clone() {
+        Grouping::Sentence(config, prefix_ppm) => filtered
+            .fingerprints(config, prefix_ppm)
+            .flat_map(|(id, fps)| fps.into_iter().map(move |fp| (fp, id))),
+        Grouping::Minhash(config) => {
+            pages.map(|(id, page)| (id, page.shingles)).minhash_bands(config)
         }
-        Fingerprinting::Simhash(_) => None,
     }
 }
 
-/// Candidate sets by the configured fingerprints: `(page, set label)` for every page.
+/// Candidate sets by the configured fingerprints (`MethodConfig::candidates`), whatever the
+/// clustering: `(page, set label)` for every page.
 pub fn candidate_sets<'scope>(
     pages: VecCollection<'scope, u64, (PageId, Page), isize>,
     filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
     method: &MethodConfig,
     observer: Arc<dyn Observer>,
 ) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
+    sets_of(pages, filtered, &method.candidates(), method, observer)
+}
+
+/// Candidate sets from `candidates`: the connected components of groups' stars, or of
+/// SimHash's edges.
+fn sets_of<'scope>(
+    pages: VecCollection<'scope, u64, (PageId, Page), isize>,
+    filtered: VecCollection<'scope, u64, (PageId, Filtered), isize>,
+    candidates: &Candidates,
+    method: &MethodConfig,
+    observer: Arc<dyn Observer>,
+) -> VecCollection<'scope, u64, (PageId, PageId), isize> {
     let page_ids = pages.clone().map(|(id, _)| id);
-    let Some(fingerprints) = fingerprint_groups(pages.clone(), filtered, method) else {
-        let Fingerprinting::Simhash(config) = &method.fingerprint else {
-            unreachable!("only SimHash has no groups")
-        };
-        // Edges straight from the block tables: only pairs within the Hamming distance.
-        let edges = pages
-            .map(|(id, page)| (id, simhash(&page.shingles)))
-            .simhash_edges(config.max_distance, method.candidates.max_fingerprint_pages);
-        return components(edges, page_ids);
+    let grouping = match candidates {
+        Candidates::Groups(grouping) => grouping,
+        Candidates::Simhash(config) => {
+            // Edges straight from the block tables: only pairs within the Hamming distance.
+            let edges = pages
+                .map(|(id, page)| (id, simhash(&page.shingles)))
+                .simhash_edges(config.max_distance, method.candidates.max_fingerprint_pages);
+            return components(edges, page_ids);
+        }
     };
+    let fingerprints = fingerprint_groups(pages, filtered, grouping);
     let candidates = fingerprints.candidate_sets(page_ids, method.candidates.clone());
     candidates.oversized_fingerprints.inspect_batch(move |_, updates| {
         observer.oversized_fingerprints(updates.iter().map(|u| u.2 as i64).sum())

@@ -27,6 +27,35 @@ impl Default for Fingerprinting {
     }
 }
 
+/// Fingerprints that group pages: each fingerprint's pages are a group
+/// (`candidates::fingerprint`, `candidates::minhash`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Grouping {
+    /// Sentence and word fingerprints, with the short pages' prefix share (`short_prefix_ppm`).
+    Sentence(FingerprintConfig, u64),
+    /// MinHash LSH bands of the page's shingles.
+    Minhash(MinhashConfig),
+}
+
+/// Where candidate sets come from: groups of a fingerprint, or SimHash's edges within a
+/// Hamming distance (`candidates::simhash`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Candidates {
+    Groups(Grouping),
+    Simhash(SimhashConfig),
+}
+
+/// How pages become clusters, decided once from the settings (`MethodConfig::plan`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Plan {
+    /// Connected clusters (or star clusters cut from them) verified along each fingerprint
+    /// group, work per page bounded (`graph::bounded_clusters`).
+    Bounded(Grouping),
+    /// Whole candidate sets first, each then clustered by the verifier (the paper's leader
+    /// rule; SimHash's edges with any clustering).
+    Sets(Candidates),
+}
+
 /// All settings of the method (the method's sections of pipeline.toml).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -38,6 +67,29 @@ pub struct MethodConfig {
 }
 
 impl MethodConfig {
+    /// How the graph is built (`Plan`): the one place the fingerprinting and the clustering
+    /// are matched.
+    pub fn plan(&self) -> Plan {
+        use crate::verify::Clustering;
+        let grouping = match &self.fingerprint {
+            Fingerprinting::Sentence(c) => Grouping::Sentence(c.clone(), self.short_prefix_ppm()),
+            Fingerprinting::Minhash(c) => Grouping::Minhash(c.clone()),
+            Fingerprinting::Simhash(c) => return Plan::Sets(Candidates::Simhash(c.clone())),
+        };
+        match self.verify.clustering {
+            Clustering::Connected | Clustering::Star => Plan::Bounded(grouping),
+            Clustering::Leader => Plan::Sets(Candidates::Groups(grouping)),
+        }
+    }
+
+    /// Where candidate sets come from (`Plan::Sets`), whatever the clustering.
+    pub fn candidates(&self) -> Candidates {
+        match self.plan() {
+            Plan::Bounded(grouping) => Candidates::Groups(grouping),
+            Plan::Sets(candidates) => candidates,
+        }
+    }
+
     /// Words per shingle the sentence stage must compute (0: none needed).
     pub fn shingling(&self) -> crate::ingest::sentence::Shingling {
         use crate::ingest::sentence::Shingling;
