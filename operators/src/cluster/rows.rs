@@ -1,12 +1,11 @@
 //! Each page's row: what the page came with (its URL and record id) beside what the pipeline
 //! decided for it (its cluster assignment), joined by page.
 //!
-//! This was differential's `join` of the pages `(page, (url, record id))` with the assignments
-//! `(page, assignment)`: both sides arranged, each update kept with its time and difference
-//! until a merge cancels it (on a feed with retention, a page's retraction too), and each of the
-//! pages' updates copied at every merge, two `Arc`s a copy (~5% of the CPU of the 1M live
-//! feed, `perf`). Here a page is one hash-map entry: in the common case, one of each side, the
-//! two values alone (`Compact`).
+//! Differential's `join` of the pages `(page, (url, record id))` with the assignments
+//! `(page, assignment)` would arrange both sides, keep each update with its time and difference
+//! until a merge cancels it (on a feed with retention, a page's retraction too), and copy each
+//! of the pages' updates at every merge, two `Arc`s a copy. Here a page is one hash-map entry:
+//! in the common case, one of each side, the two values alone (`Compact`).
 //!
 //! The operator exchanges by page, holds each time's updates until the input frontier passes
 //! it and applies times in order (timestamps are totally ordered): the output is the join's,

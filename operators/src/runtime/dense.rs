@@ -10,9 +10,8 @@
 //! choose one), each with linear probing in Robin Hood order (an entry displaces one closer to
 //! its home slot; a removal shifts the entries after it back). An array grows by a quarter when
 //! 4/5 full and shrinks when a quarter full, so it is between 0.64 and 0.8 full while it grows:
-//! 20 to 25 bytes an entry. (At 9/10 full, 17.8 to 22.2 bytes, the runs a removal shifts and an
-//! insertion walks are longer; a live feed at its limit gave p50 latency 5.4 s against 2.7 s,
-//! one run each, which the machine's drift alone can give.) Growing holds one array's old slots
+//! 20 to 25 bytes an entry (fuller arrays hold less, and lengthen the runs a removal shifts and
+//! an insertion walks). Growing holds one array's old slots
 //! beside its new ones, 1/16 of the map. An entry's home is its mixed key scaled to the array
 //! (`(mix64(key) · len) >> 64`, no power of two needed). Key 0 marks an empty slot, so an
 //! entry of key 0 is held apart.

@@ -2,10 +2,8 @@
 //!
 //! The template stage needs two things of the pages holding a sentence: how many they are
 //! (its document frequency on its host), and, once it is template, which they are (to filter
-//! them again). Most sentences are on one page (on a 100k-page crawl, 25.8 of a page's 29.5
-//! distinct sentences; 2.7 are on four pages or more), and a differential arrangement held
-//! every one as an update (key, page, time and difference, ~56 bytes, twice while a merge ran):
-//! ~45% of all arranged updates at 1M pages.
+//! them again). Most sentences are on one page, and a differential arrangement would hold every
+//! one as an update (key, page, time and difference, ~56 bytes, twice while a merge runs).
 //!
 //! `Holders` keeps a sentence of one page as a 16-byte entry of its own map (the sentence's
 //! slot and the page's compact id, in a `SpillMap`: with the run's spill installed, its

@@ -16,8 +16,8 @@ use crate::verify::{self, VerifyConfig};
 /// A page as a group holds it: ordered by length, then id. Groups hold an `Arc<Member>` (one
 /// allocation per page, however many groups hold it). Equality and order are by length, id and
 /// content hash, never by the content itself: consolidating a group's updates compares
-/// members, and comparing whole contents cost 3% of a run. Two contents of one page with the
-/// same 64-bit hash would count as one (probability 2^-64 per change).
+/// members, and comparing whole contents would read every content. Two contents of one page
+/// with the same 64-bit hash would count as one (probability 2^-64 per change).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Member {
     pub length: u64,
@@ -207,17 +207,16 @@ pub fn group_blocks(members: &[&Member], min_pages: u32) -> (Option<Vec<u64>>, O
 /// the filter's bound reaches `min_pages`, and only those keys are counted over the members.
 ///
 /// The pages of a group of near-copies or siblings each hold a few keys of their own, which no
-/// other member holds: counting them over every member (stopping once each was settled, as the
-/// count before the tally did) was most of the blocks' cost on a live feed, 9.9% of its CPU.
-/// The filter settles them: a key's two slots are shared with few other keys, none of them
-/// blocks (blocks are counted apart), so their bound stays below `min_pages`.
+/// other member holds: counting them over every member (stopping once each is settled) would
+/// be most of the blocks' cost. The filter settles them: a key's two slots are shared with few
+/// other keys, none of them blocks (blocks are counted apart), so their bound stays below
+/// `min_pages`.
 ///
 /// Memory: a byte a slot, a slot for every 2 to 4 units of the filter's mass (the other keys'
 /// counts, summed), 16 at least; two bytes a block. A key adds its count at two slots, so a
 /// slot holds 4 to 8 units on average, mostly keys of one or a few pages: a page's own key
 /// still settles (its bound, the lesser of its two slots, stays under `min_pages`, 16 by
-/// default). With a slot a unit the tally held 3.7% more at the peak of the 1M-page replay
-/// (+214 MB).
+/// default).
 #[derive(Debug)]
 pub struct KeyTally {
     /// How many members hold each block (the group's blocks, sorted: the same order).
