@@ -75,11 +75,11 @@ pub struct RunConfig {
     /// its control group's limit).
     pub memory_limit_mb: u64,
     /// Where the pages' words are kept (`runtime::store`).
-    pub words: WordsAt,
+    pub words: KeptIn,
     /// The word store's cache, in MiB.
     pub word_cache_mb: u64,
     /// Where the held pages and the group members' contents are kept (`runtime::store`).
-    pub pages: WordsAt,
+    pub pages: KeptIn,
     /// The cache of the page and content stores, in MiB.
     pub page_cache_mb: u64,
     /// With `pages = "disk"`, the entries of one page of each index (sentences, fingerprints)
@@ -90,11 +90,11 @@ pub struct RunConfig {
     pub word_store_dir: String,
 }
 
-/// Where a run keeps its pages' words (`run.words`), and its held pages and members' contents
-/// (`run.pages`).
+/// Where a run keeps what it holds of its pages: their words (`run.words`), and the held pages
+/// and members' contents (`run.pages`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum WordsAt {
+pub enum KeptIn {
     /// In a file (LZ4), read back through a cache (`run.word_cache_mb`, `run.page_cache_mb`).
     #[default]
     Disk,
@@ -113,9 +113,9 @@ impl Default for RunConfig {
             checkpoint_epochs: 10,
             stop_timeout_secs: 60,
             memory_limit_mb: 0,
-            words: WordsAt::Disk,
+            words: KeptIn::Disk,
             word_cache_mb: 256,
-            pages: WordsAt::Disk,
+            pages: KeptIn::Disk,
             page_cache_mb: 128,
             spill_after: 1 << 20,
             word_store_dir: String::new(),

@@ -71,7 +71,7 @@ pub struct Side {
 
 /// The verdict on the pair and its figures.
 #[derive(Clone, Debug, Serialize)]
-pub struct PairVerdict {
+pub struct PairFigures {
     pub similar: bool,
     /// 2·LCS / (|A| + |B|) over the compared sentences, each weighing its units.
     pub sentence_resemblance: f64,
@@ -110,7 +110,7 @@ pub struct Clusters {
 pub struct Explained {
     pub a: Side,
     pub b: Side,
-    pub verdict: PairVerdict,
+    pub verdict: PairFigures,
     pub clusters: Option<Clusters>,
 }
 
@@ -254,7 +254,7 @@ fn side(page: &Page, filtered: &Filtered, shared: &[bool], texts: &HashMap<u64, 
     }
 }
 
-fn pair_verdict(a: &Filtered, b: &Filtered, method: &MethodConfig) -> PairVerdict {
+fn pair_verdict(a: &Filtered, b: &Filtered, method: &MethodConfig) -> PairFigures {
     let config = &method.verify;
     let tau_ppm = lcs::ppm(config.threshold);
     let sentence_resemblance = lcs::dp_resemblance(&a.content, &b.content);
@@ -297,7 +297,7 @@ fn pair_verdict(a: &Filtered, b: &Filtered, method: &MethodConfig) -> PairVerdic
             config.threshold, config.word_threshold
         ),
     };
-    PairVerdict {
+    PairFigures {
         similar: matches!(verdict, Verdict::Similar(_)),
         sentence_resemblance,
         word_resemblance,

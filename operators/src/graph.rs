@@ -12,7 +12,7 @@ use crate::candidates::fingerprint::Fingerprint;
 use crate::candidates::minhash::MinhashBands;
 use crate::candidates::simhash::{simhash, SimhashEdges};
 use crate::candidates::CandidateSets;
-use crate::cluster::assign::{assignments, Part};
+use crate::cluster::assign::{assignments, AssignUpdate};
 use crate::cluster::components::components;
 use crate::cluster::rows::join_by_page;
 use crate::cluster::share::{SentenceShare, Shared};
@@ -276,12 +276,12 @@ fn bounded_clusters<'scope>(
     }
     // A page's cluster, its leader (its smallest partner as the longer page of an edge) and
     // its family's other members, met in one operator.
-    let partners =
-        edges.map(|e| Part::Partner(e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)));
-    let labels = components.map(|(id, cluster)| Part::Label(id, cluster));
+    let partners = edges
+        .map(|e| AssignUpdate::Partner(e.longer, (e.shorter_length, e.shorter, e.similarity_ppm)));
+    let labels = components.map(|(id, cluster)| AssignUpdate::Label(id, cluster));
     let members = families
         .filter(|(id, representative)| id != representative)
-        .map(|(id, representative)| Part::Member(representative, id));
+        .map(|(id, representative)| AssignUpdate::Member(representative, id));
     assignments(labels.concat(partners).concat(members))
 }
 

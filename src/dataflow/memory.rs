@@ -1,7 +1,7 @@
 //! The run's memory limit (`run.memory_limit_mb`): a run whose resident memory passes it stops
 //! at once with one line, rather than being killed by the kernel with none (or taking the
 //! machine down first). Past `PRESSURE_SHARE` of the limit the process first gives back what
-//! it freed at once (`on_memory_pressure`: the binary's allocator), once, with a line saying so.
+//! it freed at once (`process::on_memory_pressure`: the binary's allocator), once, with a line saying so.
 
 use std::sync::Arc;
 

@@ -14,13 +14,13 @@ use super::abort::{panic_message, Abort};
 use super::memory::MemoryWatch;
 use super::worker::{self, Context};
 use crate::checkpoint::{self, Manifest};
-use crate::config::{PipelineConfig, WordsAt};
+use crate::config::{KeptIn, PipelineConfig};
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::source::reader::{
     read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore, ReaderReport,
 };
-use crate::source::{Input, Part};
+use crate::source::{Input, ReaderShare};
 use crate::types::{RunError, RunOutput};
 use dupflow_operators::ingest::page::{Content, Page};
 use dupflow_operators::run::Runtime;
@@ -233,7 +233,7 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
 fn runtime(options: &RunOptions) -> Result<Runtime, RunError> {
     let run = &options.config.run;
     let mut runtime = Runtime::default();
-    if run.words != WordsAt::Disk && run.pages != WordsAt::Disk {
+    if run.words != KeptIn::Disk && run.pages != KeptIn::Disk {
         return Ok(runtime);
     }
     let dir = match (&run.word_store_dir, &options.out) {
@@ -244,11 +244,11 @@ fn runtime(options: &RunOptions) -> Result<Runtime, RunError> {
     std::fs::create_dir_all(&dir).map_err(|error| RunError::Output { path: dir.clone(), error })?;
     let failed = |error| RunError::Output { path: dir.clone(), error };
     let mib = |n: u64| (n as usize).saturating_mul(1 << 20);
-    if run.words == WordsAt::Disk {
+    if run.words == KeptIn::Disk {
         let store = WordStore::create(&dir, mib(run.word_cache_mb), None).map_err(failed)?;
         runtime.words = Some(Arc::new(store));
     }
-    if run.pages == WordsAt::Disk {
+    if run.pages == KeptIn::Disk {
         // Members' contents are read at every verification, held pages only when a page
         // leaves or its host's template changes: most of the cache is the contents'.
         let (cache, words) = (mib(run.page_cache_mb), runtime.words.clone());
@@ -409,7 +409,7 @@ fn start_readers(
         }
         // This reader's share of the inputs: every input is read by one reader of the run.
         let reader = options.process * threads + thread;
-        let part = Part { process: reader, processes: readers };
+        let part = ReaderShare { process: reader, processes: readers };
         let feed = match options.feed.clone() {
             Feed::Inputs(inputs) => Feed::Inputs(part.inputs(inputs)),
             other => other,

@@ -134,15 +134,15 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     } else {
         None
     };
-    let mut ingest = Ingest::new(cx, index, method.shingling());
-    ingest.restore(&mut input)?;
+    let mut intake = Intake::new(cx, index, method.shingling());
+    intake.restore(&mut input)?;
     let start = cx.restore.as_ref().map_or(0, |m| m.epoch);
     for handle in transport.inputs.iter_mut().flatten() {
         handle.advance_to(start);
     }
     cx.live.epochs_done.fetch_max(start, std::sync::atomic::Ordering::Relaxed);
     let mut progress =
-        Progress { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
+        Completion { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
     loop {
         if cx.abort.raised() {
             return Err(RunError::StoppedByFailure);
@@ -153,7 +153,7 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
                 taken += receive(
                     receiver,
                     reader,
-                    &mut ingest,
+                    &mut intake,
                     &mut transport,
                     index == cx.first_worker,
                 )?;
@@ -164,7 +164,7 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
         } else {
             worker.step();
         }
-        let done = ingest.apply_complete(&mut transport, &mut input, &mut progress)?;
+        let done = intake.apply_complete(&mut transport, &mut input, &mut progress)?;
         input.flush();
         progress.note(&probe)?;
         if done {
@@ -207,8 +207,8 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     Ok(Finished {
         rows: sink.map(Sink::final_rows).unwrap_or_default(),
         shares: sink.map(Sink::final_shares).unwrap_or_default(),
-        revisits: ingest.revisits,
-        held_bytes: ingest.pages.bytes(),
+        revisits: intake.revisits,
+        held_bytes: intake.pages.bytes(),
         epochs: progress.epoch,
     })
 }
@@ -392,7 +392,7 @@ fn gather<D>(
 fn receive(
     receiver: &Receiver<Message>,
     reader: usize,
-    ingest: &mut Ingest,
+    intake: &mut Intake,
     transport: &mut Transport,
     speaker: bool,
 ) -> Result<usize, RunError> {
@@ -400,7 +400,7 @@ fn receive(
     loop {
         match receiver.try_recv() {
             Ok(Message::Record(seq, record)) => {
-                if let Some(page) = ingest.record(&record) {
+                if let Some(page) = intake.record(&record) {
                     transport.route(reader, seq, &page.url.clone(), Routed::Page(Box::new(page)));
                 }
                 taken += 1;
@@ -409,7 +409,7 @@ fn receive(
                 }
             }
             Ok(Message::Text(seq, doc)) => {
-                let page = ingest.text(&doc);
+                let page = intake.text(&doc);
                 transport.route(reader, seq, &page.url.clone(), Routed::Page(Box::new(page)));
                 taken += 1;
                 if taken >= 64 {
@@ -448,12 +448,12 @@ fn receive(
 }
 
 /// Records → pages → input changes: what a worker holds on the way in.
-struct Ingest<'a> {
+struct Intake<'a> {
     cx: &'a Context,
     index: usize,
     pages: CurrentPages,
     /// How a record or a text row becomes a page.
-    ingest: crate::source::ingest::Ingest,
+    make: crate::source::ingest::Ingest,
     /// Revisit records seen (reported, not clustered).
     revisits: Vec<Revisit>,
     /// Retention: captures dated before this are out of the window.
@@ -486,9 +486,9 @@ fn injected_panic() -> Option<u64> {
     None
 }
 
-impl<'a> Ingest<'a> {
+impl<'a> Intake<'a> {
     fn new(cx: &'a Context, index: usize, shingling: Shingling) -> Self {
-        Ingest {
+        Intake {
             cx,
             index,
             pages: CurrentPages::with_store(
@@ -496,7 +496,7 @@ impl<'a> Ingest<'a> {
                 UrlIdentity::new(&cx.pipeline.urls),
                 cx.runtime.pages.clone(),
             ),
-            ingest: crate::source::ingest::Ingest {
+            make: crate::source::ingest::Ingest {
                 sentence: cx.pipeline.sentence.clone(),
                 shingling,
                 max_page_bytes: cx.pipeline.source.max_page_bytes as usize,
@@ -539,15 +539,14 @@ impl<'a> Ingest<'a> {
     /// are counted by why they hold no page).
     fn record(&mut self, record: &RawRecord) -> Option<Page> {
         let metrics = &self.cx.metrics;
-        let (meta, html) =
-            document(record, self.ingest.max_page_bytes, metrics, &mut self.revisits)?;
+        let (meta, html) = document(record, self.make.max_page_bytes, metrics, &mut self.revisits)?;
         Some(self.page_of(meta, &html))
     }
 
     /// A text corpus row: split (no strip), to be captured like a record's page.
     fn text(&mut self, doc: &TextDoc) -> Page {
         let metrics = &self.cx.metrics;
-        let (page, cut, capped) = metrics.stage("split", || self.ingest.text(doc));
+        let (page, cut, capped) = metrics.stage("split", || self.make.text(doc));
         metrics.inc(metrics::PAGES, "");
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if cut {
@@ -592,7 +591,7 @@ impl<'a> Ingest<'a> {
     /// Strip and split: the first two stages, per record, on a worker of the process that read it.
     fn page_of(&self, meta: PageMeta, html: &str) -> Page {
         let metrics = &self.cx.metrics;
-        let made = self.ingest.html(meta, html, Some(metrics));
+        let made = self.make.html(meta, html, Some(metrics));
         let (page, truncated) = (made.page, made.capped);
         metrics.add(metrics::SENTENCES, "", page.sentences.len() as i64);
         if truncated {
@@ -617,7 +616,7 @@ impl<'a> Ingest<'a> {
         &mut self,
         transport: &mut Transport,
         input: &mut Pages,
-        progress: &mut Progress,
+        progress: &mut Completion,
     ) -> Result<bool, RunError> {
         let bound = transport.frontier.borrow().first().copied();
         let received = transport.received.borrow();
@@ -673,7 +672,7 @@ impl<'a> Ingest<'a> {
     fn save_marked(
         &mut self,
         applied: Option<u64>,
-        progress: &mut Progress,
+        progress: &mut Completion,
     ) -> Result<(), RunError> {
         while let Some(&next) = self.marked.first() {
             if applied.is_some_and(|applied| next > applied) {
@@ -713,7 +712,7 @@ fn apply(live: &Live, input: &mut Pages, changes: Vec<Change>) {
 }
 
 /// Completed epochs: worker 0 writes them through the sink and commits checkpoints.
-struct Progress<'a> {
+struct Completion<'a> {
     cx: &'a Context,
     collected: Collected,
     sink: Option<Sink>,
@@ -725,7 +724,7 @@ struct Progress<'a> {
     checkpoints: Vec<u64>,
 }
 
-impl Progress<'_> {
+impl Completion<'_> {
     /// Epochs the probe has passed are done at the sink: write them, record their latency,
     /// commit the checkpoints they complete.
     fn note(&mut self, probe: &Handle<u64>) -> Result<(), RunError> {

@@ -120,13 +120,13 @@ pub enum SourceError {
 
 /// Which inputs one process of a cluster reads: every input is read by exactly one process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Part {
+pub struct ReaderShare {
     pub process: usize,
     pub processes: usize,
 }
 
-impl Part {
-    pub const WHOLE: Part = Part { process: 0, processes: 1 };
+impl ReaderShare {
+    pub const WHOLE: ReaderShare = ReaderShare { process: 0, processes: 1 };
 
     /// The inputs this process reads, from the list every process is given. A file larger than
     /// twice a unit (a process's share of all bytes, halved; at least 256 KiB) is cut at record

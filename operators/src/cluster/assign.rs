@@ -36,7 +36,7 @@ pub type Partner = (u64, PageId, u32);
 
 /// One input update of the operator, keyed by the page it is about.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Part {
+pub enum AssignUpdate {
     /// A page's cluster label: `(page, cluster)`.
     Label(PageId, PageId),
     /// An edge, at its longer page: `(longer, partner)`.
@@ -45,11 +45,13 @@ pub enum Part {
     Member(PageId, PageId),
 }
 
-impl Part {
+impl AssignUpdate {
     /// The page whose entry it changes.
     pub fn page(&self) -> PageId {
         match *self {
-            Part::Label(page, _) | Part::Partner(page, _) | Part::Member(page, _) => page,
+            AssignUpdate::Label(page, _)
+            | AssignUpdate::Partner(page, _)
+            | AssignUpdate::Member(page, _) => page,
         }
     }
 }
@@ -103,22 +105,22 @@ impl Assigner {
     /// Applies one time's updates and appends the changes of `(page, assignment)` to `out`.
     pub fn apply(
         &mut self,
-        updates: &mut [(Part, isize)],
+        updates: &mut [(AssignUpdate, isize)],
         out: &mut Vec<((PageId, Assignment), isize)>,
     ) {
         updates.sort_unstable_by_key(|(part, _)| part.page());
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
             let page = these[0].0.page();
             let labels = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Label(_, cluster) => Some((*cluster, *d)),
+                AssignUpdate::Label(_, cluster) => Some((*cluster, *d)),
                 _ => None,
             }));
             let partners = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Partner(_, partner) => Some((*partner, *d)),
+                AssignUpdate::Partner(_, partner) => Some((*partner, *d)),
                 _ => None,
             }));
             let members = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Member(_, member) => Some((*member, *d)),
+                AssignUpdate::Member(_, member) => Some((*member, *d)),
                 _ => None,
             }));
             if labels.is_empty() && partners.is_empty() && members.is_empty() {
@@ -198,7 +200,7 @@ fn emit(
 /// The assignments operator: `parts` in, `(page, assignment)` out, for every page with a label
 /// and every member of such a page's family.
 pub fn assignments<'scope, T>(
-    parts: VecCollection<'scope, T, Part, isize>,
+    parts: VecCollection<'scope, T, AssignUpdate, isize>,
 ) -> VecCollection<'scope, T, (PageId, Assignment), isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
@@ -233,17 +235,17 @@ mod tests {
     /// From scratch at `time`: every labelled page with its leader (its smallest partner, or
     /// itself), and its family's members with it as their leader at resemblance 1.
     fn from_scratch(
-        steps: &[Vec<(Part, isize)>],
+        steps: &[Vec<(AssignUpdate, isize)>],
         time: u64,
     ) -> BTreeMap<(PageId, Assignment), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
-            let Part::Label(page, cluster) = *part else { continue };
+            let AssignUpdate::Label(page, cluster) = *part else { continue };
             let leader = alive
                 .keys()
                 .filter_map(|p| match *p {
-                    Part::Partner(longer, partner) if longer == page => Some(partner),
+                    AssignUpdate::Partner(longer, partner) if longer == page => Some(partner),
                     _ => None,
                 })
                 .min();
@@ -252,7 +254,7 @@ mod tests {
             let own = Assignment { cluster, leader, similarity_ppm };
             *state.entry((page, own)).or_insert(0) += n;
             for (member_part, &m) in &alive {
-                if let Part::Member(representative, member) = *member_part {
+                if let AssignUpdate::Member(representative, member) = *member_part {
                     if representative == page {
                         let of_member =
                             Assignment { cluster, leader: page, similarity_ppm: 1_000_000 };
@@ -267,7 +269,7 @@ mod tests {
 
     /// Pages labelled and relabelled, edges to shorter pages coming and going (the smallest
     /// changing), family members joining and leaving representatives with and without labels.
-    fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
+    fn workload(seed: u64) -> Vec<Vec<(AssignUpdate, isize)>> {
         let mut rng = Rng(seed);
         let mut below = |n: u64| rng.below(n);
         let mut labels: BTreeMap<u64, u64> = BTreeMap::new();
@@ -281,11 +283,11 @@ mod tests {
                 match below(3) {
                     0 => {
                         if let Some(cluster) = labels.remove(&page) {
-                            step.push((Part::Label(id(page), id(cluster)), -1));
+                            step.push((AssignUpdate::Label(id(page), id(cluster)), -1));
                         }
                         if below(4) != 0 {
                             let cluster = below(4);
-                            step.push((Part::Label(id(page), id(cluster)), 1));
+                            step.push((AssignUpdate::Label(id(page), id(cluster)), 1));
                             labels.insert(page, cluster);
                         }
                     }
@@ -293,13 +295,16 @@ mod tests {
                         let shorter = 20 + below(6);
                         match partners.remove(&(page, shorter)) {
                             Some(ppm) => step.push((
-                                Part::Partner(id(page), (shorter % 3, id(shorter), ppm)),
+                                AssignUpdate::Partner(id(page), (shorter % 3, id(shorter), ppm)),
                                 -1,
                             )),
                             None => {
                                 let ppm = 900_000 + below(3) as u32;
                                 step.push((
-                                    Part::Partner(id(page), (shorter % 3, id(shorter), ppm)),
+                                    AssignUpdate::Partner(
+                                        id(page),
+                                        (shorter % 3, id(shorter), ppm),
+                                    ),
                                     1,
                                 ));
                                 partners.insert((page, shorter), ppm);
@@ -309,10 +314,10 @@ mod tests {
                     _ => {
                         let member = 40 + below(10);
                         if let Some(representative) = members.remove(&member) {
-                            step.push((Part::Member(id(representative), id(member)), -1));
+                            step.push((AssignUpdate::Member(id(representative), id(member)), -1));
                         }
                         if below(3) != 0 {
-                            step.push((Part::Member(id(page), id(member)), 1));
+                            step.push((AssignUpdate::Member(id(page), id(member)), 1));
                             members.insert(member, page);
                         }
                     }
@@ -340,13 +345,18 @@ mod tests {
     fn a_page_alone_is_its_label_only() {
         let mut assigner = Assigner::new();
         let mut out = Vec::new();
-        assigner
-            .apply(&mut [(Part::Label(id(1), id(1)), 1), (Part::Label(id(2), id(1)), 1)], &mut out);
+        assigner.apply(
+            &mut [(AssignUpdate::Label(id(1), id(1)), 1), (AssignUpdate::Label(id(2), id(1)), 1)],
+            &mut out,
+        );
         assert_eq!(assigner.pages.sizes(), (2, 0));
         // A partner makes page 2 an entry; its family member follows its leader's cluster.
         out.clear();
         assigner.apply(
-            &mut [(Part::Partner(id(2), (5, id(1), 950_000)), 1), (Part::Member(id(2), id(3)), 1)],
+            &mut [
+                (AssignUpdate::Partner(id(2), (5, id(1), 950_000)), 1),
+                (AssignUpdate::Member(id(2), id(3)), 1),
+            ],
             &mut out,
         );
         out.sort();
@@ -360,9 +370,9 @@ mod tests {
         out.clear();
         assigner.apply(
             &mut [
-                (Part::Partner(id(2), (5, id(1), 950_000)), -1),
-                (Part::Member(id(2), id(3)), -1),
-                (Part::Label(id(2), id(1)), -1),
+                (AssignUpdate::Partner(id(2), (5, id(1), 950_000)), -1),
+                (AssignUpdate::Member(id(2), id(3)), -1),
+                (AssignUpdate::Label(id(2), id(1)), -1),
             ],
             &mut out,
         );

@@ -37,18 +37,18 @@ use crate::template::{apply, Filtered, TemplateConfig};
 /// and a page's template sentences (tens a page on a template-heavy site) would each take a
 /// `Page`'s room (184 bytes an update with the time and difference, not 40).
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Part {
+pub enum FilterUpdate {
     /// A page: `(compact id, (id, page))`.
     Page(u64, Box<(PageId, Page)>),
     /// A template sentence the page holds: `(compact id, key, frequency class)`.
     Template(u64, u64, u8),
 }
 
-impl Part {
+impl FilterUpdate {
     /// The compact id of the page whose entry it changes.
     pub fn page(&self) -> u64 {
         match *self {
-            Part::Page(page, ..) | Part::Template(page, ..) => page,
+            FilterUpdate::Page(page, ..) | FilterUpdate::Template(page, ..) => page,
         }
     }
 }
@@ -218,7 +218,7 @@ impl Filter {
     /// Applies one time's updates and appends the changes of `(page, filtered)` to `out`.
     pub fn apply(
         &mut self,
-        updates: &mut [(Part, isize)],
+        updates: &mut [(FilterUpdate, isize)],
         out: &mut Vec<((PageId, Filtered), isize)>,
     ) {
         let config = self.config;
@@ -226,12 +226,12 @@ impl Filter {
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
             let compact = these[0].0.page();
             let mut pages = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Page(_, page) => Some((Held::new(page.0, &page.1), *d)),
-                Part::Template(..) => None,
+                FilterUpdate::Page(_, page) => Some((Held::new(page.0, &page.1), *d)),
+                FilterUpdate::Template(..) => None,
             }));
             let templates = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Template(_, key, class) => Some(((*key, *class), *d)),
-                Part::Page(..) => None,
+                FilterUpdate::Template(_, key, class) => Some(((*key, *class), *d)),
+                FilterUpdate::Page(..) => None,
             }));
             if pages.is_empty() && templates.is_empty() {
                 continue;
@@ -299,7 +299,7 @@ impl Filter {
 /// The filtering operator: `parts` in, `(page, filtered)` out, for every page with the template
 /// keys it holds removed as `config` says.
 pub fn filtered_pages<'scope, T>(
-    parts: VecCollection<'scope, T, Part, isize>,
+    parts: VecCollection<'scope, T, FilterUpdate, isize>,
     config: TemplateConfig,
 ) -> VecCollection<'scope, T, (PageId, Filtered), isize>
 where
@@ -307,7 +307,7 @@ where
 {
     let runtime = crate::run::Runtime::of(&parts.scope());
     let mut filter = Filter::in_run(config, &runtime);
-    in_time_order(parts, "Filtered pages", Part::page, move |updates, out| {
+    in_time_order(parts, "Filtered pages", FilterUpdate::page, move |updates, out| {
         filter.apply(updates, out);
         // Words of their own (a content of several runs of its page's words) go to the run's
         // word store, as the page's did.
@@ -329,11 +329,11 @@ mod tests {
     use crate::testing::{assert_incremental, input_at, Rng};
     use std::collections::{BTreeMap, BTreeSet};
 
-    fn page(n: u64, keys: &[u64]) -> Part {
+    fn page(n: u64, keys: &[u64]) -> FilterUpdate {
         let mut page =
             Page::of_keys(keys, |key| Sentence::new(key, 2 + (key % 3) as u16, key % 5 != 0, 0));
         page.id = PageId { date: n, hash: crate::runtime::hashing::mix64(n + 1000) };
-        Part::Page(page.id.compact(), Box::new((page.id, page)))
+        FilterUpdate::Page(page.id.compact(), Box::new((page.id, page)))
     }
 
     fn compact(n: u64) -> u64 {
@@ -343,19 +343,19 @@ mod tests {
     /// From scratch at `time`: every page filtered with the template keys it holds then (what
     /// the reduce and the join gave).
     fn from_scratch(
-        steps: &[Vec<(Part, isize)>],
+        steps: &[Vec<(FilterUpdate, isize)>],
         time: u64,
         config: TemplateConfig,
     ) -> BTreeMap<(PageId, Filtered), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
-            let Part::Page(c, page) = part else { continue };
+            let FilterUpdate::Page(c, page) = part else { continue };
             let (id, page) = &**page;
             let keys: BTreeSet<(u64, u8)> = alive
                 .keys()
                 .filter_map(|p| match *p {
-                    Part::Template(of, key, class) if of == *c => Some((key, class)),
+                    FilterUpdate::Template(of, key, class) if of == *c => Some((key, class)),
                     _ => None,
                 })
                 .collect();
@@ -369,10 +369,10 @@ mod tests {
     /// Pages coming, going and coming back with other sentences; template keys coming, going
     /// and changing class on them (on keys they hold and keys they do not), now and then twice
     /// or negative.
-    fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
+    fn workload(seed: u64) -> Vec<Vec<(FilterUpdate, isize)>> {
         let mut rng = Rng(seed);
         let mut below = |n: u64| rng.below(n);
-        let mut pages: BTreeMap<u64, Part> = BTreeMap::new();
+        let mut pages: BTreeMap<u64, FilterUpdate> = BTreeMap::new();
         let mut templates: BTreeMap<(u64, u64), (u8, isize)> = BTreeMap::new();
         let mut steps = Vec::new();
         for _ in 0..10 {
@@ -397,14 +397,16 @@ mod tests {
                         match templates.remove(&(n, key)) {
                             Some((old, d)) if below(2) == 0 => {
                                 // Its class changes: out at the old one, in at the new.
-                                step.push((Part::Template(compact(n), key, old), -d));
-                                step.push((Part::Template(compact(n), key, class), d));
+                                step.push((FilterUpdate::Template(compact(n), key, old), -d));
+                                step.push((FilterUpdate::Template(compact(n), key, class), d));
                                 templates.insert((n, key), (class, d));
                             }
-                            Some((old, d)) => step.push((Part::Template(compact(n), key, old), -d)),
+                            Some((old, d)) => {
+                                step.push((FilterUpdate::Template(compact(n), key, old), -d))
+                            }
                             None => {
                                 let d = [1, 1, 1, 2, -1][below(5) as usize];
-                                step.push((Part::Template(compact(n), key, class), d));
+                                step.push((FilterUpdate::Template(compact(n), key, class), d));
                                 templates.insert((n, key), (class, d));
                             }
                         }
@@ -434,7 +436,7 @@ mod tests {
     }
 
     fn build(
-        parts: VecCollection<'_, u64, Part, isize>,
+        parts: VecCollection<'_, u64, FilterUpdate, isize>,
     ) -> VecCollection<'_, u64, (PageId, Filtered), isize> {
         filtered_pages(parts, config())
     }
@@ -477,7 +479,7 @@ mod tests {
     #[test]
     fn a_page_without_template_is_held_alone() {
         assert_eq!(std::mem::size_of::<Held>(), 48);
-        assert_eq!(std::mem::size_of::<Part>(), 24);
+        assert_eq!(std::mem::size_of::<FilterUpdate>(), 24);
         let config = TemplateConfig::default();
         let mut filter = Filter::new(config);
         let mut out = Vec::new();
@@ -487,8 +489,8 @@ mod tests {
         assert_eq!(out.len(), 2);
         // A template key on page 1 filters it again; page 2 is left alone.
         out.clear();
-        filter.apply(&mut [(Part::Template(compact(1), 2, 3), 1)], &mut out);
-        let Part::Page(_, page) = &one else { unreachable!() };
+        filter.apply(&mut [(FilterUpdate::Template(compact(1), 2, 3), 1)], &mut out);
+        let FilterUpdate::Page(_, page) = &one else { unreachable!() };
         let (id, p) = &**page;
         let mut expected =
             vec![((*id, apply(p, &[], &config)), -1), ((*id, apply(p, &[(2, 3)], &config)), 1)];
@@ -498,7 +500,10 @@ mod tests {
         assert_eq!(filter.pages.sizes(), (1, 1));
         // The key goes and the page with it: nothing is held.
         out.clear();
-        filter.apply(&mut [(Part::Template(compact(1), 2, 3), -1), (one, -1), (two, -1)], &mut out);
+        filter.apply(
+            &mut [(FilterUpdate::Template(compact(1), 2, 3), -1), (one, -1), (two, -1)],
+            &mut out,
+        );
         assert_eq!(out.iter().map(|(_, d)| d).sum::<isize>(), -2);
         assert_eq!(filter.pages.sizes(), (0, 0));
     }

@@ -127,12 +127,12 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> RemoveTemplates<'scope, 
         // source's copy in one process, but a page from another process would hold its own.
         let held = holders.join_core(
             classed.arrange_by_key_named("Arrange: template sentences"),
-            |&(_, key), &id, &class| Some(filter::Part::Template(id, key, class)),
+            |&(_, key), &id, &class| Some(filter::FilterUpdate::Template(id, key, class)),
         );
         let pages = self.map(|(id, mut page)| {
             page.url = crate::ingest::page::no_text();
             page.record_id = crate::ingest::page::no_text();
-            filter::Part::Page(id.compact(), Box::new((id, page)))
+            filter::FilterUpdate::Page(id.compact(), Box::new((id, page)))
         });
         let filtered = filter::filtered_pages(pages.concat(held), config);
         (filtered, templates)

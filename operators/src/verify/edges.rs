@@ -182,10 +182,13 @@ impl<'scope, T: Timestamp + Lattice + TotalOrder + Ord> VerifyEdges<'scope, T>
             // members and repeated keys (their views), as a half at each page's worker, the
             // halves then at the candidate's.
             let parts = members
-                .map(|(_, member)| repeated::Part::Member(member))
-                .concat(blocks.map(|(id, blocks)| repeated::Part::Blocks(id, blocks)))
+                .map(|(_, member)| repeated::SiblingUpdate::Member(member))
+                .concat(blocks.map(|(id, blocks)| repeated::SiblingUpdate::Blocks(id, blocks)))
                 .concat(candidates.flat_map(|e| {
-                    [repeated::Part::Candidate((e, true)), repeated::Part::Candidate((e, false))]
+                    [
+                        repeated::SiblingUpdate::Candidate((e, true)),
+                        repeated::SiblingUpdate::Candidate((e, false)),
+                    ]
                 }));
             edges.concat(crate::verify::siblings::not_siblings(repeated::sibling_halves(parts)))
         } else {

@@ -54,7 +54,7 @@ pub type Half = (Candidate, View);
 
 /// One input update of the operator.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Part {
+pub enum SiblingUpdate {
     /// A page's member.
     Member(Arc<Member>),
     /// A group's repeated blocks, at one of its members: `(page, blocks)`.
@@ -63,14 +63,14 @@ pub enum Part {
     Candidate(Candidate),
 }
 
-impl Part {
+impl SiblingUpdate {
     /// The page whose entry it changes.
     pub fn page(&self) -> PageId {
         match self {
-            Part::Member(member) => member.id,
-            Part::Blocks(page, _) => *page,
-            Part::Candidate((edge, true)) => edge.shorter,
-            Part::Candidate((edge, false)) => edge.longer,
+            SiblingUpdate::Member(member) => member.id,
+            SiblingUpdate::Blocks(page, _) => *page,
+            SiblingUpdate::Candidate((edge, true)) => edge.shorter,
+            SiblingUpdate::Candidate((edge, false)) => edge.longer,
         }
     }
 }
@@ -139,16 +139,20 @@ impl Repeated {
 
     /// Applies one time's updates (candidates are left to `Halves`) and appends the changes of
     /// `(page, view)` to `out`.
-    pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<((PageId, View), isize)>) {
+    pub fn apply(
+        &mut self,
+        updates: &mut [(SiblingUpdate, isize)],
+        out: &mut Vec<((PageId, View), isize)>,
+    ) {
         updates.sort_unstable_by_key(|(part, _)| part.page());
         for these in updates.chunk_by(|a, b| a.0.page() == b.0.page()) {
             let page = these[0].0.page();
             let members = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Member(member) => Some((member.clone(), *d)),
+                SiblingUpdate::Member(member) => Some((member.clone(), *d)),
                 _ => None,
             }));
             let blocks = consolidated(these.iter().filter_map(|(part, d)| match part {
-                Part::Blocks(_, blocks) => Some((blocks.clone(), *d)),
+                SiblingUpdate::Blocks(_, blocks) => Some((blocks.clone(), *d)),
                 _ => None,
             }));
             if members.is_empty() && blocks.is_empty() {
@@ -245,14 +249,14 @@ impl Halves {
     /// Applies one time's updates and appends the changes of the halves to `out`: for each
     /// candidate at a page, the page's view (a page with no member gives none), with the
     /// product of their multiplicities.
-    pub fn apply(&mut self, updates: &mut [(Part, isize)], out: &mut Vec<(Half, isize)>) {
+    pub fn apply(&mut self, updates: &mut [(SiblingUpdate, isize)], out: &mut Vec<(Half, isize)>) {
         self.views.clear();
         crate::runtime::by_time::release_large(&mut self.views);
         self.repeated.apply(updates, &mut self.views);
         let mut changes: Vec<(PageId, Candidate, isize)> = updates
             .iter()
             .filter_map(|(part, d)| match part {
-                Part::Candidate(candidate) => Some((part.page(), *candidate, *d)),
+                SiblingUpdate::Candidate(candidate) => Some((part.page(), *candidate, *d)),
                 _ => None,
             })
             .collect();
@@ -317,7 +321,7 @@ impl Halves {
 /// pages, and each sibling candidate at both its pages), each candidate's two halves out (its
 /// pages' views).
 pub fn sibling_halves<'scope, T>(
-    parts: VecCollection<'scope, T, Part, isize>,
+    parts: VecCollection<'scope, T, SiblingUpdate, isize>,
 ) -> VecCollection<'scope, T, Half, isize>
 where
     T: Timestamp + Lattice + TotalOrder + Ord,
@@ -355,16 +359,16 @@ pub(crate) mod tests {
 
     /// From scratch at `time`: every page's member with its keys found in any of its blocks.
     pub(crate) fn from_scratch(
-        steps: &[Vec<(Part, isize)>],
+        steps: &[Vec<(SiblingUpdate, isize)>],
         time: u64,
     ) -> BTreeMap<(PageId, View), isize> {
         let alive = input_at(steps, time);
         let mut state = BTreeMap::new();
         for (part, &n) in &alive {
-            let Part::Member(member) = part else { continue };
+            let SiblingUpdate::Member(member) = part else { continue };
             let mut union: Vec<u64> = Vec::new();
             for other in alive.keys() {
-                if let Part::Blocks(page, blocks) = other {
+                if let SiblingUpdate::Blocks(page, blocks) = other {
                     if *page == member.id {
                         union.extend(member.keys.iter().filter(|k| blocks.contains(k)));
                     }
@@ -381,7 +385,7 @@ pub(crate) mod tests {
     /// Pages coming, going and changing content, blocks of their groups coming and going
     /// (two groups may repeat the same block at one page), blocks of pages not
     /// there (yet).
-    fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
+    fn workload(seed: u64) -> Vec<Vec<(SiblingUpdate, isize)>> {
         let mut rng = Rng(seed);
         let mut below = |n: u64| rng.below(n);
         let mut members: BTreeMap<u64, Arc<Member>> = BTreeMap::new();
@@ -393,23 +397,26 @@ pub(crate) mod tests {
                 let page = below(10);
                 if below(2) == 0 {
                     if let Some(old) = members.remove(&page) {
-                        step.push((Part::Member(old), -1));
+                        step.push((SiblingUpdate::Member(old), -1));
                     }
                     if below(4) != 0 {
                         let keys: Vec<u64> = (0..1 + below(6)).map(|_| below(12)).collect();
                         let new = member(page, &keys);
-                        step.push((Part::Member(new.clone()), 1));
+                        step.push((SiblingUpdate::Member(new.clone()), 1));
                         members.insert(page, new);
                     }
                 } else if !blocks.is_empty() && below(2) == 0 {
                     let (page, old) = blocks.swap_remove(below(blocks.len() as u64) as usize);
-                    step.push((Part::Blocks(PageId { date: page, hash: page }, old), -1));
+                    step.push((SiblingUpdate::Blocks(PageId { date: page, hash: page }, old), -1));
                 } else {
                     let mut keys: Vec<u64> = (0..1 + below(5)).map(|_| below(12)).collect();
                     keys.sort_unstable();
                     keys.dedup();
                     let keys = Arc::new(keys);
-                    step.push((Part::Blocks(PageId { date: page, hash: page }, keys.clone()), 1));
+                    step.push((
+                        SiblingUpdate::Blocks(PageId { date: page, hash: page }, keys.clone()),
+                        1,
+                    ));
                     blocks.push((page, keys));
                 }
             }
@@ -419,11 +426,14 @@ pub(crate) mod tests {
     }
 
     /// From scratch at `time`: each candidate alive at a page, with each view of the page.
-    fn halves_from_scratch(steps: &[Vec<(Part, isize)>], time: u64) -> BTreeMap<Half, isize> {
+    fn halves_from_scratch(
+        steps: &[Vec<(SiblingUpdate, isize)>],
+        time: u64,
+    ) -> BTreeMap<Half, isize> {
         let views = from_scratch(steps, time);
         let mut state = BTreeMap::new();
         for (part, &c) in &input_at(steps, time) {
-            let Part::Candidate(candidate) = part else { continue };
+            let SiblingUpdate::Candidate(candidate) = part else { continue };
             for ((page, view), n) in &views {
                 if *page == part.page() {
                     *state.entry((*candidate, view.clone())).or_insert(0) += c * n;
@@ -436,7 +446,7 @@ pub(crate) mod tests {
 
     /// `workload` with sibling candidates coming and going among its pages, each at one of
     /// its pages or both.
-    fn with_candidates(seed: u64) -> Vec<Vec<(Part, isize)>> {
+    fn with_candidates(seed: u64) -> Vec<Vec<(SiblingUpdate, isize)>> {
         let mut rng = Rng(seed ^ 0x5eed);
         let mut below = |n: u64| rng.below(n);
         let mut held: Vec<(Candidate, isize)> = Vec::new();
@@ -445,7 +455,7 @@ pub(crate) mod tests {
             for _ in 0..4 {
                 if !held.is_empty() && below(3) == 0 {
                     let (candidate, n) = held.swap_remove(below(held.len() as u64) as usize);
-                    step.push((Part::Candidate(candidate), -n));
+                    step.push((SiblingUpdate::Candidate(candidate), -n));
                 } else {
                     let (a, b) = (below(10), below(10));
                     let edge = Edge {
@@ -458,7 +468,7 @@ pub(crate) mod tests {
                     let n = 1 + below(2) as isize;
                     for shorter in [true, false] {
                         if below(3) != 0 {
-                            step.push((Part::Candidate((edge, shorter)), n));
+                            step.push((SiblingUpdate::Candidate((edge, shorter)), n));
                             held.push(((edge, shorter), n));
                         }
                     }
@@ -494,9 +504,9 @@ pub(crate) mod tests {
         let edge = Edge { shorter_length: 2, shorter: b.id, longer: a.id, similarity_ppm: 900_000 };
         halves.apply(
             &mut [
-                (Part::Member(a.clone()), 1),
-                (Part::Member(b.clone()), 1),
-                (Part::Candidate((edge, false)), 1),
+                (SiblingUpdate::Member(a.clone()), 1),
+                (SiblingUpdate::Member(b.clone()), 1),
+                (SiblingUpdate::Candidate((edge, false)), 1),
             ],
             &mut out,
         );
@@ -506,8 +516,8 @@ pub(crate) mod tests {
         out.clear();
         halves.apply(
             &mut [
-                (Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1),
-                (Part::Blocks(b.id, Arc::new(vec![4])), 1),
+                (SiblingUpdate::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1),
+                (SiblingUpdate::Blocks(b.id, Arc::new(vec![4])), 1),
             ],
             &mut out,
         );
@@ -521,7 +531,7 @@ pub(crate) mod tests {
         );
         // The candidate goes: its half goes, and the page holds no candidate.
         out.clear();
-        halves.apply(&mut [(Part::Candidate((edge, false)), -1)], &mut out);
+        halves.apply(&mut [(SiblingUpdate::Candidate((edge, false)), -1)], &mut out);
         assert_eq!(out, vec![(((edge, false), (a.clone(), Arc::new(vec![2, 3]))), -1)]);
         assert!(halves.candidates.is_empty());
     }
@@ -531,14 +541,17 @@ pub(crate) mod tests {
         let mut repeated = Repeated::new();
         let mut out = Vec::new();
         let (a, b) = (member(1, &[1, 2, 3]), member(2, &[3, 4]));
-        repeated.apply(&mut [(Part::Member(a.clone()), 1), (Part::Member(b.clone()), 1)], &mut out);
+        repeated.apply(
+            &mut [(SiblingUpdate::Member(a.clone()), 1), (SiblingUpdate::Member(b.clone()), 1)],
+            &mut out,
+        );
         assert_eq!(repeated.pages.sizes(), (2, 0));
         // A block at page 1: its view changes; a block of none of its keys changes nothing.
         out.clear();
         repeated.apply(
             &mut [
-                (Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1),
-                (Part::Blocks(b.id, Arc::new(vec![7])), 1),
+                (SiblingUpdate::Blocks(a.id, Arc::new(vec![2, 3, 9])), 1),
+                (SiblingUpdate::Blocks(b.id, Arc::new(vec![7])), 1),
             ],
             &mut out,
         );
@@ -553,8 +566,8 @@ pub(crate) mod tests {
         out.clear();
         repeated.apply(
             &mut [
-                (Part::Blocks(a.id, Arc::new(vec![2, 3, 9])), -1),
-                (Part::Blocks(b.id, Arc::new(vec![7])), -1),
+                (SiblingUpdate::Blocks(a.id, Arc::new(vec![2, 3, 9])), -1),
+                (SiblingUpdate::Blocks(b.id, Arc::new(vec![7])), -1),
             ],
             &mut out,
         );

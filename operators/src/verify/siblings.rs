@@ -125,7 +125,7 @@ mod tests {
     use crate::testing::{assert_incremental, input_at, Rng};
     use crate::verify::member::Member;
     use crate::verify::repeated::tests::from_scratch;
-    use crate::verify::repeated::{sibling_halves, Keys, Part};
+    use crate::verify::repeated::{sibling_halves, Keys, SiblingUpdate};
     use crate::verify::VerifyMethod;
     use std::collections::BTreeMap;
     use std::sync::Arc;
@@ -147,7 +147,7 @@ mod tests {
     /// From scratch at `time`: the candidates alive, joined with their pages' views from
     /// scratch (`repeated`'s oracle: each member's keys in any block at its page), those not
     /// siblings; and how many of the pairs met were siblings.
-    fn judged(steps: &[Vec<(Part, isize)>], time: u64) -> (BTreeMap<Edge, isize>, usize) {
+    fn judged(steps: &[Vec<(SiblingUpdate, isize)>], time: u64) -> (BTreeMap<Edge, isize>, usize) {
         let alive = input_at(steps, time);
         let all = from_scratch(steps, time);
         let views = |page: PageId| {
@@ -158,8 +158,8 @@ mod tests {
         let (mut state, mut siblings) = (BTreeMap::new(), 0);
         for (part, &c) in &alive {
             // Each candidate is given at both its pages; count it once, at its shorter.
-            let Part::Candidate((e, true)) = part else { continue };
-            let at_longer = alive.get(&Part::Candidate((*e, false))).copied().unwrap_or(0);
+            let SiblingUpdate::Candidate((e, true)) = part else { continue };
+            let at_longer = alive.get(&SiblingUpdate::Candidate((*e, false))).copied().unwrap_or(0);
             for ((a, ra), m) in views(e.shorter) {
                 for ((b, rb), n) in views(e.longer) {
                     if !siblings_by_keys(&a.content(), &ra, &b.keys, &rb) {
@@ -176,7 +176,7 @@ mod tests {
 
     /// Pages coming, going and changing content; blocks coming and going (at pages there or
     /// not); candidates coming and going (between pages there or not), each at both its pages.
-    fn workload(seed: u64) -> Vec<Vec<(Part, isize)>> {
+    fn workload(seed: u64) -> Vec<Vec<(SiblingUpdate, isize)>> {
         let mut rng = Rng(seed);
         let mut below = |n: u64| rng.below(n);
         let mut members: BTreeMap<u64, Arc<Member>> = BTreeMap::new();
@@ -190,39 +190,39 @@ mod tests {
                 match below(8) {
                     0 | 1 => {
                         if let Some(old) = members.remove(&page) {
-                            step.push((Part::Member(old), -1));
+                            step.push((SiblingUpdate::Member(old), -1));
                         }
                         if below(4) != 0 {
                             // Few keys, so that pairs share and blocks repeat them.
                             let keys: Vec<u64> = (0..1 + below(6)).map(|_| below(8)).collect();
                             let new = member(page, &keys);
-                            step.push((Part::Member(new.clone()), 1));
+                            step.push((SiblingUpdate::Member(new.clone()), 1));
                             members.insert(page, new);
                         }
                     }
                     2 if !blocks.is_empty() => {
                         let (page, old) = blocks.swap_remove(below(blocks.len() as u64) as usize);
-                        step.push((Part::Blocks(id(page), old), -1));
+                        step.push((SiblingUpdate::Blocks(id(page), old), -1));
                     }
                     2..=4 => {
                         let mut keys: Vec<u64> = (0..2 + below(6)).map(|_| below(8)).collect();
                         keys.sort_unstable();
                         keys.dedup();
                         let keys = Arc::new(keys);
-                        step.push((Part::Blocks(id(page), keys.clone()), 1));
+                        step.push((SiblingUpdate::Blocks(id(page), keys.clone()), 1));
                         blocks.push((page, keys));
                     }
                     5 if !candidates.is_empty() => {
                         let e = candidates.swap_remove(below(candidates.len() as u64) as usize);
-                        step.push((Part::Candidate((e, true)), -1));
-                        step.push((Part::Candidate((e, false)), -1));
+                        step.push((SiblingUpdate::Candidate((e, true)), -1));
+                        step.push((SiblingUpdate::Candidate((e, false)), -1));
                     }
                     _ => {
                         let other = below(8);
                         if other != page {
                             let e = edge(page.min(other), page.max(other));
-                            step.push((Part::Candidate((e, true)), 1));
-                            step.push((Part::Candidate((e, false)), 1));
+                            step.push((SiblingUpdate::Candidate((e, true)), 1));
+                            step.push((SiblingUpdate::Candidate((e, false)), 1));
                             candidates.push(e);
                         }
                     }

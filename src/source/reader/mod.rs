@@ -100,7 +100,7 @@ pub(crate) struct ReaderCore {
     /// Items handed out so far: the next item's sequence number.
     pub(crate) sequence: u64,
     /// This process's share of followed inputs.
-    pub(crate) part: source::Part,
+    pub(crate) part: source::ReaderShare,
     pub(crate) policy: EpochPolicy,
     pub(crate) epoch: u64,
     pub(crate) in_epoch: u64,
@@ -164,7 +164,7 @@ impl ReaderCore {
     /// file, no checkpoints and no retention (the run sets those it has).
     pub(crate) fn new(
         senders: Vec<Sender<Message>>,
-        part: source::Part,
+        part: source::ReaderShare,
         policy: EpochPolicy,
         live: Arc<Live>,
         progress: ReaderProgress,

@@ -29,7 +29,7 @@ fn core(progress: ReaderProgress) -> (ReaderCore, crossbeam_channel::Receiver<Me
     let live = Arc::new(Live::new(registry, 0));
     let core = ReaderCore::new(
         vec![sender],
-        source::Part::WHOLE,
+        source::ReaderShare::WHOLE,
         policy,
         live,
         progress,

@@ -2,6 +2,9 @@
 //! and a change applied to it with the difference of its output; the worker's groups by
 //! fingerprint (`Slots`).
 
+use super::scan::{
+    edge_of, held_side, identity, looked_at, ppm_of, scan, Known, Side, SideScan, OPEN,
+};
 use super::*;
 
 /// Verdicts a group gives (each similar pair's edge, and whether the pair's texts differ), as
@@ -573,11 +576,11 @@ impl Group {
         let old_len = self.members.len() + removed.len() - inserted.len();
         let whole = |pages: usize| pages <= BLOCK_SAMPLE && pages <= settings.max_pages;
         let new = if whole(old_len) && whole(self.members.len()) {
-            let Some(new) = self.tallied_blocks(settings, inserted, removed) else {
+            let BlocksChange::Now(new) = self.tallied_blocks(settings, inserted, removed) else {
                 same(&self.blocks, out);
                 return;
             };
-            new
+            Some(new).filter(|blocks| !blocks.is_empty())
         } else if self.members.len() <= settings.max_pages {
             self.tally = None;
             let members: Vec<&Member> = self.members.iter().map(|e| e.member.as_ref()).collect();
@@ -617,18 +620,18 @@ impl Group {
 
     /// The blocks of a group that is the whole sample before and after a change: the tally
     /// takes the changed pages' keys, and only the keys it cannot settle are counted over the
-    /// members. `None` when the blocks are as they were.
+    /// members.
     fn tallied_blocks(
         &mut self,
         settings: &GroupSettings,
         inserted: &[Arc<Member>],
         removed: &[Arc<Member>],
-    ) -> Option<Option<Vec<u64>>> {
+    ) -> BlocksChange {
         debug_assert!(self.sample_bound.is_none());
         if self.members.len() < settings.min_pages as usize {
             // Too few pages for a block.
             self.tally = None;
-            return Some(None);
+            return BlocksChange::Now(Vec::new());
         }
         let entries = &self.members;
         let members = || -> Vec<&Member> { entries.iter().map(|e| e.member.as_ref()).collect() };
@@ -640,7 +643,7 @@ impl Group {
                 );
                 let before = self.blocks.as_deref().map_or(&[][..], |b| b.as_slice());
                 match tally.apply(before, members, &ins, &rem, settings.min_pages) {
-                    BlocksChange::Same => return None,
+                    BlocksChange::Same => return BlocksChange::Same,
                     BlocksChange::Now(blocks) => blocks,
                 }
             }
@@ -650,7 +653,7 @@ impl Group {
                 blocks
             }
         };
-        Some(Some(blocks).filter(|b| !b.is_empty()))
+        BlocksChange::Now(blocks)
     }
 }
 

@@ -58,8 +58,9 @@ use crate::verify::{self, VerifyConfig, VerifyStats};
 mod group;
 mod scan;
 
-pub use group::*;
-pub use scan::*;
+pub use group::{Group, Slot, Slots};
+use scan::Side;
+pub use scan::{contributions, group_contributions, CachedVerdict, Entry};
 
 /// What the groups give, as one collection.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -224,9 +225,9 @@ impl Applying {
 /// A complete time is applied in fingerprint order, in passes over ranges of fingerprints and
 /// in slices of about `pace.slice` of work (one group at least): after each slice the operator
 /// yields (and activates itself again), so that the operators after it take in what it sent
-/// before it goes on. A time that changes many groups (a large epoch, a template refresh
-/// filtering many pages again) otherwise held all its output in the channels at once: ~0.9 GB
-/// at the peak of the 1M-page scale crawl. The output is the same updates at the same time,
+/// before it goes on: a time that changes many groups (a large epoch, a template refresh
+/// filtering many pages again) does not hold all its output in the channels at once. The
+/// output is the same updates at the same time,
 /// whatever the slices and passes. With `spill`, each worker's fingerprints of one page spill
 /// into it past its bound (`Slots`), with the same output.
 pub fn verify_groups<'scope, T, S>(

@@ -1,3 +1,4 @@
+use super::scan::{identity, ppm_of, SideScan, OPEN};
 use super::*;
 use crate::ingest::page::Content;
 use crate::verify::edges::group_edges;
