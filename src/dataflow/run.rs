@@ -18,7 +18,7 @@ use crate::config::{KeptIn, PipelineConfig};
 use crate::metrics::live::Live;
 use crate::metrics::{self, Registry};
 use crate::source::reader::{
-    read_feed, EpochPolicy, Feed, Message, ReadSettings, ReaderCore, ReaderReport,
+    read_feed, EpochClock, EpochPolicy, Feed, Message, ReadSettings, ReaderCore, ReaderReport,
 };
 use crate::source::{Input, ReaderShare};
 use crate::types::{RunError, RunOutput};
@@ -147,7 +147,8 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
     let manifest = resume_point(&options)?;
     let runtime = Arc::new(runtime(&options)?);
     options.live.watch_footprint(runtime.footprint.clone());
-    let (readers, receivers) = start_readers(&options, manifest.as_ref())?;
+    let clock = Arc::new(EpochClock::default());
+    let (readers, receivers) = start_readers(&options, manifest.as_ref(), &clock)?;
     let (workers, peers) = options.workers();
     let context = Context {
         pipeline: options.config.clone(),
@@ -165,6 +166,7 @@ fn run_held(options: RunOptions) -> Result<RunOutput, RunError> {
         abort: options.abort.clone(),
         readers: options.readers().1,
         runtime: runtime.clone(),
+        clock,
     };
     let context = Arc::new(context);
     let shared = context.clone();
@@ -387,6 +389,7 @@ type WorkerChannels = Vec<Vec<Receiver<Message>>>;
 fn start_readers(
     options: &RunOptions,
     manifest: Option<&Manifest>,
+    clock: &Arc<EpochClock>,
 ) -> Result<(Vec<JoinHandle<ReaderReport>>, WorkerChannels), RunError> {
     let metrics = options.live.registry.clone();
     let (workers, _) = options.workers();
@@ -435,7 +438,7 @@ fn start_readers(
                 senders,
                 part,
                 policy,
-                options.live.clone(),
+                (options.live.clone(), clock.clone()),
                 progress,
                 options.abort.clone(),
             )

@@ -45,7 +45,7 @@ use crate::sink::stream::Sink;
 use crate::source::current::{self, Change, CurrentPages};
 use crate::source::http::Revisit;
 use crate::source::ingest::{count_long_sentences, document};
-use crate::source::reader::Message;
+use crate::source::reader::{EpochClock, Message};
 use crate::source::text::TextDoc;
 use crate::source::urls::UrlIdentity;
 use crate::source::RawRecord;
@@ -79,6 +79,8 @@ pub(super) struct Context {
     /// The run's stores, spill and footprint (its dataflows take it from their workers'
     /// configuration).
     pub runtime: Arc<Runtime>,
+    /// The run's epoch clock, shared with its readers.
+    pub clock: Arc<EpochClock>,
 }
 
 impl Context {
@@ -140,7 +142,7 @@ pub(super) fn work(worker: &mut Worker, cx: &Context) -> Result<Finished, RunErr
     for handle in transport.inputs.iter_mut().flatten() {
         handle.advance_to(start);
     }
-    cx.live.epochs_done.fetch_max(start, std::sync::atomic::Ordering::Relaxed);
+    cx.clock.complete_below(start);
     let mut progress =
         Completion { cx, collected, sink, epoch: start, completed: start, checkpoints: Vec::new() };
     loop {
@@ -621,7 +623,7 @@ impl<'a> Intake<'a> {
         let bound = transport.frontier.borrow().first().copied();
         let received = transport.received.borrow();
         if let Some(latest) = received.keys().next_back() {
-            self.cx.live.epoch_floor.fetch_max(*latest, std::sync::atomic::Ordering::Relaxed);
+            self.cx.clock.received(*latest);
         }
         let complete: Vec<u64> =
             received.keys().copied().take_while(|t| bound.is_none_or(|b| *t < b)).collect();
@@ -732,7 +734,7 @@ impl Completion<'_> {
         while !probe.less_than(&(self.completed + 1)) && self.completed < self.epoch {
             self.completed += 1;
         }
-        self.cx.live.epochs_done.fetch_max(self.completed, std::sync::atomic::Ordering::Relaxed);
+        self.cx.clock.complete_below(self.completed);
         let Some(sink) = &mut self.sink else { return Ok(()) };
         let sizes = std::mem::take(&mut *self.collected.sizes.borrow_mut());
         if !sizes.is_empty() {

@@ -328,13 +328,6 @@ pub struct Live {
     pub latencies: Mutex<Vec<f32>>,
     /// Process 0 of a cluster: clusters by size over every shard (size → clusters).
     pub cluster_sizes: Mutex<BTreeMap<i64, i64>>,
-    /// The latest epoch of any item this process's workers received (from any process): a
-    /// reader behind it jumps to it, so that the cluster's epochs advance in step.
-    pub epoch_floor: std::sync::atomic::AtomicU64,
-    /// Epochs below this are complete at this process's workers (set as their probes pass
-    /// them): a reader closes an epoch by age only once the ones before it are complete, so
-    /// epochs grow while the dataflow is behind instead of queueing.
-    pub epochs_done: std::sync::atomic::AtomicU64,
     finished_secs: Mutex<Option<f64>>,
     /// What the current run's structures hold (`watch_footprint`).
     footprint: Mutex<Arc<Totals>>,
@@ -354,8 +347,6 @@ impl Live {
             epoch_reads: Mutex::default(),
             latencies: Mutex::default(),
             gate: Mutex::new(None),
-            epoch_floor: Default::default(),
-            epochs_done: Default::default(),
             cluster_sizes: Mutex::default(),
             finished_secs: Mutex::new(None),
             footprint: Mutex::default(),

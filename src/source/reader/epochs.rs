@@ -2,9 +2,43 @@
 //! progress, a cluster's pace), the wait that keeps the epochs in flight bounded, the
 //! checkpoint marks, and the last epoch when the input ends.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::*;
+
+/// A run's epoch clock, made by the run and shared by its readers and its workers: the epochs
+/// its workers have completed (a reader closes an epoch by age only once the ones before it are
+/// complete, so epochs grow while the dataflow is behind instead of queueing), and the latest
+/// epoch of any item its workers received from any process (a reader behind it jumps to it, so
+/// that a cluster's epochs advance in step).
+#[derive(Debug, Default)]
+pub struct EpochClock {
+    done: AtomicU64,
+    floor: AtomicU64,
+}
+
+impl EpochClock {
+    /// Every epoch below `epoch` is complete at this process's workers.
+    pub fn complete_below(&self, epoch: u64) {
+        self.done.fetch_max(epoch, Ordering::Relaxed);
+    }
+
+    /// Epochs below this are complete at this process's workers.
+    pub fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed)
+    }
+
+    /// A worker of this process received an item of `epoch`.
+    pub fn received(&self, epoch: u64) {
+        self.floor.fetch_max(epoch, Ordering::Relaxed);
+    }
+
+    /// The latest epoch of an item this process's workers received.
+    pub fn floor(&self) -> u64 {
+        self.floor.load(Ordering::Relaxed)
+    }
+}
 
 impl ReaderCore {
     /// Waits until the open epoch is within `policy.in_flight` of the dataflow's completed
@@ -14,7 +48,7 @@ impl ReaderCore {
     /// only its first item can wait (the completed epochs only grow). Called before an item is
     /// stamped as read: the wait is the input's, as a full channel's is.
     pub(super) fn wait_for_the_dataflow(&mut self) {
-        let done = || self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed);
+        let done = || self.clock.done();
         if self.epoch < done().saturating_add(self.policy.in_flight) {
             return;
         }
@@ -56,8 +90,7 @@ impl ReaderCore {
     /// own): the cluster's epochs advance in step, no reader holds the others' records back,
     /// and an idle one does not stop the frontier.
     pub(super) fn age_check(&mut self) {
-        let caught_up =
-            self.live.epochs_done.load(std::sync::atomic::Ordering::Relaxed) >= self.epoch;
+        let caught_up = self.clock.done() >= self.epoch;
         let age = self.epoch_started.elapsed();
         let old = self.in_epoch > 0 && age >= self.policy.max_age;
         if old && !caught_up {
@@ -65,7 +98,7 @@ impl ReaderCore {
         }
         let due = old && caught_up && (!self.held || self.waited || age >= 2 * self.held_age);
         let cluster = self.part.processes > 1;
-        let floor = self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed);
+        let floor = self.clock.floor();
         let behind = floor > self.epoch
             || (floor == self.epoch && self.epoch_opened.elapsed() >= self.policy.max_age);
         if due || (cluster && behind) {
@@ -100,9 +133,7 @@ impl ReaderCore {
         self.waited = false;
         self.epoch_opened = Instant::now();
         let previous = self.epoch;
-        self.epoch = (self.epoch + 1)
-            .max(self.live.epoch_floor.load(std::sync::atomic::Ordering::Relaxed))
-            .max(at);
+        self.epoch = (self.epoch + 1).max(self.clock.floor()).max(at);
         // Process 0's reader chooses the checkpoint epochs: one is due where a multiple of
         // `every` is reached or passed (epochs may jump, see `age_check`), and taken at the
         // first epoch that follows a template refresh (a resumed run rebuilds the state there

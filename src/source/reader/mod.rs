@@ -115,6 +115,8 @@ pub(crate) struct ReaderCore {
     /// up with, not a backlog in the input).
     pub(crate) waited: bool,
     pub(crate) live: Arc<Live>,
+    /// The run's epoch clock, shared with its workers.
+    pub(crate) clock: Arc<EpochClock>,
     pub(crate) metrics: Arc<Registry>,
     pub(crate) printed: usize,
     pub(crate) retention_secs: u64,
@@ -166,7 +168,7 @@ impl ReaderCore {
         senders: Vec<Sender<Message>>,
         part: source::ReaderShare,
         policy: EpochPolicy,
-        live: Arc<Live>,
+        (live, clock): (Arc<Live>, Arc<EpochClock>),
         progress: ReaderProgress,
         abort: Arc<Abort>,
     ) -> ReaderCore {
@@ -185,6 +187,7 @@ impl ReaderCore {
             held_age: Duration::ZERO,
             waited: false,
             live,
+            clock,
             metrics,
             printed: 0,
             retention_secs: 0,
@@ -493,6 +496,7 @@ fn same_input(name: &str, at: &InputProgress) -> Result<bool, RunError> {
 
 mod deletions;
 mod epochs;
+pub use epochs::EpochClock;
 mod feed;
 #[cfg(test)]
 mod tests;

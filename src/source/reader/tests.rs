@@ -31,7 +31,7 @@ fn core(progress: ReaderProgress) -> (ReaderCore, crossbeam_channel::Receiver<Me
         vec![sender],
         source::ReaderShare::WHOLE,
         policy,
-        live,
+        (live, Default::default()),
         progress,
         Default::default(),
     );
@@ -284,12 +284,12 @@ fn the_reader_waits_while_epochs_in_flight_are_at_the_bound() {
         core.item(framer.next_record().expect("a record"), "in");
     }
     assert_eq!(marks(&receiver), vec![1, 2]);
-    let live = core.live.clone();
+    let clock = core.clock.clone();
     let completed = std::thread::scope(|scope| {
         let dataflow = scope.spawn(|| {
             std::thread::sleep(Duration::from_millis(200));
             let at = Instant::now();
-            live.epochs_done.store(1, std::sync::atomic::Ordering::Relaxed);
+            clock.complete_below(1);
             at
         });
         core.item(framer.next_record().expect("a record"), "in");
@@ -340,7 +340,7 @@ fn closes(receiver: &crossbeam_channel::Receiver<Message>) -> usize {
 
 /// The dataflow has completed the epochs before `n`.
 fn done(core: &ReaderCore, n: u64) {
-    core.live.epochs_done.store(n, std::sync::atomic::Ordering::Relaxed);
+    core.clock.complete_below(n);
 }
 
 /// The open epoch's first record was read `secs` seconds ago.
