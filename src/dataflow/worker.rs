@@ -558,13 +558,20 @@ impl<'a> Intake<'a> {
             metrics.inc(metrics::CAPS, "max_sentences_per_page");
         }
         count_long_sentences(metrics, &page);
+        self.kept(page)
+    }
+
+    /// `page`, its words in the run's word store (if any) from now on: while it waits for its
+    /// epoch to complete and while it is held.
+    fn kept(&self, mut page: Page) -> Page {
+        self.cx.runtime.keep_words(&mut page);
         page
     }
 
-    /// A page in: inserted, or replacing its URL's (or id's) page. Its words go to the run's
-    /// word store here, where the page is held (it was parsed on this worker or another).
-    fn capture(&mut self, input: &mut Pages, mut page: Page) {
-        self.cx.runtime.keep_words(&mut page);
+    /// A page in: inserted, or replacing its URL's (or id's) page. A page from another process
+    /// comes with its words in memory: they go to the run's word store here, where it is held.
+    fn capture(&mut self, input: &mut Pages, page: Page) {
+        let page = self.kept(page);
         self.captured += 1;
         if self.panic_after.is_some_and(|n| self.captured >= n) {
             panic!("injected fault: DUPFLOW_FAULT=panic-after-pages at page {}", self.captured);
@@ -603,7 +610,7 @@ impl<'a> Intake<'a> {
             metrics.inc(metrics::CAPS, "max_nesting_depth");
         }
         count_long_sentences(metrics, &page);
-        page
+        self.kept(page)
     }
 
     fn delete(&mut self, input: &mut Pages, url: &str, as_of: u64) {
