@@ -21,7 +21,8 @@
 //! Save and restore of those parts live here too: the worker loop calls `save_part` at a
 //! checkpoint epoch and `restore_pages` / `restore_revisits` when it resumes. `provenance`: what
 //! a manifest says of how its pages and clusters were made (a resume must make them the same
-//! way); `lock`: one run at a time in a directory.
+//! way); `lock`: one run at a time in a directory; `commit`: the manifest built and written
+//! (`Committer`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -33,10 +34,12 @@ use crate::source::current::CurrentPages;
 use crate::source::http::Revisit;
 use crate::types::RunError;
 
+mod commit;
 pub mod error;
 mod lock;
 mod provenance;
 
+pub use commit::Committer;
 pub use error::CheckpointError;
 pub use lock::{lock, DirLock};
 pub use provenance::{

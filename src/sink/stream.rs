@@ -9,11 +9,7 @@ use std::time::Instant;
 use dupflow_operators::cluster::share::Shared;
 use dupflow_operators::PageId;
 
-use crate::checkpoint::{
-    self, progress_path, reader_positions_at, sink_path, CheckpointError, Manifest, ReaderProgress,
-    CLUSTER_IDS, FORMAT, MANIFEST, PREVIOUS,
-};
-use crate::files::write_atomic;
+use crate::checkpoint::{self, CheckpointError, Committer, Manifest};
 use crate::metrics::{self, live::Live};
 use crate::types::{ClusterRow, RunError};
 
@@ -35,16 +31,10 @@ pub(crate) struct Sink {
     written: u64,
     /// Updates of epochs before this are the restored state: applied, not written.
     restored_below: u64,
-    checkpoint: Option<PathBuf>,
-    peers: usize,
+    /// The checkpoint commits, with a checkpoint directory.
+    committer: Option<Committer>,
     live: Arc<Live>,
     shard: crate::sink::Shard,
-    /// Readers in the whole run (processes × reader threads).
-    readers: usize,
-    /// Process 0, several readers: checkpoints whose other shares may not be on disk yet.
-    uncommitted: Vec<u64>,
-    /// How this run makes pages and clusters: written into every manifest.
-    provenance: checkpoint::Provenance,
 }
 
 impl Sink {
@@ -58,8 +48,9 @@ impl Sink {
         shard: crate::sink::Shard,
         readers: usize,
     ) -> Result<Sink, RunError> {
-        let (checkpoint, provenance) =
-            checkpoint.map_or((None, Default::default()), |(dir, p)| (Some(dir), p));
+        let committer = checkpoint.map(|(dir, provenance)| {
+            Committer::new(dir, provenance, peers, readers, (shard.index, shard.count))
+        });
         let mut changes = None;
         let mut changes_bytes = 0;
         if let Some(dir) = &out {
@@ -96,13 +87,9 @@ impl Sink {
             shares: Default::default(),
             written: restored_below,
             restored_below,
-            checkpoint,
-            peers,
+            committer,
             live,
             shard,
-            readers,
-            uncommitted: Vec::new(),
-            provenance,
         })
     }
 
@@ -244,18 +231,18 @@ impl Sink {
         self.live.rows()
     }
 
-    /// Commits the checkpoint of `epoch` (every epoch before it is written). One reader: the
-    /// manifest is the commit point; older parts are removed after it. Several readers (a
-    /// cluster, or reader threads): this shard's share (its change stream's length) is written,
-    /// and process 0 commits once every shard's and every reader's share is on disk
-    /// (`try_commit`).
+    /// The checkpoint of `epoch` is complete here (every epoch before it is written): the change
+    /// stream synced, the clusters and spans as of it written, and its commit (`Committer`).
     pub(crate) fn commit_checkpoint(&mut self, epoch: u64) -> Result<(), RunError> {
-        let Some(dir) = self.checkpoint.clone() else { return Ok(()) };
-        let fail = |error: std::io::Error| -> RunError {
-            CheckpointError::Io { path: dir.clone(), error }.into()
+        if self.committer.is_none() {
+            return Ok(());
+        }
+        let fail = |path: &std::path::Path| {
+            let path = path.to_path_buf();
+            move |error: std::io::Error| -> RunError { CheckpointError::Io { path, error }.into() }
         };
-        if let Some((_, file)) = &mut self.changes {
-            file.get_ref().sync_data().map_err(fail)?;
+        if let Some((path, file)) = &mut self.changes {
+            file.get_ref().sync_data().map_err(fail(path))?;
         }
         if let Some(out) = &self.out {
             let shares = (self.shard.count <= 1).then(|| self.final_shares());
@@ -270,113 +257,32 @@ impl Sink {
                         None => Ok(()),
                     }
                 })
-                .map_err(fail)?;
+                .map_err(fail(out))?;
         }
-        if self.readers <= 1 {
-            let path = progress_path(&dir, epoch);
-            let reader: ReaderProgress =
-                serde_json::from_slice(&std::fs::read(&path).map_err(fail)?).map_err(|e| {
-                    RunError::from(CheckpointError::Damaged { path, what: e.to_string() })
-                })?;
-            let manifest = Manifest {
-                epoch,
-                changes_bytes: self.changes_bytes,
-                parts: self.peers,
-                reader,
-                readers: Vec::new(),
-                shards: Vec::new(),
-                cluster_ids: CLUSTER_IDS,
-                method: self.provenance.method,
-                settings: self.provenance.settings.clone(),
-                format: FORMAT,
-                files: checkpoint::collect_sums(&dir, epoch, self.peers)?,
-                crc32: 0,
-            };
-            return self.write_manifest(&dir, manifest);
-        }
-        let share = serde_json::to_vec(&self.changes_bytes).expect("a length serializes");
-        write_atomic(&sink_path(&dir, epoch, self.shard.index), &share).map_err(fail)?;
-        if self.shard.index == 0 {
-            self.uncommitted.push(epoch);
-        }
-        self.try_commit()
+        let committed = match &mut self.committer {
+            Some(committer) => committer.complete(epoch, self.changes_bytes)?,
+            None => Vec::new(),
+        };
+        self.count_commits(&committed);
+        Ok(())
     }
 
-    /// Process 0, several readers: commits the newest checkpoint whose every share is on disk
-    /// (the other sinks and readers write theirs on their own time).
+    /// Process 0, several readers: commits the newest checkpoint whose every share is on disk.
     pub(crate) fn try_commit(&mut self) -> Result<(), RunError> {
-        let Some(dir) = self.checkpoint.clone() else { return Ok(()) };
-        let shard = |epoch: u64, process: usize| -> Option<u64> {
-            serde_json::from_slice(&std::fs::read(sink_path(&dir, epoch, process)).ok()?).ok()
+        let committed = match &mut self.committer {
+            Some(committer) => committer.try_commit()?,
+            None => Vec::new(),
         };
-        for at in (0..self.uncommitted.len()).rev() {
-            let epoch = self.uncommitted[at];
-            let Some(shards) =
-                (0..self.shard.count).map(|p| shard(epoch, p)).collect::<Option<Vec<u64>>>()
-            else {
-                continue;
-            };
-            let Some(readers) = (0..self.readers)
-                .map(|r| reader_positions_at(&dir, epoch, r))
-                .collect::<Option<Vec<_>>>()
-            else {
-                continue;
-            };
-            self.uncommitted.drain(..=at);
-            let manifest = Manifest {
-                epoch,
-                changes_bytes: shards[0],
-                parts: self.peers,
-                reader: readers[0].clone(),
-                readers,
-                shards,
-                cluster_ids: CLUSTER_IDS,
-                method: self.provenance.method,
-                settings: self.provenance.settings.clone(),
-                format: FORMAT,
-                files: checkpoint::collect_sums(&dir, epoch, self.peers)?,
-                crc32: 0,
-            };
-            return self.write_manifest(&dir, manifest);
-        }
+        self.count_commits(&committed);
         Ok(())
+    }
+
+    fn count_commits(&self, committed: &[u64]) {
+        self.live.registry.add(metrics::CHECKPOINTS, "", committed.len() as i64);
     }
 
     /// Checkpoints not yet committed (process 0 of a cluster, waiting for other processes).
     pub(crate) fn uncommitted(&self) -> usize {
-        self.uncommitted.len()
-    }
-
-    /// Commits `manifest`: the current manifest becomes the previous one, the new one is
-    /// written (the commit point), then the files of checkpoints before the previous one are
-    /// removed, and the per-epoch files this commit consumed.
-    fn write_manifest(
-        &mut self,
-        dir: &std::path::Path,
-        manifest: Manifest,
-    ) -> Result<(), RunError> {
-        let epoch = manifest.epoch;
-        let fail = |path: PathBuf| {
-            move |error: std::io::Error| -> RunError { CheckpointError::Io { path, error }.into() }
-        };
-        let (current, previous) = (dir.join(MANIFEST), dir.join(PREVIOUS));
-        // The newest whole checkpoint stays on disk until the next is committed: a crash between
-        // these two writes leaves both manifests naming the same, whole checkpoint.
-        let kept = match std::fs::read(&current) {
-            Ok(bytes) => match checkpoint::decode_manifest(&bytes, &current) {
-                Ok(kept) => {
-                    write_atomic(&previous, &bytes).map_err(fail(previous.clone()))?;
-                    Some(kept.epoch)
-                }
-                Err(_) => None,
-            },
-            Err(_) => None,
-        };
-        write_atomic(&current, &checkpoint::encode_manifest(&manifest))
-            .map_err(fail(current.clone()))?;
-        self.live.registry.inc(metrics::CHECKPOINTS, "");
-        let oldest = kept.unwrap_or(epoch).min(epoch);
-        checkpoint::remove_files(dir, |e| e < oldest, |e| e <= epoch);
-        Ok(())
+        self.committer.as_ref().map_or(0, Committer::uncommitted)
     }
 }
