@@ -482,11 +482,11 @@ pub enum Shingling {
 /// Runs `f` with this thread's canonicalizer for `language` and the synonym file `synonyms`
 /// (built once: stop words, stemmer, synonyms; an unreadable file was refused by validation).
 fn with_canonicalizer<R>(
-    language: crate::verify::cosine::Language,
+    language: crate::ingest::terms::Language,
     synonyms: &str,
-    f: impl FnOnce(&crate::verify::cosine::Canonicalizer) -> R,
+    f: impl FnOnce(&crate::ingest::terms::Canonicalizer) -> R,
 ) -> R {
-    use crate::verify::cosine::{Canonicalizer, Language};
+    use crate::ingest::terms::{Canonicalizer, Language};
     thread_local! {
         static CANONICALIZERS: std::cell::RefCell<std::collections::HashMap<(Language, String), Canonicalizer>> = Default::default();
     }
@@ -507,7 +507,7 @@ fn with_canonicalizer<R>(
 /// A page's distinct canonical terms (hashes, sorted) in `language`, with a synonym file.
 pub fn terms_in(
     blocks: &[String],
-    language: crate::verify::cosine::Language,
+    language: crate::ingest::terms::Language,
     synonyms: &str,
 ) -> Vec<u64> {
     let text = blocks.join("\n");
@@ -540,7 +540,7 @@ pub fn page_in(
     shingling: Shingling,
     declared: Option<&str>,
 ) -> (Page, bool) {
-    use crate::verify::cosine::Language;
+    use crate::ingest::terms::Language;
     let needs_language = config.stem || shingling == Shingling::Terms;
     let language = needs_language.then(|| match config.language.as_str() {
         "auto" => declared
