@@ -10,7 +10,8 @@ use dupflow_operators::cluster::share::Shared;
 use dupflow_operators::PageId;
 
 use crate::checkpoint::{self, CheckpointError, Committer, Manifest};
-use crate::metrics::{self, live::Live};
+use crate::metrics;
+use crate::metrics::live::{Clusters, Live};
 use crate::types::{ClusterRow, RunError};
 
 /// Share updates of one epoch.
@@ -33,6 +34,9 @@ pub(crate) struct Sink {
     restored_below: u64,
     /// The checkpoint commits, with a checkpoint directory.
     committer: Option<Committer>,
+    /// The shard's current clusters: applied here as epochs complete, written from here, and
+    /// shown by the live view (which only reads them).
+    clusters: Clusters,
     live: Arc<Live>,
     shard: crate::sink::Shard,
 }
@@ -78,6 +82,8 @@ impl Sink {
             changes = Some((path, file));
         }
         let restored_below = manifest.map_or(0, |m| m.epoch);
+        let clusters = Clusters::default();
+        live.show_clusters(clusters.view());
         Ok(Sink {
             changes,
             changes_bytes,
@@ -88,6 +94,7 @@ impl Sink {
             written: restored_below,
             restored_below,
             committer,
+            clusters,
             live,
             shard,
         })
@@ -133,8 +140,8 @@ impl Sink {
             differential_dataflow::consolidation::consolidate(&mut updates);
             let live_updates: Vec<(ClusterRow, u64, isize)> =
                 updates.iter().map(|(r, d)| (r.clone(), time, *d)).collect();
-            // The live view holds the clusters now, for the dashboard and for `final_rows`.
-            self.live.apply(&live_updates);
+            // The clusters now, for the outputs and the live view.
+            self.clusters.apply(&live_updates);
             if time < self.restored_below {
                 continue;
             }
@@ -228,7 +235,7 @@ impl Sink {
     }
 
     pub(crate) fn final_rows(&self) -> Vec<ClusterRow> {
-        self.live.rows()
+        self.clusters.rows()
     }
 
     /// The checkpoint of `epoch` is complete here (every epoch before it is written): the change
@@ -246,7 +253,7 @@ impl Sink {
         }
         if let Some(out) = &self.out {
             let shares = (self.shard.count <= 1).then(|| self.final_shares());
-            self.live
+            self.clusters
                 .with_rows(|rows| {
                     crate::sink::write_clusters(&out.join(self.shard.file("clusters")), &rows)?;
                     match shares {

@@ -1,5 +1,47 @@
+use std::cmp::Reverse;
+use std::sync::RwLockReadGuard;
+
+use super::clusters::{BySize, ClusterState, MemberKey, MemberValue, Members, FEW_MEMBERS};
 use super::*;
 use dupflow_operators::verify::Assignment;
+
+/// A live view showing a sink's clusters, and the sink's hand on them.
+struct Shown {
+    live: Live,
+    clusters: Clusters,
+    view: ClusterView,
+}
+
+impl std::ops::Deref for Shown {
+    type Target = Live;
+    fn deref(&self) -> &Live {
+        &self.live
+    }
+}
+
+impl Shown {
+    /// The sink applies `updates`.
+    fn apply(&self, updates: &[(ClusterRow, u64, isize)]) {
+        self.clusters.apply(updates);
+    }
+
+    fn rows(&self) -> Vec<ClusterRow> {
+        self.clusters.rows()
+    }
+
+    /// The clusters as the live view reads them.
+    fn state(&self) -> RwLockReadGuard<'_, ClusterState> {
+        self.view.read()
+    }
+}
+
+fn shown(alarm_pages: usize) -> Shown {
+    let live = Live::new(Arc::new(Registry::default()), alarm_pages);
+    let clusters = Clusters::default();
+    live.show_clusters(clusters.view());
+    let view = live.clusters_shown();
+    Shown { live, clusters, view }
+}
 
 pub(super) fn row(page: u64, cluster: u64, leader: u64) -> ClusterRow {
     let id = |n| PageId { date: n, hash: n };
@@ -17,7 +59,7 @@ pub(super) fn row(page: u64, cluster: u64, leader: u64) -> ClusterRow {
 
 #[test]
 fn a_new_row_before_the_old_ones_retraction_keeps_the_page() {
-    let live = Live::new(Arc::new(Registry::default()), 10);
+    let live = shown(10);
     live.apply(&[(row(1, 1, 1), 0, 1), (row(2, 1, 1), 0, 1)]);
     // Page 2 changes leader within cluster 1: the insertion arrives first.
     live.apply(&[(row(2, 1, 2), 1, 1)]);
@@ -30,14 +72,14 @@ fn a_new_row_before_the_old_ones_retraction_keeps_the_page() {
     live.sample();
     assert_eq!(live.registry.get(super::super::PAGES_HELD, ""), 2);
     // Settled pages are not tallied apart: their current row is all the view holds.
-    assert!(live.inner.lock().unwrap().rows_of.is_empty());
+    assert!(live.state().rows_of.is_empty());
 }
 
 /// Clusters by size, the multi-page clusters by size, per host (pages, duplicate pages).
 type Kept = (BTreeMap<usize, usize>, BySize, BTreeMap<String, (usize, usize)>);
 
 /// What the kept indexes must hold, counted from the clusters themselves.
-fn from_scratch(inner: &Inner) -> Kept {
+fn from_scratch(inner: &ClusterState) -> Kept {
     let mut sizes = BTreeMap::new();
     let mut multi = BTreeSet::new();
     let mut hosts: BTreeMap<String, (usize, usize)> = BTreeMap::new();
@@ -84,7 +126,7 @@ fn kept_indexes_follow_the_clusters(pages: u64, clusters: u64) {
             similarity_ppm: 1_000_000,
         },
     };
-    let live = Live::new(Arc::new(Registry::default()), 10);
+    let live = shown(10);
     let mut now: BTreeMap<u64, u64> = BTreeMap::new();
     let mut tally: BTreeMap<ClusterRow, isize> = BTreeMap::new();
     for step in 0..400u64 {
@@ -120,7 +162,7 @@ fn kept_indexes_follow_the_clusters(pages: u64, clusters: u64) {
             tally.retain(|_, count| *count != 0);
             assert_eq!(live.rows(), tally.keys().cloned().collect::<Vec<_>>(), "step {step}");
         }
-        let inner = live.inner.lock().unwrap();
+        let inner = live.state();
         let (sizes, multi, hosts) = from_scratch(&inner);
         assert_eq!(inner.sizes, sizes, "step {step}");
         assert_eq!(inner.multi, multi, "step {step}");
@@ -169,7 +211,7 @@ fn kept_indexes_follow_the_clusters(pages: u64, clusters: u64) {
 
 #[test]
 fn a_cluster_grows_from_one_page_and_shrinks_back() {
-    let live = Live::new(Arc::new(Registry::default()), 10);
+    let live = shown(10);
     let members = |live: &Live| -> Vec<String> {
         let doc = live.cluster(&PageId { date: 1, hash: 1 }.to_string()).unwrap_or_default();
         doc["members"]
@@ -180,8 +222,8 @@ fn a_cluster_grows_from_one_page_and_shrinks_back() {
             .collect()
     };
     // A page alone in the cluster it names is its row: no entry of its own.
-    let alone = |live: &Live| {
-        let inner = live.inner.lock().unwrap();
+    let alone = |live: &Shown| {
+        let inner = live.state();
         inner.members.is_empty()
             && matches!(inner.cluster(&PageId { date: 1, hash: 1 }), Some(Cluster::Alone(_)))
     };
@@ -200,7 +242,7 @@ fn a_cluster_grows_from_one_page_and_shrinks_back() {
     assert!(live.sizes().is_empty());
     assert!(members(&live).is_empty());
     // Past `FEW_MEMBERS` a B-tree, and a vector again at half of it, in URL order throughout.
-    let kind = |live: &Live| match live.inner.lock().unwrap().members.values().next() {
+    let kind = |live: &Shown| match live.state().members.values().next() {
         Some(Members::One(..)) => "one",
         Some(Members::Few(..)) => "few",
         Some(Members::Many(..)) => "many",
@@ -225,46 +267,42 @@ fn a_cluster_grows_from_one_page_and_shrinks_back() {
 
 #[test]
 fn a_page_alone_in_a_cluster_named_by_another_page_keeps_an_entry() {
-    let live = Live::new(Arc::new(Registry::default()), 10);
+    let live = shown(10);
     // Page 2's row names cluster 1 before page 1's row arrives (rows come in any order).
     live.apply(&[(row(2, 1, 1), 0, 1)]);
-    assert_eq!(live.inner.lock().unwrap().members.len(), 1, "cluster 1 is not page 2's own");
+    assert_eq!(live.state().members.len(), 1, "cluster 1 is not page 2's own");
     assert_eq!(live.sizes().into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [1]);
     live.apply(&[(row(1, 1, 1), 0, 1)]);
     assert_eq!(live.sizes().into_iter().map(|(_, n)| n).collect::<Vec<_>>(), [2]);
     // Page 2 leaves: page 1 is alone in the cluster it names, its row alone.
     live.apply(&[(row(2, 1, 1), 1, -1)]);
-    assert!(live.inner.lock().unwrap().members.is_empty());
+    assert!(live.state().members.is_empty());
     assert_eq!(live.summary()["clusters"], 1);
 }
 
 #[test]
 fn a_page_that_leaves_takes_its_row_and_url_along() {
-    let live = Live::new(Arc::new(Registry::default()), 10);
+    let live = shown(10);
     live.apply(&[(row(1, 1, 1), 0, 1), (row(2, 1, 1), 0, 1)]);
     // Page 1, the anchor, leaves (retention): page 2 is its cluster's anchor now, cluster 2.
     live.apply(&[(row(1, 1, 1), 1, -1), (row(2, 1, 1), 1, -1), (row(2, 2, 2), 1, 1)]);
-    let inner = live.inner.lock().unwrap();
+    let inner = live.state();
     assert_eq!(inner.current.len(), 1);
     assert!(inner.rows_of.is_empty());
-    assert_eq!(
-        Live::url_of(&inner, &PageId { date: 1, hash: 1 }),
-        "",
-        "no URL kept for a page gone"
-    );
-    assert_eq!(Live::url_of(&inner, &PageId { date: 2, hash: 2 }), "http://h/2");
+    assert_eq!(inner.url_of(&PageId { date: 1, hash: 1 }), "", "no URL kept for a page gone");
+    assert_eq!(inner.url_of(&PageId { date: 2, hash: 2 }), "http://h/2");
     drop(inner);
     // An unsettled page (its retraction first) shows nothing until its row arrives.
     live.apply(&[(row(2, 2, 2), 2, -1)]);
     assert!(live.sizes().is_empty());
     live.apply(&[(row(2, 2, 2), 2, 1)]);
     assert_eq!(live.sizes().len(), 1);
-    assert!(live.inner.lock().unwrap().rows_of.is_empty());
+    assert!(live.state().rows_of.is_empty());
 }
 
 #[test]
 fn the_bytes_walked_count_every_row_and_the_clusters_of_several_pages() {
-    let live = Live::new(Arc::new(Registry::default()), 10);
+    let live = shown(10);
     assert_eq!(live.bytes(), 0, "nothing held");
     // 200 pages in clusters of two.
     live.apply(&(0..200).map(|p| (row(p, p / 2 * 2, p / 2 * 2), 0, 1)).collect::<Vec<_>>());
