@@ -44,8 +44,8 @@ impl Committer {
 
     /// The checkpoint of `epoch` is complete here, this shard's change stream `changes_bytes`
     /// long (synced): commits it (one reader), or writes this shard's share and commits what
-    /// is whole (several). Returns the epochs committed.
-    pub fn complete(&mut self, epoch: u64, changes_bytes: u64) -> Result<Vec<u64>, RunError> {
+    /// is whole (several). Returns whether a checkpoint was committed.
+    pub fn complete(&mut self, epoch: u64, changes_bytes: u64) -> Result<bool, RunError> {
         let dir = self.dir.clone();
         if self.readers <= 1 {
             let path = progress_path(&dir, epoch);
@@ -54,7 +54,7 @@ impl Committer {
             let reader: ReaderProgress = serde_json::from_slice(&bytes)
                 .map_err(|e| CheckpointError::Damaged { path, what: e.to_string() })?;
             self.commit(self.manifest(epoch, changes_bytes, reader, Vec::new(), Vec::new())?)?;
-            return Ok(vec![epoch]);
+            return Ok(true);
         }
         let share = serde_json::to_vec(&changes_bytes).expect("a length serializes");
         let path = sink_path(&dir, epoch, self.shard);
@@ -66,9 +66,9 @@ impl Committer {
     }
 
     /// Process 0, several readers: commits the newest checkpoint whose every share is on disk
-    /// (the other sinks and readers write theirs on their own time). Returns the epoch
-    /// committed, if any.
-    pub fn try_commit(&mut self) -> Result<Vec<u64>, RunError> {
+    /// (the other sinks and readers write theirs on their own time). Returns whether one was
+    /// committed.
+    pub fn try_commit(&mut self) -> Result<bool, RunError> {
         let dir = self.dir.clone();
         let shard = |epoch: u64, process: usize| -> Option<u64> {
             serde_json::from_slice(&std::fs::read(sink_path(&dir, epoch, process)).ok()?).ok()
@@ -89,9 +89,9 @@ impl Committer {
             self.uncommitted.drain(..=at);
             let (changes_bytes, reader) = (shards[0], readers[0].clone());
             self.commit(self.manifest(epoch, changes_bytes, reader, readers, shards)?)?;
-            return Ok(vec![epoch]);
+            return Ok(true);
         }
-        Ok(Vec::new())
+        Ok(false)
     }
 
     /// Checkpoints not yet committed (process 0 of a cluster, waiting for other processes).

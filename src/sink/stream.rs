@@ -241,14 +241,19 @@ impl Sink {
     /// The checkpoint of `epoch` is complete here (every epoch before it is written): the change
     /// stream synced, the clusters and spans as of it written, and its commit (`Committer`).
     pub(crate) fn commit_checkpoint(&mut self, epoch: u64) -> Result<(), RunError> {
-        if self.committer.is_none() {
-            return Ok(());
-        }
+        let Some(mut committer) = self.committer.take() else { return Ok(()) };
+        let result = self.complete_checkpoint(epoch, &mut committer);
+        self.committer = Some(committer);
+        result
+    }
+
+    /// `commit_checkpoint` with the sink's committer.
+    fn complete_checkpoint(&self, epoch: u64, committer: &mut Committer) -> Result<(), RunError> {
         let fail = |path: &std::path::Path| {
             let path = path.to_path_buf();
             move |error: std::io::Error| -> RunError { CheckpointError::Io { path, error }.into() }
         };
-        if let Some((path, file)) = &mut self.changes {
+        if let Some((path, file)) = &self.changes {
             file.get_ref().sync_data().map_err(fail(path))?;
         }
         if let Some(out) = &self.out {
@@ -266,26 +271,20 @@ impl Sink {
                 })
                 .map_err(fail(out))?;
         }
-        let committed = match &mut self.committer {
-            Some(committer) => committer.complete(epoch, self.changes_bytes)?,
-            None => Vec::new(),
-        };
-        self.count_commits(&committed);
+        if committer.complete(epoch, self.changes_bytes)? {
+            self.live.registry.inc(metrics::CHECKPOINTS, "");
+        }
         Ok(())
     }
 
     /// Process 0, several readers: commits the newest checkpoint whose every share is on disk.
     pub(crate) fn try_commit(&mut self) -> Result<(), RunError> {
-        let committed = match &mut self.committer {
-            Some(committer) => committer.try_commit()?,
-            None => Vec::new(),
-        };
-        self.count_commits(&committed);
+        if let Some(committer) = &mut self.committer {
+            if committer.try_commit()? {
+                self.live.registry.inc(metrics::CHECKPOINTS, "");
+            }
+        }
         Ok(())
-    }
-
-    fn count_commits(&self, committed: &[u64]) {
-        self.live.registry.add(metrics::CHECKPOINTS, "", committed.len() as i64);
     }
 
     /// Checkpoints not yet committed (process 0 of a cluster, waiting for other processes).

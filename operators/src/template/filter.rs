@@ -310,9 +310,10 @@ where
     in_time_order(parts, "Filtered pages", FilterUpdate::page, move |updates, out| {
         filter.apply(updates, out);
         // Words of their own (a content of several runs of its page's words) go to the run's
-        // word store, as the page's did.
+        // word store, as the page's did: an insertion's (a retraction's words compare equal to
+        // the stored ones, by length and digest, and are let go).
         if let Some(words) = &runtime.words {
-            for ((_, filtered), _) in out.iter_mut() {
+            for ((_, filtered), _) in out.iter_mut().filter(|(_, diff)| *diff > 0) {
                 let own = std::mem::take(&mut filtered.content.words);
                 filtered.content.words = own.stored_in(Some(words));
             }
